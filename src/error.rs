@@ -1,0 +1,167 @@
+//! Typed errors. Every input error names the file, the column (or manifest key), the first offending
+//! row or value where one applies, and what to do next; the binary maps them to exit codes with
+//! [`Error::exit_code`].
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The result type of the library.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A 1-based data row of a table (row 1 is the first row after any header), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row(pub Option<usize>);
+
+impl Row {
+    /// The row at a 0-based position in the file.
+    pub fn at(index: usize) -> Self {
+        Row(Some(index + 1))
+    }
+    /// No particular row.
+    pub fn none() -> Self {
+        Row(None)
+    }
+}
+
+impl fmt::Display for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(r) => write!(f, ", row {r}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Everything that can go wrong in `ablate`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or folder the analysis needs is not there.
+    #[error("{path}: not found. {fix}")]
+    NotFound {
+        /// What was looked for.
+        path: PathBuf,
+        /// What to do about it.
+        fix: String,
+    },
+
+    /// A file exists but cannot be read as the table it should be (empty, not Parquet, truncated,
+    /// malformed CSV).
+    #[error("{path}: {problem}. {fix}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// What to do about it.
+        fix: String,
+    },
+
+    /// A required column is absent.
+    #[error("{path}: missing required column `{column}` ({expected}); columns found: {found}")]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column that is needed.
+        column: String,
+        /// Its expected type, in words.
+        expected: &'static str,
+        /// The columns the file does have, comma separated.
+        found: String,
+    },
+
+    /// A column has the wrong type.
+    #[error("{path}: column `{column}` is {found}, expected {expected}. {fix}")]
+    WrongType {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Expected type, in words.
+        expected: &'static str,
+        /// Type found.
+        found: String,
+        /// What to do about it.
+        fix: String,
+    },
+
+    /// A value in a table breaks a rule (NaN score, negative tokens, unknown id, duplicate key...).
+    #[error("{path}: column `{column}`{row}: {value}: {problem}. {fix}")]
+    BadValue {
+        /// The file.
+        path: PathBuf,
+        /// The column holding the value (or the key columns, comma separated).
+        column: String,
+        /// The first offending row.
+        row: Row,
+        /// The offending value, printed.
+        value: String,
+        /// What rule it breaks.
+        problem: String,
+        /// What to do about it.
+        fix: String,
+    },
+
+    /// A table is readable but has no rows.
+    #[error(
+        "{path}: the table has no rows. Write at least one row, or remove the file if the table is optional"
+    )]
+    EmptyTable {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// `experiment.toml` is missing a key, has one of the wrong type, or an invalid value.
+    #[error("{path}: key `{key}`: {problem}. {fix}")]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// The offending key (dotted for nested keys, e.g. `blocks[2].need`).
+        key: String,
+        /// What is wrong.
+        problem: String,
+        /// What to do about it.
+        fix: String,
+    },
+
+    /// The command line asks for something that cannot be done.
+    #[error("{0}")]
+    Usage(String),
+
+    /// Reading or writing a file failed at the operating-system level.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Polars failed on a file while writing output or computing (not an input problem).
+    #[error("{context}: {source}")]
+    Polars {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: polars::error::PolarsError,
+    },
+}
+
+impl Error {
+    /// Process exit code: 2 for bad input or usage, 1 for anything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Io { .. } | Error::Polars { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// Shorthand for an I/O error on a path.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The `arms` table: what each arm removed, and optional design metadata (components, budget,
+//! selector).
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result, Row};
+use crate::io::table::{self, Col, Kind, TableFile};
+
+/// One arm's definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmSpec {
+    /// Arm label, as in `results.arm`.
+    pub arm: String,
+    /// Units removed (empty for the baseline).
+    pub removed: Vec<String>,
+    /// Arm labels whose union is this arm (empty when not given).
+    pub components: Vec<String>,
+    /// Share of the full prompt's tokens this arm keeps (budget arms).
+    pub budget_ratio: Option<f64>,
+    /// Which selector produced the arm (e.g. `random`, `retrieval`, `reranker`).
+    pub selector: Option<String>,
+    /// Reranker score threshold, for selector arms.
+    pub selector_threshold: Option<f64>,
+}
+
+/// The validated arms table.
+#[derive(Debug, Clone)]
+pub struct Arms {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Arms in file order.
+    pub specs: Vec<ArmSpec>,
+}
+
+impl Arms {
+    /// Reads and validates the arms table.
+    ///
+    /// # Errors
+    /// Missing or mistyped columns, duplicate arms, components naming unknown arms, non-finite or
+    /// negative budget ratios.
+    pub fn load(file: &TableFile) -> Result<Arms> {
+        let t = table::read(
+            file,
+            &[
+                Col::req("arm", Kind::Str),
+                Col::req("removed", Kind::StrList),
+                Col::opt("components", Kind::StrList),
+                Col::opt("budget_ratio", Kind::Float),
+                Col::opt("selector", Kind::Str),
+                Col::opt("selector_threshold", Kind::Float),
+            ],
+        )?;
+        let arms = t.strs("arm")?;
+        table::check_unique(&t.path, "arm", arms.iter())?;
+        let removed = t.str_lists("removed")?;
+        let components = if t.has("components") {
+            t.str_lists("components")?
+        } else {
+            vec![Vec::new(); arms.len()]
+        };
+        let opt_floats = |name: &str| -> Result<Vec<Option<f64>>> {
+            if !t.has(name) {
+                return Ok(vec![None; arms.len()]);
+            }
+            let col =
+                t.df.column(name)
+                    .map_err(|e| table::polars_unreadable(&t.path, e))?;
+            let ca = col
+                .f64()
+                .map_err(|e| table::polars_unreadable(&t.path, e))?;
+            let values: Vec<Option<f64>> = ca.iter().collect();
+            if let Some((i, v)) = values
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (i, v)))
+            {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: name.into(),
+                    row: Row::at(i),
+                    value: format!("{v}"),
+                    problem: "must be a finite number, 0 or more".into(),
+                    fix: "leave it null for arms it does not apply to".into(),
+                });
+            }
+            Ok(values)
+        };
+        let budget_ratio = opt_floats("budget_ratio")?;
+        let selector_threshold = opt_floats("selector_threshold")?;
+        let selector = if t.has("selector") {
+            t.opt_strs("selector")?
+        } else {
+            vec![None; arms.len()]
+        };
+        let specs: Vec<ArmSpec> = arms
+            .into_iter()
+            .enumerate()
+            .map(|(i, arm)| ArmSpec {
+                arm,
+                removed: removed[i].clone(),
+                components: components[i].clone(),
+                budget_ratio: budget_ratio[i],
+                selector: selector[i].clone(),
+                selector_threshold: selector_threshold[i],
+            })
+            .collect();
+        for (i, spec) in specs.iter().enumerate() {
+            if let Some(unknown) = spec
+                .components
+                .iter()
+                .find(|c| !specs.iter().any(|s| &s.arm == *c))
+            {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "components".into(),
+                    row: Row::at(i),
+                    value: format!("\"{unknown}\""),
+                    problem: format!("arm \"{}\" lists a component that is not an arm", spec.arm),
+                    fix: "components must be labels of other rows of the arms table".into(),
+                });
+            }
+        }
+        Ok(Arms {
+            path: t.path,
+            specs,
+        })
+    }
+
+    /// The spec of an arm.
+    pub fn get(&self, arm: &str) -> Option<&ArmSpec> {
+        self.specs.iter().find(|s| s.arm == arm)
+    }
+
+    /// Labels in file order.
+    pub fn labels(&self) -> Vec<String> {
+        self.specs.iter().map(|s| s.arm.clone()).collect()
+    }
+}

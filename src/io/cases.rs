@@ -1,0 +1,147 @@
+//! The `cases` table: one row per eval case, with its slice, strata, gold rank, stress flag and
+//! cluster.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use polars::prelude::DataType;
+
+use crate::error::{Error, Result, Row};
+use crate::io::table::{self, Col, Kind, TableFile};
+
+/// The validated cases table.
+#[derive(Debug, Clone)]
+pub struct Cases {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Case ids, in file order; a case's index in this vector is its index everywhere.
+    pub ids: Vec<String>,
+    /// case_id → index.
+    pub index: HashMap<String, u32>,
+    /// `stress` flag per case (false when the column is absent).
+    pub stress: Vec<bool>,
+    /// `gold_rank` per case, when the column exists (None = gold not retrieved).
+    pub gold_rank: Option<Vec<Option<i64>>>,
+    /// `cluster` per case, when the column exists.
+    pub cluster: Option<Vec<String>>,
+    /// Every other text column (slice and stratum columns), by name.
+    pub attributes: BTreeMap<String, Vec<Option<String>>>,
+}
+
+impl Cases {
+    /// Reads and validates the cases table.
+    ///
+    /// # Errors
+    /// Missing or mistyped columns, null or duplicate case ids, gold ranks below 1, null stress
+    /// flags or clusters.
+    pub fn load(file: &TableFile) -> Result<Cases> {
+        let schema = table::schema(file, &["case_id", "cluster"])?;
+        let mut specs = vec![
+            Col::req("case_id", Kind::Str),
+            Col::opt("gold_rank", Kind::Int),
+            Col::opt("stress", Kind::Bool),
+            Col::opt("cluster", Kind::Str),
+        ];
+        let attribute_names: Vec<String> = schema
+            .iter()
+            .filter(|(name, dtype)| {
+                matches!(dtype, DataType::String)
+                    && !["case_id", "cluster"].contains(&name.as_str())
+            })
+            .map(|(name, _)| name.to_string())
+            .collect();
+        specs.extend(
+            attribute_names
+                .iter()
+                .map(|n| Col::opt(n.clone(), Kind::Str)),
+        );
+        let t = table::read(file, &specs)?;
+
+        let ids = t.strs("case_id")?;
+        table::check_unique(&t.path, "case_id", ids.iter())?;
+        let index = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i as u32))
+            .collect();
+        let stress = if t.has("stress") {
+            t.bools("stress")?
+        } else {
+            vec![false; ids.len()]
+        };
+        let gold_rank = if t.has("gold_rank") {
+            let ranks = t.opt_ints("gold_rank")?;
+            if let Some((i, r)) = ranks
+                .iter()
+                .enumerate()
+                .find_map(|(i, r)| r.filter(|r| *r < 1).map(|r| (i, r)))
+            {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "gold_rank".into(),
+                    row: Row::at(i),
+                    value: r.to_string(),
+                    problem: "ranks start at 1".into(),
+                    fix: "use 1 for the top passage, and null when the gold passage was not retrieved"
+                        .into(),
+                });
+            }
+            Some(ranks)
+        } else {
+            None
+        };
+        let cluster = if t.has("cluster") {
+            Some(t.strs("cluster")?)
+        } else {
+            None
+        };
+        let mut attributes = BTreeMap::new();
+        for name in attribute_names {
+            attributes.insert(name.clone(), t.opt_strs(&name)?);
+        }
+        Ok(Cases {
+            path: t.path,
+            ids,
+            index,
+            stress,
+            gold_rank,
+            cluster,
+            attributes,
+        })
+    }
+
+    /// Number of cases.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the table is empty (never true for a loaded table).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Number of stress cases.
+    pub fn stress_count(&self) -> usize {
+        self.stress.iter().filter(|s| **s).count()
+    }
+
+    /// The `slice` column, if present.
+    pub fn slice(&self) -> Option<&Vec<Option<String>>> {
+        self.attributes.get("slice")
+    }
+
+    /// Looks up a case id, or reports it as unknown in `path`/`column` at `row`.
+    ///
+    /// # Errors
+    /// The id is not in the cases table.
+    pub fn lookup(&self, id: &str, path: &std::path::Path, row: usize) -> Result<u32> {
+        self.index.get(id).copied().ok_or_else(|| Error::BadValue {
+            path: path.to_path_buf(),
+            column: "case_id".into(),
+            row: Row::at(row),
+            value: format!("\"{id}\""),
+            problem: format!("this case is not in {}", self.path.display()),
+            fix: "add the case to the cases table, or drop its rows".into(),
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! A production mix: one row per production stratum, with its `share` (summing to 1) or its
+//! `count`. Every text column is a stratum column; together they name the stratum.
+
+use std::path::PathBuf;
+
+use polars::prelude::DataType;
+
+use crate::error::{Error, Result, Row};
+use crate::io::table::{self, Col, Kind, TableFile};
+use crate::stats::moments;
+
+/// Tolerance on Σ share = 1.
+pub const SHARE_TOLERANCE: f64 = 1e-6;
+
+/// One production stratum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stratum {
+    /// Values of the stratum columns, in [`Mix::columns`] order.
+    pub values: Vec<String>,
+    /// Production share (from `share`, or `count` / total count).
+    pub share: f64,
+}
+
+/// A validated production mix.
+#[derive(Debug, Clone)]
+pub struct Mix {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// The stratum columns (the mix's text columns), in file order.
+    pub columns: Vec<String>,
+    /// The strata, in file order.
+    pub strata: Vec<Stratum>,
+    /// True when shares were derived from a `count` column.
+    pub from_counts: bool,
+}
+
+impl Mix {
+    /// Reads and validates a mix table.
+    ///
+    /// # Errors
+    /// No text column; neither `share` nor `count`; nulls; negative or non-finite shares; shares
+    /// that do not sum to 1 within 1e-6; counts summing to 0; duplicate strata.
+    pub fn load(file: &TableFile) -> Result<Mix> {
+        let schema = table::schema(file, &[])?;
+        let columns: Vec<String> = schema
+            .iter()
+            .filter(|(_, dtype)| matches!(dtype, DataType::String))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        if columns.is_empty() {
+            return Err(Error::MissingColumn {
+                path: file.path.clone(),
+                column: "(a stratum column)".into(),
+                expected: "text, e.g. turns = single/multi",
+                found: schema
+                    .iter_names()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        let has_share = schema.get("share").is_some();
+        let has_count = schema.get("count").is_some();
+        let weight_col = match (has_share, has_count) {
+            (true, _) => Col::req("share", Kind::Float),
+            (false, true) => Col::req("count", Kind::Int),
+            (false, false) => {
+                return Err(Error::MissingColumn {
+                    path: file.path.clone(),
+                    column: "share".into(),
+                    expected: "a number per stratum summing to 1 (or give `count` instead)",
+                    found: schema
+                        .iter_names()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        };
+        let mut specs: Vec<Col> = columns
+            .iter()
+            .map(|c| Col::req(c.clone(), Kind::Str))
+            .collect();
+        specs.push(weight_col);
+        let t = table::read(file, &specs)?;
+
+        let weights: Vec<f64> = if has_share {
+            t.finite_floats("share")?
+        } else {
+            t.ints("count")?.into_iter().map(|c| c as f64).collect()
+        };
+        let weight_name = if has_share { "share" } else { "count" };
+        table::check_non_negative(&t.path, weight_name, &weights)?;
+        let total = moments::sum(weights.iter().copied());
+        if has_share && (total - 1.0).abs() > SHARE_TOLERANCE {
+            return Err(Error::BadValue {
+                path: t.path.clone(),
+                column: "share".into(),
+                row: Row::none(),
+                value: format!("sum = {total}"),
+                problem: format!("shares must sum to 1 (within {SHARE_TOLERANCE})"),
+                fix:
+                    "rescale the shares, or give raw `count`s instead and let ablate normalise them"
+                        .into(),
+            });
+        }
+        if total <= 0.0 {
+            return Err(Error::BadValue {
+                path: t.path.clone(),
+                column: weight_name.into(),
+                row: Row::none(),
+                value: format!("sum = {total}"),
+                problem: "the total weight is zero".into(),
+                fix: "at least one stratum needs production traffic".into(),
+            });
+        }
+        let mut value_columns = Vec::new();
+        for c in &columns {
+            value_columns.push(t.strs(c)?);
+        }
+        let strata: Vec<Stratum> = (0..t.height())
+            .map(|i| Stratum {
+                values: value_columns.iter().map(|v| v[i].clone()).collect(),
+                share: weights[i] / total,
+            })
+            .collect();
+        table::check_unique(
+            &t.path,
+            &columns.join(", "),
+            strata.iter().map(|s| s.values.clone()),
+        )?;
+        Ok(Mix {
+            path: t.path,
+            columns,
+            strata,
+            from_counts: !has_share,
+        })
+    }
+
+    /// A stratum's label as `col=value, col=value`.
+    pub fn label(&self, stratum: &Stratum) -> String {
+        self.columns
+            .iter()
+            .zip(&stratum.values)
+            .map(|(c, v)| format!("{c}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

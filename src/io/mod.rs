@@ -1,0 +1,411 @@
+//! Input: an experiment folder (`experiment.toml` plus tables, each `.parquet` or `.csv`) read into
+//! checked, typed structures. Polars lives here: lazy scans with projections pushed down, then
+//! plain Rust vectors. Nothing downstream sees a raw table.
+//!
+//! Loading stops at the first error (each names its file, column, row and a fix) and collects
+//! warnings for what an analysis can go on with: unbalanced repeats, cases missing from an arm,
+//! arms without results, unknown manifest keys, production strata with no eval cases.
+
+pub mod arms;
+pub mod cases;
+pub mod logs;
+pub mod manifest;
+pub mod mix;
+pub mod passages;
+pub mod results;
+pub mod table;
+pub mod units;
+pub mod write;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result, Row};
+pub use arms::{ArmSpec, Arms};
+pub use cases::Cases;
+pub use logs::LogSummary;
+pub use manifest::{BlockSpec, Manifest, NeedRule};
+pub use mix::Mix;
+pub use passages::Passages;
+pub use results::{CaseMatrix, Results};
+pub use units::{CaseUnits, Units};
+
+/// A fully loaded and validated experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// The experiment folder.
+    pub dir: PathBuf,
+    /// `experiment.toml`.
+    pub manifest: Manifest,
+    /// `cases`.
+    pub cases: Cases,
+    /// `results`, aggregated per case and arm.
+    pub results: Results,
+    /// `arms`, when present.
+    pub arms: Option<Arms>,
+    /// `units`, when present.
+    pub units: Option<Units>,
+    /// `case_units`, when present (needs `units`).
+    pub case_units: Option<CaseUnits>,
+    /// `mix`, when present.
+    pub mix: Option<Mix>,
+    /// `passages`, when present.
+    pub passages: Option<Passages>,
+    /// `shadow`, checked but not loaded.
+    pub shadow: Option<LogSummary>,
+    /// `context_log`, checked but not loaded.
+    pub context_log: Option<LogSummary>,
+    /// Things the analyses can go on with but the analyst should know.
+    pub warnings: Vec<String>,
+}
+
+fn required(dir: &Path, stem: &str, what: &str) -> Result<table::TableFile> {
+    table::find(dir, stem)?.ok_or_else(|| Error::NotFound {
+        path: dir.join(format!("{stem}.parquet")),
+        fix: format!("an experiment needs {stem}.parquet or {stem}.csv ({what})"),
+    })
+}
+
+impl Experiment {
+    /// Loads and validates every table of the experiment in `dir`.
+    ///
+    /// # Errors
+    /// Any input error: see the module documentation and [`Error`].
+    pub fn load(dir: &Path) -> Result<Experiment> {
+        if !dir.is_dir() {
+            return Err(Error::NotFound {
+                path: dir.to_path_buf(),
+                fix: "give the path of an experiment folder (it holds experiment.toml and the tables)"
+                    .into(),
+            });
+        }
+        let manifest = Manifest::load(dir)?;
+        let mut warnings: Vec<String> = manifest
+            .unknown_keys
+            .iter()
+            .map(|k| format!("experiment.toml: unknown key `{k}` is ignored (a typo?)"))
+            .collect();
+
+        let cases = Cases::load(&required(dir, "cases", "one row per case")?)?;
+        let units = table::find(dir, "units")?
+            .map(|f| Units::load(&f))
+            .transpose()?;
+        let arms = table::find(dir, "arms")?
+            .map(|f| Arms::load(&f))
+            .transpose()?;
+        if let (Some(arms), Some(units)) = (&arms, &units) {
+            check_removed_units(arms, units)?;
+        }
+        let results = Results::load(
+            &required(dir, "results", "one row per case × arm × repeat")?,
+            &cases,
+            manifest.pass_mark,
+            arms.as_ref(),
+        )?;
+        let baseline =
+            results
+                .arm_index(&manifest.baseline_arm)
+                .ok_or_else(|| Error::Manifest {
+                    path: manifest.path.clone(),
+                    key: "baseline_arm".into(),
+                    problem: format!(
+                        "\"{}\" names no arm in {}; arms found: {}",
+                        manifest.baseline_arm,
+                        results.path.display(),
+                        results.arms.join(", ")
+                    ),
+                    fix: "set baseline_arm to the label of the full-prompt arm".into(),
+                })?;
+        if let Some(arms) = &arms {
+            check_arms_cover_results(arms, &results, &manifest, &mut warnings)?;
+        }
+        warnings.extend(result_warnings(&results, &cases, baseline));
+
+        let case_units = match table::find(dir, "case_units")? {
+            Some(f) => {
+                let units = units.as_ref().ok_or_else(|| Error::NotFound {
+                    path: dir.join("units.parquet"),
+                    fix: "case_units refers to units; add units.parquet (or units.csv)".into(),
+                })?;
+                Some(CaseUnits::load(&f, &cases, units)?)
+            }
+            None => None,
+        };
+        let mix = table::find(dir, "mix")?
+            .map(|f| Mix::load(&f))
+            .transpose()?;
+        if let Some(mix) = &mix {
+            warnings.extend(check_mix_against_cases(mix, &cases)?);
+        }
+        let passages = table::find(dir, "passages")?
+            .map(|f| Passages::load(&f, &cases))
+            .transpose()?;
+        let shadow = table::find(dir, "shadow")?
+            .map(|f| logs::summarise(&f, &logs::shadow_columns()))
+            .transpose()?;
+        let context_log = table::find(dir, "context_log")?
+            .map(|f| logs::summarise(&f, &logs::context_columns()))
+            .transpose()?;
+        check_manifest_against_tables(&manifest, &cases, units.as_ref())?;
+
+        Ok(Experiment {
+            dir: dir.to_path_buf(),
+            manifest,
+            cases,
+            results,
+            arms,
+            units,
+            case_units,
+            mix,
+            passages,
+            shadow,
+            context_log,
+            warnings,
+        })
+    }
+
+    /// The strata columns for reweighting: the manifest's `strata`, else `["slice"]` when cases
+    /// have a slice column, else none.
+    pub fn strata(&self) -> Vec<String> {
+        match &self.manifest.strata {
+            Some(s) => s.clone(),
+            None if self.cases.slice().is_some() => vec!["slice".to_string()],
+            None => Vec::new(),
+        }
+    }
+
+    /// Index of the baseline arm in the results matrix (checked at load).
+    pub fn baseline_index(&self) -> usize {
+        self.results
+            .arm_index(&self.manifest.baseline_arm)
+            .unwrap_or_default()
+    }
+}
+
+fn check_removed_units(arms: &Arms, units: &Units) -> Result<()> {
+    for (i, spec) in arms.specs.iter().enumerate() {
+        if let Some(u) = spec.removed.iter().find(|u| !units.index.contains_key(*u)) {
+            return Err(Error::BadValue {
+                path: arms.path.clone(),
+                column: "removed".into(),
+                row: Row::at(i),
+                value: format!("\"{u}\""),
+                problem: format!(
+                    "arm \"{}\" removes a unit that {} lacks",
+                    spec.arm,
+                    units.path.display()
+                ),
+                fix: "add the unit to the units table, or correct its name in the arm".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_arms_cover_results(
+    arms: &Arms,
+    results: &Results,
+    manifest: &Manifest,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    if let Some(base) = arms.get(&manifest.baseline_arm)
+        && !base.removed.is_empty()
+    {
+        return Err(Error::BadValue {
+            path: arms.path.clone(),
+            column: "removed".into(),
+            row: Row::at(arms.specs.iter().position(|s| s.arm == base.arm).unwrap_or(0)),
+            value: format!("{:?}", base.removed),
+            problem: format!(
+                "the baseline arm \"{}\" must remove nothing",
+                manifest.baseline_arm
+            ),
+            fix: "give the baseline an empty `removed` list, or set baseline_arm to the full-prompt arm"
+                .into(),
+        });
+    }
+    for spec in &arms.specs {
+        if results.arm_index(&spec.arm).is_none() {
+            warnings.push(format!(
+                "{}: arm \"{}\" has no rows in results; it is ignored",
+                arms.path.display(),
+                spec.arm
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Warnings about the matrix: cases missing from arms, unbalanced repeats, cases with no results.
+fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<String> {
+    let m = &results.matrix;
+    let mut out = Vec::new();
+    let in_any: Vec<bool> = (0..m.n_cases)
+        .map(|c| (0..m.n_arms).any(|a| m.present(c, a)))
+        .collect();
+    let unused = in_any.iter().filter(|p| !**p).count();
+    if unused > 0 {
+        out.push(format!(
+            "{} of {} cases in {} have no results in any arm",
+            unused,
+            cases.len(),
+            cases.path.display()
+        ));
+    }
+    for (a, arm) in results.arms.iter().enumerate() {
+        let (reference, against) = if a == baseline {
+            (
+                (0..m.n_cases).filter(|&c| in_any[c]).collect::<Vec<_>>(),
+                "any arm",
+            )
+        } else {
+            (
+                (0..m.n_cases).filter(|&c| m.present(c, baseline)).collect(),
+                "the baseline",
+            )
+        };
+        let missing = reference.iter().filter(|&&c| !m.present(c, a)).count();
+        if missing > 0 {
+            out.push(format!(
+                "arm \"{arm}\" has no results for {missing} of the {} cases in {against}; they are left out of its pairs",
+                reference.len()
+            ));
+        }
+        let counts: Vec<u32> = (0..m.n_cases)
+            .map(|c| m.repeats[m.cell(c, a)])
+            .filter(|r| *r > 0)
+            .collect();
+        let lo = counts.iter().min().copied().unwrap_or(0);
+        let hi = counts.iter().max().copied().unwrap_or(0);
+        if lo != hi {
+            let short = counts.iter().filter(|r| **r < hi).count();
+            out.push(format!(
+                "arm \"{arm}\" has unbalanced repeats: {lo} to {hi} per case ({short} cases with fewer than {hi}); case means are still per case"
+            ));
+        }
+    }
+    out
+}
+
+/// Mix columns must be case columns; production strata with no eval case are a warning here
+/// (`reweight` makes them an error unless `--allow-unmeasured`).
+fn check_mix_against_cases(mix: &Mix, cases: &Cases) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    let mut columns = Vec::new();
+    for c in &mix.columns {
+        let values = cases.attributes.get(c).ok_or_else(|| Error::BadValue {
+            path: mix.path.clone(),
+            column: c.clone(),
+            row: Row::none(),
+            value: format!("`{c}`"),
+            problem: format!(
+                "the mix's stratum column is not a text column of {}",
+                cases.path.display()
+            ),
+            fix: "add the column to cases, or remove it from the mix".into(),
+        })?;
+        columns.push(values);
+    }
+    let mut eval_strata: HashSet<Vec<&str>> = HashSet::new();
+    for i in 0..cases.len() {
+        if cases.stress[i] {
+            continue;
+        }
+        let key: Option<Vec<&str>> = columns.iter().map(|v| v[i].as_deref()).collect();
+        if let Some(key) = key {
+            eval_strata.insert(key);
+        }
+    }
+    let mut unmeasured = BTreeMap::new();
+    for s in &mix.strata {
+        let key: Vec<&str> = s.values.iter().map(String::as_str).collect();
+        if !eval_strata.contains(&key) {
+            unmeasured.insert(mix.label(s), s.share);
+        }
+    }
+    for (label, share) in unmeasured {
+        warnings.push(format!(
+            "{}: production stratum {label} ({:.1}% of traffic) has no eval cases; reweighting will fail unless --allow-unmeasured",
+            mix.path.display(),
+            share * 100.0
+        ));
+    }
+    Ok(warnings)
+}
+
+fn check_manifest_against_tables(
+    manifest: &Manifest,
+    cases: &Cases,
+    units: Option<&Units>,
+) -> Result<()> {
+    let err = |key: String, problem: String, fix: &str| Error::Manifest {
+        path: manifest.path.clone(),
+        key,
+        problem,
+        fix: fix.into(),
+    };
+    let case_columns = || {
+        cases
+            .attributes
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(strata) = &manifest.strata {
+        for (i, s) in strata.iter().enumerate() {
+            if !cases.attributes.contains_key(s) {
+                return Err(err(
+                    format!("strata[{i}]"),
+                    format!(
+                        "\"{s}\" is not a text column of {} (text columns: {})",
+                        cases.path.display(),
+                        case_columns()
+                    ),
+                    "name case columns that hold the strata, or add the column to cases",
+                ));
+            }
+        }
+    }
+    for (i, block) in manifest.blocks.iter().enumerate() {
+        if let Some(units) = units
+            && !units.specs.iter().any(|u| u.block == block.name)
+        {
+            return Err(err(
+                format!("blocks[{i}].name"),
+                format!(
+                    "no unit of {} belongs to block \"{}\" (blocks: {})",
+                    units.path.display(),
+                    block.name,
+                    units.blocks().join(", ")
+                ),
+                "name a block of the units table",
+            ));
+        }
+        match &block.need {
+            NeedRule::When { column, .. } if !cases.attributes.contains_key(column) => {
+                return Err(err(
+                    format!("blocks[{i}].need"),
+                    format!(
+                        "\"{column}\" is not a text column of {} (text columns: {})",
+                        cases.path.display(),
+                        case_columns()
+                    ),
+                    "use when:<column>=<value> with a column of cases",
+                ));
+            }
+            NeedRule::ThroughGoldRank if cases.gold_rank.is_none() => {
+                return Err(err(
+                    format!("blocks[{i}].need"),
+                    format!(
+                        "through_gold_rank needs a gold_rank column in {}",
+                        cases.path.display()
+                    ),
+                    "add gold_rank (null where the gold passage was not retrieved) or use another rule",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! The `passages` table: one row per case and retrieved passage, with its reranker score.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result, Row};
+use crate::io::cases::Cases;
+use crate::io::table::{self, Col, Kind, TableFile};
+
+/// One retrieved passage of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passage {
+    /// Case index (in the cases table).
+    pub case: u32,
+    /// Retrieval rank, from 1.
+    pub rank: i64,
+    /// Tokens of the passage.
+    pub tokens: f64,
+    /// Reranker score.
+    pub score: f64,
+    /// Whether it is the gold passage, when labelled.
+    pub gold: Option<bool>,
+}
+
+/// The validated passages table.
+#[derive(Debug, Clone)]
+pub struct Passages {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Passages in file order.
+    pub rows: Vec<Passage>,
+}
+
+impl Passages {
+    /// Reads `passages`, checking cases against `cases`.
+    ///
+    /// # Errors
+    /// Unknown cases; duplicate (case_id, rank); ranks below 1; negative tokens; NaN scores.
+    pub fn load(file: &TableFile, cases: &Cases) -> Result<Passages> {
+        let t = table::read(
+            file,
+            &[
+                Col::req("case_id", Kind::Str),
+                Col::req("rank", Kind::Int),
+                Col::req("tokens", Kind::Int),
+                Col::req("score", Kind::Float),
+                Col::opt("gold", Kind::Bool),
+            ],
+        )?;
+        let ids = t.strs("case_id")?;
+        let ranks = t.ints("rank")?;
+        let tokens: Vec<f64> = t.ints("tokens")?.into_iter().map(|v| v as f64).collect();
+        table::check_non_negative(&t.path, "tokens", &tokens)?;
+        let scores = t.finite_floats("score")?;
+        let gold = if t.has("gold") {
+            t.bools("gold")?.into_iter().map(Some).collect()
+        } else {
+            vec![None; ids.len()]
+        };
+        table::check_unique(&t.path, "case_id, rank", ids.iter().zip(ranks.iter()))?;
+        let mut rows = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            if ranks[i] < 1 {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "rank".into(),
+                    row: Row::at(i),
+                    value: ranks[i].to_string(),
+                    problem: "ranks start at 1".into(),
+                    fix: "number passages 1, 2, … in retrieval order".into(),
+                });
+            }
+            rows.push(Passage {
+                case: cases.lookup(id, &t.path, i)?,
+                rank: ranks[i],
+                tokens: tokens[i],
+                score: scores[i],
+                gold: gold[i],
+            });
+        }
+        Ok(Passages { path: t.path, rows })
+    }
+}

@@ -1,0 +1,380 @@
+//! The `results` table, aggregated once into a dense case × arm matrix.
+//!
+//! Rows are read through a projected lazy scan, case and arm ids are encoded to integers once,
+//! and rows are bucketed per (case, arm) cell with a counting sort (O(rows)). Each cell then holds
+//! the number of repeats, the mean score `s[i,a]` (compensated), the sample variance across repeats
+//! and the number of repeats that pass (score ≥ pass_mark). Every later analysis reads this matrix
+//! instead of the raw rows.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result, Row};
+use crate::io::arms::Arms;
+use crate::io::cases::Cases;
+use crate::io::table::{self, Col, Kind, TableFile, polars_unreadable};
+use crate::stats::moments::{self, Neumaier};
+
+/// The per-case matrix of one experiment: cell `(case, arm)` at index `case * n_arms + arm`.
+#[derive(Debug, Clone)]
+pub struct CaseMatrix {
+    /// Number of cases (rows of the matrix, the cases table's order).
+    pub n_cases: usize,
+    /// Number of arms (columns).
+    pub n_arms: usize,
+    /// Repeats per cell; 0 when the case is missing from the arm.
+    pub repeats: Vec<u32>,
+    /// Mean score over the repeats, `s[i,a]`; NaN when missing.
+    pub mean: Vec<f64>,
+    /// Sample variance of the score across repeats; NaN with fewer than 2 repeats.
+    pub var: Vec<f64>,
+    /// Repeats whose score ≥ pass_mark.
+    pub passes: Vec<u32>,
+}
+
+impl CaseMatrix {
+    /// Flat index of a cell.
+    pub fn cell(&self, case: usize, arm: usize) -> usize {
+        case * self.n_arms + arm
+    }
+
+    /// Whether the case has results in the arm.
+    pub fn present(&self, case: usize, arm: usize) -> bool {
+        self.repeats[self.cell(case, arm)] > 0
+    }
+}
+
+/// The validated results table.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Number of rows read.
+    pub rows: usize,
+    /// Arm labels; an arm's index here is its column in the matrix.
+    pub arms: Vec<String>,
+    /// The per-case matrix.
+    pub matrix: CaseMatrix,
+    /// Mean `tokens_in` per arm, when the column exists (None for an arm whose values are all null).
+    pub tokens_in: Option<Vec<Option<f64>>>,
+}
+
+impl Results {
+    /// Reads `results`, checks every row against `cases` (and `arms`, when there is an arms table),
+    /// and aggregates the case × arm matrix. Arms are ordered as in the arms table, else by first
+    /// appearance.
+    ///
+    /// # Errors
+    /// Missing or mistyped columns; null values; NaN or infinite scores; negative `tokens_in`;
+    /// case ids absent from `cases`; arms absent from `arms`; duplicate (case_id, arm, repeat) rows.
+    pub fn load(
+        file: &TableFile,
+        cases: &Cases,
+        pass_mark: f64,
+        arms_table: Option<&Arms>,
+    ) -> Result<Results> {
+        let t = table::read(
+            file,
+            &[
+                Col::req("case_id", Kind::Str),
+                Col::req("arm", Kind::Str),
+                Col::req("repeat", Kind::Int),
+                Col::req("score", Kind::Float),
+                Col::opt("tokens_in", Kind::Int),
+            ],
+        )?;
+        let path = t.path.clone();
+        let n = t.height();
+        let get = |name: &str| t.df.column(name).map_err(|e| polars_unreadable(&path, e));
+        let case_col = get("case_id")?
+            .str()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let arm_col = get("arm")?.str().map_err(|e| polars_unreadable(&path, e))?;
+        let repeat_col = get("repeat")?
+            .i64()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let score_col = get("score")?
+            .f64()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let null = |column: &str, row: usize| Error::BadValue {
+            path: path.clone(),
+            column: column.into(),
+            row: Row::at(row),
+            value: "null".into(),
+            problem: "a value is required here".into(),
+            fix: "fill in the missing value or drop the row".into(),
+        };
+
+        // Pass 1: encode ids, check values.
+        let mut case_code = Vec::with_capacity(n);
+        let mut arm_code = Vec::with_capacity(n);
+        let mut repeats = Vec::with_capacity(n);
+        let mut scores = Vec::with_capacity(n);
+        let mut arm_index: HashMap<&str, u32> = HashMap::new();
+        let mut arm_seen: Vec<String> = Vec::new();
+        for (row, (((c, a), r), s)) in case_col
+            .iter()
+            .zip(arm_col.iter())
+            .zip(repeat_col.iter())
+            .zip(score_col.iter())
+            .enumerate()
+        {
+            let c = c.ok_or_else(|| null("case_id", row))?;
+            let a = a.ok_or_else(|| null("arm", row))?;
+            let r = r.ok_or_else(|| null("repeat", row))?;
+            let s = s.ok_or_else(|| null("score", row))?;
+            if !s.is_finite() {
+                return Err(Error::BadValue {
+                    path: path.clone(),
+                    column: "score".into(),
+                    row: Row::at(row),
+                    value: format!("{s}"),
+                    problem: "scores must be finite numbers".into(),
+                    fix: "score failed calls (e.g. 0) instead of writing NaN, or drop the row"
+                        .into(),
+                });
+            }
+            case_code.push(cases.lookup(c, &path, row)?);
+            let code = match arm_index.get(a) {
+                Some(code) => *code,
+                None => {
+                    if let Some(table) = arms_table
+                        && table.get(a).is_none()
+                    {
+                        return Err(Error::BadValue {
+                            path: path.clone(),
+                            column: "arm".into(),
+                            row: Row::at(row),
+                            value: format!("\"{a}\""),
+                            problem: format!("this arm is not in {}", table.path.display()),
+                            fix: "add a row for it to the arms table (with the units it removed)"
+                                .into(),
+                        });
+                    }
+                    let code = arm_seen.len() as u32;
+                    arm_index.insert(a, code);
+                    arm_seen.push(a.to_string());
+                    code
+                }
+            };
+            arm_code.push(code);
+            repeats.push(r);
+            scores.push(s);
+        }
+
+        // Final arm order: the arms table's order, then the rest by first appearance.
+        let mut arms: Vec<String> = arms_table
+            .map(|t| t.labels())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|a| arm_index.contains_key(a.as_str()))
+            .collect();
+        for a in &arm_seen {
+            if !arms.contains(a) {
+                arms.push(a.clone());
+            }
+        }
+        let position: HashMap<&str, u32> = arms
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.as_str(), i as u32))
+            .collect();
+        let remap: Vec<u32> = arm_seen.iter().map(|a| position[a.as_str()]).collect();
+
+        let tokens_in = if t.has("tokens_in") {
+            let col = get("tokens_in")?
+                .i64()
+                .map_err(|e| polars_unreadable(&path, e))?;
+            let mut sums = vec![Neumaier::default(); arms.len()];
+            let mut counts = vec![0usize; arms.len()];
+            for (row, v) in col.iter().enumerate() {
+                if let Some(v) = v {
+                    if v < 0 {
+                        return Err(Error::BadValue {
+                            path: path.clone(),
+                            column: "tokens_in".into(),
+                            row: Row::at(row),
+                            value: v.to_string(),
+                            problem: "must not be negative".into(),
+                            fix: "token counts are zero or more; fix the export".into(),
+                        });
+                    }
+                    let a = remap[arm_code[row] as usize] as usize;
+                    sums[a].add(v as f64);
+                    counts[a] += 1;
+                }
+            }
+            Some(
+                sums.iter()
+                    .zip(&counts)
+                    .map(|(s, &c)| (c > 0).then(|| s.total() / c as f64))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+
+        let matrix = aggregate(
+            &path,
+            cases.len(),
+            arms.len(),
+            &case_code,
+            &arm_code
+                .iter()
+                .map(|a| remap[*a as usize])
+                .collect::<Vec<_>>(),
+            &repeats,
+            &scores,
+            pass_mark,
+            |row| {
+                (
+                    case_col.get(row).unwrap_or_default().to_string(),
+                    arm_col.get(row).unwrap_or_default().to_string(),
+                )
+            },
+        )?;
+        Ok(Results {
+            path,
+            rows: n,
+            arms,
+            matrix,
+            tokens_in,
+        })
+    }
+
+    /// Index of an arm label.
+    pub fn arm_index(&self, arm: &str) -> Option<usize> {
+        self.arms.iter().position(|a| a == arm)
+    }
+}
+
+/// Buckets rows by cell (counting sort) and computes each cell's statistics.
+///
+/// # Errors
+/// A duplicate (case, arm, repeat); the error names the earliest row that repeats a key.
+#[allow(clippy::too_many_arguments)]
+fn aggregate(
+    path: &std::path::Path,
+    n_cases: usize,
+    n_arms: usize,
+    case_code: &[u32],
+    arm_code: &[u32],
+    repeat: &[i64],
+    score: &[f64],
+    pass_mark: f64,
+    describe: impl Fn(usize) -> (String, String),
+) -> Result<CaseMatrix> {
+    let cells = n_cases * n_arms;
+    let cell_of = |row: usize| case_code[row] as usize * n_arms + arm_code[row] as usize;
+    let mut offsets = vec![0usize; cells + 1];
+    for row in 0..case_code.len() {
+        offsets[cell_of(row) + 1] += 1;
+    }
+    for c in 0..cells {
+        offsets[c + 1] += offsets[c];
+    }
+    let mut fill = offsets.clone();
+    let mut order = vec![0u32; case_code.len()];
+    for row in 0..case_code.len() {
+        let c = cell_of(row);
+        order[fill[c]] = row as u32;
+        fill[c] += 1;
+    }
+
+    let mut m = CaseMatrix {
+        n_cases,
+        n_arms,
+        repeats: vec![0; cells],
+        mean: vec![f64::NAN; cells],
+        var: vec![f64::NAN; cells],
+        passes: vec![0; cells],
+    };
+    let mut duplicate: Option<(usize, usize)> = None; // (later row, earlier row)
+    let mut values = Vec::new();
+    for c in 0..cells {
+        let rows = &mut order[offsets[c]..offsets[c + 1]];
+        if rows.is_empty() {
+            continue;
+        }
+        // Rows within a cell are in file order; sort by repeat (stable) to find duplicates.
+        rows.sort_by_key(|r| repeat[*r as usize]);
+        for w in rows.windows(2) {
+            if repeat[w[0] as usize] == repeat[w[1] as usize] {
+                let (a, b) = (w[0] as usize, w[1] as usize);
+                let later = (a.max(b), a.min(b));
+                if duplicate.is_none_or(|d| later.0 < d.0) {
+                    duplicate = Some(later);
+                }
+            }
+        }
+        values.clear();
+        values.extend(rows.iter().map(|r| score[*r as usize]));
+        m.repeats[c] = values.len() as u32;
+        m.mean[c] = moments::mean(&values);
+        m.var[c] = moments::sample_variance(&values);
+        m.passes[c] = values.iter().filter(|s| **s >= pass_mark).count() as u32;
+    }
+    if let Some((later, earlier)) = duplicate {
+        let (case, arm) = describe(later);
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: "case_id, arm, repeat".into(),
+            row: Row::at(later),
+            value: format!("(\"{case}\", \"{arm}\", {})", repeat[later]),
+            problem: format!("duplicate row (same key as row {})", earlier + 1),
+            fix: "each (case_id, arm, repeat) must appear once; number repeats 0..K-1 or drop the copy"
+                .into(),
+        });
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregate_computes_cells_and_finds_duplicates() {
+        // 2 cases × 2 arms; case 1 has no row in arm 1.
+        let case = [0, 0, 0, 1, 0];
+        let arm = [0, 0, 1, 0, 1];
+        let rep = [0, 1, 0, 0, 1];
+        let score = [1.0, 0.0, 1.0, 0.25, 1.0];
+        let m = aggregate(
+            std::path::Path::new("r"),
+            2,
+            2,
+            &case,
+            &arm,
+            &rep,
+            &score,
+            0.5,
+            |_| Default::default(),
+        )
+        .unwrap();
+        assert_eq!(m.repeats, vec![2, 2, 1, 0]);
+        assert_eq!(m.mean[0], 0.5);
+        assert_eq!(m.var[0], 0.5);
+        assert_eq!(m.passes, vec![1, 2, 0, 0]);
+        assert!(m.mean[3].is_nan());
+        assert!(!m.present(1, 1));
+
+        let dup = aggregate(
+            std::path::Path::new("r"),
+            2,
+            2,
+            &[0, 1, 0, 1],
+            &[0, 0, 0, 0],
+            &[0, 0, 0, 0],
+            &[1.0; 4],
+            0.5,
+            |_| ("c".into(), "a".into()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            dup.contains("row 3") && dup.contains("same key as row 1"),
+            "{dup}"
+        );
+    }
+}

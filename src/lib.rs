@@ -1,0 +1,24 @@
+//! # ablate
+//!
+//! Which parts of an LLM prompt are earning their tokens, with statistics an analyst can defend.
+//!
+//! `ablate` reads ablation experiments (a frozen eval set run with parts of the prompt removed,
+//! each arm repeated), production traffic mixes, shadow-traffic diffs and context-size logs from
+//! Parquet or CSV, and answers which units are needed, what that means for production traffic,
+//! whether cuts interact, how much context is really needed, and what happens live.
+//!
+//! The crate has three layers, and data flows one way:
+//! - [`io`] turns files into checked, typed inputs (Polars lives here);
+//! - [`analysis`] has one module per verb, each a pure `run(&Input, &Config) -> Result<Output>`;
+//! - [`report`] renders `Output` structs as human tables and JSON.
+//!
+//! [`stats`] holds the pure numeric code; [`simulate`] writes synthetic experiments.
+
+pub mod analysis;
+pub mod error;
+pub mod io;
+pub mod report;
+pub mod simulate;
+pub mod stats;
+
+pub use error::{Error, Result};

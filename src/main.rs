@@ -1,0 +1,33 @@
+//! The `ablate` binary: parses the command line and calls the library. Errors go to stderr with
+//! exit code 2 (bad input or usage) or 1 (anything else); a closed stdout pipe is not an error.
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(output.as_bytes())
+                .and_then(|_| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ablate: cannot write output: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("ablate: error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Plain-text tables with aligned columns, for human output on a terminal.
+
+/// Column alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Pad on the right (text).
+    Left,
+    /// Pad on the left (numbers).
+    Right,
+}
+
+/// A table being built row by row.
+#[derive(Debug, Clone)]
+pub struct TextTable {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    /// A table with these headers; the first column is left-aligned, the rest right-aligned.
+    pub fn new(headers: &[&str]) -> Self {
+        let align = (0..headers.len())
+            .map(|i| if i == 0 { Align::Left } else { Align::Right })
+            .collect();
+        TextTable {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            align,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Sets the alignment of column `i`.
+    pub fn align(mut self, i: usize, a: Align) -> Self {
+        if i < self.align.len() {
+            self.align[i] = a;
+        }
+        self
+    }
+
+    /// Adds a row (missing cells are blank).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Renders with two spaces between columns and a rule under the header.
+    pub fn render(&self) -> String {
+        let n = self.headers.len();
+        let mut width: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut out = String::new();
+            for i in 0..n {
+                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let pad = width[i] - c.chars().count();
+                if i > 0 {
+                    out.push_str("  ");
+                }
+                match self.align[i] {
+                    Align::Left => {
+                        out.push_str(c);
+                        if i + 1 < n {
+                            out.push_str(&" ".repeat(pad));
+                        }
+                    }
+                    Align::Right => {
+                        out.push_str(&" ".repeat(pad));
+                        out.push_str(c);
+                    }
+                }
+            }
+            out.push('\n');
+            out
+        };
+        let mut out = line(&self.headers);
+        let total: usize = width.iter().sum::<usize>() + 2 * n.saturating_sub(1);
+        out.push_str(&"─".repeat(total));
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+/// Formats a count with thousands separators: 14000 → "14,000".
+pub fn thousands(n: f64) -> String {
+    let neg = n < 0.0;
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if neg { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_aligned() {
+        let mut t = TextTable::new(&["arm", "drop"]);
+        t.row(vec!["baseline".into(), "0.000".into()]);
+        t.row(vec!["x".into(), "-0.012".into()]);
+        let s = t.render();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "arm         drop");
+        assert_eq!(lines[2], "baseline   0.000");
+        assert_eq!(lines[3], "x         -0.012");
+    }
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(14000.0), "14,000");
+        assert_eq!(thousands(999.4), "999");
+        assert_eq!(thousands(-1234567.0), "-1,234,567");
+    }
+}

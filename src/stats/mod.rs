@@ -1,0 +1,3 @@
+//! Pure numeric code: stable sums and moments. No Polars, no I/O.
+
+pub mod moments;
