@@ -1,6 +1,9 @@
 //! The `ablate` binary: parses the command line and calls the library. Errors go to stderr with
 //! exit code 2 (bad input or usage) or 1 (anything else); a closed stdout pipe is not an error.
 
+// See the note on `result_large_err` in lib.rs.
+#![allow(clippy::result_large_err)]
+
 mod cli;
 
 use std::io::Write;

@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use polars::prelude::*;
-
 use crate::error::{Error, Result};
 use crate::io::table::{self, Col, Kind, TableFile};
 
@@ -62,16 +60,7 @@ pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
         .collect_schema()
         .map_err(|e| table::polars_unreadable(&file.path, e))?;
     table::check_columns(&file.path, &schema, specs)?;
-    let counted = lf
-        .select([len().alias("rows")])
-        .collect()
-        .map_err(|e| table::polars_unreadable(&file.path, e))?;
-    let rows = counted
-        .column("rows")
-        .ok()
-        .and_then(|c| c.get(0).ok())
-        .and_then(|v| v.extract::<u64>())
-        .unwrap_or(0) as usize;
+    let rows = table::row_count(lf).unwrap_or(0);
     if rows == 0 {
         return Err(Error::EmptyTable {
             path: file.path.clone(),

@@ -240,6 +240,13 @@ pub fn schema(file: &TableFile, text_columns: &[&str]) -> Result<SchemaRef> {
         .map_err(|e| polars_unreadable(&file.path, e))
 }
 
+/// Number of rows of a scan, if it can be counted.
+pub fn row_count(lf: LazyFrame) -> Option<usize> {
+    let df = lf.select([len().alias("rows")]).collect().ok()?;
+    let v = df.column("rows").ok()?.get(0).ok()?;
+    v.extract::<u64>().map(|n| n as usize)
+}
+
 /// A table read into memory with its columns checked and cast to the types of their specs.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -264,7 +271,17 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
     let schema = lf
         .collect_schema()
         .map_err(|e| polars_unreadable(&file.path, e))?;
-    let exprs = check_columns(&file.path, &schema, specs)?;
+    let exprs = match check_columns(&file.path, &schema, specs) {
+        // A header-only CSV infers every column as text; report it as empty, not as mistyped.
+        Err(Error::WrongType { .. })
+            if file.format == Format::Csv && row_count(lf.clone()) == Some(0) =>
+        {
+            return Err(Error::EmptyTable {
+                path: file.path.clone(),
+            });
+        }
+        other => other?,
+    };
     let df = lf
         .select(exprs)
         .collect()

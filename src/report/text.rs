@@ -54,9 +54,9 @@ impl TextTable {
         }
         let line = |cells: &[String]| {
             let mut out = String::new();
-            for i in 0..n {
+            for (i, w) in width.iter().enumerate() {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
-                let pad = width[i] - c.chars().count();
+                let pad = w - c.chars().count();
                 if i > 0 {
                     out.push_str("  ");
                 }

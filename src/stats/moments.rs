@@ -85,10 +85,16 @@ mod tests {
 
     #[test]
     fn numacc4_variance_is_accurate() {
-        for base in [1_000_000.0, 10_000_000.0] {
+        // At 1e7 the inputs themselves are off by up to half an ulp (9e-10), which bounds the
+        // attainable relative accuracy of a variance of 0.01 near 2e-8: test that the method
+        // loses nothing beyond the representation error.
+        for (base, tolerance) in [(1_000_000.0, 1e-9), (10_000_000.0, 5e-8)] {
             let v = numacc4(base);
             let var = sample_variance(&v);
-            assert!(((var - 0.01) / 0.01).abs() < 1e-9, "base {base}: {var}");
+            assert!(
+                ((var - 0.01) / 0.01).abs() < tolerance,
+                "base {base}: {var}"
+            );
             let m = mean(&v);
             assert!(((m - (base + 0.2)) / (base + 0.2)).abs() < 1e-12, "{m}");
         }

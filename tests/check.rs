@@ -1,0 +1,494 @@
+//! `ablate check`: the demo passes; every kind of bad input is rejected with exit code 2 and a
+//! message that names the file, the column and the first offending row or value.
+
+mod common;
+
+use common::{Workdir, ablate, assert_mentions, check_fails, demo};
+use polars::prelude::*;
+
+#[test]
+fn demo_experiment_passes_check() {
+    let out = ablate().arg("check").arg(demo()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_mentions(
+        &stdout,
+        &[
+            "support-eval-v3",
+            "500 main + 80 stress",
+            "arms 38",
+            "3 repeats",
+            "no warnings",
+        ],
+    );
+}
+
+#[test]
+fn demo_check_json_reports_counts() {
+    let out = ablate()
+        .args(["check", "--json"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cases"], 580);
+    assert_eq!(v["main_cases"], 500);
+    assert_eq!(v["stress_cases"], 80);
+    assert_eq!(v["arms"].as_array().unwrap().len(), 38);
+    assert_eq!(v["repeats"]["min"], 3);
+    assert_eq!(v["synthetic"], true);
+    assert_eq!(v["blocks"].as_array().unwrap().len(), 4);
+    let total = v["total_tokens"].as_f64().unwrap();
+    assert!((total - 14000.0).abs() < 200.0, "{total}");
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn tiny_csv_experiment_passes() {
+    let w = Workdir::tiny();
+    let out = ablate().arg("check").arg(&w.dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_mentions(&stdout, &["3 main + 1 stress", "arms 3", "2 repeats"]);
+}
+
+#[test]
+fn missing_results_table() {
+    let w = Workdir::tiny();
+    std::fs::remove_file(w.path("results.csv")).unwrap();
+    assert_mentions(&check_fails(&w.dir), &["results.parquet", "results.csv"]);
+}
+
+#[test]
+fn missing_manifest() {
+    let w = Workdir::tiny();
+    std::fs::remove_file(w.path("experiment.toml")).unwrap();
+    assert_mentions(&check_fails(&w.dir), &["experiment.toml", "not found"]);
+}
+
+#[test]
+fn missing_required_column() {
+    let w = Workdir::tiny();
+    let text = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let stripped: String = text
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .collect();
+    w.write("results.csv", &stripped);
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`score`", "missing required column"],
+    );
+}
+
+#[test]
+fn score_stored_as_text() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c1,baseline,0,1\n", "c1,baseline,0,high\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`score`", "expected a number"],
+    );
+}
+
+#[test]
+fn score_stored_as_text_in_parquet() {
+    let w = Workdir::demo_copy();
+    let mut df = LazyFrame::scan_parquet(
+        PlRefPath::new(w.path("results.parquet").to_string_lossy().to_string()),
+        ScanArgsParquet::default(),
+    )
+    .unwrap()
+    .with_column(col("score").cast(DataType::String))
+    .collect()
+    .unwrap();
+    ablate::io::write::parquet(&mut df, &w.path("results.parquet")).unwrap();
+    assert_mentions(&check_fails(&w.dir), &["results.parquet", "`score`", "str"]);
+}
+
+#[test]
+fn nan_score() {
+    let w = Workdir::tiny();
+    w.edit(
+        "results.csv",
+        "c2,without-ex1,1,1\n",
+        "c2,without-ex1,1,NaN\n",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`score`", "row 10", "NaN", "finite"],
+    );
+}
+
+#[test]
+fn infinite_score() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c3,baseline,0,1\n", "c3,baseline,0,inf\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`score`", "row 13", "inf"],
+    );
+}
+
+#[test]
+fn null_score() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c3,baseline,0,1\n", "c3,baseline,0,\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`score`", "row 13", "null"],
+    );
+}
+
+#[test]
+fn duplicate_result_row() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c1,baseline,1,1\n", "c1,baseline,0,1\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &[
+            "results.csv",
+            "case_id, arm, repeat",
+            "row 2",
+            "duplicate",
+            "(\"c1\", \"baseline\", 0)",
+        ],
+    );
+}
+
+#[test]
+fn case_missing_from_cases() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c2,baseline,0,1\n", "c9,baseline,0,1\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`case_id`", "row 7", "\"c9\"", "cases.csv"],
+    );
+}
+
+#[test]
+fn duplicate_case_id() {
+    let w = Workdir::tiny();
+    w.edit("cases.csv", "c2,billing", "c1,billing");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["cases.csv", "`case_id`", "row 2", "duplicate"],
+    );
+}
+
+#[test]
+fn baseline_arm_not_in_results() {
+    let w = Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "set = \"tiny\"",
+        "set = \"tiny\"\nbaseline_arm = \"full\"",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["experiment.toml", "baseline_arm", "\"full\"", "without-ex1"],
+    );
+}
+
+#[test]
+fn arm_missing_from_arms_table() {
+    let w = Workdir::tiny();
+    w.edit("arms.csv", "without-ex1,few_shot/01\n", "");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &[
+            "results.csv",
+            "`arm`",
+            "row 3",
+            "\"without-ex1\"",
+            "arms.csv",
+        ],
+    );
+}
+
+#[test]
+fn arm_removes_unknown_unit() {
+    let w = Workdir::tiny();
+    w.edit(
+        "arms.csv",
+        "without-ex1,few_shot/01",
+        "without-ex1,few_shot/99",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["arms.csv", "`removed`", "row 2", "few_shot/99", "units.csv"],
+    );
+}
+
+#[test]
+fn negative_tokens() {
+    let w = Workdir::tiny();
+    w.edit("units.csv", "few_shot,210", "few_shot,-210");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["units.csv", "`tokens`", "row 3", "-210", "negative"],
+    );
+}
+
+#[test]
+fn negative_tokens_in_results() {
+    let w = Workdir::tiny();
+    let text = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let with_tokens: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l},tokens_in\n"),
+            4 => format!("{l},-5\n"),
+            _ => format!("{l},1000\n"),
+        })
+        .collect();
+    w.write("results.csv", &with_tokens);
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "`tokens_in`", "row 4", "-5"],
+    );
+}
+
+#[test]
+fn mix_shares_must_sum_to_one() {
+    let w = Workdir::tiny();
+    w.edit("mix.csv", "0.23", "0.33");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["mix.csv", "`share`", "sum = 1.1", "count"],
+    );
+}
+
+#[test]
+fn mix_shares_must_not_be_negative() {
+    let w = Workdir::tiny();
+    w.write("mix.csv", "turns,share\nsingle,1.1\nmulti,-0.1\n");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["mix.csv", "`share`", "row 2", "-0.1"],
+    );
+}
+
+#[test]
+fn mix_counts_are_accepted() {
+    let w = Workdir::tiny();
+    w.write("mix.csv", "turns,count\nsingle,770\nmulti,230\n");
+    let out = ablate()
+        .args(["check", "--json"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn mix_stratum_missing_from_eval_is_a_warning() {
+    let w = Workdir::tiny();
+    w.write("mix.csv", "turns,share\nsingle,0.7\nmulti,0.2\nvoice,0.1\n");
+    let out = ablate().arg("check").arg(&w.dir).output().unwrap();
+    assert!(out.status.success());
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stdout),
+        &["turns=voice", "10.0%", "--allow-unmeasured"],
+    );
+}
+
+#[test]
+fn mix_column_not_in_cases() {
+    let w = Workdir::tiny();
+    w.write("mix.csv", "region,share\neu,0.5\nus,0.5\n");
+    assert_mentions(&check_fails(&w.dir), &["mix.csv", "`region`", "cases.csv"]);
+}
+
+#[test]
+fn header_only_table_is_empty() {
+    let w = Workdir::tiny();
+    w.write("results.csv", "case_id,arm,repeat,score\n");
+    assert_mentions(&check_fails(&w.dir), &["results.csv", "no rows"]);
+}
+
+#[test]
+fn zero_byte_csv_is_empty() {
+    let w = Workdir::tiny();
+    w.write("cases.csv", "");
+    assert_mentions(&check_fails(&w.dir), &["cases.csv", "empty"]);
+}
+
+#[test]
+fn file_that_is_not_parquet() {
+    let w = Workdir::demo_copy();
+    w.write(
+        "results.parquet",
+        "case_id,arm,repeat,score\nc1,baseline,0,1\n",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.parquet", "not a Parquet file"],
+    );
+}
+
+#[test]
+fn truncated_parquet() {
+    let w = Workdir::demo_copy();
+    let bytes = std::fs::read(w.path("results.parquet")).unwrap();
+    std::fs::write(w.path("results.parquet"), &bytes[..bytes.len() / 2]).unwrap();
+    assert_mentions(&check_fails(&w.dir), &["results.parquet", "truncated"]);
+}
+
+#[test]
+fn zero_byte_parquet() {
+    let w = Workdir::demo_copy();
+    std::fs::write(w.path("cases.parquet"), b"").unwrap();
+    assert_mentions(&check_fails(&w.dir), &["cases.parquet", "empty (0 bytes)"]);
+}
+
+#[test]
+fn corrupt_parquet_body() {
+    let w = Workdir::demo_copy();
+    let mut bytes = std::fs::read(w.path("units.parquet")).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[4..n - 8] {
+        *b = 0xAB;
+    }
+    std::fs::write(w.path("units.parquet"), &bytes).unwrap();
+    assert_mentions(&check_fails(&w.dir), &["units.parquet"]);
+}
+
+#[test]
+fn both_parquet_and_csv() {
+    let w = Workdir::tiny();
+    std::fs::copy(demo().join("mix.parquet"), w.path("mix.parquet")).unwrap();
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["mix.parquet", "mix.csv", "keep one"],
+    );
+}
+
+#[test]
+fn manifest_key_of_wrong_type() {
+    let w = Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05",
+        "threshold_drop = \"0.05\"",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["experiment.toml", "`threshold_drop`", "found text"],
+    );
+}
+
+#[test]
+fn manifest_syntax_error() {
+    let w = Workdir::tiny();
+    w.edit("experiment.toml", "set = \"tiny\"", "set = \"tiny");
+    assert_mentions(&check_fails(&w.dir), &["experiment.toml", "syntax"]);
+}
+
+#[test]
+fn manifest_stratum_not_a_case_column() {
+    let w = Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "strata = [\"turns\"]",
+        "strata = [\"locale\"]",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["experiment.toml", "strata[0]", "locale"],
+    );
+}
+
+#[test]
+fn manifest_block_not_in_units() {
+    let w = Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "name = \"few_shot\"",
+        "name = \"examples\"",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["experiment.toml", "blocks[0].name", "examples"],
+    );
+}
+
+#[test]
+fn baseline_must_remove_nothing() {
+    let w = Workdir::tiny();
+    w.edit("arms.csv", "baseline,\n", "baseline,system\n");
+    assert_mentions(&check_fails(&w.dir), &["arms.csv", "`removed`", "baseline"]);
+}
+
+#[test]
+fn unbalanced_repeats_and_missing_cases_are_warnings() {
+    let w = Workdir::tiny();
+    // c1 loses one repeat of the baseline; c2 disappears from without-ex1.
+    w.edit("results.csv", "c1,baseline,1,1\n", "");
+    w.edit("results.csv", "c2,without-ex1,0,1\n", "");
+    w.edit("results.csv", "c2,without-ex1,1,1\n", "");
+    let out = ablate().arg("check").arg(&w.dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stdout),
+        &[
+            "arm \"baseline\" has unbalanced repeats: 1 to 2",
+            "arm \"without-ex1\" has no results for 1 of the 4 cases",
+        ],
+    );
+}
+
+#[test]
+fn gold_rank_below_one() {
+    let w = Workdir::tiny();
+    w.edit("cases.csv", "c2,billing,multi,2,", "c2,billing,multi,0,");
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["cases.csv", "`gold_rank`", "row 2", "0"],
+    );
+}
+
+#[test]
+fn not_a_folder() {
+    let out = ablate()
+        .args(["check", "/nonexistent/experiment"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["/nonexistent/experiment", "not found"],
+    );
+}
+
+#[test]
+fn bad_confidence_is_a_usage_error() {
+    let out = ablate()
+        .args(["check", "--confidence", "1.5"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["--confidence", "(0, 1)"],
+    );
+}

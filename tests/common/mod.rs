@@ -1,0 +1,119 @@
+//! Shared helpers for the integration tests: a temporary work folder per test, a tiny valid CSV
+//! experiment to break in one place at a time, and a runner for the binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The committed demo experiment.
+pub fn demo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks-data/support-eval-v3")
+}
+
+/// A temporary folder holding one experiment, removed when dropped.
+pub struct Workdir {
+    /// Keeps the folder alive.
+    pub root: tempfile::TempDir,
+    /// The experiment folder inside it.
+    pub dir: PathBuf,
+}
+
+impl Workdir {
+    /// An empty experiment folder.
+    pub fn empty() -> Workdir {
+        let root = tempfile::tempdir().expect("tempdir");
+        let dir = root.path().join("exp");
+        std::fs::create_dir(&dir).expect("mkdir");
+        Workdir { root, dir }
+    }
+
+    /// A small, valid CSV experiment: 4 cases (one stress), 3 arms, 2 repeats.
+    pub fn tiny() -> Workdir {
+        let w = Workdir::empty();
+        w.write(
+            "experiment.toml",
+            "set = \"tiny\"\nmodel = \"m\"\nthreshold_drop = 0.05\nstrata = [\"turns\"]\n\n[[blocks]]\nname = \"few_shot\"\nneed = \"needed_units\"\n",
+        );
+        w.write(
+            "cases.csv",
+            "case_id,slice,turns,gold_rank,stress\nc1,billing,single,1,false\nc2,billing,multi,2,false\nc3,refunds,single,,false\ns1,refunds,multi,1,true\n",
+        );
+        w.write(
+            "units.csv",
+            "unit,block,tokens\nsystem,system,900\nfew_shot/01,few_shot,200\nfew_shot/02,few_shot,210\n",
+        );
+        w.write(
+            "arms.csv",
+            "arm,removed\nbaseline,\nwithout-ex1,few_shot/01\nwithout-examples,few_shot/01;few_shot/02\n",
+        );
+        let mut results = String::from("case_id,arm,repeat,score\n");
+        for case in ["c1", "c2", "c3", "s1"] {
+            for (arm, s) in [
+                ("baseline", 1.0),
+                ("without-ex1", 1.0),
+                ("without-examples", 0.0),
+            ] {
+                for r in 0..2 {
+                    results.push_str(&format!("{case},{arm},{r},{s}\n"));
+                }
+            }
+        }
+        w.write("results.csv", &results);
+        w.write("mix.csv", "turns,share\nsingle,0.77\nmulti,0.23\n");
+        w
+    }
+
+    /// A copy of the demo experiment.
+    pub fn demo_copy() -> Workdir {
+        let w = Workdir::empty();
+        for entry in std::fs::read_dir(demo()).expect("demo folder") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), w.dir.join(entry.file_name())).expect("copy");
+        }
+        w
+    }
+
+    /// Writes a file in the experiment folder.
+    pub fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.dir.join(name), text).expect("write");
+    }
+
+    /// Path of a file in the experiment folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Replaces `from` with `to` in a text file of the experiment.
+    pub fn edit(&self, name: &str, from: &str, to: &str) {
+        let text = std::fs::read_to_string(self.path(name)).expect("read");
+        assert!(text.contains(from), "{name} does not contain {from:?}");
+        self.write(name, &text.replacen(from, to, 1));
+    }
+}
+
+/// The `ablate` binary.
+pub fn ablate() -> Command {
+    Command::cargo_bin("ablate").expect("binary")
+}
+
+/// Runs `ablate check DIR`, expects exit code 2 and returns stderr.
+pub fn check_fails(dir: &Path) -> String {
+    let out = ablate().arg("check").arg(dir).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "expected exit 2, stderr: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    stderr
+}
+
+/// Asserts that `text` contains every needle.
+pub fn assert_mentions(text: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(text.contains(n), "expected {n:?} in:\n{text}");
+    }
+}
