@@ -1,4 +1,49 @@
 //! One module per verb. Each exposes a pure `run` from loaded inputs to a serialisable output
-//! struct; none of them reads files or prints.
+//! struct; none of them reads files or prints (a progress bar on stderr is the one side channel).
 
 pub mod check;
+pub mod paired;
+pub mod sweep;
+pub mod variance;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Settings shared by the analyses.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Seed of the bootstrap resamples.
+    pub seed: u64,
+    /// Bootstrap resamples (0 = normal-approximation intervals).
+    pub bootstrap: usize,
+    /// Confidence level of intervals, in (0, 1).
+    pub confidence: f64,
+    /// Whether long work may show a progress bar (it only appears when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 0,
+            bootstrap: 10_000,
+            confidence: 0.95,
+            progress: false,
+        }
+    }
+}
+
+impl Config {
+    /// A progress bar of `len` steps on stderr, or `None` when progress is off. indicatif hides
+    /// it when stderr is not a terminal.
+    pub fn progress_bar(&self, len: u64, what: &str) -> Option<ProgressBar> {
+        if !self.progress {
+            return None;
+        }
+        let bar = ProgressBar::new(len);
+        if let Ok(style) = ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({eta})") {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_string());
+        Some(bar)
+    }
+}

@@ -2,7 +2,9 @@
 //! of [`crate::analysis`]; they never compute statistics.
 
 pub mod check;
+pub mod sweep;
 pub mod text;
+pub mod variance;
 
 use serde::Serialize;
 

@@ -1,3 +1,8 @@
-//! Pure numeric code: stable sums and moments. No Polars, no I/O.
+//! Pure numeric code: stable sums and moments, percentiles, distributions and tests, the estimate
+//! type and the joint bootstrap. No Polars, no I/O.
 
+pub mod bootstrap;
+pub mod dist;
+pub mod estimate;
 pub mod moments;
+pub mod percentile;

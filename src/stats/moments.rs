@@ -115,3 +115,94 @@ mod tests {
         assert!(mean(&[]).is_nan());
     }
 }
+
+/// Mean of per-case values and its standard error, with cases as the unit (Miller 2024).
+///
+/// Plain: se = s/√n (s the sample standard deviation).
+/// Clustered (when `clusters` gives each value's cluster id): with C distinct clusters,
+/// se = √(C/(C−1) · Σ_c (Σ_{i∈c} (xᵢ − x̄))²) / n — equal to the plain se when every case is its
+/// own cluster. The se is `None` with fewer than two cases (or clusters).
+pub fn mean_se(values: &[f64], clusters: Option<&[u32]>) -> (f64, Option<f64>) {
+    let n = values.len();
+    let m = mean(values);
+    if n < 2 {
+        return (m, None);
+    }
+    let se = match clusters {
+        None => Some((sample_variance(values) / n as f64).sqrt()),
+        Some(ids) => {
+            let mut totals: std::collections::BTreeMap<u32, Neumaier> = Default::default();
+            for (x, c) in values.iter().zip(ids) {
+                totals.entry(*c).or_default().add(x - m);
+            }
+            let c = totals.len();
+            if c < 2 {
+                None
+            } else {
+                let ss = sum(totals.values().map(|t| t.total() * t.total()));
+                Some((c as f64 / (c - 1) as f64 * ss).sqrt() / n as f64)
+            }
+        }
+    };
+    (m, se)
+}
+
+/// Pearson correlation of paired values; `None` when either side has zero variance or n < 2.
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    if n < 2 {
+        return None;
+    }
+    let (mx, my) = (mean(&x[..n]), mean(&y[..n]));
+    let mut sxy = Neumaier::default();
+    let mut sxx = Neumaier::default();
+    let mut syy = Neumaier::default();
+    for i in 0..n {
+        let (dx, dy) = (x[i] - mx, y[i] - my);
+        sxy.add(dx * dy);
+        sxx.add(dx * dx);
+        syy.add(dy * dy);
+    }
+    let denom = (sxx.total() * syy.total()).sqrt();
+    (denom > 0.0).then(|| (sxy.total() / denom).clamp(-1.0, 1.0))
+}
+
+#[cfg(test)]
+mod se_tests {
+    use super::*;
+
+    #[test]
+    fn plain_se_by_hand() {
+        // d = 0, 1, 1, 0: mean 0.5, s² = 1/3, se = √(1/12).
+        let (m, se) = mean_se(&[0.0, 1.0, 1.0, 0.0], None);
+        assert_eq!(m, 0.5);
+        assert!((se.unwrap() - (1.0f64 / 12.0).sqrt()).abs() < 1e-15);
+        assert_eq!(mean_se(&[3.0], None).1, None);
+    }
+
+    #[test]
+    fn clustered_se_by_hand_and_singletons_equal_plain() {
+        let d = [0.0, 1.0, 1.0, 0.0, 2.0];
+        let singletons = [0, 1, 2, 3, 4];
+        let (_, plain) = mean_se(&d, None);
+        let (_, clustered) = mean_se(&d, Some(&singletons));
+        assert!((plain.unwrap() - clustered.unwrap()).abs() < 1e-15);
+        // Clusters {0,1} {2,3} {4}: mean 0.8; residual sums -0.6, -0.6, 1.2;
+        // se = √(3/2 · (0.36 + 0.36 + 1.44)) / 5 = √3.24 / 5 = 0.36.
+        let (_, se) = mean_se(&d, Some(&[7, 7, 9, 9, 2]));
+        assert!((se.unwrap() - 0.36).abs() < 1e-12, "{se:?}");
+        // One cluster only: undefined.
+        assert_eq!(mean_se(&d, Some(&[1, 1, 1, 1, 1])).1, None);
+    }
+
+    #[test]
+    fn pearson_by_hand() {
+        assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).unwrap() - 1.0).abs() < 1e-15);
+        assert!((pearson(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-15);
+        assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), None);
+        // x = 1,2,3,4 ; y = 1,3,2,4 → r = 0.8
+        assert!(
+            (pearson(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]).unwrap() - 0.8).abs() < 1e-12
+        );
+    }
+}

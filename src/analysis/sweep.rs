@@ -1,0 +1,351 @@
+//! `ablate sweep`: every arm against the baseline, on the main set.
+//!
+//! For arm a with paired cases i (present in both arms; stress cases excluded):
+//! - `score` = mean_i s[i,a]; `drop` = mean_i d[i] with d[i] = s[i,base] − s[i,a];
+//! - `se` = sd(d)/√n, or the clustered se √(C/(C−1)·Σ_c(Σ_{i∈c}(d[i] − drop))²)/n;
+//! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
+//! - CI: percentile bootstrap over cases (clusters), one joint resample for all arms; with
+//!   `--bootstrap 0`, drop ± z·se;
+//! - `verdict` = needed if drop ≥ threshold_drop else removable-on-this-set; `confidence` =
+//!   confident when the CI lies wholly on the verdict's side (ci_low ≥ threshold for needed,
+//!   ci_high < threshold for removable: a non-inferiority result), else inconclusive;
+//! - one-sided p for drop > 0 (normal approximation), Holm-adjusted across the run's arms;
+//!   `mcnemar_p`, the exact McNemar test, when every paired score is 0/1 with one repeat;
+//! - `lost_cases` (pass in baseline, fail in arm), `gained_cases`, `lost_by_slice`, `churn`
+//!   (cases whose per-repeat pass/fail differs), `missing_cases`.
+//!
+//! References: Miller, "Adding Error Bars to Evals" (2024) for case-level and clustered errors and
+//! paired differences; Holm (1979); McNemar (1947).
+//!
+//! Cost: one pass over the case × arm matrix per bootstrap resample, O(B·n·arms).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::paired::{self, CaseSet, Paired};
+use crate::io::Experiment;
+use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::dist;
+use crate::stats::estimate::{CiMethod, Estimate};
+use crate::stats::moments;
+
+/// The point rule agreed in advance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// drop ≥ threshold_drop.
+    #[serde(rename = "needed")]
+    Needed,
+    /// drop < threshold_drop.
+    #[serde(rename = "removable-on-this-set")]
+    Removable,
+}
+
+impl Verdict {
+    /// The verdict of a drop against a threshold.
+    pub fn of(drop: f64, threshold: f64) -> Verdict {
+        if drop >= threshold {
+            Verdict::Needed
+        } else {
+            Verdict::Removable
+        }
+    }
+
+    /// The name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Needed => "needed",
+            Verdict::Removable => "removable-on-this-set",
+        }
+    }
+}
+
+/// Whether the interval supports the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The whole interval is on the verdict's side of the threshold.
+    Confident,
+    /// The interval straddles the threshold (or is undefined).
+    Inconclusive,
+}
+
+impl Confidence {
+    /// Confident when ci_low ≥ threshold for needed, or ci_high < threshold for removable.
+    pub fn of(
+        verdict: Verdict,
+        ci_low: Option<f64>,
+        ci_high: Option<f64>,
+        threshold: f64,
+    ) -> Confidence {
+        let confident = match verdict {
+            Verdict::Needed => ci_low.is_some_and(|l| l >= threshold),
+            Verdict::Removable => ci_high.is_some_and(|h| h < threshold),
+        };
+        if confident {
+            Confidence::Confident
+        } else {
+            Confidence::Inconclusive
+        }
+    }
+
+    /// The name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Confident => "confident",
+            Confidence::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// The baseline's score on the main set.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineScore {
+    /// Mean of s[i,base] over the main set.
+    pub score: f64,
+    /// Its standard error (clustered when the cases have clusters).
+    pub se: Option<f64>,
+}
+
+/// One arm against the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepArm {
+    /// Arm label.
+    pub arm: String,
+    /// Units it removed (from the arms table; empty when there is none).
+    pub removed: Vec<String>,
+    /// Mean score of the arm over its paired cases.
+    pub score: f64,
+    /// Mean paired drop (baseline − arm); positive = the arm does worse.
+    pub drop: f64,
+    /// Standard error of the drop.
+    pub se: Option<f64>,
+    /// Lower end of the drop's interval.
+    pub ci_low: Option<f64>,
+    /// Upper end of the drop's interval.
+    pub ci_high: Option<f64>,
+    /// `bootstrap-percentile` or `normal`.
+    pub ci_method: CiMethod,
+    /// Correlation of baseline and arm case means.
+    pub rho: Option<f64>,
+    /// One-sided p-value for drop > 0, Holm-adjusted across the arms of this run.
+    pub p_holm: Option<f64>,
+    /// Exact McNemar p (two-sided) when every paired score is 0/1 with one repeat.
+    pub mcnemar_p: Option<f64>,
+    /// needed or removable-on-this-set.
+    pub verdict: Verdict,
+    /// confident or inconclusive.
+    pub confidence: Confidence,
+    /// Mean tokens per request the arm removes (units table, else the fall in mean `tokens_in`).
+    pub tokens_removed: Option<f64>,
+    /// Paired cases passing in the baseline and failing in the arm.
+    pub lost_cases: usize,
+    /// Paired cases failing in the baseline and passing in the arm.
+    pub gained_cases: usize,
+    /// Main-set cases whose per-repeat pass/fail differs in this arm (null with one repeat).
+    pub churn: Option<usize>,
+    /// Main-set baseline cases with no results in this arm.
+    pub missing_cases: usize,
+    /// Lost cases per `slice` (slices with at least one).
+    pub lost_by_slice: BTreeMap<String, usize>,
+    /// Paired cases.
+    pub n: usize,
+}
+
+/// What `ablate sweep` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepOutput {
+    /// Eval set name.
+    pub set: String,
+    /// Baseline arm label.
+    pub baseline_arm: String,
+    /// Threshold agreed before the run.
+    pub threshold_drop: f64,
+    /// Main-set cases with baseline results.
+    pub cases: usize,
+    /// Most common repeats per case in the baseline.
+    pub repeats: u32,
+    /// Baseline churn: the noise floor of lost cases (null with one repeat).
+    pub churn_baseline: Option<usize>,
+    /// Number of clusters (null without a cluster column).
+    pub clusters: Option<usize>,
+    /// Confidence level of the intervals.
+    pub confidence_level: f64,
+    /// Bootstrap resamples (0 = normal intervals).
+    pub bootstrap: usize,
+    /// Seed of the resamples.
+    pub seed: u64,
+    /// The baseline's score.
+    pub baseline: BaselineScore,
+    /// Every other arm.
+    pub arms: Vec<SweepArm>,
+    /// Arms left out (no paired case) and similar notes.
+    pub warnings: Vec<String>,
+}
+
+/// Mean tokens the arm removes: Σ units.tokens of its removed units, else the fall in mean
+/// `tokens_in` from the baseline.
+pub fn tokens_removed(exp: &Experiment, arm: usize) -> Option<f64> {
+    let label = &exp.results.arms[arm];
+    let removed = exp
+        .arms
+        .as_ref()
+        .and_then(|a| a.get(label))
+        .map(|s| &s.removed);
+    if let (Some(removed), Some(units)) = (removed, &exp.units)
+        && !removed.is_empty()
+    {
+        return Some(moments::sum(
+            removed
+                .iter()
+                .filter_map(|u| units.index.get(u).map(|&i| units.specs[i].tokens)),
+        ));
+    }
+    let tokens = exp.results.tokens_in.as_ref()?;
+    Some(tokens[exp.baseline_index()]? - tokens[arm]?)
+}
+
+/// Runs the sweep.
+pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let base = paired.baseline;
+    let threshold = exp.manifest.threshold_drop;
+    let pass_mark = exp.manifest.pass_mark;
+    let mut warnings = Vec::new();
+
+    let base_scores: Vec<f64> = paired
+        .cases
+        .iter()
+        .map(|&c| m.mean[m.cell(c, base)])
+        .collect();
+    let (base_score, base_se) = paired.mean_se(&base_scores, &paired.unit);
+
+    let arm_ids: Vec<usize> = (0..m.n_arms)
+        .filter(|&a| a != base)
+        .filter(|&a| {
+            let n = paired.cases.iter().filter(|&&c| m.present(c, a)).count();
+            if n == 0 {
+                warnings.push(format!(
+                    "arm \"{}\" shares no main-set case with the baseline; it is left out",
+                    exp.results.arms[a]
+                ));
+            }
+            n > 0
+        })
+        .collect();
+    let pairs: Vec<_> = arm_ids.iter().map(|&a| paired.arm(m, a)).collect();
+
+    let draws = (cfg.bootstrap > 0).then(|| {
+        let mut sums = RatioSums::new(paired.n_units, arm_ids.len());
+        for (k, p) in pairs.iter().enumerate() {
+            paired.add_mean(&mut sums, k, &p.unit, &p.drop);
+        }
+        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        d
+    });
+
+    let slice = exp.cases.slice();
+    let mut arms = Vec::with_capacity(arm_ids.len());
+    let mut p_raw = Vec::with_capacity(arm_ids.len());
+    for (k, (&a, p)) in arm_ids.iter().zip(&pairs).enumerate() {
+        let (drop, se) = paired.mean_se(&p.drop, &p.unit);
+        let est = match &draws {
+            Some(d) => {
+                Estimate::bootstrap(drop, se, d.percentile_ci(k, cfg.confidence), cfg.confidence)
+            }
+            None => Estimate::normal(drop, se, cfg.confidence),
+        };
+        let verdict = Verdict::of(drop, threshold);
+        let confidence = Confidence::of(verdict, est.ci_low, est.ci_high, threshold);
+        p_raw.push(se.map_or(f64::NAN, |s| dist::p_one_sided_positive(drop, s)));
+
+        let mut lost = 0;
+        let mut gained = 0;
+        let mut lost_by_slice = BTreeMap::new();
+        let mut binary = true;
+        let (mut only_base, mut only_arm) = (0u64, 0u64);
+        for (j, &pos) in p.pos.iter().enumerate() {
+            let c = paired.cases[pos];
+            let (b, s) = (p.base[j], p.arm[j]);
+            let (pb, pa) = (b >= pass_mark, s >= pass_mark);
+            if pb && !pa {
+                lost += 1;
+                let name = slice
+                    .and_then(|v| v[c].clone())
+                    .unwrap_or_else(|| "(no slice)".into());
+                if slice.is_some() {
+                    *lost_by_slice.entry(name).or_insert(0) += 1;
+                }
+            }
+            if !pb && pa {
+                gained += 1;
+            }
+            let single = m.repeats[m.cell(c, base)] == 1 && m.repeats[m.cell(c, a)] == 1;
+            let zero_one = |x: f64| x == 0.0 || x == 1.0;
+            binary &= single && zero_one(b) && zero_one(s);
+            if b == 1.0 && s == 0.0 {
+                only_base += 1;
+            } else if b == 0.0 && s == 1.0 {
+                only_arm += 1;
+            }
+        }
+        arms.push(SweepArm {
+            arm: exp.results.arms[a].clone(),
+            removed: exp
+                .arms
+                .as_ref()
+                .and_then(|t| t.get(&exp.results.arms[a]))
+                .map(|s| s.removed.clone())
+                .unwrap_or_default(),
+            score: moments::mean(&p.arm),
+            drop,
+            se,
+            ci_low: est.ci_low,
+            ci_high: est.ci_high,
+            ci_method: est.ci_method,
+            rho: moments::pearson(&p.base, &p.arm),
+            p_holm: None,
+            mcnemar_p: binary.then(|| dist::mcnemar_exact(only_base, only_arm)),
+            verdict,
+            confidence,
+            tokens_removed: tokens_removed(exp, a),
+            lost_cases: lost,
+            gained_cases: gained,
+            churn: paired::churn(m, &paired.cases, a),
+            missing_cases: paired.cases.len() - p.pos.len(),
+            lost_by_slice,
+            n: p.pos.len(),
+        });
+    }
+    // Holm over the arms with a defined p-value.
+    let defined: Vec<usize> = (0..p_raw.len()).filter(|&i| !p_raw[i].is_nan()).collect();
+    let adjusted = dist::holm(&defined.iter().map(|&i| p_raw[i]).collect::<Vec<_>>());
+    for (i, p) in defined.into_iter().zip(adjusted) {
+        arms[i].p_holm = Some(p);
+    }
+
+    SweepOutput {
+        set: exp.manifest.set.clone(),
+        baseline_arm: exp.manifest.baseline_arm.clone(),
+        threshold_drop: threshold,
+        cases: paired.cases.len(),
+        repeats: paired::modal_repeats(m, &paired.cases, base),
+        churn_baseline: paired::churn(m, &paired.cases, base),
+        clusters: paired.clustered.then_some(paired.n_units),
+        confidence_level: cfg.confidence,
+        bootstrap: cfg.bootstrap,
+        seed: cfg.seed,
+        baseline: BaselineScore {
+            score: base_score,
+            se: base_se,
+        },
+        arms,
+        warnings,
+    }
+}

@@ -1,0 +1,161 @@
+//! `ablate variance`: where the noise comes from, and what the set can detect.
+//!
+//! For each arm a (the baseline included), over main-set cases with results in a, with K the
+//! arm's mean repeats per case:
+//! - `within_case_var` = mean over cases of the sample variance across repeats (cases with ≥ 2
+//!   repeats);
+//! - `case_means_var` = sample variance of s[i,a];
+//! - `between_case_var` = case_means_var − within_case_var/K;
+//! - `repeat_noise_share` = (within_case_var/K) / case_means_var;
+//! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop detectable at 80% power, α = 1 − confidence;
+//! - `cases_needed` = ⌈((z(1−α/2) + z(0.8))·sd(d)/threshold_drop)²⌉.
+//!
+//! Miller (2024): Var(mean) = (Var(x) + E[σ²]/K)/n, so more repeats only shrink the second term:
+//! when repeat noise is a small share of the variance of case means, add cases, not repeats.
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::paired::{self, CaseSet, Paired};
+use crate::io::Experiment;
+use crate::stats::{dist, moments, percentile};
+
+/// Power used for the minimum detectable effect.
+pub const POWER: f64 = 0.8;
+
+/// Variance decomposition and power of one arm.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarianceArm {
+    /// Arm label.
+    pub arm: String,
+    /// Mean over cases of the variance across repeats (null when no case has 2 repeats).
+    pub within_case_var: Option<f64>,
+    /// Sample variance of the case means.
+    pub case_means_var: Option<f64>,
+    /// case_means_var − within_case_var/K.
+    pub between_case_var: Option<f64>,
+    /// (within_case_var/K)/case_means_var: the share of the spread of case means that is repeat noise.
+    pub repeat_noise_share: Option<f64>,
+    /// Cases whose per-repeat pass/fail differs (null with one repeat).
+    pub churn: Option<usize>,
+    /// Minimum detectable drop at 80% power (null for the baseline).
+    pub mde: Option<f64>,
+    /// Cases needed to detect threshold_drop at 80% power (null for the baseline).
+    pub cases_needed: Option<u64>,
+    /// Mean repeats per case (K).
+    pub repeats_mean: f64,
+    /// Cases with results in this arm.
+    pub n: usize,
+}
+
+/// What `ablate variance` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarianceOutput {
+    /// Threshold agreed before the run.
+    pub threshold_drop: f64,
+    /// Confidence level (α = 1 − confidence).
+    pub confidence_level: f64,
+    /// Power of the detectable-drop figures.
+    pub power: f64,
+    /// Main-set cases with baseline results.
+    pub cases: usize,
+    /// Median mde over the leave-one-out arms (one unit removed), else over all non-baseline arms.
+    pub typical_mde: Option<f64>,
+    /// Median cases_needed over the same arms.
+    pub typical_cases_needed: Option<u64>,
+    /// Every arm, the baseline first.
+    pub arms: Vec<VarianceArm>,
+}
+
+/// Runs the variance analysis.
+pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let base = paired.baseline;
+    let threshold = exp.manifest.threshold_drop;
+    let multiplier = dist::power_multiplier(cfg.confidence, POWER);
+
+    let mut order: Vec<usize> = vec![base];
+    order.extend((0..m.n_arms).filter(|&a| a != base));
+    let mut arms = Vec::with_capacity(order.len());
+    for a in order {
+        let cases: Vec<usize> = paired
+            .cases
+            .iter()
+            .copied()
+            .filter(|&c| m.present(c, a))
+            .collect();
+        let means: Vec<f64> = cases.iter().map(|&c| m.mean[m.cell(c, a)]).collect();
+        let within: Vec<f64> = cases
+            .iter()
+            .map(|&c| m.var[m.cell(c, a)])
+            .filter(|v| !v.is_nan())
+            .collect();
+        let k = if cases.is_empty() {
+            0.0
+        } else {
+            moments::sum(cases.iter().map(|&c| m.repeats[m.cell(c, a)] as f64)) / cases.len() as f64
+        };
+        let within_case_var = (!within.is_empty()).then(|| moments::mean(&within));
+        let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
+        let between_case_var = match (case_means_var, within_case_var) {
+            (Some(cm), Some(w)) => Some(cm - w / k),
+            (Some(cm), None) => Some(cm),
+            _ => None,
+        };
+        let repeat_noise_share = match (case_means_var, within_case_var) {
+            (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
+            _ => None,
+        };
+        let (mde, cases_needed) = if a == base {
+            (None, None)
+        } else {
+            let p = paired.arm(m, a);
+            let (_, se) = paired.mean_se(&p.drop, &p.unit);
+            let sd = moments::sample_variance(&p.drop).sqrt();
+            let needed = (threshold > 0.0 && sd.is_finite())
+                .then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
+            (se.map(|s| multiplier * s), needed)
+        };
+        arms.push(VarianceArm {
+            arm: exp.results.arms[a].clone(),
+            within_case_var,
+            case_means_var,
+            between_case_var,
+            repeat_noise_share,
+            churn: paired::churn(m, &cases, a),
+            mde,
+            cases_needed,
+            repeats_mean: k,
+            n: cases.len(),
+        });
+    }
+    // "Typical" = the median over leave-one-out arms (one unit removed) when there are any: those
+    // are the arms whose drops sit near the threshold; otherwise over every non-baseline arm.
+    let single = |a: &VarianceArm| {
+        exp.arms
+            .as_ref()
+            .and_then(|t| t.get(&a.arm))
+            .is_some_and(|s| s.removed.len() == 1)
+    };
+    let typical: Vec<&VarianceArm> = if arms.iter().any(single) {
+        arms.iter().filter(|a| single(a)).collect()
+    } else {
+        arms.iter().collect()
+    };
+    let mdes: Vec<f64> = typical.iter().filter_map(|a| a.mde).collect();
+    let needed: Vec<f64> = typical
+        .iter()
+        .filter_map(|a| a.cases_needed.map(|n| n as f64))
+        .collect();
+    VarianceOutput {
+        threshold_drop: threshold,
+        confidence_level: cfg.confidence,
+        power: POWER,
+        cases: paired.cases.len(),
+        typical_mde: (!mdes.is_empty()).then(|| percentile::quantile(&mdes, 0.5)),
+        typical_cases_needed: (!needed.is_empty())
+            .then(|| percentile::quantile(&needed, 0.5).ceil() as u64),
+        arms,
+    }
+}

@@ -1,0 +1,88 @@
+//! Human rendering of [`VarianceOutput`], with the plain-language verdict on what the set can
+//! detect and Miller's advice on repeats.
+
+use std::fmt::Write;
+
+use crate::analysis::variance::VarianceOutput;
+use crate::report::sweep::num;
+use crate::report::text::{TextTable, thousands};
+
+/// Renders the variance analysis for a terminal.
+pub fn human(r: &VarianceOutput) -> String {
+    let mut s = String::new();
+    let mut t = TextTable::new(&[
+        "arm",
+        "within var",
+        "case-means var",
+        "between var",
+        "repeat noise",
+        "churn",
+        "mde",
+        "cases needed",
+    ]);
+    for a in &r.arms {
+        t.row(vec![
+            a.arm.clone(),
+            num(a.within_case_var, 5),
+            num(a.case_means_var, 5),
+            num(a.between_case_var, 5),
+            a.repeat_noise_share
+                .map_or("—".into(), |x| format!("{:.1}%", 100.0 * x)),
+            a.churn.map_or("—".into(), |c| c.to_string()),
+            num(a.mde, 4),
+            a.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
+        ]);
+    }
+    s.push_str(&t.render());
+    let _ = writeln!(s);
+    let alpha = 1.0 - r.confidence_level;
+    if let Some(mde) = r.typical_mde {
+        if mde > r.threshold_drop {
+            let _ = writeln!(
+                s,
+                "This set cannot detect a drop of {} at {:.0}% power (two-sided α = {alpha:.2}); for a typical leave-one-out arm it can detect {mde:.3}.",
+                r.threshold_drop,
+                r.power * 100.0
+            );
+            if let Some(n) = r.typical_cases_needed {
+                let _ = writeln!(
+                    s,
+                    "About {} cases would be needed to detect {} (it has {}).",
+                    thousands(n as f64),
+                    r.threshold_drop,
+                    r.cases
+                );
+            }
+        } else {
+            let _ = writeln!(
+                s,
+                "For a typical leave-one-out arm this set detects a drop of {mde:.3} at {:.0}% power, within the threshold of {}.",
+                r.power * 100.0,
+                r.threshold_drop
+            );
+        }
+    }
+    if let Some(base) = r.arms.first()
+        && let Some(share) = base.repeat_noise_share
+    {
+        let k = base.repeats_mean;
+        let shrink = 1.0 - (1.0 - share / 2.0).max(0.0).sqrt();
+        if share < 0.1 {
+            let _ = writeln!(
+                s,
+                "Repeat noise is {:.1}% of the spread of baseline case means: more repeats will barely help (doubling K = {k:.0} shrinks the se by {:.1}%); add cases instead (doubling them shrinks it by 29%).",
+                100.0 * share,
+                100.0 * shrink
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "Repeat noise is {:.1}% of the spread of baseline case means: doubling repeats from {k:.0} to {:.0} would shrink the se by about {:.0}% (doubling cases: 29%).",
+                100.0 * share,
+                2.0 * k,
+                100.0 * shrink
+            );
+        }
+    }
+    s
+}

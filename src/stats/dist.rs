@@ -1,0 +1,114 @@
+//! Distribution functions and tests: normal quantiles and one-sided p-values, Holm's step-down
+//! adjustment, the exact McNemar test, and power (minimum detectable effect, cases needed).
+//! The normal and binomial distributions come from statrs.
+
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
+
+fn standard_normal() -> Normal {
+    // Mean 0 and sd 1 are always valid parameters.
+    Normal::standard()
+}
+
+/// `z` such that P(|Z| ≤ z) = confidence, i.e. Φ⁻¹(1 − (1 − confidence)/2).
+pub fn z_two_sided(confidence: f64) -> f64 {
+    standard_normal().inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+}
+
+/// Φ⁻¹(p).
+pub fn z_quantile(p: f64) -> f64 {
+    standard_normal().inverse_cdf(p)
+}
+
+/// One-sided p-value for H₁: effect > 0, by the normal approximation: 1 − Φ(point/se).
+/// With se = 0 the answer is 0 for a positive point, 1 for a negative one and 0.5 at exactly 0
+/// (the limit of the normal approximation).
+pub fn p_one_sided_positive(point: f64, se: f64) -> f64 {
+    if se > 0.0 {
+        1.0 - standard_normal().cdf(point / se)
+    } else if point > 0.0 {
+        0.0
+    } else if point < 0.0 {
+        1.0
+    } else {
+        0.5
+    }
+}
+
+/// Holm's step-down adjustment (Holm 1979): with p-values sorted ascending p₍₁₎ ≤ … ≤ p₍ₘ₎,
+/// p̃₍ⱼ₎ = max_{l≤j} min(1, (m − l + 1)·p₍ₗ₎). Returned in the input order.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]).then(a.cmp(b)));
+    let mut out = vec![0.0; m];
+    let mut running = 0.0f64;
+    for (j, &i) in order.iter().enumerate() {
+        let adjusted = ((m - j) as f64 * p[i]).min(1.0);
+        running = running.max(adjusted);
+        out[i] = running;
+    }
+    out
+}
+
+/// Exact two-sided McNemar test on the discordant pairs: with b cases passing only in the first
+/// arm and c only in the second, p = min(1, 2·P(X ≤ min(b, c))) for X ~ Binomial(b + c, 1/2).
+/// 1 when there are no discordant pairs.
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    match Binomial::new(0.5, n) {
+        Ok(dist) => (2.0 * dist.cdf(b.min(c))).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// z(1 − α/2) + z(power) for a two-sided test at α = 1 − confidence: the multiplier of the
+/// standard error in the minimum detectable effect.
+pub fn power_multiplier(confidence: f64, power: f64) -> f64 {
+    z_two_sided(confidence) + z_quantile(power)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn z_values() {
+        assert!((z_two_sided(0.95) - 1.959963984540054).abs() < 1e-9);
+        assert!((z_quantile(0.8) - 0.8416212335729143).abs() < 1e-9);
+        assert!((power_multiplier(0.95, 0.8) - 2.801585218).abs() < 1e-8);
+    }
+
+    #[test]
+    fn one_sided_p() {
+        assert!((p_one_sided_positive(1.959963984540054, 1.0) - 0.025).abs() < 1e-9);
+        assert_eq!(p_one_sided_positive(0.1, 0.0), 0.0);
+        assert_eq!(p_one_sided_positive(0.0, 0.0), 0.5);
+        assert!((p_one_sided_positive(0.0, 2.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn holm_by_hand() {
+        // m = 4: sorted 0.01, 0.02, 0.03, 0.5 → 0.04, 0.06, 0.06 (monotone), 0.5.
+        let adj = holm(&[0.03, 0.5, 0.01, 0.02]);
+        let want = [0.06, 0.5, 0.04, 0.06];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn mcnemar_by_hand() {
+        // b = 1, c = 5: P(X ≤ 1) for Bin(6, .5) = 7/64; two-sided 14/64.
+        assert!((mcnemar_exact(1, 5) - 14.0 / 64.0).abs() < 1e-12);
+        assert!((mcnemar_exact(5, 1) - 14.0 / 64.0).abs() < 1e-12);
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        assert_eq!(mcnemar_exact(3, 3), 1.0);
+        // b = 0, c = 10: 2/1024.
+        assert!((mcnemar_exact(0, 10) - 2.0 / 1024.0).abs() < 1e-15);
+    }
+}

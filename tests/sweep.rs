@@ -1,0 +1,440 @@
+//! `ablate sweep` and `ablate variance`: every field against hand-computed values on tiny tables,
+//! second methods for each estimator, determinism across thread counts, and golden JSON for the
+//! demo experiment.
+
+mod common;
+
+use ablate::analysis::{self, Config};
+use ablate::io::Experiment;
+use common::{Workdir, ablate, demo};
+use serde_json::Value;
+
+/// 4 main cases + 1 stress case, one repeat, 0/1 scores.
+///
+/// | case | baseline | A | B | same |
+/// |------|----------|---|---|------|
+/// | c1   | 1        | 0 | 1 | 1    |
+/// | c2   | 1        | 1 | 0 | 1    |
+/// | c3   | 0        | 0 | 1 | 0    |
+/// | c4   | 1        | 0 | 1 | 1    |
+/// | s1   | 1        | 0 | 0 | 1    | (stress: excluded)
+fn binary_experiment(clusters: bool) -> Workdir {
+    let w = Workdir::empty();
+    w.write("experiment.toml", "set = \"hand\"\nthreshold_drop = 0.05\n");
+    let cases = if clusters {
+        "case_id,slice,stress,cluster\nc1,a,false,t1\nc2,b,false,t2\nc3,b,false,t2\nc4,a,false,t1\ns1,a,true,t3\n"
+    } else {
+        "case_id,slice,stress\nc1,a,false\nc2,b,false\nc3,b,false\nc4,a,false\ns1,a,true\n"
+    };
+    w.write("cases.csv", cases);
+    let table = [
+        ("c1", [1, 0, 1, 1]),
+        ("c2", [1, 1, 0, 1]),
+        ("c3", [0, 0, 1, 0]),
+        ("c4", [1, 0, 1, 1]),
+        ("s1", [1, 0, 0, 1]),
+    ];
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for (case, scores) in table {
+        for (arm, s) in ["baseline", "A", "B", "same"].iter().zip(scores) {
+            results.push_str(&format!("{case},{arm},0,{s}\n"));
+        }
+    }
+    w.write("results.csv", &results);
+    w
+}
+
+fn cfg(bootstrap: usize) -> Config {
+    Config {
+        bootstrap,
+        ..Config::default()
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn sweep_fields_by_hand() {
+    let w = binary_experiment(false);
+    let exp = Experiment::load(&w.dir).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(0));
+    assert_eq!(r.cases, 4);
+    assert_eq!(r.repeats, 1);
+    assert_eq!(r.churn_baseline, None);
+    assert!(close(r.baseline.score, 0.75));
+    // se of (1,1,0,1): s² = 0.25, se = 0.25
+    assert!(close(r.baseline.se.unwrap(), 0.25));
+
+    let a = &r.arms[0];
+    assert_eq!(a.arm, "A");
+    // d = 1, 0, 0, 1
+    assert!(close(a.drop, 0.5));
+    assert!(close(a.score, 0.25));
+    assert!(close(a.se.unwrap(), (1.0f64 / 12.0).sqrt()));
+    assert!(close(a.rho.unwrap(), 1.0 / 3.0));
+    assert_eq!((a.lost_cases, a.gained_cases), (2, 0));
+    assert_eq!(a.lost_by_slice.get("a"), Some(&2));
+    // McNemar b = 2, c = 0: 2·(1/2)² = 0.5
+    assert!(close(a.mcnemar_p.unwrap(), 0.5));
+    assert_eq!(a.verdict.as_str(), "needed");
+    // normal CI: 0.5 ± 1.959964·0.288675 = [-0.0658, 1.0658]
+    let z = 1.959963984540054;
+    assert!(close(a.ci_low.unwrap(), 0.5 - z * a.se.unwrap()));
+    assert!(close(a.ci_high.unwrap(), 0.5 + z * a.se.unwrap()));
+    assert_eq!(a.ci_method.as_str(), "normal");
+    assert_eq!(a.confidence.as_str(), "inconclusive");
+
+    let b = &r.arms[1];
+    // d = 0, 1, -1, 0
+    assert!(close(b.drop, 0.0));
+    assert!(close(b.se.unwrap(), (1.0f64 / 6.0).sqrt()));
+    assert_eq!((b.lost_cases, b.gained_cases), (1, 1));
+    assert!(close(b.mcnemar_p.unwrap(), 1.0));
+    assert_eq!(b.verdict.as_str(), "removable-on-this-set");
+
+    // One-sided p: A 1 − Φ(√3) = 0.0416323, B 0.5; Holm (m = 3 with `same`, p = 0.5):
+    // sorted 0.0416·3 = 0.1249, then max(0.1249, 2·0.5) = 1, then 1.
+    assert!(
+        (a.p_holm.unwrap() - 3.0 * 0.04163225833).abs() < 1e-8,
+        "{:?}",
+        a.p_holm
+    );
+    assert!(close(b.p_holm.unwrap(), 1.0));
+
+    // A zero-effect arm: drop exactly 0, se 0, CI [0, 0], confident removable.
+    let same = &r.arms[2];
+    assert_eq!(same.drop, 0.0);
+    assert_eq!(same.se, Some(0.0));
+    assert_eq!((same.ci_low, same.ci_high), (Some(0.0), Some(0.0)));
+    assert_eq!(same.confidence.as_str(), "confident");
+    assert_eq!(same.lost_cases + same.gained_cases, 0);
+}
+
+#[test]
+fn clustered_se_by_hand() {
+    let w = binary_experiment(true);
+    let exp = Experiment::load(&w.dir).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(0));
+    assert_eq!(r.clusters, Some(2));
+    // A: d − 0.5 = .5, −.5, −.5, .5 ; clusters {c1,c4} = 1, {c2,c3} = −1 ;
+    // se = √(2/1 · (1 + 1)) / 4 = 0.5
+    assert!(close(r.arms[0].se.unwrap(), 0.5), "{:?}", r.arms[0].se);
+}
+
+#[test]
+fn singleton_clusters_equal_plain_se() {
+    let plain = binary_experiment(false);
+    let singletons = binary_experiment(false);
+    singletons.write(
+        "cases.csv",
+        "case_id,slice,stress,cluster\nc1,a,false,k1\nc2,b,false,k2\nc3,b,false,k3\nc4,a,false,k4\ns1,a,true,k5\n",
+    );
+    let a = analysis::sweep::run(&Experiment::load(&plain.dir).unwrap(), &cfg(0));
+    let b = analysis::sweep::run(&Experiment::load(&singletons.dir).unwrap(), &cfg(0));
+    for (x, y) in a.arms.iter().zip(&b.arms) {
+        assert!(close(x.se.unwrap(), y.se.unwrap()));
+    }
+}
+
+#[test]
+fn churn_counts_cases_whose_repeats_disagree() {
+    let w = Workdir::tiny();
+    // c2's second baseline repeat fails: one churning case in the baseline.
+    w.edit("results.csv", "c2,baseline,1,1\n", "c2,baseline,1,0\n");
+    // c3 in without-ex1: one pass, one fail.
+    w.edit(
+        "results.csv",
+        "c3,without-ex1,0,1\n",
+        "c3,without-ex1,0,0\n",
+    );
+    let exp = Experiment::load(&w.dir).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(0));
+    assert_eq!(r.churn_baseline, Some(1));
+    let ex1 = r.arms.iter().find(|a| a.arm == "without-ex1").unwrap();
+    assert_eq!(ex1.churn, Some(1));
+    // c2: baseline mean 0.5 (passes at pass_mark 0.5), arm 1 → not lost; c3: 1 → 0.5, not lost.
+    assert_eq!(ex1.lost_cases, 0);
+    // The arm that removes both examples scores 0 everywhere: 3 main cases lost.
+    let all = r.arms.iter().find(|a| a.arm == "without-examples").unwrap();
+    assert_eq!(all.lost_cases, 3);
+    assert_eq!(all.tokens_removed, Some(410.0));
+    assert_eq!(all.mcnemar_p, None, "two repeats: no McNemar");
+}
+
+#[test]
+fn missing_cases_are_left_out_of_pairs() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c2,without-ex1,0,1\n", "");
+    w.edit("results.csv", "c2,without-ex1,1,1\n", "");
+    let r = analysis::sweep::run(&Experiment::load(&w.dir).unwrap(), &cfg(0));
+    let ex1 = r.arms.iter().find(|a| a.arm == "without-ex1").unwrap();
+    assert_eq!(ex1.missing_cases, 1);
+    assert_eq!(ex1.n, 2);
+}
+
+#[test]
+fn bootstrap_ci_contains_the_point_on_the_demo() {
+    let exp = Experiment::load(&demo()).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(2000));
+    for a in &r.arms {
+        let (lo, hi) = (a.ci_low.unwrap(), a.ci_high.unwrap());
+        assert!(
+            lo <= a.drop && a.drop <= hi,
+            "{}: {lo} {} {hi}",
+            a.arm,
+            a.drop
+        );
+        assert_eq!(a.ci_method.as_str(), "bootstrap-percentile");
+        // The bootstrap interval is close to the normal one for a mean of ~500 cases.
+        let se = a.se.unwrap();
+        assert!(
+            ((hi - lo) - 2.0 * 1.96 * se).abs() < 0.35 * 2.0 * 1.96 * se + 1e-9,
+            "{}",
+            a.arm
+        );
+    }
+}
+
+/// Values computed independently with Python Polars from the demo's Parquet files (group by
+/// case and arm, mean, join on the baseline, mean of differences).
+#[test]
+fn demo_matches_an_independent_computation() {
+    let exp = Experiment::load(&demo()).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(0));
+    let arm = |name: &str| r.arms.iter().find(|a| a.arm == name).unwrap();
+    assert!((r.baseline.score - 0.885333).abs() < 1e-6);
+    assert_eq!(r.churn_baseline, Some(6));
+    let conv = arm("without-conversation");
+    assert!((conv.drop - 0.004222).abs() < 1e-6);
+    assert_eq!(conv.lost_cases, 4);
+    let composed = arm("cut-examples-conversation-r3-5");
+    assert!((composed.drop - 0.046889).abs() < 1e-6);
+    assert!((composed.score - 0.838444).abs() < 1e-6);
+    assert_eq!(composed.lost_cases, 26);
+    assert_eq!(
+        composed.lost_by_slice.get("refunds/out-of-window"),
+        Some(&21)
+    );
+    assert!((arm("without-few_shot/02").drop - 0.008444).abs() < 1e-6);
+    assert!((arm("reranker@0.42").drop - 0.003333).abs() < 1e-6);
+}
+
+#[test]
+fn demo_story_verdicts() {
+    let exp = Experiment::load(&demo()).unwrap();
+    let r = analysis::sweep::run(&exp, &cfg(1000));
+    let verdict = |name: &str| {
+        r.arms
+            .iter()
+            .find(|a| a.arm == name)
+            .unwrap()
+            .verdict
+            .as_str()
+    };
+    for needed in [
+        "without-system",
+        "without-passages/rank1",
+        "cut-examples-conversation-r3-5",
+    ] {
+        assert_eq!(verdict(needed), "needed", "{needed}");
+    }
+    for ex in ["02", "05", "09", "11"] {
+        assert_eq!(
+            verdict(&format!("without-few_shot/{ex}")),
+            "needed",
+            "load-bearing {ex}"
+        );
+    }
+    for removable in [
+        "without-conversation",
+        "without-examples-8",
+        "without-passages-r3-5",
+    ] {
+        assert_eq!(verdict(removable), "removable-on-this-set", "{removable}");
+    }
+}
+
+fn run_json(args: &[&str], threads: &str) -> Vec<u8> {
+    let out = ablate()
+        .env("RAYON_NUM_THREADS", threads)
+        .args(args)
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn same_seed_is_byte_identical_at_any_thread_count() {
+    let args = ["sweep", "--json", "--bootstrap", "3000", "--seed", "11"];
+    let one = run_json(&args, "1");
+    let four = run_json(&args, "4");
+    assert_eq!(one, four);
+    let other_seed = run_json(
+        &["sweep", "--json", "--bootstrap", "3000", "--seed", "12"],
+        "2",
+    );
+    assert_ne!(one, other_seed);
+}
+
+fn golden(name: &str, args: &[&str]) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    let got = run_json(args, "2");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read(&path)
+        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
+    let (g, w): (Value, Value) = (
+        serde_json::from_slice(&got).unwrap(),
+        serde_json::from_slice(&want).unwrap(),
+    );
+    assert_eq!(
+        g, w,
+        "{name} changed; if intended, regenerate with UPDATE_GOLDEN=1 cargo test"
+    );
+}
+
+#[test]
+fn golden_sweep_json() {
+    golden("sweep.json", &["sweep", "--json"]);
+}
+
+#[test]
+fn golden_variance_json() {
+    golden("variance.json", &["variance", "--json"]);
+}
+
+#[test]
+fn sweep_json_has_the_contract_keys() {
+    let v: Value =
+        serde_json::from_slice(&run_json(&["sweep", "--json", "--bootstrap", "200"], "2")).unwrap();
+    for key in [
+        "set",
+        "baseline_arm",
+        "threshold_drop",
+        "cases",
+        "repeats",
+        "churn_baseline",
+        "clusters",
+        "baseline",
+        "arms",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for key in [
+        "arm",
+        "removed",
+        "score",
+        "drop",
+        "se",
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "rho",
+        "p_holm",
+        "mcnemar_p",
+        "verdict",
+        "confidence",
+        "tokens_removed",
+        "lost_cases",
+        "gained_cases",
+        "churn",
+        "missing_cases",
+        "lost_by_slice",
+    ] {
+        assert!(v["arms"][0].get(key).is_some(), "missing arms[].{key}");
+    }
+    let var: Value = serde_json::from_slice(&run_json(&["variance", "--json"], "2")).unwrap();
+    for key in [
+        "arm",
+        "within_case_var",
+        "case_means_var",
+        "between_case_var",
+        "repeat_noise_share",
+        "churn",
+        "mde",
+        "cases_needed",
+    ] {
+        assert!(
+            var["arms"][0].get(key).is_some(),
+            "missing variance arms[].{key}"
+        );
+    }
+    assert_eq!(var["arms"][0]["arm"], "baseline");
+    assert!(var["arms"][0]["mde"].is_null());
+}
+
+#[test]
+fn variance_by_hand() {
+    let w = Workdir::tiny();
+    // Baseline repeats: c1 (1,1), c2 (1,0), c3 (1,1) → means 1, 0.5, 1; within vars 0, 0.5, 0.
+    w.edit("results.csv", "c2,baseline,1,1\n", "c2,baseline,1,0\n");
+    let r = analysis::variance::run(&Experiment::load(&w.dir).unwrap(), &cfg(0));
+    let base = &r.arms[0];
+    assert_eq!(base.arm, "baseline");
+    assert!(close(base.within_case_var.unwrap(), 0.5 / 3.0));
+    // var(1, 0.5, 1) = 1/12
+    assert!(close(base.case_means_var.unwrap(), 1.0 / 12.0));
+    assert!(close(
+        base.between_case_var.unwrap(),
+        1.0 / 12.0 - (0.5 / 3.0) / 2.0
+    ));
+    assert!(close(
+        base.repeat_noise_share.unwrap(),
+        ((0.5 / 3.0) / 2.0) / (1.0 / 12.0)
+    ));
+    assert_eq!(base.churn, Some(1));
+    assert_eq!(base.mde, None);
+    // without-examples: d = 1, 0.5, 1 ; sd = √(1/12); se = sd/√3 ;
+    // mde = 2.8016·se ; cases_needed = ⌈(2.8016·sd/0.05)²⌉
+    let arm = r.arms.iter().find(|a| a.arm == "without-examples").unwrap();
+    let m = 1.959963984540054 + 0.8416212335729143;
+    let sd = (1.0f64 / 12.0).sqrt();
+    assert!(close(arm.mde.unwrap(), m * sd / 3f64.sqrt()));
+    assert_eq!(
+        arm.cases_needed,
+        Some(((m * sd / 0.05).powi(2)).ceil() as u64)
+    );
+}
+
+#[test]
+fn variance_says_when_threshold_is_undetectable() {
+    let out = ablate().arg("variance").arg(demo()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cannot detect a drop of 0.005 at 80% power"),
+        "{text}"
+    );
+    assert!(text.contains("cases would be needed"), "{text}");
+    assert!(text.contains("Repeat noise is"), "{text}");
+}
+
+#[test]
+fn sweep_human_table_shows_churn_floor() {
+    let out = ablate()
+        .args(["sweep", "--bootstrap", "500"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "without-conversation",
+        "removable-on-this-set",
+        "churn floor: 6 cases",
+        "95% CI",
+    ] {
+        assert!(text.contains(needle), "{needle} in {text}");
+    }
+}
