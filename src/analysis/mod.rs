@@ -3,6 +3,8 @@
 
 pub mod check;
 pub mod paired;
+pub mod reweight;
+pub mod stress;
 pub mod sweep;
 pub mod variance;
 

@@ -147,3 +147,95 @@ impl Mix {
             .join(", ")
     }
 }
+
+impl Mix {
+    /// Derives a mix by counting a production log's rows per combination of the `by` columns
+    /// (streamed by Polars: only those columns are read). When the log has a `variant` column
+    /// (a shadow-traffic file), only `production` rows are counted.
+    ///
+    /// # Errors
+    /// Unreadable log, `by` columns missing or not text, null stratum values, no rows.
+    pub fn from_log(file: &TableFile, by: &[String]) -> Result<Mix> {
+        use polars::prelude::*;
+        if by.is_empty() {
+            return Err(Error::Usage(
+                "--mix-from needs --by COL (the log's stratum columns to count)".into(),
+            ));
+        }
+        let mut text: Vec<&str> = by.iter().map(String::as_str).collect();
+        text.push("variant");
+        let mut lf = table::scan(file, &text)?;
+        let schema = lf
+            .collect_schema()
+            .map_err(|e| table::polars_unreadable(&file.path, e))?;
+        let specs: Vec<Col> = by.iter().map(|c| Col::req(c.clone(), Kind::Str)).collect();
+        table::check_columns(&file.path, &schema, &specs)?;
+        if matches!(schema.get("variant"), Some(DataType::String)) {
+            lf = lf.filter(col("variant").eq(lit("production")));
+        }
+        let keys: Vec<Expr> = by.iter().map(|c| col(c.as_str())).collect();
+        let counted = lf
+            .select(keys.clone())
+            .group_by(keys)
+            .agg([len().alias("__count")])
+            .sort(
+                by.iter().map(String::as_str).collect::<Vec<_>>(),
+                SortMultipleOptions::default(),
+            )
+            .collect()
+            .map_err(|e| table::polars_unreadable(&file.path, e))?;
+        let t = table::Table {
+            path: file.path.clone(),
+            df: counted,
+        };
+        if t.height() == 0 {
+            return Err(Error::EmptyTable {
+                path: file.path.clone(),
+            });
+        }
+        let mut columns = Vec::new();
+        for c in by {
+            columns.push(t.strs(c).map_err(|_| Error::BadValue {
+                path: file.path.clone(),
+                column: c.clone(),
+                row: Row::none(),
+                value: "null".into(),
+                problem: "some rows have no stratum value".into(),
+                fix: "fill in the stratum of every logged request".into(),
+            })?);
+        }
+        let counts: Vec<f64> = t
+            .ints("__count")
+            .or_else(|_| {
+                let c =
+                    t.df.column("__count")
+                        .map_err(|e| table::polars_unreadable(&file.path, e))?;
+                let c = c
+                    .cast(&DataType::Int64)
+                    .map_err(|e| table::polars_unreadable(&file.path, e))?;
+                Ok::<Vec<i64>, Error>(
+                    c.i64()
+                        .map_err(|e| table::polars_unreadable(&file.path, e))?
+                        .iter()
+                        .map(|v| v.unwrap_or(0))
+                        .collect(),
+                )
+            })?
+            .into_iter()
+            .map(|v| v as f64)
+            .collect();
+        let total = moments::sum(counts.iter().copied());
+        let strata = (0..t.height())
+            .map(|i| Stratum {
+                values: columns.iter().map(|v| v[i].clone()).collect(),
+                share: counts[i] / total,
+            })
+            .collect();
+        Ok(Mix {
+            path: file.path.clone(),
+            columns: by.to_vec(),
+            strata,
+            from_counts: true,
+        })
+    }
+}
