@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand};
 use ablate::analysis;
 use ablate::error::{Error, Result};
 use ablate::io::table::TableFile;
-use ablate::io::{Experiment, Mix};
+use ablate::io::units::Units;
+use ablate::io::{Arms, Experiment, Mix};
 use ablate::report;
 use ablate::simulate::{self, SimConfig};
 
@@ -140,6 +141,68 @@ enum Command {
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
     },
+    /// Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
+    ///
+    /// Leave-one-out drops are each measured with everything else present, and they need not add:
+    /// two units carrying the same fact each look free to remove. For every composed arm (explicit
+    /// `components` in the arms table, or else the exact cover of its removed units by the fewest
+    /// other measured arms) it reports the predicted drop (sum of the parts) and score, the measured
+    /// ones, the interaction (measured − predicted) with se and joint-bootstrap CI, super-additive /
+    /// sub-additive / additive, the lost cases by slice, the cases lost only when the parts are cut
+    /// together, and where the loss concentrates. Also: the pairwise matrix (every two-unit arm whose
+    /// singles were measured); exact Shapley values and interaction indices when the arms cover all
+    /// 2^k subsets of k ≤ 12 units; and, for arms labelled with a `design` (ablate plan), main
+    /// effects and two-factor interactions by least squares with case-level se.
+    Interactions {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+    },
+    /// Emit an arms table for a design, with its cost and power.
+    ///
+    /// Designs over the units of a units table (or the --unit ones): loo (baseline + one arm per
+    /// unit), pairs (+ every pair: the interaction matrix), factorial (all 2^k subsets, k ≤ 12:
+    /// Shapley values), fractional (a regular two-level design of resolution V within 128 arms where
+    /// one exists, else IV; e.g. 2^(5−1) in 16 arms with I = ABCDE; generators, defining relation and
+    /// alias structure are printed). Reports arms, calls (arms × cases × repeats), input tokens and
+    /// dollars, and with --sd or --pilot the minimum detectable drop at 80% power and the cases needed
+    /// to detect threshold_drop. --out writes the arms table (.parquet or .csv) that `ablate` reads;
+    /// `ablate simulate --design FILE` simulates it.
+    Plan {
+        /// Units table (unit, block, tokens): the units to design over.
+        #[arg(long, value_name = "FILE")]
+        units: PathBuf,
+        /// loo, pairs, factorial or fractional.
+        #[arg(long, value_enum)]
+        design: DesignArg,
+        /// Only these units (repeatable; default: every unit of the table).
+        #[arg(long = "unit", value_name = "UNIT")]
+        only: Vec<String>,
+        /// Cases per arm.
+        #[arg(long, default_value_t = 500)]
+        cases: usize,
+        /// Repeats per case.
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+        /// Full prompt tokens per call (default: Σ unit tokens).
+        #[arg(long)]
+        tokens_per_call: Option<f64>,
+        /// Price per million input tokens, for the dollar cost.
+        #[arg(long)]
+        price_per_mtok: Option<f64>,
+        /// sd of per-case paired differences, for power.
+        #[arg(long, conflicts_with = "pilot")]
+        sd: Option<f64>,
+        /// A pilot experiment to estimate the sd from (median over its leave-one-out arms).
+        #[arg(long, value_name = "DIR")]
+        pilot: Option<PathBuf>,
+        /// Drop to detect (default: the pilot's threshold_drop, else 0.005).
+        #[arg(long)]
+        threshold_drop: Option<f64>,
+        /// Write the arms table here (.parquet, or .csv).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -163,7 +226,7 @@ enum Command {
         /// Repeats per case and arm.
         #[arg(long, default_value_t = 3)]
         repeats: u32,
-        /// Total arms, baseline included (default: the demo's 38). Extra arms remove pairs of units.
+        /// Total arms, baseline included (default: the demo's 42). Extra arms remove pairs of units.
         #[arg(long)]
         arms: Option<usize>,
         /// Requests in shadow.parquet.
@@ -172,7 +235,30 @@ enum Command {
         /// Agent requests in context_log.parquet.
         #[arg(long, default_value_t = 1500)]
         context_requests: usize,
+        /// Simulate the arms of this table (e.g. written by `ablate plan --out`) instead of the demo's.
+        #[arg(long, value_name = "ARMS_FILE", conflicts_with = "arms")]
+        design: Option<PathBuf>,
     },
+}
+
+/// The designs `ablate plan` can emit.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DesignArg {
+    Loo,
+    Pairs,
+    Factorial,
+    Fractional,
+}
+
+impl From<DesignArg> for analysis::plan::DesignKind {
+    fn from(d: DesignArg) -> Self {
+        match d {
+            DesignArg::Loo => Self::Loo,
+            DesignArg::Pairs => Self::Pairs,
+            DesignArg::Factorial => Self::Factorial,
+            DesignArg::Fractional => Self::Fractional,
+        }
+    }
 }
 
 fn validate(g: &Global) -> Result<()> {
@@ -273,6 +359,71 @@ pub fn run(cli: Cli) -> Result<String> {
                 Ok(report::reweight::human_stress(&r))
             }
         }
+        Command::Interactions { dir } => {
+            let exp = load(&dir, &cli.global)?;
+            let r = analysis::interactions::run(&exp, &config(&cli.global))?;
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::interactions::human(&r))
+            }
+        }
+        Command::Plan {
+            units,
+            design,
+            only,
+            cases,
+            repeats,
+            tokens_per_call,
+            price_per_mtok,
+            sd,
+            pilot,
+            threshold_drop,
+            out,
+        } => {
+            let units = Units::load(&TableFile::at(&units))?;
+            let (sd, sd_source, pilot_threshold) = match &pilot {
+                Some(dir) => {
+                    let exp = load(dir, &cli.global)?;
+                    let (sd, t) = analysis::plan::pilot_sd(&exp).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "the pilot {} has no arm to estimate the sd from",
+                            dir.display()
+                        ))
+                    })?;
+                    (Some(sd), Some(format!("pilot {}", dir.display())), Some(t))
+                }
+                None => (sd, sd.map(|_| "--sd".to_string()), None),
+            };
+            let opts = analysis::plan::PlanOptions {
+                design: design.into(),
+                only,
+                cases,
+                repeats,
+                tokens_per_call,
+                price_per_mtok,
+                sd,
+                threshold_drop: threshold_drop.or(pilot_threshold),
+                confidence: cli.global.confidence,
+            };
+            let r = analysis::plan::run(&units, &opts, sd_source)?;
+            if let Some(path) = &out {
+                let arms: Vec<(String, Vec<String>)> = r
+                    .arms
+                    .iter()
+                    .map(|a| (a.arm.clone(), a.removed.clone()))
+                    .collect();
+                ablate::io::write::arms_table(path, &arms, &r.design_label)?;
+            }
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::interactions::human_plan(
+                    &r,
+                    out.as_ref().map(|p| p.display().to_string()).as_deref(),
+                ))
+            }
+        }
         Command::Simulate {
             out,
             cases,
@@ -281,8 +432,14 @@ pub fn run(cli: Cli) -> Result<String> {
             arms,
             shadow_requests,
             context_requests,
+            design,
         } => {
+            let custom_arms = match design {
+                Some(path) => Some(Arms::load(&TableFile::at(&path))?.specs),
+                None => None,
+            };
             let cfg = SimConfig {
+                custom_arms,
                 cases,
                 stress_cases,
                 seed: cli.global.seed,

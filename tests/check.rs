@@ -20,7 +20,7 @@ fn demo_experiment_passes_check() {
         &[
             "support-eval-v3",
             "500 main + 80 stress",
-            "arms 38",
+            "arms 42",
             "3 repeats",
             "no warnings",
         ],
@@ -39,7 +39,7 @@ fn demo_check_json_reports_counts() {
     assert_eq!(v["cases"], 580);
     assert_eq!(v["main_cases"], 500);
     assert_eq!(v["stress_cases"], 80);
-    assert_eq!(v["arms"].as_array().unwrap().len(), 38);
+    assert_eq!(v["arms"].as_array().unwrap().len(), 42);
     assert_eq!(v["repeats"]["min"], 3);
     assert_eq!(v["synthetic"], true);
     assert_eq!(v["blocks"].as_array().unwrap().len(), 4);

@@ -2,8 +2,13 @@
 //! struct; none of them reads files or prints (a progress bar on stderr is the one side channel).
 
 pub mod check;
+pub mod cover;
+pub mod design;
+pub mod interactions;
 pub mod paired;
+pub mod plan;
 pub mod reweight;
+pub mod shapley;
 pub mod stress;
 pub mod sweep;
 pub mod variance;

@@ -21,6 +21,8 @@ pub struct ArmSpec {
     pub selector: Option<String>,
     /// Reranker score threshold, for selector arms.
     pub selector_threshold: Option<f64>,
+    /// Name of the designed experiment the arm belongs to (as written by `ablate plan`).
+    pub design: Option<String>,
 }
 
 /// The validated arms table.
@@ -48,6 +50,7 @@ impl Arms {
                 Col::opt("budget_ratio", Kind::Float),
                 Col::opt("selector", Kind::Str),
                 Col::opt("selector_threshold", Kind::Float),
+                Col::opt("design", Kind::Str),
             ],
         )?;
         let arms = t.strs("arm")?;
@@ -92,6 +95,11 @@ impl Arms {
         } else {
             vec![None; arms.len()]
         };
+        let design = if t.has("design") {
+            t.opt_strs("design")?
+        } else {
+            vec![None; arms.len()]
+        };
         let specs: Vec<ArmSpec> = arms
             .into_iter()
             .enumerate()
@@ -102,6 +110,7 @@ impl Arms {
                 budget_ratio: budget_ratio[i],
                 selector: selector[i].clone(),
                 selector_threshold: selector_threshold[i],
+                design: design[i].clone(),
             })
             .collect();
         for (i, spec) in specs.iter().enumerate() {

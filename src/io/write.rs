@@ -106,6 +106,81 @@ impl Drop for AtomicDir {
     }
 }
 
+/// A list<str> column from one list per row (empty lists keep the text item type).
+pub fn list_column(name: &str, lists: &[Vec<String>]) -> Column {
+    let series: Vec<Series> = lists
+        .iter()
+        .map(|l| {
+            if l.is_empty() {
+                Series::new_empty(PlSmallStr::EMPTY, &DataType::String)
+            } else {
+                Series::new(
+                    PlSmallStr::EMPTY,
+                    l.iter().map(String::as_str).collect::<Vec<_>>(),
+                )
+            }
+        })
+        .collect();
+    Series::new(name.into(), series).into()
+}
+
+/// Writes an arms table (arm, removed, components, design) to `path`, as Parquet (list columns)
+/// or, for a `.csv` path, CSV (lists joined with `;`). Written to a temporary file and renamed.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn arms_table(path: &Path, arms: &[(String, Vec<String>)], design: &str) -> Result<()> {
+    let csv = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let labels: Vec<&str> = arms.iter().map(|a| a.0.as_str()).collect();
+    let designs: Vec<&str> = vec![design; arms.len()];
+    let (removed, components): (Column, Column) = if csv {
+        (
+            Column::new(
+                "removed".into(),
+                arms.iter().map(|a| a.1.join(";")).collect::<Vec<_>>(),
+            ),
+            Column::new("components".into(), vec![""; arms.len()]),
+        )
+    } else {
+        let removed: Vec<Vec<String>> = arms.iter().map(|a| a.1.clone()).collect();
+        (
+            list_column("removed", &removed),
+            list_column("components", &vec![Vec::new(); arms.len()]),
+        )
+    };
+    let mut df = DataFrame::new_infer_height(vec![
+        Column::new("arm".into(), labels),
+        removed,
+        components,
+        Column::new("design".into(), designs),
+    ])
+    .map_err(|e| Error::Polars {
+        context: "building the arms table".into(),
+        source: e,
+    })?;
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let result = if csv {
+        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        CsvWriter::new(file)
+            .include_header(true)
+            .finish(&mut df)
+            .map_err(|e| Error::Polars {
+                context: format!("writing {}", path.display()),
+                source: e,
+            })
+    } else {
+        parquet(&mut df, &tmp)
+    };
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! of [`crate::analysis`]; they never compute statistics.
 
 pub mod check;
+pub mod interactions;
 pub mod reweight;
 pub mod sweep;
 pub mod text;

@@ -21,7 +21,8 @@ use rand::seq::SliceRandom;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::io::write::{self, AtomicDir};
+use crate::io::ArmSpec;
+use crate::io::write::{self, AtomicDir, list_column};
 use model::SimCase;
 
 /// Settings of a simulation.
@@ -41,6 +42,9 @@ pub struct SimConfig {
     pub shadow_requests: usize,
     /// Agent requests in the context log.
     pub context_requests: usize,
+    /// Arms to simulate instead of the demo's (their label, removed units and design are used),
+    /// e.g. read from `ablate plan --out`. A baseline removing nothing is added when missing.
+    pub custom_arms: Option<Vec<ArmSpec>>,
 }
 
 impl Default for SimConfig {
@@ -53,6 +57,7 @@ impl Default for SimConfig {
             arms: None,
             shadow_requests: 4000,
             context_requests: 1500,
+            custom_arms: None,
         }
     }
 }
@@ -77,6 +82,7 @@ struct SimArm {
     budget_ratio: Option<f64>,
     selector: Option<&'static str>,
     selector_threshold: Option<f64>,
+    design: Option<String>,
     removal: Removal,
 }
 
@@ -89,6 +95,7 @@ impl SimArm {
             budget_ratio: None,
             selector: None,
             selector_threshold: None,
+            design: None,
             removal: Removal::Fixed(
                 removed
                     .iter()
@@ -143,6 +150,23 @@ fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
         ],
         ..SimArm::fixed("cut-examples-conversation-r3-5", &composed, units)
     });
+    // The three carriers of the refund window in full factorial (the singles are above): pairs
+    // and the triple, so that Shapley values and interaction indices can be computed.
+    let carriers = [
+        model::WINDOW_EXAMPLES[0],
+        model::WINDOW_EXAMPLES[1],
+        "passages/rank3",
+    ];
+    for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+        let pair = [carriers[a].to_string(), carriers[b].to_string()];
+        arms.push(SimArm::fixed(
+            format!("without-{}+{}", carriers[a], carriers[b]),
+            &pair,
+            units,
+        ));
+    }
+    let all: Vec<String> = carriers.iter().map(|c| c.to_string()).collect();
+    arms.push(SimArm::fixed("without-window-carriers", &all, units));
     for (selector, retrieval) in [("random", false), ("retrieval", true)] {
         for ratio in [0.1, 0.2, 0.3, 0.5, 0.7] {
             arms.push(SimArm {
@@ -152,6 +176,7 @@ fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
                 budget_ratio: Some(ratio),
                 selector: Some(selector),
                 selector_threshold: None,
+                design: None,
                 removal: Removal::Budget { retrieval, ratio },
             });
         }
@@ -164,6 +189,7 @@ fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
             budget_ratio: None,
             selector: Some("reranker"),
             selector_threshold: Some(t),
+            design: None,
             removal: Removal::Reranker(t),
         });
     }
@@ -185,6 +211,35 @@ fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
         arms.truncate(n.max(1));
     }
     arms
+}
+
+fn custom_arms(custom: &[ArmSpec], units: &[String]) -> Result<Vec<SimArm>> {
+    let mut arms = Vec::new();
+    if !custom
+        .iter()
+        .any(|a| a.arm == "baseline" && a.removed.is_empty())
+    {
+        arms.push(SimArm::fixed("baseline", &[], units));
+    }
+    for ArmSpec {
+        arm: label,
+        removed,
+        design,
+        ..
+    } in custom
+    {
+        if let Some(u) = removed.iter().find(|u| !units.contains(u)) {
+            return Err(Error::Usage(format!(
+                "arm \"{label}\" removes \"{u}\", which the simulated prompt lacks (its units: {})",
+                units.join(", ")
+            )));
+        }
+        arms.push(SimArm {
+            design: design.clone(),
+            ..SimArm::fixed(label.clone(), removed, units)
+        });
+    }
+    Ok(arms)
 }
 
 /// The removal mask of an arm on one case.
@@ -270,26 +325,6 @@ fn frame(columns: Vec<Column>, what: &str) -> Result<DataFrame> {
     })
 }
 
-fn list_column(name: &str, lists: &[Vec<String>]) -> Column {
-    let series: Vec<Series> = lists
-        .iter()
-        .map(|l| {
-            Series::new(
-                PlSmallStr::EMPTY,
-                l.iter().map(String::as_str).collect::<Vec<_>>(),
-            )
-        })
-        .map(|s| {
-            if s.is_empty() {
-                Series::new_empty(PlSmallStr::EMPTY, &DataType::String)
-            } else {
-                s
-            }
-        })
-        .collect();
-    Series::new(name.into(), series).into()
-}
-
 fn manifest(cfg: &SimConfig, n_stress: usize) -> String {
     format!(
         r#"# Written by `ablate simulate --seed {seed} --cases {cases}`. Synthetic data: a documented
@@ -355,7 +390,10 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
     let units = model::units();
     let unit_names: Vec<String> = units.iter().map(|u| u.0.clone()).collect();
     let cases = model::cases(cfg.seed, cfg.cases, n_stress);
-    let arms = demo_arms(&unit_names, cfg.arms);
+    let arms = match &cfg.custom_arms {
+        Some(custom) => custom_arms(custom, &unit_names)?,
+        None => demo_arms(&unit_names, cfg.arms),
+    };
 
     let dir = AtomicDir::create(out)?;
     let mut files = Vec::new();
@@ -484,7 +522,15 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
                         .map(|a| a.selector_threshold)
                         .collect::<Vec<_>>(),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(arms.iter().any(|a| a.design.is_some()).then(|| {
+                Column::new(
+                    "design".into(),
+                    arms.iter().map(|a| a.design.clone()).collect::<Vec<_>>(),
+                )
+            }))
+            .collect(),
             "arms",
         )?,
     )?;

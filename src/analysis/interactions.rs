@@ -1,0 +1,795 @@
+//! `ablate interactions`: do cuts add up?
+//!
+//! Leave-one-out drops are each measured with everything else still present, and nothing says
+//! they add. For every composed arm S (see [`crate::analysis::cover`]) with components k, over the
+//! main-set cases present in the baseline, S and every component:
+//! - predicted_drop = Σ_k drop_k; predicted_score = baseline score − predicted_drop;
+//! - e[i] = d[i,S] − Σ_k d[i,k]; interaction = mean e = measured_drop − predicted_drop, with
+//!   se = sd(e)/√n (clustered when cases have clusters) and a CI from the joint bootstrap;
+//! - interaction_verdict = `super-additive` when ci_low > 0 (the joint cut costs more than its
+//!   parts, as when two units carry the same fact), `sub-additive` when ci_high < 0, else
+//!   `additive`;
+//! - lost cases, by slice, and the cases lost *only jointly* (lost in S, passing in every
+//!   component): where the interaction lives.
+//!
+//! The pairwise matrix lists every arm removing exactly two units whose two single-unit arms were
+//! measured. When the arms cover all 2^k subsets of k ≤ 12 units, exact Shapley values and pairwise
+//! Shapley interaction indices of v(T) = score with exactly T present are reported (with a check
+//! that Σφ = v(U) − v(∅)). Arms carrying a `design` label (as written by `ablate plan`) are fitted
+//! by least squares on the ±1 coding (+1 = unit present): main effects and two-factor interactions
+//! (when the design can separate them), per case, so each effect has a case-level se.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::cover::{self, Candidate};
+use crate::analysis::paired::{CaseSet, Paired};
+use crate::analysis::shapley;
+use crate::error::{Error, Result};
+use crate::io::Experiment;
+use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::estimate::{CiMethod, Estimate};
+use crate::stats::moments;
+
+/// Whether a composed cut costs more or less than the sum of its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InteractionVerdict {
+    /// ci_low > 0: the joint cut costs more than the sum of its parts.
+    SuperAdditive,
+    /// ci_high < 0: the joint cut costs less.
+    SubAdditive,
+    /// The CI contains 0.
+    Additive,
+}
+
+impl InteractionVerdict {
+    /// Name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InteractionVerdict::SuperAdditive => "super-additive",
+            InteractionVerdict::SubAdditive => "sub-additive",
+            InteractionVerdict::Additive => "additive",
+        }
+    }
+}
+
+/// A composed arm measured against the sum of its parts.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComposedArm {
+    /// Arm label.
+    pub arm: String,
+    /// Units it removes.
+    pub removed: Vec<String>,
+    /// The arms it is composed of.
+    pub components: Vec<String>,
+    /// Σ of the components' drops.
+    pub predicted_drop: f64,
+    /// The composed arm's own drop.
+    pub measured_drop: f64,
+    /// Baseline score − predicted_drop.
+    pub predicted_score: f64,
+    /// The composed arm's score.
+    pub measured_score: f64,
+    /// measured_drop − predicted_drop.
+    pub interaction: f64,
+    /// Its standard error.
+    pub se: Option<f64>,
+    /// Lower end of its interval.
+    pub ci_low: Option<f64>,
+    /// Upper end of its interval.
+    pub ci_high: Option<f64>,
+    /// How the interval was computed.
+    pub ci_method: CiMethod,
+    /// super-additive, sub-additive or additive.
+    pub interaction_verdict: InteractionVerdict,
+    /// Cases passing in the baseline and failing in the composed arm.
+    pub lost_cases: usize,
+    /// Lost cases by slice.
+    pub lost_by_slice: BTreeMap<String, usize>,
+    /// Lost cases that pass in every component: lost only when the parts are cut together.
+    pub lost_only_jointly: usize,
+    /// Those cases by slice.
+    pub lost_only_jointly_by_slice: BTreeMap<String, usize>,
+    /// Where the loss concentrates, e.g. "22 of 26 lost cases are in refunds/out-of-window".
+    pub concentration: Option<String>,
+    /// Cases used (present in the baseline, the arm and every component).
+    pub n: usize,
+    /// Whether the components came from the arms table (else from the exact-cover search).
+    pub explicit_components: bool,
+}
+
+/// One cell of the pairwise interaction matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairInteraction {
+    /// First unit (a < b).
+    pub a: String,
+    /// Second unit.
+    pub b: String,
+    /// The arm removing both.
+    pub arm: String,
+    /// drop(ab) − drop(a) − drop(b), over the cases present in all three arms.
+    pub interaction: f64,
+    /// Its standard error.
+    pub se: Option<f64>,
+}
+
+/// A Shapley interaction index.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapleyPair {
+    /// First unit.
+    pub a: String,
+    /// Second unit.
+    pub b: String,
+    /// I_ab.
+    pub index: f64,
+}
+
+/// Shapley attribution of the score over a full factorial.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapleyOutput {
+    /// The k units of the factorial.
+    pub units: Vec<String>,
+    /// φ per unit: the unit's average contribution to the score.
+    pub values: BTreeMap<String, f64>,
+    /// Pairwise interaction indices.
+    pub interactions: Vec<ShapleyPair>,
+    /// v(U): score with every unit present.
+    pub v_all: f64,
+    /// v(∅): score with none of them.
+    pub v_none: f64,
+    /// Cases present in all 2^k arms.
+    pub cases: usize,
+}
+
+/// An effect estimated from a designed experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Effect {
+    /// The unit (main effect) or units (two-factor interaction), joined by `×`.
+    pub term: String,
+    /// Effect on the score of keeping the unit(s): 2β on the ±1 coding.
+    pub effect: f64,
+    /// Its standard error (case level).
+    pub se: Option<f64>,
+}
+
+/// Least-squares fit of a designed experiment's arms.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesignFit {
+    /// Design label from the arms table.
+    pub design: String,
+    /// Factors (units).
+    pub units: Vec<String>,
+    /// Runs (arms) in the design.
+    pub runs: usize,
+    /// Cases present in every run.
+    pub cases: usize,
+    /// Main effects.
+    pub main_effects: Vec<Effect>,
+    /// Two-factor interactions (empty when the design aliases them with main effects or each
+    /// other).
+    pub two_factor: Vec<Effect>,
+    /// What could not be estimated, and why.
+    pub note: Option<String>,
+}
+
+/// What `ablate interactions` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct InteractionsOutput {
+    /// Composed arms.
+    pub composed: Vec<ComposedArm>,
+    /// Pairwise interactions.
+    pub pairwise: Vec<PairInteraction>,
+    /// Shapley values when a full factorial was run.
+    pub shapley: Option<ShapleyOutput>,
+    /// Designed experiments found in the arms table.
+    pub designs: Vec<DesignFit>,
+    /// Notes on arms that could not be analysed.
+    pub warnings: Vec<String>,
+}
+
+/// A composed arm and the arms it is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Composition {
+    /// The composed arm (index in the results matrix).
+    pub arm: usize,
+    /// Its components.
+    pub components: Vec<usize>,
+    /// Whether the components were given in the arms table.
+    pub explicit: bool,
+}
+
+/// The composed arms of an experiment, and notes on arms that could not be used.
+pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let Some(arms) = &exp.arms else {
+        return (Vec::new(), warnings);
+    };
+    let base = exp.baseline_index();
+    let measured: Vec<usize> = (0..exp.results.arms.len()).filter(|&a| a != base).collect();
+    let removed_of = |a: usize| -> BTreeSet<&str> {
+        arms.get(&exp.results.arms[a])
+            .map(|s| s.removed.iter().map(String::as_str).collect())
+            .unwrap_or_default()
+    };
+    let candidates: Vec<Candidate> = measured
+        .iter()
+        .map(|&a| Candidate {
+            label: exp.results.arms[a].as_str(),
+            removed: removed_of(a),
+        })
+        .collect();
+    let mut out = Vec::new();
+    for &a in &measured {
+        let spec = arms.get(&exp.results.arms[a]);
+        let explicit = spec.map(|s| s.components.clone()).unwrap_or_default();
+        if !explicit.is_empty() {
+            let idx: Vec<usize> = explicit
+                .iter()
+                .filter_map(|c| exp.results.arm_index(c))
+                .collect();
+            if idx.len() != explicit.len() {
+                warnings.push(format!(
+                    "arm \"{}\" lists components without results; it is not analysed as composed",
+                    exp.results.arms[a]
+                ));
+                continue;
+            }
+            let union: BTreeSet<&str> = idx.iter().flat_map(|&c| removed_of(c)).collect();
+            if union != removed_of(a) {
+                warnings.push(format!(
+                    "arm \"{}\": its components together remove {:?}, not what the arm removes; the interaction is still computed against them",
+                    exp.results.arms[a], union
+                ));
+            }
+            out.push(Composition {
+                arm: a,
+                components: idx,
+                explicit: true,
+            });
+            continue;
+        }
+        let target = removed_of(a);
+        if target.len() < 2 {
+            continue;
+        }
+        if let Some(labels) = cover::best_cover(&target, &candidates) {
+            let components = labels
+                .iter()
+                .filter_map(|l| exp.results.arm_index(l))
+                .collect();
+            out.push(Composition {
+                arm: a,
+                components,
+                explicit: false,
+            });
+        }
+    }
+    (out, warnings)
+}
+
+fn slice_of(exp: &Experiment, case: usize) -> String {
+    exp.cases
+        .slice()
+        .and_then(|v| v[case].clone())
+        .unwrap_or_else(|| "(no slice)".into())
+}
+
+/// Runs the interaction analysis.
+///
+/// # Errors
+/// Only if the Shapley efficiency check fails (a bug: Σφ must equal v(U) − v(∅)).
+pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let base = paired.baseline;
+    let pass_mark = exp.manifest.pass_mark;
+    let (composed_ids, mut warnings) = composed_arms(exp);
+    let has_slice = exp.cases.slice().is_some();
+
+    // Per composed arm: common case positions and e[i].
+    struct Work {
+        arm: usize,
+        components: Vec<usize>,
+        explicit: bool,
+        pos: Vec<usize>,
+        e: Vec<f64>,
+        units: Vec<u32>,
+    }
+    let mut work = Vec::new();
+    for Composition {
+        arm,
+        components,
+        explicit,
+    } in composed_ids
+    {
+        let mut w = Work {
+            arm,
+            components,
+            explicit,
+            pos: Vec::new(),
+            e: Vec::new(),
+            units: Vec::new(),
+        };
+        for (p, &c) in paired.cases.iter().enumerate() {
+            if !m.present(c, arm) || !w.components.iter().all(|&k| m.present(c, k)) {
+                continue;
+            }
+            let b = m.mean[m.cell(c, base)];
+            let d = |a: usize| b - m.mean[m.cell(c, a)];
+            let parts = moments::sum(w.components.iter().map(|&k| d(k)));
+            w.pos.push(p);
+            w.e.push(d(arm) - parts);
+            w.units.push(paired.unit[p]);
+        }
+        if w.pos.is_empty() {
+            warnings.push(format!(
+                "composed arm \"{}\" shares no case with all its components; left out",
+                exp.results.arms[arm]
+            ));
+            continue;
+        }
+        work.push(w);
+    }
+
+    let draws = (cfg.bootstrap > 0 && !work.is_empty()).then(|| {
+        let mut sums = RatioSums::new(paired.n_units, work.len());
+        for (k, w) in work.iter().enumerate() {
+            paired.add_mean(&mut sums, k, &w.units, &w.e);
+        }
+        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        d
+    });
+
+    let mut composed = Vec::new();
+    for (k, w) in work.iter().enumerate() {
+        let cases: Vec<usize> = w.pos.iter().map(|&p| paired.cases[p]).collect();
+        let mean_over = |a: usize| {
+            moments::mean(
+                &cases
+                    .iter()
+                    .map(|&c| m.mean[m.cell(c, a)])
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let base_score = mean_over(base);
+        let measured_score = mean_over(w.arm);
+        let measured_drop = base_score - measured_score;
+        let predicted_drop = moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
+        let (interaction, se) = paired.mean_se(&w.e, &w.units);
+        let est = match &draws {
+            Some(d) => Estimate::bootstrap(
+                interaction,
+                se,
+                d.percentile_ci(k, cfg.confidence),
+                cfg.confidence,
+            ),
+            None => Estimate::normal(interaction, se, cfg.confidence),
+        };
+        let interaction_verdict = match (est.ci_low, est.ci_high) {
+            (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
+            (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
+            _ => InteractionVerdict::Additive,
+        };
+        let passes = |c: usize, a: usize| m.mean[m.cell(c, a)] >= pass_mark;
+        let mut lost_by_slice = BTreeMap::new();
+        let mut jointly_by_slice = BTreeMap::new();
+        let (mut lost, mut jointly) = (0, 0);
+        for &c in &cases {
+            if passes(c, base) && !passes(c, w.arm) {
+                lost += 1;
+                if has_slice {
+                    *lost_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
+                }
+                if w.components.iter().all(|&k| passes(c, k)) {
+                    jointly += 1;
+                    if has_slice {
+                        *jointly_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        let concentration = lost_by_slice
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .filter(|_| lost > 0)
+            .map(|(slice, n)| format!("{n} of {lost} lost cases are in {slice}"));
+        let label = |a: usize| exp.results.arms[a].clone();
+        composed.push(ComposedArm {
+            arm: label(w.arm),
+            removed: exp
+                .arms
+                .as_ref()
+                .and_then(|t| t.get(&exp.results.arms[w.arm]))
+                .map(|s| s.removed.clone())
+                .unwrap_or_default(),
+            components: w.components.iter().map(|&c| label(c)).collect(),
+            predicted_drop,
+            measured_drop,
+            predicted_score: base_score - predicted_drop,
+            measured_score,
+            interaction,
+            se,
+            ci_low: est.ci_low,
+            ci_high: est.ci_high,
+            ci_method: est.ci_method,
+            interaction_verdict,
+            lost_cases: lost,
+            lost_by_slice,
+            lost_only_jointly: jointly,
+            lost_only_jointly_by_slice: jointly_by_slice,
+            concentration,
+            n: cases.len(),
+            explicit_components: w.explicit,
+        });
+    }
+
+    Ok(InteractionsOutput {
+        pairwise: pairwise(exp, &paired),
+        shapley: shapley_output(exp, &paired)?,
+        designs: design_fits(exp, &paired, &mut warnings),
+        composed,
+        warnings,
+    })
+}
+
+/// The removed set of every measured arm (the baseline's is empty).
+fn removed_sets(exp: &Experiment) -> Vec<BTreeSet<String>> {
+    (0..exp.results.arms.len())
+        .map(|a| {
+            exp.arms
+                .as_ref()
+                .and_then(|t| t.get(&exp.results.arms[a]))
+                .map(|s| s.removed.iter().cloned().collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction> {
+    let m = &exp.results.matrix;
+    let base = paired.baseline;
+    let sets = removed_sets(exp);
+    let single = |u: &String| sets.iter().position(|s| s.len() == 1 && s.contains(u));
+    let mut out = Vec::new();
+    for (a, s) in sets.iter().enumerate() {
+        if s.len() != 2 || a == base {
+            continue;
+        }
+        let units: Vec<&String> = s.iter().collect();
+        let (Some(ua), Some(ub)) = (single(units[0]), single(units[1])) else {
+            continue;
+        };
+        let mut e = Vec::new();
+        let mut u = Vec::new();
+        for (p, &c) in paired.cases.iter().enumerate() {
+            if [a, ua, ub].iter().all(|&x| m.present(c, x)) {
+                let b = m.mean[m.cell(c, base)];
+                let d = |x: usize| b - m.mean[m.cell(c, x)];
+                e.push(d(a) - d(ua) - d(ub));
+                u.push(paired.unit[p]);
+            }
+        }
+        if e.is_empty() {
+            continue;
+        }
+        let (interaction, se) = paired.mean_se(&e, &u);
+        out.push(PairInteraction {
+            a: units[0].clone(),
+            b: units[1].clone(),
+            arm: exp.results.arms[a].clone(),
+            interaction,
+            se,
+        });
+    }
+    out.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
+    out
+}
+
+/// The largest unit set (2 ≤ k ≤ 12) whose every subset was measured as an arm's removed set.
+fn factorial_units(sets: &[BTreeSet<String>]) -> Option<(Vec<String>, Vec<usize>)> {
+    let mut best: Option<(Vec<String>, Vec<usize>)> = None;
+    for s in sets {
+        let k = s.len();
+        if !(2..=12).contains(&k) || best.as_ref().is_some_and(|b| b.0.len() >= k) {
+            continue;
+        }
+        let units: Vec<String> = s.iter().cloned().collect();
+        // arm_of[mask] = the arm removing exactly the units in `mask`.
+        let mut arm_of = Vec::with_capacity(1 << k);
+        for mask in 0..(1usize << k) {
+            let want: BTreeSet<String> = (0..k)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| units[i].clone())
+                .collect();
+            match sets.iter().position(|x| *x == want) {
+                Some(a) => arm_of.push(a),
+                None => break,
+            }
+        }
+        if arm_of.len() == 1 << k {
+            best = Some((units, arm_of));
+        }
+    }
+    best
+}
+
+fn shapley_output(exp: &Experiment, paired: &Paired) -> Result<Option<ShapleyOutput>> {
+    let m = &exp.results.matrix;
+    let sets = removed_sets(exp);
+    let Some((units, arm_of_removed)) = factorial_units(&sets) else {
+        return Ok(None);
+    };
+    let k = units.len();
+    let full = (1usize << k) - 1;
+    let cases: Vec<usize> = paired
+        .cases
+        .iter()
+        .copied()
+        .filter(|&c| arm_of_removed.iter().all(|&a| m.present(c, a)))
+        .collect();
+    if cases.is_empty() {
+        return Ok(None);
+    }
+    // v(T) for T = present units = complement of removed.
+    let v: Vec<f64> = (0..=full)
+        .map(|present| {
+            let a = arm_of_removed[full & !present];
+            moments::mean(
+                &cases
+                    .iter()
+                    .map(|&c| m.mean[m.cell(c, a)])
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let r = shapley::shapley(k, &v);
+    let total = moments::sum(r.values.iter().copied());
+    let expected = v[full] - v[0];
+    if (total - expected).abs() > 1e-9 * (1.0 + expected.abs()) {
+        return Err(Error::Usage(format!(
+            "internal check failed: Σ Shapley values {total} ≠ v(all) − v(none) {expected}; please report this"
+        )));
+    }
+    Ok(Some(ShapleyOutput {
+        values: units
+            .iter()
+            .cloned()
+            .zip(r.values.iter().copied())
+            .collect(),
+        interactions: r
+            .interactions
+            .iter()
+            .map(|(a, b, index)| ShapleyPair {
+                a: units[*a].clone(),
+                b: units[*b].clone(),
+                index: *index,
+            })
+            .collect(),
+        v_all: v[full],
+        v_none: v[0],
+        cases: cases.len(),
+        units,
+    }))
+}
+
+/// Inverts a symmetric positive-definite matrix (Gauss–Jordan with partial pivoting); `None`
+/// when it is singular (the design aliases some terms).
+fn invert(mut a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let n = a.len();
+    let mut inv: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
+        .collect();
+    let scale = a
+        .iter()
+        .map(|r| r.iter().fold(0.0f64, |m, x| m.max(x.abs())))
+        .fold(0.0f64, f64::max);
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
+        if a[pivot][col].abs() <= 1e-9 * scale.max(1.0) {
+            return None;
+        }
+        a.swap(col, pivot);
+        inv.swap(col, pivot);
+        let p = a[col][col];
+        for j in 0..n {
+            a[col][j] /= p;
+            inv[col][j] /= p;
+        }
+        for r in 0..n {
+            if r != col {
+                let f = a[r][col];
+                if f != 0.0 {
+                    for j in 0..n {
+                        a[r][j] -= f * a[col][j];
+                        inv[r][j] -= f * inv[col][j];
+                    }
+                }
+            }
+        }
+    }
+    Some(inv)
+}
+
+fn design_fits(exp: &Experiment, paired: &Paired, warnings: &mut Vec<String>) -> Vec<DesignFit> {
+    let Some(arms) = &exp.arms else {
+        return Vec::new();
+    };
+    let m = &exp.results.matrix;
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for spec in &arms.specs {
+        if let (Some(d), Some(a)) = (&spec.design, exp.results.arm_index(&spec.arm)) {
+            groups.entry(d.as_str()).or_default().push(a);
+        }
+    }
+    let sets = removed_sets(exp);
+    let mut out = Vec::new();
+    for (design, runs) in groups {
+        let units: Vec<String> = runs
+            .iter()
+            .flat_map(|&a| sets[a].iter().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let k = units.len();
+        if k == 0 || runs.len() < 2 {
+            continue;
+        }
+        let x = |a: usize, u: usize| {
+            if sets[a].contains(&units[u]) {
+                -1.0
+            } else {
+                1.0
+            }
+        };
+        let mains: Vec<Vec<usize>> = (0..k).map(|u| vec![u]).collect();
+        let pairs: Vec<Vec<usize>> = (0..k)
+            .flat_map(|a| ((a + 1)..k).map(move |b| vec![a, b]))
+            .collect();
+        let try_fit = |terms: &[Vec<usize>]| -> Option<Vec<Vec<f64>>> {
+            // Columns: intercept + terms; rows: runs.
+            let row = |a: usize| -> Vec<f64> {
+                std::iter::once(1.0)
+                    .chain(terms.iter().map(|t| t.iter().map(|&u| x(a, u)).product()))
+                    .collect()
+            };
+            let design: Vec<Vec<f64>> = runs.iter().map(|&a| row(a)).collect();
+            let p = terms.len() + 1;
+            if design.len() < p {
+                return None;
+            }
+            let xtx: Vec<Vec<f64>> = (0..p)
+                .map(|i| {
+                    (0..p)
+                        .map(|j| design.iter().map(|r| r[i] * r[j]).sum())
+                        .collect()
+                })
+                .collect();
+            let inv = invert(xtx)?;
+            // A = (X'X)⁻¹ X' : p × runs
+            Some(
+                (0..p)
+                    .map(|i| {
+                        design
+                            .iter()
+                            .map(|r| (0..p).map(|j| inv[i][j] * r[j]).sum())
+                            .collect()
+                    })
+                    .collect(),
+            )
+        };
+        let with_pairs: Vec<Vec<usize>> = mains.iter().chain(pairs.iter()).cloned().collect();
+        let (terms, solver, note) = match try_fit(&with_pairs) {
+            Some(a) => (with_pairs, a, None),
+            None => match try_fit(&mains) {
+                Some(a) => (
+                    mains.clone(),
+                    a,
+                    Some("two-factor interactions are aliased in this design (resolution < V, or too few runs); main effects only, each possibly aliased with two-factor interactions".to_string()),
+                ),
+                None => {
+                    warnings.push(format!(
+                        "design \"{design}\": its runs cannot separate the main effects of its {k} units; not fitted"
+                    ));
+                    continue;
+                }
+            },
+        };
+        let cases: Vec<(usize, usize)> = paired
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| runs.iter().all(|&a| m.present(**c, a)))
+            .map(|(p, c)| (p, *c))
+            .collect();
+        if cases.len() < 2 {
+            continue;
+        }
+        let unit_ids: Vec<u32> = cases.iter().map(|(p, _)| paired.unit[*p]).collect();
+        let effect = |t: usize| -> Effect {
+            let per_case: Vec<f64> = cases
+                .iter()
+                .map(|&(_, c)| {
+                    2.0 * moments::sum(
+                        runs.iter()
+                            .enumerate()
+                            .map(|(r, &a)| solver[t + 1][r] * m.mean[m.cell(c, a)]),
+                    )
+                })
+                .collect();
+            let (effect, se) = paired.mean_se(&per_case, &unit_ids);
+            Effect {
+                term: terms[t]
+                    .iter()
+                    .map(|&u| units[u].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" × "),
+                effect,
+                se,
+            }
+        };
+        let all: Vec<Effect> = (0..terms.len()).map(effect).collect();
+        let (main_effects, two_factor): (Vec<Effect>, Vec<Effect>) = all
+            .into_iter()
+            .enumerate()
+            .partition(|(i, _)| terms[*i].len() == 1)
+            .map2();
+        out.push(DesignFit {
+            design: design.to_string(),
+            units,
+            runs: runs.len(),
+            cases: cases.len(),
+            main_effects,
+            two_factor,
+            note,
+        });
+    }
+    out
+}
+
+/// Drops the indices of a partitioned `(index, value)` pair of vectors.
+trait Map2<T> {
+    fn map2(self) -> (Vec<T>, Vec<T>);
+}
+
+impl<T> Map2<T> for (Vec<(usize, T)>, Vec<(usize, T)>) {
+    fn map2(self) -> (Vec<T>, Vec<T>) {
+        (
+            self.0.into_iter().map(|(_, v)| v).collect(),
+            self.1.into_iter().map(|(_, v)| v).collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invert_small_and_singular() {
+        let inv = invert(vec![vec![4.0, 0.0], vec![0.0, 2.0]]).unwrap();
+        assert_eq!(inv, vec![vec![0.25, 0.0], vec![0.0, 0.5]]);
+        assert!(invert(vec![vec![1.0, 1.0], vec![1.0, 1.0]]).is_none());
+    }
+
+    #[test]
+    fn factorial_detection_needs_every_subset() {
+        let s = |u: &[&str]| {
+            u.iter()
+                .map(|x| x.to_string())
+                .collect::<BTreeSet<String>>()
+        };
+        let mut sets = vec![s(&[]), s(&["a"]), s(&["b"]), s(&["a", "b"]), s(&["c"])];
+        let (units, arms) = factorial_units(&sets).unwrap();
+        assert_eq!(units, vec!["a", "b"]);
+        assert_eq!(arms, vec![0, 1, 2, 3]);
+        sets.remove(3);
+        assert!(factorial_units(&sets).is_none());
+    }
+}

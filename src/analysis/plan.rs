@@ -1,0 +1,327 @@
+//! `ablate plan`: an arms table for a design, with its cost and power.
+//!
+//! Designs over k units:
+//! - `loo`: the baseline and one arm per unit (k + 1 arms);
+//! - `pairs`: the baseline, every single and every pair (1 + k + k(k−1)/2 arms): the pairwise
+//!   interaction matrix;
+//! - `factorial`: all 2^k subsets (k ≤ 12): exact Shapley values and interaction indices;
+//! - `fractional`: a regular 2^(k−p) design of resolution ≥ V within 128 arms when one exists,
+//!   else resolution IV (see [`crate::analysis::design`]): main effects and two-factor
+//!   interactions by least squares on the ±1 coding.
+//!
+//! Cost: calls = arms × cases × repeats; tokens = Σ_arms (T − tokens removed) × cases × repeats
+//! with T the full prompt's tokens per call; dollars = tokens/10⁶ × price.
+//!
+//! Power: with sd the standard deviation of per-case paired differences (given, or the median
+//! over a pilot experiment's leave-one-out arms), a paired contrast of two arms detects
+//! mde = (z(1−α/2) + z(0.8))·sd/√cases at 80% power, and detecting `threshold_drop` needs
+//! ⌈((z(1−α/2) + z(0.8))·sd/threshold_drop)²⌉ cases (Miller 2024). In a factorial or fractional
+//! design each main effect averages N/2 runs against N/2, so if run-to-run noise were independent
+//! its mde would shrink by √(N/2) (`mde_main_effect`); case-level effect heterogeneity does not
+//! average away, so treat that figure as optimistic.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::analysis::design::{self, Fraction};
+use crate::error::{Error, Result};
+use crate::io::Experiment;
+use crate::io::units::Units;
+use crate::stats::{dist, moments, percentile};
+
+/// The kind of design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DesignKind {
+    /// Leave one out.
+    Loo,
+    /// Singles and pairs.
+    Pairs,
+    /// All 2^k subsets.
+    Factorial,
+    /// A regular fraction of resolution V (else IV).
+    Fractional,
+}
+
+/// Settings of a plan.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Which design.
+    pub design: DesignKind,
+    /// Units to vary (empty = every unit of the table).
+    pub only: Vec<String>,
+    /// Cases per arm.
+    pub cases: usize,
+    /// Repeats per case.
+    pub repeats: u32,
+    /// Full prompt tokens per call (default: Σ unit tokens).
+    pub tokens_per_call: Option<f64>,
+    /// Price per million input tokens.
+    pub price_per_mtok: Option<f64>,
+    /// sd of per-case paired differences.
+    pub sd: Option<f64>,
+    /// Threshold to detect (default: the pilot's, else 0.005).
+    pub threshold_drop: Option<f64>,
+    /// Confidence level (α = 1 − confidence).
+    pub confidence: f64,
+}
+
+/// One planned arm.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanArm {
+    /// Label.
+    pub arm: String,
+    /// Units removed.
+    pub removed: Vec<String>,
+    /// Prompt tokens per call in this arm.
+    pub tokens_per_call: f64,
+}
+
+/// Generators, resolution and aliases of a fractional design.
+#[derive(Debug, Clone, Serialize)]
+pub struct FractionInfo {
+    /// e.g. "2^(5-1)".
+    pub name: String,
+    /// Resolution (shortest defining word).
+    pub resolution: usize,
+    /// Generators, e.g. "E = ABCD".
+    pub generators: Vec<String>,
+    /// Defining relation words, e.g. "ABCDE".
+    pub defining_relation: Vec<String>,
+    /// Alias chains of main effects and two-factor interactions.
+    pub aliases: Vec<String>,
+    /// Letter → unit.
+    pub factors: BTreeMap<String, String>,
+}
+
+/// What `ablate plan` reports (and writes as an arms table).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanOutput {
+    /// loo, pairs, factorial or fractional.
+    pub design: DesignKind,
+    /// The label written in the arms table's `design` column.
+    pub design_label: String,
+    /// Units varied.
+    pub units: Vec<String>,
+    /// Number of arms, baseline included.
+    pub n_arms: usize,
+    /// Cases per arm.
+    pub cases: usize,
+    /// Repeats per case.
+    pub repeats: u32,
+    /// Model calls: arms × cases × repeats.
+    pub calls: u64,
+    /// Input tokens over all calls.
+    pub tokens: f64,
+    /// Dollars, when a price was given.
+    pub cost: Option<f64>,
+    /// sd of per-case paired differences used for power.
+    pub sd: Option<f64>,
+    /// Where sd came from.
+    pub sd_source: Option<String>,
+    /// Threshold to detect.
+    pub threshold_drop: f64,
+    /// Minimum detectable drop of a paired contrast at 80% power.
+    pub mde: Option<f64>,
+    /// Optimistic mde of a main effect in a factorial or fractional design.
+    pub mde_main_effect: Option<f64>,
+    /// Cases needed to detect threshold_drop with a paired contrast.
+    pub cases_needed: Option<u64>,
+    /// Fraction details (fractional designs).
+    pub fraction: Option<FractionInfo>,
+    /// The arms.
+    pub arms: Vec<PlanArm>,
+}
+
+fn label(removed: &[String]) -> String {
+    if removed.is_empty() {
+        "baseline".into()
+    } else {
+        format!("without-{}", removed.join("+"))
+    }
+}
+
+/// The sd of per-case paired differences in a pilot: the median over its leave-one-out arms
+/// (every non-baseline arm when none removes exactly one unit), and the pilot's threshold.
+pub fn pilot_sd(exp: &Experiment) -> Option<(f64, f64)> {
+    use crate::analysis::paired::{CaseSet, Paired};
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let arms: Vec<usize> = (0..m.n_arms).filter(|&a| a != paired.baseline).collect();
+    let single = |a: &usize| {
+        exp.arms
+            .as_ref()
+            .and_then(|t| t.get(&exp.results.arms[*a]))
+            .is_some_and(|s| s.removed.len() == 1)
+    };
+    let chosen: Vec<usize> = if arms.iter().any(single) {
+        arms.into_iter().filter(single).collect()
+    } else {
+        arms
+    };
+    let sds: Vec<f64> = chosen
+        .iter()
+        .map(|&a| moments::sample_variance(&paired.arm(m, a).drop).sqrt())
+        .filter(|s| s.is_finite())
+        .collect();
+    (!sds.is_empty()).then(|| (percentile::quantile(&sds, 0.5), exp.manifest.threshold_drop))
+}
+
+/// Builds the plan.
+///
+/// # Errors
+/// Unknown units in `only`; fewer than 1 unit; factorial with k > 12; fractional with k < 4 or
+/// no design within 128 runs.
+pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Result<PlanOutput> {
+    let chosen: Vec<&crate::io::units::UnitSpec> = if opts.only.is_empty() {
+        units.specs.iter().collect()
+    } else {
+        opts.only
+            .iter()
+            .map(|u| {
+                units.index.get(u).map(|&i| &units.specs[i]).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--unit {u}: no such unit in {} (units: {})",
+                        units.path.display(),
+                        units
+                            .specs
+                            .iter()
+                            .map(|s| s.unit.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let k = chosen.len();
+    if k == 0 {
+        return Err(Error::Usage("the design needs at least one unit".into()));
+    }
+    let names: Vec<String> = chosen.iter().map(|u| u.unit.clone()).collect();
+    let full = opts.tokens_per_call.unwrap_or_else(|| units.total_tokens());
+    let tokens_of = |removed: &[String]| {
+        full - moments::sum(
+            removed
+                .iter()
+                .filter_map(|r| units.index.get(r).map(|&i| units.specs[i].tokens)),
+        )
+    };
+    let subsets: Vec<Vec<String>>;
+    let mut fraction_info = None;
+    let design_label;
+    match opts.design {
+        DesignKind::Loo => {
+            subsets = std::iter::once(Vec::new())
+                .chain(names.iter().map(|u| vec![u.clone()]))
+                .collect();
+            design_label = format!("loo-{k}");
+        }
+        DesignKind::Pairs => {
+            let mut s: Vec<Vec<String>> = std::iter::once(Vec::new())
+                .chain(names.iter().map(|u| vec![u.clone()]))
+                .collect();
+            for a in 0..k {
+                for b in (a + 1)..k {
+                    s.push(vec![names[a].clone(), names[b].clone()]);
+                }
+            }
+            subsets = s;
+            design_label = format!("pairs-{k}");
+        }
+        DesignKind::Factorial => {
+            if k > 12 {
+                return Err(Error::Usage(format!(
+                    "a full factorial of {k} units needs 2^{k} arms; use at most 12 units (--unit), or --design fractional"
+                )));
+            }
+            subsets = (0..(1usize << k))
+                .map(|mask| {
+                    (0..k)
+                        .filter(|i| mask & (1 << i) != 0)
+                        .map(|i| names[i].clone())
+                        .collect()
+                })
+                .collect();
+            design_label = format!("factorial-2^{k}");
+        }
+        DesignKind::Fractional => {
+            let f: Fraction = design::find_fraction(k).ok_or_else(|| {
+                Error::Usage(format!(
+                    "no regular fraction of resolution IV or better exists for {k} units within {} arms; with {k} ≤ 3 units run --design factorial ({} arms)",
+                    design::MAX_RUNS,
+                    1usize << k.min(12)
+                ))
+            })?;
+            subsets = f
+                .levels()
+                .iter()
+                .map(|row| {
+                    (0..k)
+                        .filter(|&i| row[i] < 0)
+                        .map(|i| names[i].clone())
+                        .collect()
+                })
+                .collect();
+            let name = format!("2^({}-{})", k, k - f.m);
+            design_label = format!("fractional-{name}");
+            fraction_info = Some(FractionInfo {
+                name,
+                resolution: f.resolution,
+                generators: f.generator_text(),
+                defining_relation: f
+                    .defining_relation()
+                    .iter()
+                    .map(|w| design::word(*w))
+                    .collect(),
+                aliases: f.aliases(),
+                factors: (0..k)
+                    .map(|i| (design::letter(i), names[i].clone()))
+                    .collect(),
+            });
+        }
+    }
+    let arms: Vec<PlanArm> = subsets
+        .iter()
+        .map(|r| PlanArm {
+            arm: label(r),
+            removed: r.clone(),
+            tokens_per_call: tokens_of(r),
+        })
+        .collect();
+    let per_arm_calls = opts.cases as u64 * opts.repeats as u64;
+    let tokens = moments::sum(arms.iter().map(|a| a.tokens_per_call)) * per_arm_calls as f64;
+    let threshold = opts.threshold_drop.unwrap_or(0.005);
+    let multiplier = dist::power_multiplier(opts.confidence, crate::analysis::variance::POWER);
+    let mde = opts
+        .sd
+        .map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
+    let n_runs = arms.len() as f64;
+    let mde_main_effect = match opts.design {
+        DesignKind::Factorial | DesignKind::Fractional => mde.map(|m| m / (n_runs / 2.0).sqrt()),
+        _ => None,
+    };
+    Ok(PlanOutput {
+        design: opts.design,
+        design_label,
+        units: names,
+        n_arms: arms.len(),
+        cases: opts.cases,
+        repeats: opts.repeats,
+        calls: arms.len() as u64 * per_arm_calls,
+        tokens,
+        cost: opts.price_per_mtok.map(|p| tokens / 1e6 * p),
+        sd: opts.sd,
+        sd_source,
+        threshold_drop: threshold,
+        mde,
+        mde_main_effect,
+        cases_needed: opts
+            .sd
+            .filter(|_| threshold > 0.0)
+            .map(|sd| ((multiplier * sd / threshold).powi(2)).ceil() as u64),
+        fraction: fraction_info,
+        arms,
+    })
+}
