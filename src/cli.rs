@@ -193,7 +193,8 @@ enum Command {
         /// sd of per-case paired differences, for power.
         #[arg(long, conflicts_with = "pilot")]
         sd: Option<f64>,
-        /// A pilot experiment to estimate the sd from (median over its leave-one-out arms).
+        /// A pilot experiment to estimate the sd from (median over its leave-one-out arms, adjusted
+        /// from the pilot's repeats to --repeats with its within-case variance).
         #[arg(long, value_name = "DIR")]
         pilot: Option<PathBuf>,
         /// Drop to detect (default: the pilot's threshold_drop, else 0.005).
@@ -385,13 +386,21 @@ pub fn run(cli: Cli) -> Result<String> {
             let (sd, sd_source, pilot_threshold) = match &pilot {
                 Some(dir) => {
                     let exp = load(dir, &cli.global)?;
-                    let (sd, t) = analysis::plan::pilot_sd(&exp).ok_or_else(|| {
+                    let p = analysis::plan::pilot(&exp).ok_or_else(|| {
                         Error::Usage(format!(
-                            "the pilot {} has no arm to estimate the sd from",
+                            "the pilot {} has no arm besides the baseline to estimate the sd from",
                             dir.display()
                         ))
                     })?;
-                    (Some(sd), Some(format!("pilot {}", dir.display())), Some(t))
+                    let sd = p.sd_at(repeats);
+                    let source = format!(
+                        "pilot {}: sd {:.4} at {:.0} repeats, {:.4} at {repeats}",
+                        dir.display(),
+                        p.sd,
+                        p.repeats,
+                        sd
+                    );
+                    (Some(sd), Some(source), Some(p.threshold_drop))
                 }
                 None => (sd, sd.map(|_| "--sd".to_string()), None),
             };

@@ -492,3 +492,56 @@ fn bad_confidence_is_a_usage_error() {
         &["--confidence", "(0, 1)"],
     );
 }
+
+#[test]
+fn negative_tokens_in_context_log() {
+    let w = Workdir::tiny();
+    w.write(
+        "context_log.csv",
+        "request_id,step,source,tokens\nr1,1,system,900\nr1,1,retrieval,1500\nr1,2,tool_output,-40\n",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["context_log.csv", "`tokens`", "row 3", "-40", "negative"],
+    );
+}
+
+#[test]
+fn nan_score_in_shadow() {
+    let w = Workdir::tiny();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer,score\nr1,production,a,1\nr1,candidate,a,NaN\n",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["shadow.csv", "`score`", "row 2", "finite"],
+    );
+}
+
+#[test]
+fn logs_are_counted_by_check() {
+    let w = Workdir::tiny();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer\nr1,production,a\nr1,replay,a\nr1,candidate,b\n",
+    );
+    let out = ablate()
+        .args(["check", "--json"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadow = v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["table"] == "shadow")
+        .unwrap();
+    assert_eq!(shadow["rows"], 3);
+}

@@ -301,8 +301,28 @@ fn plan_power_from_sd_and_pilot() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v["sd"].as_f64().unwrap() > 0.0);
+    let sd3 = v["sd"].as_f64().unwrap();
+    assert!(sd3 > 0.0);
     assert!(v["sd_source"].as_str().unwrap().starts_with("pilot"));
+    // One repeat carries more repeat noise than the pilot's three.
+    let out = ablate()
+        .args([
+            "plan",
+            "--json",
+            "--design",
+            "loo",
+            "--repeats",
+            "1",
+            "--units",
+        ])
+        .arg(demo().join("units.parquet"))
+        .arg("--pilot")
+        .arg(demo())
+        .output()
+        .unwrap();
+    let v1: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v1["sd"].as_f64().unwrap() > sd3);
+    assert!(v1["mde"].as_f64().unwrap() > v["mde"].as_f64().unwrap());
 }
 
 #[test]

@@ -142,9 +142,33 @@ fn label(removed: &[String]) -> String {
     }
 }
 
-/// The sd of per-case paired differences in a pilot: the median over its leave-one-out arms
-/// (every non-baseline arm when none removes exactly one unit), and the pilot's threshold.
-pub fn pilot_sd(exp: &Experiment) -> Option<(f64, f64)> {
+/// What a pilot experiment says about noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pilot {
+    /// sd of per-case paired differences: the median over the pilot's leave-one-out arms (every
+    /// non-baseline arm when none removes exactly one unit).
+    pub sd: f64,
+    /// Mean within-case variance of the baseline's repeats (0 with one repeat).
+    pub within_case_var: f64,
+    /// The pilot's repeats per case.
+    pub repeats: f64,
+    /// The pilot's threshold_drop.
+    pub threshold_drop: f64,
+}
+
+impl Pilot {
+    /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
+    /// repeat noise 2w/K, so sd'² = sd² − 2w/K_pilot + 2w/K (Miller 2024), floored at 0.
+    pub fn sd_at(&self, repeats: u32) -> f64 {
+        let w = self.within_case_var;
+        (self.sd * self.sd - 2.0 * w / self.repeats + 2.0 * w / repeats.max(1) as f64)
+            .max(0.0)
+            .sqrt()
+    }
+}
+
+/// Reads noise figures from a pilot experiment; `None` when it has no arm besides the baseline.
+pub fn pilot(exp: &Experiment) -> Option<Pilot> {
     use crate::analysis::paired::{CaseSet, Paired};
     let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
@@ -165,7 +189,33 @@ pub fn pilot_sd(exp: &Experiment) -> Option<(f64, f64)> {
         .map(|&a| moments::sample_variance(&paired.arm(m, a).drop).sqrt())
         .filter(|s| s.is_finite())
         .collect();
-    (!sds.is_empty()).then(|| (percentile::quantile(&sds, 0.5), exp.manifest.threshold_drop))
+    if sds.is_empty() {
+        return None;
+    }
+    let base = paired.baseline;
+    let within: Vec<f64> = paired
+        .cases
+        .iter()
+        .map(|&c| m.var[m.cell(c, base)])
+        .filter(|v| !v.is_nan())
+        .collect();
+    let repeats = moments::mean(
+        &paired
+            .cases
+            .iter()
+            .map(|&c| m.repeats[m.cell(c, base)] as f64)
+            .collect::<Vec<_>>(),
+    );
+    Some(Pilot {
+        sd: percentile::quantile(&sds, 0.5),
+        within_case_var: if within.is_empty() {
+            0.0
+        } else {
+            moments::mean(&within)
+        },
+        repeats,
+        threshold_drop: exp.manifest.threshold_drop,
+    })
 }
 
 /// Builds the plan.
@@ -324,4 +374,23 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
         fraction: fraction_info,
         arms,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pilot_sd_moves_with_repeats() {
+        let p = Pilot {
+            sd: 0.1,
+            within_case_var: 0.03,
+            repeats: 3.0,
+            threshold_drop: 0.005,
+        };
+        assert!((p.sd_at(3) - 0.1).abs() < 1e-15);
+        // sd² − 2w/3 + 2w/6 = 0.01 − 0.02 + 0.01 = 0 at 6 repeats; larger with fewer repeats.
+        assert!(p.sd_at(6) < 1e-8);
+        assert!((p.sd_at(1) - (0.01f64 - 0.02 + 0.06).sqrt()).abs() < 1e-12);
+    }
 }

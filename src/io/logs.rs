@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use polars::prelude::*;
+
+use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
 
 /// Columns of `shadow`: one row per request and variant.
@@ -34,6 +36,80 @@ pub fn context_columns() -> Vec<Col> {
     ]
 }
 
+/// A value rule checked by streaming over a log: rows where `bad` holds are errors.
+struct Rule {
+    column: &'static str,
+    bad: fn(Expr) -> Expr,
+    problem: &'static str,
+}
+
+fn negative(e: Expr) -> Expr {
+    e.lt(lit(0))
+}
+
+fn not_finite(e: Expr) -> Expr {
+    e.is_finite().not()
+}
+
+fn rules(specs: &[Col]) -> Vec<Rule> {
+    let named = |n: &str| specs.iter().any(|c| c.name == n);
+    let mut out = Vec::new();
+    for column in ["tokens", "tokens_in", "expected_output", "model_limit"] {
+        if named(column) {
+            out.push(Rule {
+                column,
+                bad: negative,
+                problem: "must not be negative",
+            });
+        }
+    }
+    for column in ["score", "relevance"] {
+        if named(column) {
+            out.push(Rule {
+                column,
+                bad: not_finite,
+                problem: "must be a finite number",
+            });
+        }
+    }
+    out
+}
+
+/// Finds the first row breaking a rule, streaming (only the rule's column is read).
+fn first_violation(lf: &LazyFrame, path: &std::path::Path, rule: &Rule) -> Result<()> {
+    let hit = lf
+        .clone()
+        .select([col(rule.column)])
+        .with_row_index("__row", None)
+        .filter((rule.bad)(col(rule.column)))
+        .limit(1)
+        .collect()
+        .map_err(|e| table::polars_unreadable(path, e))?;
+    if hit.height() == 0 {
+        return Ok(());
+    }
+    let row = hit
+        .column("__row")
+        .ok()
+        .and_then(|c| c.get(0).ok())
+        .and_then(|v| v.extract::<u64>())
+        .unwrap_or(0) as usize;
+    let value = hit
+        .column(rule.column)
+        .ok()
+        .and_then(|c| c.get(0).ok())
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    Err(Error::BadValue {
+        path: path.to_path_buf(),
+        column: rule.column.into(),
+        row: Row::at(row),
+        value,
+        problem: rule.problem.into(),
+        fix: "fix the logging, or drop the bad rows before the analysis".into(),
+    })
+}
+
 /// What a schema check of a streamed table found.
 #[derive(Debug, Clone)]
 pub struct LogSummary {
@@ -45,10 +121,11 @@ pub struct LogSummary {
     pub columns: Vec<String>,
 }
 
-/// Checks a streamed table's columns against `specs` and counts its rows (a streaming count).
+/// Checks a streamed table's columns against `specs`, its values (no negative token counts, no
+/// NaN or infinite scores or relevances) and counts its rows, streaming.
 ///
 /// # Errors
-/// Unreadable file, missing or mistyped columns, no rows.
+/// Unreadable file, missing or mistyped columns, the first bad value, no rows.
 pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
     let text: Vec<&str> = specs
         .iter()
@@ -59,7 +136,13 @@ pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
     let schema = lf
         .collect_schema()
         .map_err(|e| table::polars_unreadable(&file.path, e))?;
-    table::check_columns(&file.path, &schema, specs)?;
+    let exprs = table::check_columns(&file.path, &schema, specs)?;
+    let checked = lf.clone().select(exprs);
+    for rule in rules(specs) {
+        if schema.get(rule.column).is_some() {
+            first_violation(&checked, &file.path, &rule)?;
+        }
+    }
     let rows = table::row_count(lf).unwrap_or(0);
     if rows == 0 {
         return Err(Error::EmptyTable {
