@@ -262,11 +262,20 @@ impl From<DesignArg> for analysis::plan::DesignKind {
     }
 }
 
+/// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
+const MAX_BOOTSTRAP: usize = 1_000_000;
+
 fn validate(g: &Global) -> Result<()> {
     if !(g.confidence > 0.0 && g.confidence < 1.0) {
         return Err(Error::Usage(format!(
             "--confidence {} is outside (0, 1); use e.g. 0.95",
             g.confidence
+        )));
+    }
+    if g.bootstrap > MAX_BOOTSTRAP {
+        return Err(Error::Usage(format!(
+            "--bootstrap {} is more than {MAX_BOOTSTRAP} resamples; 10,000 already gives percentile intervals to about ±0.001 of their level",
+            g.bootstrap
         )));
     }
     Ok(())

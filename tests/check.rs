@@ -545,3 +545,38 @@ fn logs_are_counted_by_check() {
         .unwrap();
     assert_eq!(shadow["rows"], 3);
 }
+
+#[test]
+fn baseline_without_main_cases() {
+    let w = Workdir::tiny();
+    w.edit(
+        "cases.csv",
+        "c1,billing,single,1,false",
+        "c1,billing,single,1,true",
+    );
+    w.edit(
+        "cases.csv",
+        "c2,billing,multi,2,false",
+        "c2,billing,multi,2,true",
+    );
+    w.edit(
+        "cases.csv",
+        "c3,refunds,single,,false",
+        "c3,refunds,single,,true",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &["results.csv", "baseline", "main-set"],
+    );
+}
+
+#[test]
+fn absurd_bootstrap_is_a_usage_error() {
+    let out = ablate()
+        .args(["sweep", "--bootstrap", "1000000000"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["--bootstrap"]);
+}

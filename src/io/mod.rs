@@ -119,6 +119,19 @@ impl Experiment {
         if let Some(arms) = &arms {
             check_arms_cover_results(arms, &results, &manifest, &mut warnings)?;
         }
+        let m = &results.matrix;
+        if !(0..m.n_cases).any(|c| !cases.stress[c] && m.present(c, baseline)) {
+            return Err(Error::BadValue {
+                path: results.path.clone(),
+                column: "arm".into(),
+                row: Row::none(),
+                value: format!("\"{}\"", manifest.baseline_arm),
+                problem: "the baseline arm has no results for any main-set case (stress = false)"
+                    .into(),
+                fix: "run the baseline on the main set; every comparison is paired against it"
+                    .into(),
+            });
+        }
         warnings.extend(result_warnings(&results, &cases, baseline));
 
         let case_units = match table::find(dir, "case_units")? {
