@@ -284,6 +284,34 @@ fn same_seed_is_byte_identical_at_any_thread_count() {
     assert_ne!(one, other_seed);
 }
 
+/// Compares two JSON trees; numbers may differ by 1e-9 (relative), which absorbs a different
+/// order of floating-point additions (e.g. another CPU's GEMM kernel) but no real change.
+fn json_close(a: &Value, b: &Value, path: &str) -> Result<(), String> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            if (x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs())) {
+                Ok(())
+            } else {
+                Err(format!("{path}: {x} vs {y}"))
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .try_for_each(|(i, (x, y))| json_close(x, y, &format!("{path}[{i}]"))),
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+            x.iter().try_for_each(|(k, v)| {
+                let other = y.get(k).ok_or_else(|| format!("{path}.{k} missing"))?;
+                json_close(v, other, &format!("{path}.{k}"))
+            })
+        }
+        _ if a == b => Ok(()),
+        _ => Err(format!("{path}: {a} vs {b}")),
+    }
+}
+
 fn golden(name: &str, args: &[&str]) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")

@@ -6,11 +6,13 @@
 //! score. Cases are first summed per resampling unit (a cluster when `cases` has `cluster`,
 //! otherwise the case itself), giving a units × K matrix of numerators and one of denominators.
 //!
-//! Resample r draws `units` units with replacement from a ChaCha8 stream seeded by (seed, r) and
-//! adds the drawn rows: one pass over the matrix per resample, every statistic at once, so all
-//! arms see the same resample (a joint bootstrap: differences between arms keep their pairing).
-//! Resamples run in parallel with rayon, each writing its own row of the B × K result, so the
-//! output is identical at any thread count. Cost: O(B · units · K) additions.
+//! Resample r draws `units` units with replacement from a ChaCha8 stream seeded by (seed, r); its
+//! replicate of every statistic is (w·X)/(w·Y) with w the draw counts: one pass over the matrix
+//! per resample, every statistic at once, so all arms see the same resample (a joint bootstrap:
+//! differences between arms keep their pairing). Resamples are batched 64 at a time into one
+//! matrix product (as numpy users do with a multinomial weight matrix), batches run in parallel
+//! with rayon, and each writes its own rows of the B × K result, so the output is identical at any
+//! thread count. Cost: O(B · units · K) multiply-adds in a blocked GEMM kernel.
 //!
 //! The interval is the percentile interval (Efron & Tibshirani 1993, §13.3) with type-7
 //! quantiles; resamples where a denominator is 0 are left out of that statistic's interval.
@@ -120,8 +122,49 @@ pub fn resample_rng(seed: u64, r: usize) -> ChaCha8Rng {
     rng
 }
 
+/// Resamples per block: each block's weights form one matrix, multiplied once by the sums.
+/// Fixed, so the arithmetic of every replicate is the same whatever the number of threads.
+const BLOCK: usize = 64;
+
+/// C (m×n) = A (m×k) · B (k×n), all row-major, in f64 (matrixmultiply's blocked kernel).
+fn gemm(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    assert!(
+        a.len() == m * k && b.len() == k * n && c.len() == m * n,
+        "gemm shapes"
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: the three slices hold exactly m×k, k×n and m×n elements (checked above), laid out
+    // row-major with the strides given, and `c` does not alias `a` or `b` (it is borrowed mutably).
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
 /// Runs `b` resamples of the units in `sums`. The optional progress bar advances by one per
 /// resample.
+///
+/// Resamples are processed in blocks of 64: the block's multinomial counts form a 64 × units
+/// weight matrix W (row r counts how often resample r drew each unit, from its own seeded
+/// stream), and the numerators of every statistic are one matrix product W·X; the denominators
+/// are W·Y, or a single matrix-vector product when every statistic has the same denominators
+/// (every arm present on every case). Blocks run in parallel with rayon.
 pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: Option<&ProgressBar>) -> Draws {
     let k = sums.k;
     let mut values = vec![f64::NAN; b * k];
@@ -129,30 +172,49 @@ pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: Option<&ProgressBar>
         return Draws { b, k, values };
     }
     let units = sums.units;
-    values.par_chunks_mut(k).enumerate().for_each_init(
-        || (vec![0.0f64; k], vec![0.0f64; k]),
-        |(num, den), (r, out)| {
-            num.iter_mut().for_each(|x| *x = 0.0);
-            den.iter_mut().for_each(|x| *x = 0.0);
-            let mut rng = resample_rng(seed, r);
-            for _ in 0..units {
-                let u = rng.random_range(0..units);
-                let row_num = &sums.num[u * k..(u + 1) * k];
-                let row_den = &sums.den[u * k..(u + 1) * k];
-                for ((a, x), (d, y)) in num.iter_mut().zip(row_num).zip(den.iter_mut().zip(row_den))
-                {
-                    *a += x;
-                    *d += y;
+    // Denominators shared by every statistic, when they are.
+    let shared_den: Option<Vec<f64>> = (0..units)
+        .all(|u| {
+            let row = &sums.den[u * k..(u + 1) * k];
+            row.iter().all(|d| *d == row[0])
+        })
+        .then(|| (0..units).map(|u| sums.den[u * k]).collect());
+    values
+        .par_chunks_mut(BLOCK * k)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let rows = out.len() / k;
+            let mut w = vec![0.0f64; rows * units];
+            for (i, counts) in w.chunks_mut(units).enumerate() {
+                let mut rng = resample_rng(seed, block * BLOCK + i);
+                for _ in 0..units {
+                    counts[rng.random_range(0..units)] += 1.0;
                 }
             }
-            for ((o, n), d) in out.iter_mut().zip(num.iter()).zip(den.iter()) {
+            let mut num = vec![0.0f64; rows * k];
+            gemm(rows, units, k, &w, &sums.num, &mut num);
+            let den: Vec<f64> = match &shared_den {
+                Some(d) => {
+                    let mut per_row = vec![0.0f64; rows];
+                    gemm(rows, units, 1, &w, d, &mut per_row);
+                    per_row
+                        .iter()
+                        .flat_map(|x| std::iter::repeat_n(*x, k))
+                        .collect()
+                }
+                None => {
+                    let mut den = vec![0.0f64; rows * k];
+                    gemm(rows, units, k, &w, &sums.den, &mut den);
+                    den
+                }
+            };
+            for ((o, n), d) in out.iter_mut().zip(&num).zip(&den) {
                 *o = if *d != 0.0 { n / d } else { f64::NAN };
             }
             if let Some(bar) = progress {
-                bar.inc(1);
+                bar.inc(rows as u64);
             }
-        },
-    );
+        });
     Draws { b, k, values }
 }
 
