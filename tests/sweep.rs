@@ -327,10 +327,11 @@ fn golden(name: &str, args: &[&str]) {
         serde_json::from_slice(&got).unwrap(),
         serde_json::from_slice(&want).unwrap(),
     );
-    assert_eq!(
-        g, w,
-        "{name} changed; if intended, regenerate with UPDATE_GOLDEN=1 cargo test"
-    );
+    if let Err(path) = json_close(&g, &w, "") {
+        panic!(
+            "{name} differs at {path}; if the change is intended, regenerate with UPDATE_GOLDEN=1 cargo test"
+        );
+    }
 }
 
 #[test]
