@@ -1,10 +1,10 @@
 //! The `cases` table: one row per eval case, with its slice, strata, gold rank, stress flag and
 //! cluster.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use polars::prelude::DataType;
+use polars::prelude::{DataType, PlHashMap};
 
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
@@ -17,7 +17,7 @@ pub struct Cases {
     /// Case ids, in file order; a case's index in this vector is its index everywhere.
     pub ids: Vec<String>,
     /// case_id → index.
-    pub index: HashMap<String, u32>,
+    pub index: PlHashMap<String, u32>,
     /// `stress` flag per case (false when the column is absent).
     pub stress: Vec<bool>,
     /// `gold_rank` per case, when the column exists (None = gold not retrieved).

@@ -7,6 +7,8 @@
 //! instead of the raw rows.
 
 use std::collections::HashMap;
+
+use polars::prelude::PlHashMap;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result, Row};
@@ -110,8 +112,12 @@ impl Results {
         let mut arm_code = Vec::with_capacity(n);
         let mut repeats = Vec::with_capacity(n);
         let mut scores = Vec::with_capacity(n);
-        let mut arm_index: HashMap<&str, u32> = HashMap::new();
+        let mut arm_index: PlHashMap<&str, u32> = PlHashMap::default();
         let mut arm_seen: Vec<String> = Vec::new();
+        // Rows usually come in runs of one case and arm (the repeats): compare with the previous
+        // row's text before hashing.
+        let mut last_case: Option<(&str, u32)> = None;
+        let mut last_arm: Option<(&str, u32)> = None;
         for (row, (((c, a), r), s)) in case_col
             .iter()
             .zip(arm_col.iter())
@@ -134,10 +140,19 @@ impl Results {
                         .into(),
                 });
             }
-            case_code.push(cases.lookup(c, &path, row)?);
-            let code = match arm_index.get(a) {
-                Some(code) => *code,
-                None => {
+            let case = match last_case {
+                Some((text, code)) if text == c => code,
+                _ => {
+                    let code = cases.lookup(c, &path, row)?;
+                    last_case = Some((c, code));
+                    code
+                }
+            };
+            case_code.push(case);
+            let code = match (last_arm, arm_index.get(a)) {
+                (Some((text, code)), _) if text == a => code,
+                (_, Some(code)) => *code,
+                (_, None) => {
                     if let Some(table) = arms_table
                         && table.get(a).is_none()
                     {
@@ -157,6 +172,7 @@ impl Results {
                     code
                 }
             };
+            last_arm = Some((a, code));
             arm_code.push(code);
             repeats.push(r);
             scores.push(s);
