@@ -137,6 +137,12 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A check the code makes on its own results failed: a bug, to be reported.
+    #[error(
+        "internal check failed: {0}. This is a bug in ablate; please report it with the input that caused it"
+    )]
+    Invariant(String),
+
     /// Polars failed on a file while writing output or computing (not an input problem).
     #[error("{context}: {source}")]
     Polars {
@@ -152,7 +158,7 @@ impl Error {
     /// Process exit code: 2 for bad input or usage, 1 for anything else.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Io { .. } | Error::Polars { .. } => 1,
+            Error::Io { .. } | Error::Polars { .. } | Error::Invariant(_) => 1,
             _ => 2,
         }
     }

@@ -464,3 +464,101 @@ fn fractional_round_trip() {
     assert!(effect("passages/rank1") > 0.1);
     assert!(effect("few_shot/01").abs() < 0.02);
 }
+
+#[test]
+fn plan_fractional_for_many_units_is_resolution_four_and_fast() {
+    let root = tempfile::tempdir().unwrap();
+    let units = root.path().join("units.csv");
+    let mut text = String::from("unit,block,tokens\n");
+    for i in 0..40 {
+        text.push_str(&format!("u{i:02},b,10\n"));
+    }
+    std::fs::write(&units, &text).unwrap();
+    let out = ablate()
+        .args(["plan", "--json", "--design", "fractional", "--units"])
+        .arg(&units)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["fraction"]["resolution"], 4);
+    assert_eq!(v["n_arms"], 128);
+    text.clear();
+    text.push_str("unit,block,tokens\n");
+    for i in 0..70 {
+        text.push_str(&format!("u{i:02},b,10\n"));
+    }
+    std::fs::write(&units, &text).unwrap();
+    let out = ablate()
+        .args(["plan", "--design", "fractional", "--units"])
+        .arg(&units)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A budget arm (removed = []) listed before the baseline must not stand in for v(all units).
+#[test]
+fn shapley_uses_the_baseline_for_the_full_prompt() {
+    let w = redundant();
+    w.edit(
+        "arms.csv",
+        "arm,removed,components\n",
+        "arm,removed,components\nbudget,,\n",
+    );
+    let mut extra = String::new();
+    for case in ["c1", "c2", "c3", "c4"] {
+        extra.push_str(&format!("{case},budget,0,0\n"));
+    }
+    let text = std::fs::read_to_string(w.path("results.csv")).unwrap() + &extra;
+    w.write("results.csv", &text);
+    let r = analysis::interactions::run(&Experiment::load(&w.dir).unwrap(), &cfg(0)).unwrap();
+    let sh = r.shapley.unwrap();
+    assert_eq!(sh.v_all, 1.0);
+    assert!((sh.values["x"] - 0.25).abs() < 1e-12);
+}
+
+#[test]
+fn a_single_cluster_gives_no_confident_interval() {
+    let w = redundant();
+    w.write(
+        "cases.csv",
+        "case_id,slice,cluster\nc1,refunds,t\nc2,refunds,t\nc3,billing,t\nc4,billing,t\n",
+    );
+    let r = analysis::interactions::run(&Experiment::load(&w.dir).unwrap(), &cfg(500)).unwrap();
+    let xy = r.composed.iter().find(|c| c.arm == "-xy").unwrap();
+    assert!(xy.se.is_none() && xy.ci_low.is_none());
+    assert_eq!(xy.interaction_verdict.as_str(), "additive");
+    let s = analysis::sweep::run(&Experiment::load(&w.dir).unwrap(), &cfg(500));
+    assert!(
+        s.arms
+            .iter()
+            .all(|a| a.confidence.as_str() == "inconclusive")
+    );
+}
+
+#[test]
+fn components_must_not_include_the_arm_itself_or_the_baseline() {
+    let w = redundant();
+    w.edit("arms.csv", "-xyz,x;y;z,-xy;-z", "-xyz,x;y;z,-xyz;-z");
+    assert_mentions(
+        &common::check_fails(&w.dir),
+        &["arms.csv", "`components`", "own components"],
+    );
+    let w = redundant();
+    w.edit("arms.csv", "-xyz,x;y;z,-xy;-z", "-xyz,x;y;z,baseline;-z");
+    assert_mentions(
+        &common::check_fails(&w.dir),
+        &["arms.csv", "`components`", "baseline"],
+    );
+    let w = redundant();
+    w.edit("arms.csv", "-xy,x;y,", "-xy,x;x,");
+    assert_mentions(
+        &common::check_fails(&w.dir),
+        &["arms.csv", "`removed`", "twice"],
+    );
+}

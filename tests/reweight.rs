@@ -356,3 +356,43 @@ fn stress_by_hand() {
     assert_eq!(ex1.lost_stress, 1);
     assert!(!ex1.clears_both);
 }
+
+#[test]
+fn every_production_stratum_unmeasured_is_an_error_even_when_allowed() {
+    let w = two_strata();
+    w.write("mix.csv", "turns,share\nvoice,0.6\nchat,0.4\n");
+    let out = ablate()
+        .args(["reweight", "--allow-unmeasured"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["mix.csv", "no production stratum"],
+    );
+}
+
+#[test]
+fn manifest_strata_missing_from_the_mix() {
+    let w = two_strata();
+    w.write("cases.csv", "case_id,turns,slice,stress\nc1,single,a,false\nc2,single,a,false\nc3,multi,b,false\nc4,multi,b,false\nc5,multi,b,false\n");
+    w.write("mix.csv", "slice,share\na,0.5\nb,0.5\n");
+    let out = ablate().arg("reweight").arg(&w.dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["mix.csv", "turns", "--by"],
+    );
+    // --by chooses explicitly.
+    let out = ablate()
+        .args(["reweight", "--json", "--by", "slice"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

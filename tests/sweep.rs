@@ -467,3 +467,37 @@ fn sweep_human_table_shows_churn_floor() {
         assert!(text.contains(needle), "{needle} in {text}");
     }
 }
+
+#[test]
+fn tokens_removed_from_tokens_in_uses_paired_main_cases_only() {
+    let w = Workdir::tiny();
+    std::fs::remove_file(w.path("units.csv")).unwrap();
+    w.edit(
+        "experiment.toml",
+        "[[blocks]]\nname = \"few_shot\"\nneed = \"needed_units\"\n",
+        "",
+    );
+    let text = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    // Baseline 1000 tokens; without-ex1 800 on main cases, 0 on the stress case s1.
+    let with_tokens: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                return format!("{l},tokens_in\n");
+            }
+            let tokens = if l.contains(",baseline,") {
+                1000
+            } else if l.starts_with("s1,") {
+                0
+            } else {
+                800
+            };
+            format!("{l},{tokens}\n")
+        })
+        .collect();
+    w.write("results.csv", &with_tokens);
+    let r = analysis::sweep::run(&Experiment::load(&w.dir).unwrap(), &cfg(0));
+    let ex1 = r.arms.iter().find(|a| a.arm == "without-ex1").unwrap();
+    assert_eq!(ex1.tokens_removed, Some(200.0));
+}

@@ -439,15 +439,20 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
     })
 }
 
-/// The removed set of every measured arm (the baseline's is empty).
-fn removed_sets(exp: &Experiment) -> Vec<BTreeSet<String>> {
+/// The removed set of every measured arm, when the arm removes exactly a fixed set of units: the
+/// baseline removes the empty set; other arms with an empty `removed` list (budget and selector
+/// arms, which remove different units on different cases) have none.
+fn removed_sets(exp: &Experiment) -> Vec<Option<BTreeSet<String>>> {
+    let base = exp.baseline_index();
     (0..exp.results.arms.len())
         .map(|a| {
-            exp.arms
+            let set: BTreeSet<String> = exp
+                .arms
                 .as_ref()
                 .and_then(|t| t.get(&exp.results.arms[a]))
                 .map(|s| s.removed.iter().cloned().collect())
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (a == base || !set.is_empty()).then_some(set)
         })
         .collect()
 }
@@ -456,12 +461,15 @@ fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction> {
     let m = &exp.results.matrix;
     let base = paired.baseline;
     let sets = removed_sets(exp);
-    let single = |u: &String| sets.iter().position(|s| s.len() == 1 && s.contains(u));
+    let single = |u: &String| {
+        sets.iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.len() == 1 && s.contains(u)))
+    };
     let mut out = Vec::new();
     for (a, s) in sets.iter().enumerate() {
-        if s.len() != 2 || a == base {
+        let Some(s) = s.as_ref().filter(|s| s.len() == 2) else {
             continue;
-        }
+        };
         let units: Vec<&String> = s.iter().collect();
         let (Some(ua), Some(ub)) = (single(units[0]), single(units[1])) else {
             continue;
@@ -492,10 +500,11 @@ fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction> {
     out
 }
 
-/// The largest unit set (2 ≤ k ≤ 12) whose every subset was measured as an arm's removed set.
-fn factorial_units(sets: &[BTreeSet<String>]) -> Option<(Vec<String>, Vec<usize>)> {
+/// The largest unit set (2 ≤ k ≤ 12) whose every subset was measured as an arm's removed set
+/// (the empty subset being the baseline's).
+fn factorial_units(sets: &[Option<BTreeSet<String>>]) -> Option<(Vec<String>, Vec<usize>)> {
     let mut best: Option<(Vec<String>, Vec<usize>)> = None;
-    for s in sets {
+    for s in sets.iter().flatten() {
         let k = s.len();
         if !(2..=12).contains(&k) || best.as_ref().is_some_and(|b| b.0.len() >= k) {
             continue;
@@ -508,7 +517,7 @@ fn factorial_units(sets: &[BTreeSet<String>]) -> Option<(Vec<String>, Vec<usize>
                 .filter(|i| mask & (1 << i) != 0)
                 .map(|i| units[i].clone())
                 .collect();
-            match sets.iter().position(|x| *x == want) {
+            match sets.iter().position(|x| x.as_ref() == Some(&want)) {
                 Some(a) => arm_of.push(a),
                 None => break,
             }
@@ -553,8 +562,8 @@ fn shapley_output(exp: &Experiment, paired: &Paired) -> Result<Option<ShapleyOut
     let total = moments::sum(r.values.iter().copied());
     let expected = v[full] - v[0];
     if (total - expected).abs() > 1e-9 * (1.0 + expected.abs()) {
-        return Err(Error::Usage(format!(
-            "internal check failed: Σ Shapley values {total} ≠ v(all) − v(none) {expected}; please report this"
+        return Err(Error::Invariant(format!(
+            "Σ Shapley values {total} ≠ v(all) − v(none) {expected}"
         )));
     }
     Ok(Some(ShapleyOutput {
@@ -631,9 +640,11 @@ fn design_fits(exp: &Experiment, paired: &Paired, warnings: &mut Vec<String>) ->
     let sets = removed_sets(exp);
     let mut out = Vec::new();
     for (design, runs) in groups {
+        // Only arms that remove a fixed set of units can be runs of a two-level design.
+        let runs: Vec<usize> = runs.into_iter().filter(|&a| sets[a].is_some()).collect();
         let units: Vec<String> = runs
             .iter()
-            .flat_map(|&a| sets[a].iter().cloned())
+            .flat_map(|&a| sets[a].iter().flatten().cloned())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -642,7 +653,7 @@ fn design_fits(exp: &Experiment, paired: &Paired, warnings: &mut Vec<String>) ->
             continue;
         }
         let x = |a: usize, u: usize| {
-            if sets[a].contains(&units[u]) {
+            if sets[a].as_ref().is_some_and(|s| s.contains(&units[u])) {
                 -1.0
             } else {
                 1.0
@@ -781,15 +792,25 @@ mod tests {
     #[test]
     fn factorial_detection_needs_every_subset() {
         let s = |u: &[&str]| {
-            u.iter()
-                .map(|x| x.to_string())
-                .collect::<BTreeSet<String>>()
+            Some(
+                u.iter()
+                    .map(|x| x.to_string())
+                    .collect::<BTreeSet<String>>(),
+            )
         };
-        let mut sets = vec![s(&[]), s(&["a"]), s(&["b"]), s(&["a", "b"]), s(&["c"])];
+        // Arm 0 removes nothing by selection (a budget arm): it is not the empty set.
+        let mut sets = vec![
+            None,
+            s(&[]),
+            s(&["a"]),
+            s(&["b"]),
+            s(&["a", "b"]),
+            s(&["c"]),
+        ];
         let (units, arms) = factorial_units(&sets).unwrap();
         assert_eq!(units, vec!["a", "b"]);
-        assert_eq!(arms, vec![0, 1, 2, 3]);
-        sets.remove(3);
+        assert_eq!(arms, vec![1, 2, 3, 4]);
+        sets.remove(4);
         assert!(factorial_units(&sets).is_none());
     }
 }

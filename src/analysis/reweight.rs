@@ -322,6 +322,19 @@ fn stratify(
             .filter(|&i| counts[i] > 0)
             .map(|i| raw_share[i]),
     );
+    if measured_total <= 0.0 {
+        return Err(Error::BadValue {
+            path: mix.path.clone(),
+            column: columns.join(", "),
+            row: Row::none(),
+            value: format!("{:.1}% unmeasured", 100.0 * unmeasured),
+            problem:
+                "no production stratum with traffic has an eval case, so nothing can be reweighted"
+                    .into(),
+            fix: "check that the mix's stratum values match the cases table's (spelling, case)"
+                .into(),
+        });
+    }
     let share: Vec<f64> = (0..strata.len())
         .map(|i| {
             if counts[i] > 0 && measured_total > 0.0 {
@@ -524,13 +537,25 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
 
     let (method, columns, weighting) = if mixes.len() == 1 {
         let mix = &mixes[0];
+        // --by wins; then the experiment's strata (manifest `strata`, else `slice`), which the
+        // experiment's own mix must have; a mix given with --mix may instead bring its own columns.
+        let strata = exp.strata();
         let columns = if !opts.by.is_empty() {
             opts.by.clone()
+        } else if !strata.is_empty() && strata.iter().all(|c| mix.columns.contains(c)) {
+            strata
+        } else if opts.mixes.is_empty() && exp.manifest.strata.is_some() {
+            return Err(Error::BadValue {
+                path: mix.path.clone(),
+                column: strata.join(", "),
+                row: Row::none(),
+                value: format!("mix columns: {}", mix.columns.join(", ")),
+                problem: "the mix lacks the experiment's strata (experiment.toml `strata`)".into(),
+                fix: "add those columns to the mix, change `strata`, or choose columns with --by"
+                    .into(),
+            });
         } else {
-            match &exp.manifest.strata {
-                Some(s) if s.iter().all(|c| mix.columns.contains(c)) => s.clone(),
-                _ => mix.columns.clone(),
-            }
+            mix.columns.clone()
         };
         let keys = case_keys(exp, &paired, &columns)?;
         (

@@ -137,7 +137,7 @@ pub struct SweepArm {
     pub verdict: Verdict,
     /// confident or inconclusive.
     pub confidence: Confidence,
-    /// Mean tokens per request the arm removes (units table, else the fall in mean `tokens_in`).
+    /// Mean tokens per request the arm removes (units table, else the paired fall in `tokens_in`).
     pub tokens_removed: Option<f64>,
     /// Paired cases passing in the baseline and failing in the arm.
     pub lost_cases: usize,
@@ -184,9 +184,9 @@ pub struct SweepOutput {
     pub warnings: Vec<String>,
 }
 
-/// Mean tokens the arm removes: Σ units.tokens of its removed units, else the fall in mean
-/// `tokens_in` from the baseline.
-pub fn tokens_removed(exp: &Experiment, arm: usize) -> Option<f64> {
+/// Mean tokens the arm removes: Σ units.tokens of its removed units, else the mean over its
+/// paired main-set cases of the fall in `tokens_in` from the baseline.
+pub fn tokens_removed(exp: &Experiment, paired: &Paired, arm: usize) -> Option<f64> {
     let label = &exp.results.arms[arm];
     let removed = exp
         .arms
@@ -202,8 +202,16 @@ pub fn tokens_removed(exp: &Experiment, arm: usize) -> Option<f64> {
                 .filter_map(|u| units.index.get(u).map(|&i| units.specs[i].tokens)),
         ));
     }
-    let tokens = exp.results.tokens_in.as_ref()?;
-    Some(tokens[exp.baseline_index()]? - tokens[arm]?)
+    let m = &exp.results.matrix;
+    let tokens = m.tokens.as_ref()?;
+    let diffs: Vec<f64> = paired
+        .cases
+        .iter()
+        .filter(|&&c| m.present(c, arm))
+        .map(|&c| tokens[m.cell(c, paired.baseline)] - tokens[m.cell(c, arm)])
+        .filter(|d| !d.is_nan())
+        .collect();
+    (!diffs.is_empty()).then(|| moments::mean(&diffs))
 }
 
 /// Runs the sweep.
@@ -314,7 +322,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             mcnemar_p: binary.then(|| dist::mcnemar_exact(only_base, only_arm)),
             verdict,
             confidence,
-            tokens_removed: tokens_removed(exp, a),
+            tokens_removed: tokens_removed(exp, &paired, a),
             lost_cases: lost,
             gained_cases: gained,
             churn: paired::churn(m, &paired.cases, a),

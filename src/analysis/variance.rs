@@ -32,7 +32,7 @@ pub struct VarianceArm {
     pub within_case_var: Option<f64>,
     /// Sample variance of the case means.
     pub case_means_var: Option<f64>,
-    /// case_means_var − within_case_var/K.
+    /// case_means_var − within_case_var/K (null with one repeat: the repeat noise is unknown).
     pub between_case_var: Option<f64>,
     /// (within_case_var/K)/case_means_var: the share of the spread of case means that is repeat noise.
     pub repeat_noise_share: Option<f64>,
@@ -100,7 +100,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
         let between_case_var = match (case_means_var, within_case_var) {
             (Some(cm), Some(w)) => Some(cm - w / k),
-            (Some(cm), None) => Some(cm),
             _ => None,
         };
         let repeat_noise_share = match (case_means_var, within_case_var) {

@@ -114,6 +114,29 @@ impl Arms {
             })
             .collect();
         for (i, spec) in specs.iter().enumerate() {
+            for (column, list) in [("removed", &spec.removed), ("components", &spec.components)] {
+                let mut seen = std::collections::HashSet::new();
+                if let Some(dup) = list.iter().find(|u| !seen.insert(u.as_str())) {
+                    return Err(Error::BadValue {
+                        path: t.path.clone(),
+                        column: column.into(),
+                        row: Row::at(i),
+                        value: format!("\"{dup}\""),
+                        problem: format!("arm \"{}\" lists it twice", spec.arm),
+                        fix: "list each item once".into(),
+                    });
+                }
+            }
+            if spec.components.contains(&spec.arm) {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "components".into(),
+                    row: Row::at(i),
+                    value: format!("\"{}\"", spec.arm),
+                    problem: "an arm cannot be one of its own components".into(),
+                    fix: "list the arms whose union this arm is".into(),
+                });
+            }
             if let Some(unknown) = spec
                 .components
                 .iter()

@@ -237,6 +237,21 @@ fn check_arms_cover_results(
                 .into(),
         });
     }
+    if let Some((i, spec)) = arms
+        .specs
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.components.contains(&manifest.baseline_arm))
+    {
+        return Err(Error::BadValue {
+            path: arms.path.clone(),
+            column: "components".into(),
+            row: Row::at(i),
+            value: format!("\"{}\"", manifest.baseline_arm),
+            problem: format!("arm \"{}\" lists the baseline as a component", spec.arm),
+            fix: "components are the cuts this arm combines; the baseline removes nothing".into(),
+        });
+    }
     for spec in &arms.specs {
         if results.arm_index(&spec.arm).is_none() {
             warnings.push(format!(

@@ -15,7 +15,7 @@ use crate::error::{Error, Result, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;
 use crate::io::table::{self, Col, Kind, TableFile, polars_unreadable};
-use crate::stats::moments::{self, Neumaier};
+use crate::stats::moments;
 
 /// The per-case matrix of one experiment: cell `(case, arm)` at index `case * n_arms + arm`.
 #[derive(Debug, Clone)]
@@ -32,6 +32,9 @@ pub struct CaseMatrix {
     pub var: Vec<f64>,
     /// Repeats whose score ≥ pass_mark.
     pub passes: Vec<u32>,
+    /// Mean `tokens_in` over the cell's repeats, when results have that column (NaN where
+    /// missing or null).
+    pub tokens: Option<Vec<f64>>,
 }
 
 impl CaseMatrix {
@@ -57,8 +60,6 @@ pub struct Results {
     pub arms: Vec<String>,
     /// The per-case matrix.
     pub matrix: CaseMatrix,
-    /// Mean `tokens_in` per arm, when the column exists (None for an arm whose values are all null).
-    pub tokens_in: Option<Vec<Option<f64>>>,
 }
 
 impl Results {
@@ -197,15 +198,15 @@ impl Results {
             .collect();
         let remap: Vec<u32> = arm_seen.iter().map(|a| position[a.as_str()]).collect();
 
-        let tokens_in = if t.has("tokens_in") {
+        // tokens_in per row (NaN where null), averaged per cell below.
+        let tokens: Option<Vec<f64>> = if t.has("tokens_in") {
             let col = get("tokens_in")?
                 .i64()
                 .map_err(|e| polars_unreadable(&path, e))?;
-            let mut sums = vec![Neumaier::default(); arms.len()];
-            let mut counts = vec![0usize; arms.len()];
+            let mut out = Vec::with_capacity(n);
             for (row, v) in col.iter().enumerate() {
-                if let Some(v) = v {
-                    if v < 0 {
+                match v {
+                    Some(v) if v < 0 => {
                         return Err(Error::BadValue {
                             path: path.clone(),
                             column: "tokens_in".into(),
@@ -215,32 +216,26 @@ impl Results {
                             fix: "token counts are zero or more; fix the export".into(),
                         });
                     }
-                    let a = remap[arm_code[row] as usize] as usize;
-                    sums[a].add(v as f64);
-                    counts[a] += 1;
+                    Some(v) => out.push(v as f64),
+                    None => out.push(f64::NAN),
                 }
             }
-            Some(
-                sums.iter()
-                    .zip(&counts)
-                    .map(|(s, &c)| (c > 0).then(|| s.total() / c as f64))
-                    .collect(),
-            )
+            Some(out)
         } else {
             None
         };
-
+        let arm_code: Vec<u32> = arm_code.iter().map(|a| remap[*a as usize]).collect();
         let matrix = aggregate(
             &path,
             cases.len(),
             arms.len(),
-            &case_code,
-            &arm_code
-                .iter()
-                .map(|a| remap[*a as usize])
-                .collect::<Vec<_>>(),
-            &repeats,
-            &scores,
+            &Rows {
+                case: &case_code,
+                arm: &arm_code,
+                repeat: &repeats,
+                score: &scores,
+                tokens: tokens.as_deref(),
+            },
             pass_mark,
             |row| {
                 (
@@ -254,7 +249,6 @@ impl Results {
             rows: n,
             arms,
             matrix,
-            tokens_in,
         })
     }
 
@@ -264,22 +258,29 @@ impl Results {
     }
 }
 
+/// The encoded rows of a results table, column by column.
+struct Rows<'a> {
+    case: &'a [u32],
+    arm: &'a [u32],
+    repeat: &'a [i64],
+    score: &'a [f64],
+    tokens: Option<&'a [f64]>,
+}
+
 /// Buckets rows by cell (counting sort) and computes each cell's statistics.
 ///
 /// # Errors
 /// A duplicate (case, arm, repeat); the error names the earliest row that repeats a key.
-#[allow(clippy::too_many_arguments)]
 fn aggregate(
     path: &std::path::Path,
     n_cases: usize,
     n_arms: usize,
-    case_code: &[u32],
-    arm_code: &[u32],
-    repeat: &[i64],
-    score: &[f64],
+    rows_in: &Rows<'_>,
     pass_mark: f64,
     describe: impl Fn(usize) -> (String, String),
 ) -> Result<CaseMatrix> {
+    let (case_code, arm_code, repeat, score) =
+        (rows_in.case, rows_in.arm, rows_in.repeat, rows_in.score);
     let cells = n_cases * n_arms;
     let cell_of = |row: usize| case_code[row] as usize * n_arms + arm_code[row] as usize;
     let mut offsets = vec![0usize; cells + 1];
@@ -304,6 +305,7 @@ fn aggregate(
         mean: vec![f64::NAN; cells],
         var: vec![f64::NAN; cells],
         passes: vec![0; cells],
+        tokens: rows_in.tokens.map(|_| vec![f64::NAN; cells]),
     };
     let mut duplicate: Option<(usize, usize)> = None; // (later row, earlier row)
     let mut values = Vec::new();
@@ -329,6 +331,13 @@ fn aggregate(
         m.mean[c] = moments::mean(&values);
         m.var[c] = moments::sample_variance(&values);
         m.passes[c] = values.iter().filter(|s| **s >= pass_mark).count() as u32;
+        if let (Some(cell_tokens), Some(t)) = (m.tokens.as_mut(), rows_in.tokens) {
+            values.clear();
+            values.extend(rows.iter().map(|r| t[*r as usize]).filter(|x| !x.is_nan()));
+            if !values.is_empty() {
+                cell_tokens[c] = moments::mean(&values);
+            }
+        }
     }
     if let Some((later, earlier)) = duplicate {
         let (case, arm) = describe(later);
@@ -356,18 +365,26 @@ mod tests {
         let arm = [0, 0, 1, 0, 1];
         let rep = [0, 1, 0, 0, 1];
         let score = [1.0, 0.0, 1.0, 0.25, 1.0];
-        let m = aggregate(
-            std::path::Path::new("r"),
-            2,
-            2,
-            &case,
-            &arm,
-            &rep,
-            &score,
-            0.5,
-            |_| Default::default(),
-        )
+        let tokens = [100.0, 200.0, 50.0, 10.0, f64::NAN];
+        let rows = Rows {
+            case: &case,
+            arm: &arm,
+            repeat: &rep,
+            score: &score,
+            tokens: Some(&tokens),
+        };
+        let m = aggregate(std::path::Path::new("r"), 2, 2, &rows, 0.5, |_| {
+            Default::default()
+        })
         .unwrap();
+        let t = m.tokens.as_ref().unwrap();
+        assert_eq!(t[0], 150.0);
+        assert_eq!(
+            t[1], 50.0,
+            "a null tokens_in is left out of its cell's mean"
+        );
+        assert_eq!(t[2], 10.0);
+        assert!(t[3].is_nan(), "missing cell");
         assert_eq!(m.repeats, vec![2, 2, 1, 0]);
         assert_eq!(m.mean[0], 0.5);
         assert_eq!(m.var[0], 0.5);
@@ -375,17 +392,16 @@ mod tests {
         assert!(m.mean[3].is_nan());
         assert!(!m.present(1, 1));
 
-        let dup = aggregate(
-            std::path::Path::new("r"),
-            2,
-            2,
-            &[0, 1, 0, 1],
-            &[0, 0, 0, 0],
-            &[0, 0, 0, 0],
-            &[1.0; 4],
-            0.5,
-            |_| ("c".into(), "a".into()),
-        )
+        let rows = Rows {
+            case: &[0, 1, 0, 1],
+            arm: &[0, 0, 0, 0],
+            repeat: &[0, 0, 0, 0],
+            score: &[1.0; 4],
+            tokens: None,
+        };
+        let dup = aggregate(std::path::Path::new("r"), 2, 2, &rows, 0.5, |_| {
+            ("c".into(), "a".into())
+        })
         .unwrap_err()
         .to_string();
         assert!(

@@ -19,12 +19,13 @@ pub fn z_quantile(p: f64) -> f64 {
     standard_normal().inverse_cdf(p)
 }
 
-/// One-sided p-value for H₁: effect > 0, by the normal approximation: 1 − Φ(point/se).
+/// One-sided p-value for H₁: effect > 0, by the normal approximation: 1 − Φ(point/se), computed
+/// as Φ(−point/se) so that tiny p-values keep their precision.
 /// With se = 0 the answer is 0 for a positive point, 1 for a negative one and 0.5 at exactly 0
 /// (the limit of the normal approximation).
 pub fn p_one_sided_positive(point: f64, se: f64) -> f64 {
     if se > 0.0 {
-        1.0 - standard_normal().cdf(point / se)
+        standard_normal().sf(point / se)
     } else if point > 0.0 {
         0.0
     } else if point < 0.0 {
@@ -87,6 +88,9 @@ mod tests {
         assert_eq!(p_one_sided_positive(0.1, 0.0), 0.0);
         assert_eq!(p_one_sided_positive(0.0, 0.0), 0.5);
         assert!((p_one_sided_positive(0.0, 2.0) - 0.5).abs() < 1e-12);
+        // Far tail: 1 − Φ(14) ≈ 7.8e-45, not 0.
+        let p = p_one_sided_positive(14.0, 1.0);
+        assert!(p > 7.0e-45 && p < 8.5e-45, "{p}");
     }
 
     #[test]

@@ -55,13 +55,16 @@ impl Estimate {
         }
     }
 
-    /// An estimate with a bootstrap percentile interval.
+    /// An estimate with a bootstrap percentile interval. When the se is undefined (one case, or
+    /// one cluster) the resamples cannot show any spread, so the interval is left undefined too
+    /// rather than collapsing to a point.
     pub fn bootstrap(
         point: f64,
         se: Option<f64>,
         ci: Option<(f64, f64)>,
         confidence: f64,
     ) -> Estimate {
+        let ci = se.and(ci);
         Estimate {
             point,
             se,
@@ -85,5 +88,7 @@ mod tests {
         assert!((e.ci_high.unwrap() - (0.01 + z * 0.002)).abs() < 1e-12);
         assert_eq!(e.ci_method.as_str(), "normal");
         assert!(Estimate::normal(1.0, None, 0.9).ci_low.is_none());
+        let degenerate = Estimate::bootstrap(0.5, None, Some((0.5, 0.5)), 0.95);
+        assert!(degenerate.ci_low.is_none() && degenerate.ci_high.is_none());
     }
 }
