@@ -204,6 +204,51 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Per-case needed tokens (oracle) and the needed context fraction.
+    ///
+    /// Adds up, per main-set case, the tokens each block's rule in experiment.toml keeps: always
+    /// (every unit), needed_units (units no measured arm within the block showed removable),
+    /// through_gold_rank (passages down to the case's gold passage; all when it was not retrieved)
+    /// and when:<column>=<value>. Unit tokens come from case_units, else units. Reports needed and
+    /// sent tokens per block, the fraction needed / sent, the same weighted to the production mix,
+    /// and whether it is an oracle figure (gold labels are not available at serve time, so it is an
+    /// upper bound on what any deployable selector can save).
+    Need {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+    },
+    /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
+    ///
+    /// Points are the arms with a budget_ratio (the baseline is 1.0), one curve per selector.
+    /// Retention = arm score / baseline score over paired cases (a ratio of means, so cases the
+    /// full context fails do not divide by zero), with a joint-bootstrap CI. Reports the smallest
+    /// budget reaching quality_threshold and the smallest whose CI lower end does. With
+    /// --price-per-mtok and --requests-per-day: daily cost at full context and at that budget, and
+    /// the savings per day, month and in percent.
+    Curve {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+        /// Dollars per million input tokens.
+        #[arg(long, requires = "requests_per_day")]
+        price_per_mtok: Option<f64>,
+        /// Requests per day.
+        #[arg(long, requires = "price_per_mtok")]
+        requests_per_day: Option<f64>,
+    },
+    /// Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
+    ///
+    /// For thresholds 0.00, 0.05, …, 1.00 (and every selector_threshold an arm was run with), each
+    /// main-set case keeps the passages scoring at or above the threshold. Reports kept and saved
+    /// passage tokens, recovery (saving / oracle saving, where the oracle keeps passages down to the
+    /// gold one), the share of cases whose gold passage is dropped, and the drop measured by the arm
+    /// run at that threshold.
+    Selector {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -367,6 +412,52 @@ pub fn run(cli: Cli) -> Result<String> {
                 report::json(&r)
             } else {
                 Ok(report::reweight::human_stress(&r))
+            }
+        }
+        Command::Need { dir } => {
+            let exp = load(&dir, &cli.global)?;
+            let r = analysis::need::run(&exp)?;
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::budget::human_need(&r))
+            }
+        }
+        Command::Curve {
+            dir,
+            price_per_mtok,
+            requests_per_day,
+        } => {
+            let exp = load(&dir, &cli.global)?;
+            let pricing = match (price_per_mtok, requests_per_day) {
+                (Some(p), Some(r)) if p >= 0.0 && r >= 0.0 && p.is_finite() && r.is_finite() => {
+                    Some(analysis::curve::Pricing {
+                        price_per_mtok: p,
+                        requests_per_day: r,
+                    })
+                }
+                (Some(_), Some(_)) => {
+                    return Err(Error::Usage(
+                        "--price-per-mtok and --requests-per-day must be finite and not negative"
+                            .into(),
+                    ));
+                }
+                _ => None,
+            };
+            let r = analysis::curve::run(&exp, &config(&cli.global), pricing);
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::budget::human_curve(&r))
+            }
+        }
+        Command::Selector { dir } => {
+            let exp = load(&dir, &cli.global)?;
+            let r = analysis::selector::run(&exp)?;
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::budget::human_selector(&r))
             }
         }
         Command::Interactions { dir } => {

@@ -3,11 +3,14 @@
 
 pub mod check;
 pub mod cover;
+pub mod curve;
 pub mod design;
 pub mod interactions;
+pub mod need;
 pub mod paired;
 pub mod plan;
 pub mod reweight;
+pub mod selector;
 pub mod shapley;
 pub mod stress;
 pub mod sweep;

@@ -510,6 +510,72 @@ fn coverage_gap(coverage: &[Coverage]) -> Option<String> {
         .map(describe)
 }
 
+/// The stratum columns of a post-stratification: `by` when given; else the experiment's strata
+/// (manifest `strata`, else `slice`) when the mix has them; else, for a mix given explicitly (or
+/// when the manifest names no strata), the mix's own text columns.
+///
+/// # Errors
+/// The experiment's own mix lacks the strata the manifest names.
+fn choose_columns(
+    exp: &Experiment,
+    mix: &Mix,
+    by: &[String],
+    explicit_mix: bool,
+) -> Result<Vec<String>> {
+    let strata = exp.strata();
+    if !by.is_empty() {
+        Ok(by.to_vec())
+    } else if !strata.is_empty() && strata.iter().all(|c| mix.columns.contains(c)) {
+        Ok(strata)
+    } else if !explicit_mix && exp.manifest.strata.is_some() {
+        Err(Error::BadValue {
+            path: mix.path.clone(),
+            column: strata.join(", "),
+            row: Row::none(),
+            value: format!("mix columns: {}", mix.columns.join(", ")),
+            problem: "the mix lacks the experiment's strata (experiment.toml `strata`)".into(),
+            fix: "add those columns to the mix, change `strata`, or choose columns with --by"
+                .into(),
+        })
+    } else {
+        Ok(mix.columns.clone())
+    }
+}
+
+/// Production strata of the experiment's own mix, for post-stratifying other per-case
+/// quantities (the needed-context fraction).
+#[derive(Debug, Clone)]
+pub struct ProductionStrata {
+    /// Stratum columns.
+    pub columns: Vec<String>,
+    /// Stratum id of each of the paired cases.
+    pub stratum: Vec<usize>,
+    /// Production share per stratum id (renormalised over measured strata; 0 for eval-only ones).
+    pub share: Vec<f64>,
+    /// Production share of strata with no eval case (left out).
+    pub unmeasured_share: f64,
+}
+
+/// The experiment mix's strata over `paired`'s cases; `None` when the experiment has no mix.
+/// Production strata with no eval case are left out and reported in `unmeasured_share`.
+///
+/// # Errors
+/// As [`run`]: stratum columns missing from cases or mix, null stratum values, nothing measured.
+pub fn production_strata(exp: &Experiment, paired: &Paired) -> Result<Option<ProductionStrata>> {
+    let Some(mix) = &exp.mix else {
+        return Ok(None);
+    };
+    let columns = choose_columns(exp, mix, &[], false)?;
+    let keys = case_keys(exp, paired, &columns)?;
+    let w = stratify(mix, &columns, &keys, true)?;
+    Ok(Some(ProductionStrata {
+        columns,
+        stratum: w.stratum,
+        share: w.share,
+        unmeasured_share: w.unmeasured_share,
+    }))
+}
+
 /// Runs the reweighting.
 ///
 /// # Errors
@@ -537,26 +603,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
 
     let (method, columns, weighting) = if mixes.len() == 1 {
         let mix = &mixes[0];
-        // --by wins; then the experiment's strata (manifest `strata`, else `slice`), which the
-        // experiment's own mix must have; a mix given with --mix may instead bring its own columns.
-        let strata = exp.strata();
-        let columns = if !opts.by.is_empty() {
-            opts.by.clone()
-        } else if !strata.is_empty() && strata.iter().all(|c| mix.columns.contains(c)) {
-            strata
-        } else if opts.mixes.is_empty() && exp.manifest.strata.is_some() {
-            return Err(Error::BadValue {
-                path: mix.path.clone(),
-                column: strata.join(", "),
-                row: Row::none(),
-                value: format!("mix columns: {}", mix.columns.join(", ")),
-                problem: "the mix lacks the experiment's strata (experiment.toml `strata`)".into(),
-                fix: "add those columns to the mix, change `strata`, or choose columns with --by"
-                    .into(),
-            });
-        } else {
-            mix.columns.clone()
-        };
+        let columns = choose_columns(exp, mix, &opts.by, !opts.mixes.is_empty())?;
         let keys = case_keys(exp, &paired, &columns)?;
         (
             Method::PostStratified,

@@ -1,6 +1,7 @@
 //! Output for people and scripts: human tables and JSON. Renderers read only the output structs
 //! of [`crate::analysis`]; they never compute statistics.
 
+pub mod budget;
 pub mod check;
 pub mod interactions;
 pub mod reweight;

@@ -1,0 +1,256 @@
+//! `ablate curve`: quality against context budget, per selector (seed 001).
+//!
+//! Points are the arms with a `budget_ratio` (the baseline is the point at 1.0), grouped by
+//! `selector`. For each point, over the main-set cases paired with the baseline:
+//! retention = score(arm) / score(baseline), a ratio of means (a mean of per-case ratios would
+//! divide by zero on cases the full context fails), with a CI from the joint bootstrap of the
+//! ratio (every point of every curve sees the same resamples). tokens = the arm's mean `tokens_in`
+//! over its paired cases, else budget_ratio × the baseline's tokens (mean `tokens_in`, else Σ unit
+//! tokens). `min_budget` is the smallest measured budget whose retention reaches
+//! `quality_threshold`; `min_budget_confident` the smallest whose CI lower end does.
+//!
+//! Cost (with a price and a request rate): daily = tokens/10⁶ × price × requests per day, at full
+//! context and at the smallest min_budget over the selectors; savings per day, per 30-day month
+//! and in percent.
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::paired::{CaseSet, Paired};
+use crate::io::Experiment;
+use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::moments;
+
+/// Price settings for the cost calculator.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricing {
+    /// Dollars per million input tokens.
+    pub price_per_mtok: f64,
+    /// Requests per day.
+    pub requests_per_day: f64,
+}
+
+/// One point of a curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurvePoint {
+    /// The arm.
+    pub arm: String,
+    /// Share of the full context's tokens the selector was allowed.
+    pub budget_ratio: f64,
+    /// Mean input tokens per call.
+    pub tokens: Option<f64>,
+    /// Mean score over the paired cases.
+    pub score: f64,
+    /// score / baseline score over the same cases.
+    pub retention: f64,
+    /// Lower end of the retention's interval.
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
+}
+
+/// One selector's curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    /// Selector name.
+    pub selector: String,
+    /// Points by increasing budget, the full context (1.0) last.
+    pub points: Vec<CurvePoint>,
+    /// Smallest budget with retention ≥ quality_threshold.
+    pub min_budget: Option<f64>,
+    /// Smallest budget whose retention CI lower end ≥ quality_threshold.
+    pub min_budget_confident: Option<f64>,
+}
+
+/// Daily cost at full context and at the smallest sufficient budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cost {
+    /// The selector whose min_budget is used.
+    pub selector: String,
+    /// That budget.
+    pub budget_ratio: f64,
+    /// Dollars per day at full context.
+    pub daily_full: f64,
+    /// Dollars per day at the min budget.
+    pub daily_at_min_budget: f64,
+    /// daily_full − daily_at_min_budget.
+    pub savings_daily: f64,
+    /// savings_daily × 30.
+    pub savings_monthly: f64,
+    /// savings / daily_full × 100.
+    pub savings_percent: f64,
+}
+
+/// What `ablate curve` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveOutput {
+    /// Retention target.
+    pub quality_threshold: f64,
+    /// One curve per selector.
+    pub selectors: Vec<Curve>,
+    /// Cost, when priced.
+    pub cost: Option<Cost>,
+    /// Notes.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the curves.
+pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOutput {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let base = paired.baseline;
+    let threshold = exp.manifest.quality_threshold;
+    let mut warnings = Vec::new();
+
+    // (arm, selector, budget) of every budget arm.
+    let mut budget_arms: Vec<(usize, String, f64)> = Vec::new();
+    if let Some(arms) = &exp.arms {
+        for spec in &arms.specs {
+            let (Some(ratio), Some(a)) = (spec.budget_ratio, exp.results.arm_index(&spec.arm))
+            else {
+                continue;
+            };
+            if a == base {
+                continue;
+            }
+            let selector = spec
+                .selector
+                .clone()
+                .unwrap_or_else(|| "(no selector)".into());
+            budget_arms.push((a, selector, ratio));
+        }
+    }
+    if budget_arms.is_empty() {
+        warnings.push("no arm has a budget_ratio: there is no curve to draw".into());
+    }
+
+    let mean_tokens = |a: usize, pos: &[usize]| -> Option<f64> {
+        let t = m.tokens.as_ref()?;
+        let v: Vec<f64> = pos
+            .iter()
+            .map(|&p| t[m.cell(paired.cases[p], a)])
+            .filter(|x| !x.is_nan())
+            .collect();
+        (!v.is_empty()).then(|| moments::mean(&v))
+    };
+    let all: Vec<usize> = (0..paired.cases.len()).collect();
+    let full_tokens =
+        mean_tokens(base, &all).or_else(|| exp.units.as_ref().map(|u| u.total_tokens()));
+
+    // Bootstrap of every retention ratio at once.
+    let pairs: Vec<_> = budget_arms
+        .iter()
+        .map(|(a, _, _)| paired.arm(m, *a))
+        .collect();
+    let draws = (cfg.bootstrap > 0 && !pairs.is_empty()).then(|| {
+        let mut sums = RatioSums::new(paired.n_units, pairs.len());
+        for (k, p) in pairs.iter().enumerate() {
+            for j in 0..p.pos.len() {
+                sums.add(p.unit[j] as usize, k, p.arm[j], p.base[j]);
+            }
+        }
+        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        d
+    });
+
+    let mut selectors: Vec<String> = budget_arms.iter().map(|b| b.1.clone()).collect();
+    selectors.sort();
+    selectors.dedup();
+    let base_score = moments::mean(
+        &all.iter()
+            .map(|&p| m.mean[m.cell(paired.cases[p], base)])
+            .collect::<Vec<_>>(),
+    );
+    let mut curves = Vec::new();
+    for selector in selectors {
+        let mut points: Vec<CurvePoint> = Vec::new();
+        for (k, (a, _, ratio)) in budget_arms
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.1 == selector)
+        {
+            let p = &pairs[k];
+            let (score_arm, score_base) = (moments::mean(&p.arm), moments::mean(&p.base));
+            let retention = if score_base > 0.0 {
+                score_arm / score_base
+            } else {
+                f64::NAN
+            };
+            // A ratio's spread needs at least two resampling units.
+            let ci = draws
+                .as_ref()
+                .filter(|_| Paired::distinct_units(&p.unit) >= 2)
+                .and_then(|d| d.percentile_ci(k, cfg.confidence));
+            points.push(CurvePoint {
+                arm: exp.results.arms[*a].clone(),
+                budget_ratio: *ratio,
+                tokens: mean_tokens(*a, &p.pos).or_else(|| full_tokens.map(|t| t * ratio)),
+                score: score_arm,
+                retention,
+                ci_low: ci.map(|c| c.0),
+                ci_high: ci.map(|c| c.1),
+            });
+        }
+        points.sort_by(|x, y| x.budget_ratio.total_cmp(&y.budget_ratio));
+        points.push(CurvePoint {
+            arm: exp.results.arms[base].clone(),
+            budget_ratio: 1.0,
+            tokens: full_tokens,
+            score: base_score,
+            retention: 1.0,
+            ci_low: Some(1.0),
+            ci_high: Some(1.0),
+        });
+        let min_budget = points
+            .iter()
+            .find(|p| p.retention >= threshold)
+            .map(|p| p.budget_ratio);
+        let min_budget_confident = points
+            .iter()
+            .find(|p| p.ci_low.is_some_and(|l| l >= threshold))
+            .map(|p| p.budget_ratio);
+        curves.push(Curve {
+            selector,
+            points,
+            min_budget,
+            min_budget_confident,
+        });
+    }
+
+    let cost = pricing.and_then(|price| {
+        let daily = |tokens: f64| tokens / 1e6 * price.price_per_mtok * price.requests_per_day;
+        let full = full_tokens?;
+        let best = curves
+            .iter()
+            .filter_map(|c| {
+                let b = c.min_budget?;
+                let point = c.points.iter().find(|p| p.budget_ratio == b)?;
+                Some((c.selector.clone(), b, point.tokens?))
+            })
+            .min_by(|x, y| x.2.total_cmp(&y.2))?;
+        let (daily_full, at_min) = (daily(full), daily(best.2));
+        Some(Cost {
+            selector: best.0,
+            budget_ratio: best.1,
+            daily_full,
+            daily_at_min_budget: at_min,
+            savings_daily: daily_full - at_min,
+            savings_monthly: (daily_full - at_min) * 30.0,
+            savings_percent: if daily_full > 0.0 {
+                (1.0 - at_min / daily_full) * 100.0
+            } else {
+                0.0
+            },
+        })
+    });
+    CurveOutput {
+        quality_threshold: threshold,
+        selectors: curves,
+        cost,
+        warnings,
+    }
+}

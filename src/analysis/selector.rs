@@ -1,0 +1,164 @@
+//! `ablate selector`: replay a reranker-threshold selector over the retrieved passages.
+//!
+//! At threshold t a main-set case keeps the passages whose reranker score is ≥ t. Per case:
+//! saving = full − kept passage tokens; oracle saving = full − tokens of the passages with
+//! rank ≤ gold_rank (none saved when gold was not retrieved). recovery = mean saving / mean oracle
+//! saving: the share of the oracle's saving the deployable selector gets. gold_miss_rate = the
+//! share of cases with a gold passage whose gold passage the threshold drops (the cases it puts at
+//! risk). Where an arm was run with that `selector_threshold`, its measured drop (sweep) is shown
+//! beside the replay. Thresholds: 0.00, 0.05, …, 1.00 and every measured selector_threshold.
+//!
+//! The oracle saving is an upper bound: a selector that cannot read gold labels can only keep
+//! more than the oracle (saving less) or drop the gold passage (costing score).
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::sweep;
+use crate::error::{Error, Result};
+use crate::io::Experiment;
+use crate::stats::moments::{self, Neumaier};
+
+/// One threshold of the replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelectorPoint {
+    /// Reranker score threshold.
+    pub threshold: f64,
+    /// Mean passage tokens kept per case.
+    pub kept_tokens_mean: f64,
+    /// Mean tokens saved per case.
+    pub saving_mean: f64,
+    /// saving_mean / oracle_saving_mean.
+    pub recovery: Option<f64>,
+    /// Share of cases with a gold passage whose gold passage is dropped.
+    pub gold_miss_rate: Option<f64>,
+    /// Drop measured by an arm run at this threshold, if any.
+    pub measured_drop: Option<f64>,
+    /// That arm.
+    pub measured_arm: Option<String>,
+}
+
+/// What `ablate selector` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelectorOutput {
+    /// Mean passage tokens per case (the full retrieval).
+    pub full_tokens_mean: f64,
+    /// Mean oracle saving per case.
+    pub oracle_saving_mean: f64,
+    /// Main-set cases with passages.
+    pub cases: usize,
+    /// The replay, by increasing threshold.
+    pub points: Vec<SelectorPoint>,
+}
+
+/// Replays the selector.
+///
+/// # Errors
+/// No passages table.
+pub fn run(exp: &Experiment) -> Result<SelectorOutput> {
+    let passages = exp.passages.as_ref().ok_or_else(|| Error::NotFound {
+        path: exp.dir.join("passages.parquet"),
+        fix: "the selector replay needs the retrieved passages: case_id, rank, tokens, score (reranker)[, gold]".into(),
+    })?;
+    // Passages of each main-set case.
+    let mut by_case: Vec<Vec<(i64, f64, f64, bool)>> = vec![Vec::new(); exp.cases.len()];
+    for p in &passages.rows {
+        let c = p.case as usize;
+        if exp.cases.stress[c] {
+            continue;
+        }
+        let gold = match (p.gold, exp.cases.gold_rank.as_ref()) {
+            (Some(g), _) => g,
+            (None, Some(ranks)) => ranks[c] == Some(p.rank),
+            (None, None) => false,
+        };
+        by_case[c].push((p.rank, p.tokens, p.score, gold));
+    }
+    let cases: Vec<usize> = (0..exp.cases.len())
+        .filter(|&c| !by_case[c].is_empty())
+        .collect();
+    let full: Vec<f64> = cases
+        .iter()
+        .map(|&c| moments::sum(by_case[c].iter().map(|p| p.1)))
+        .collect();
+    let oracle_saving: Vec<f64> = cases
+        .iter()
+        .zip(&full)
+        .map(|(&c, f)| {
+            let gold_rank = exp
+                .cases
+                .gold_rank
+                .as_ref()
+                .and_then(|g| g[c])
+                .or_else(|| by_case[c].iter().find(|p| p.3).map(|p| p.0));
+            match gold_rank {
+                Some(g) => f - moments::sum(by_case[c].iter().filter(|p| p.0 <= g).map(|p| p.1)),
+                None => 0.0,
+            }
+        })
+        .collect();
+    let oracle_mean = moments::mean(&oracle_saving);
+
+    // Measured arms by threshold.
+    let sweep = sweep::run(
+        exp,
+        &Config {
+            bootstrap: 0,
+            ..Config::default()
+        },
+    );
+    let measured: Vec<(f64, String, f64)> = exp
+        .arms
+        .iter()
+        .flat_map(|a| a.specs.iter())
+        .filter_map(|s| {
+            let t = s.selector_threshold?;
+            let arm = sweep.arms.iter().find(|a| a.arm == s.arm)?;
+            Some((t, s.arm.clone(), arm.drop))
+        })
+        .collect();
+    let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 * 0.05).collect();
+    thresholds.extend(measured.iter().map(|m| m.0));
+    thresholds.sort_by(f64::total_cmp);
+    thresholds.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+
+    let points = thresholds
+        .into_iter()
+        .map(|t| {
+            let mut kept = Neumaier::default();
+            let (mut with_gold, mut missed) = (0usize, 0usize);
+            for &c in &cases {
+                for p in &by_case[c] {
+                    if p.2 >= t {
+                        kept.add(p.1);
+                    }
+                }
+                if let Some(g) = by_case[c].iter().find(|p| p.3) {
+                    with_gold += 1;
+                    if g.2 < t {
+                        missed += 1;
+                    }
+                }
+            }
+            let n = cases.len().max(1) as f64;
+            let kept_mean = kept.total() / n;
+            let saving = moments::mean(&full) - kept_mean;
+            let hit = measured.iter().find(|m| (m.0 - t).abs() < 1e-12);
+            SelectorPoint {
+                threshold: t,
+                kept_tokens_mean: kept_mean,
+                saving_mean: saving,
+                recovery: (oracle_mean > 0.0).then(|| saving / oracle_mean),
+                gold_miss_rate: (with_gold > 0).then(|| missed as f64 / with_gold as f64),
+                measured_drop: hit.map(|m| m.2),
+                measured_arm: hit.map(|m| m.1.clone()),
+            }
+        })
+        .collect();
+    Ok(SelectorOutput {
+        full_tokens_mean: moments::mean(&full),
+        oracle_saving_mean: oracle_mean,
+        cases: cases.len(),
+        points,
+    })
+}

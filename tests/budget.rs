@@ -1,0 +1,301 @@
+//! `ablate need`, `ablate curve` and `ablate selector`: hand-computed tables and the demo's story.
+
+mod common;
+
+use ablate::analysis::{self, Config};
+use ablate::io::Experiment;
+use common::{Workdir, ablate, assert_mentions, demo};
+use serde_json::Value;
+
+/// Units: sys 100 (always), p1 50 and p2 60 (passages, through_gold_rank), conv 40
+/// (when:turns=multi). Cases: c1 gold 1 single; c2 gold 2 multi; c3 gold not retrieved, single.
+fn need_experiment() -> Workdir {
+    let w = Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"n\"\nthreshold_drop = 0.05\nstrata = [\"turns\"]\n\
+         [[blocks]]\nname = \"system\"\nneed = \"always\"\n\
+         [[blocks]]\nname = \"passages\"\nneed = \"through_gold_rank\"\n\
+         [[blocks]]\nname = \"conversation\"\nneed = \"when:turns=multi\"\n",
+    );
+    w.write(
+        "cases.csv",
+        "case_id,turns,gold_rank\nc1,single,1\nc2,multi,2\nc3,single,\n",
+    );
+    w.write(
+        "units.csv",
+        "unit,block,tokens,rank\nsys,system,100,\np1,passages,50,1\np2,passages,60,2\nconv,conversation,40,\n",
+    );
+    w.write(
+        "results.csv",
+        "case_id,arm,repeat,score\nc1,baseline,0,1\nc2,baseline,0,1\nc3,baseline,0,0\n",
+    );
+    w
+}
+
+#[test]
+fn need_by_hand() {
+    let w = need_experiment();
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    // needed: c1 100 + 50; c2 100 + 50 + 60 + 40; c3 100 + 50 + 60 (gold not retrieved: all).
+    assert!((r.needed_tokens_mean - 610.0 / 3.0).abs() < 1e-9);
+    assert!((r.total_tokens_mean - 250.0).abs() < 1e-9);
+    assert!((r.value - 610.0 / 750.0).abs() < 1e-12);
+    assert!(r.oracle);
+    assert_eq!(r.oracle_note.as_deref(), Some(analysis::need::ORACLE_NOTE));
+    assert!((r.by_block["passages"].needed_tokens_mean - 90.0).abs() < 1e-9);
+    assert!((r.by_block["conversation"].needed_tokens_mean - 40.0 / 3.0).abs() < 1e-9);
+    assert!(r.value_production.is_none());
+}
+
+#[test]
+fn need_with_case_units_and_a_production_mix() {
+    let w = need_experiment();
+    w.write("case_units.csv", "case_id,unit,tokens\nc1,p1,10\n");
+    w.write("mix.csv", "turns,share\nsingle,0.5\nmulti,0.5\n");
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    // c1: needed 110 of 210; c2 250 of 250; c3 210 of 250.
+    assert!((r.value - (570.0 / 3.0) / (710.0 / 3.0)).abs() < 1e-12);
+    // production: single (c1, c3) and multi (c2) half each:
+    // needed 0.5·160 + 0.5·250 ; total 0.5·230 + 0.5·250.
+    let want = (0.5 * 160.0 + 0.5 * 250.0) / (0.5 * 230.0 + 0.5 * 250.0);
+    assert!((r.value_production.unwrap() - want).abs() < 1e-12);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|m| m.contains("missing from case_units"))
+    );
+}
+
+#[test]
+fn needed_units_drop_what_a_measured_arm_showed_removable() {
+    let w = Workdir::tiny();
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    // without-ex1 (few_shot/01) has drop 0: removable. Removing both examples is costly, which
+    // does not make few_shot/02 removable. system has no rule: counted as always (a warning).
+    assert_eq!(
+        r.removable_units.keys().collect::<Vec<_>>(),
+        vec!["few_shot/01"]
+    );
+    assert!((r.needed_tokens_mean - 1110.0).abs() < 1e-9);
+    assert!((r.value - 1110.0 / 1310.0).abs() < 1e-12);
+    assert!(!r.oracle);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|m| m.contains("\"system\" has no need rule"))
+    );
+    assert!((r.value_production.unwrap() - r.value).abs() < 1e-12);
+}
+
+#[test]
+fn need_without_units_is_an_error() {
+    let w = Workdir::tiny();
+    std::fs::remove_file(w.path("units.csv")).unwrap();
+    w.edit(
+        "experiment.toml",
+        "[[blocks]]\nname = \"few_shot\"\nneed = \"needed_units\"\n",
+        "",
+    );
+    w.edit("arms.csv", "without-ex1,few_shot/01", "without-ex1,");
+    w.edit(
+        "arms.csv",
+        "without-examples,few_shot/01;few_shot/02",
+        "without-examples,",
+    );
+    let out = ablate().arg("need").arg(&w.dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["units.parquet", "need"],
+    );
+}
+
+/// Baseline (1, 1, 0, 1); random@0.5 (1, 0, 0, 1); random@0.8 (1, 1, 0, 1).
+fn curve_experiment() -> Workdir {
+    let w = Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"c\"\nthreshold_drop = 0.05\nquality_threshold = 0.95\n",
+    );
+    w.write("cases.csv", "case_id\nc1\nc2\nc3\nc4\n");
+    w.write(
+        "arms.csv",
+        "arm,removed,budget_ratio,selector\nbaseline,,1.0,\nrandom@0.5,,0.5,random\nrandom@0.8,,0.8,random\n",
+    );
+    let mut results = String::from("case_id,arm,repeat,score,tokens_in\n");
+    for (case, scores) in [
+        ("c1", [1, 1, 1]),
+        ("c2", [1, 0, 1]),
+        ("c3", [0, 0, 0]),
+        ("c4", [1, 1, 1]),
+    ] {
+        for ((arm, tokens), s) in [("baseline", 1000), ("random@0.5", 500), ("random@0.8", 800)]
+            .iter()
+            .zip(scores)
+        {
+            results.push_str(&format!("{case},{arm},0,{s},{tokens}\n"));
+        }
+    }
+    w.write("results.csv", &results);
+    w
+}
+
+#[test]
+fn curve_by_hand() {
+    let w = curve_experiment();
+    let exp = Experiment::load(&w.dir).unwrap();
+    let pricing = analysis::curve::Pricing {
+        price_per_mtok: 2.0,
+        requests_per_day: 1000.0,
+    };
+    let r = analysis::curve::run(
+        &exp,
+        &Config {
+            bootstrap: 400,
+            ..Config::default()
+        },
+        Some(pricing),
+    );
+    let c = &r.selectors[0];
+    assert_eq!(c.selector, "random");
+    let budgets: Vec<f64> = c.points.iter().map(|p| p.budget_ratio).collect();
+    assert_eq!(budgets, vec![0.5, 0.8, 1.0]);
+    assert!((c.points[0].retention - 0.5 / 0.75).abs() < 1e-12);
+    assert_eq!(c.points[1].retention, 1.0);
+    assert_eq!(c.points[0].tokens, Some(500.0));
+    assert_eq!(c.min_budget, Some(0.8));
+    let p = &c.points[0];
+    assert!(p.ci_low.unwrap() <= p.retention && p.retention <= p.ci_high.unwrap());
+    let cost = r.cost.unwrap();
+    assert!((cost.daily_full - 2.0).abs() < 1e-12);
+    assert!((cost.daily_at_min_budget - 1.6).abs() < 1e-12);
+    assert!((cost.savings_monthly - 12.0).abs() < 1e-9);
+    assert!((cost.savings_percent - 20.0).abs() < 1e-9);
+}
+
+/// c1: rank1 100 tokens score 0.9 (gold), rank2 200 tokens 0.3; c2: rank1 100 tokens 0.2,
+/// rank2 300 tokens 0.8 (gold).
+#[test]
+fn selector_by_hand() {
+    let w = Workdir::empty();
+    w.write("experiment.toml", "set = \"s\"\nthreshold_drop = 0.05\n");
+    w.write("cases.csv", "case_id,gold_rank\nc1,1\nc2,2\n");
+    w.write(
+        "results.csv",
+        "case_id,arm,repeat,score\nc1,baseline,0,1\nc2,baseline,0,1\n",
+    );
+    w.write(
+        "passages.csv",
+        "case_id,rank,tokens,score\nc1,1,100,0.9\nc1,2,200,0.3\nc2,1,100,0.2\nc2,2,300,0.8\n",
+    );
+    let r = analysis::selector::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    assert_eq!(r.full_tokens_mean, 350.0);
+    // oracle: c1 keeps rank 1 (saves 200); c2 keeps ranks 1–2 (saves 0).
+    assert_eq!(r.oracle_saving_mean, 100.0);
+    let at = |t: f64| {
+        r.points
+            .iter()
+            .find(|p| (p.threshold - t).abs() < 1e-9)
+            .unwrap()
+    };
+    assert_eq!(at(0.5).kept_tokens_mean, 200.0);
+    assert_eq!(at(0.5).recovery, Some(1.5));
+    assert_eq!(at(0.5).gold_miss_rate, Some(0.0));
+    assert_eq!(at(0.85).saving_mean, 300.0);
+    assert_eq!(at(0.85).gold_miss_rate, Some(0.5));
+    assert_eq!(at(0.0).saving_mean, 0.0);
+    assert_eq!(r.points.len(), 21);
+}
+
+#[test]
+fn demo_budget_story() {
+    let run = |args: &[&str]| -> Value {
+        let out = ablate().args(args).arg(demo()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let need = run(&["need", "--json"]);
+    let value = need["value"].as_f64().unwrap();
+    assert!((0.28..0.36).contains(&value), "{value}");
+    assert_eq!(need["oracle"], true);
+    for key in [
+        "needed_tokens_mean",
+        "total_tokens_mean",
+        "value",
+        "value_production",
+        "oracle",
+        "oracle_note",
+        "by_block",
+    ] {
+        assert!(need.get(key).is_some(), "need.{key}");
+    }
+    let curve = run(&[
+        "curve",
+        "--json",
+        "--bootstrap",
+        "500",
+        "--price-per-mtok",
+        "3",
+        "--requests-per-day",
+        "1000000",
+    ]);
+    let retrieval = curve["selectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["selector"] == "retrieval")
+        .unwrap();
+    assert_eq!(retrieval["min_budget"], 0.3);
+    let random = curve["selectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["selector"] == "random")
+        .unwrap();
+    assert_eq!(random["min_budget"], 1.0);
+    for key in [
+        "daily_full",
+        "daily_at_min_budget",
+        "savings_daily",
+        "savings_monthly",
+        "savings_percent",
+    ] {
+        assert!(curve["cost"].get(key).is_some(), "cost.{key}");
+    }
+    for key in [
+        "budget_ratio",
+        "tokens",
+        "score",
+        "retention",
+        "ci_low",
+        "ci_high",
+    ] {
+        assert!(retrieval["points"][0].get(key).is_some(), "points.{key}");
+    }
+    let selector = run(&["selector", "--json"]);
+    let p42 = selector["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["threshold"] == 0.42)
+        .unwrap();
+    let recovery = p42["recovery"].as_f64().unwrap();
+    assert!((0.35..0.7).contains(&recovery), "{recovery}");
+    assert!(p42["measured_drop"].is_number());
+    for key in [
+        "threshold",
+        "kept_tokens_mean",
+        "saving_mean",
+        "recovery",
+        "gold_miss_rate",
+        "measured_drop",
+    ] {
+        assert!(p42.get(key).is_some(), "selector.{key}");
+    }
+    assert!(selector["oracle_saving_mean"].as_f64().unwrap() > 0.0);
+}
