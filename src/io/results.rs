@@ -108,39 +108,50 @@ impl Results {
             fix: "fill in the missing value or drop the row".into(),
         };
 
-        // Pass 1: encode ids, check values.
+        // Nulls first (rare), so that the hot loop below reads plain values.
+        for (name, nulls, first) in [
+            (
+                "case_id",
+                case_col.null_count(),
+                case_col.iter().position(|v| v.is_none()),
+            ),
+            ("arm", arm_col.null_count(), None),
+            ("repeat", repeat_col.null_count(), None),
+            ("score", score_col.null_count(), None),
+        ] {
+            if nulls > 0 {
+                let row = first.or_else(|| match name {
+                    "arm" => arm_col.iter().position(|v| v.is_none()),
+                    "repeat" => repeat_col.iter().position(|v| v.is_none()),
+                    _ => score_col.iter().position(|v| v.is_none()),
+                });
+                return Err(null(name, row.unwrap_or(0)));
+            }
+        }
+        let scores: Vec<f64> = score_col.into_no_null_iter().collect();
+        if let Some(row) = scores.iter().position(|s| !s.is_finite()) {
+            return Err(Error::BadValue {
+                path: path.clone(),
+                column: "score".into(),
+                row: Row::at(row),
+                value: format!("{}", scores[row]),
+                problem: "scores must be finite numbers".into(),
+                fix: "score failed calls (e.g. 0) instead of writing NaN, or drop the row".into(),
+            });
+        }
+        let repeats: Vec<i64> = repeat_col.into_no_null_iter().collect();
+
+        // Encode ids. Rows usually come in runs of one case and arm (the repeats): compare with
+        // the previous row's text before hashing.
         let mut case_code = Vec::with_capacity(n);
         let mut arm_code = Vec::with_capacity(n);
-        let mut repeats = Vec::with_capacity(n);
-        let mut scores = Vec::with_capacity(n);
         let mut arm_index: PlHashMap<&str, u32> = PlHashMap::default();
         let mut arm_seen: Vec<String> = Vec::new();
-        // Rows usually come in runs of one case and arm (the repeats): compare with the previous
-        // row's text before hashing.
         let mut last_case: Option<(&str, u32)> = None;
         let mut last_arm: Option<(&str, u32)> = None;
-        for (row, (((c, a), r), s)) in case_col
-            .iter()
-            .zip(arm_col.iter())
-            .zip(repeat_col.iter())
-            .zip(score_col.iter())
-            .enumerate()
-        {
-            let c = c.ok_or_else(|| null("case_id", row))?;
-            let a = a.ok_or_else(|| null("arm", row))?;
-            let r = r.ok_or_else(|| null("repeat", row))?;
-            let s = s.ok_or_else(|| null("score", row))?;
-            if !s.is_finite() {
-                return Err(Error::BadValue {
-                    path: path.clone(),
-                    column: "score".into(),
-                    row: Row::at(row),
-                    value: format!("{s}"),
-                    problem: "scores must be finite numbers".into(),
-                    fix: "score failed calls (e.g. 0) instead of writing NaN, or drop the row"
-                        .into(),
-                });
-            }
+        let case_values = case_col.downcast_iter().flat_map(|arr| arr.values_iter());
+        let arm_values = arm_col.downcast_iter().flat_map(|arr| arr.values_iter());
+        for (row, (c, a)) in case_values.zip(arm_values).enumerate() {
             let case = match last_case {
                 Some((text, code)) if text == c => code,
                 _ => {
@@ -150,33 +161,34 @@ impl Results {
                 }
             };
             case_code.push(case);
-            let code = match (last_arm, arm_index.get(a)) {
-                (Some((text, code)), _) if text == a => code,
-                (_, Some(code)) => *code,
-                (_, None) => {
-                    if let Some(table) = arms_table
-                        && table.get(a).is_none()
-                    {
-                        return Err(Error::BadValue {
-                            path: path.clone(),
-                            column: "arm".into(),
-                            row: Row::at(row),
-                            value: format!("\"{a}\""),
-                            problem: format!("this arm is not in {}", table.path.display()),
-                            fix: "add a row for it to the arms table (with the units it removed)"
-                                .into(),
-                        });
+            let code = match last_arm {
+                Some((text, code)) if text == a => code,
+                _ => match arm_index.get(a) {
+                    Some(code) => *code,
+                    None => {
+                        if let Some(table) = arms_table
+                            && table.get(a).is_none()
+                        {
+                            return Err(Error::BadValue {
+                                path: path.clone(),
+                                column: "arm".into(),
+                                row: Row::at(row),
+                                value: format!("\"{a}\""),
+                                problem: format!("this arm is not in {}", table.path.display()),
+                                fix:
+                                    "add a row for it to the arms table (with the units it removed)"
+                                        .into(),
+                            });
+                        }
+                        let code = arm_seen.len() as u32;
+                        arm_index.insert(a, code);
+                        arm_seen.push(a.to_string());
+                        code
                     }
-                    let code = arm_seen.len() as u32;
-                    arm_index.insert(a, code);
-                    arm_seen.push(a.to_string());
-                    code
-                }
+                },
             };
             last_arm = Some((a, code));
             arm_code.push(code);
-            repeats.push(r);
-            scores.push(s);
         }
 
         // Final arm order: the arms table's order, then the rest by first appearance.
@@ -283,20 +295,46 @@ fn aggregate(
         (rows_in.case, rows_in.arm, rows_in.repeat, rows_in.score);
     let cells = n_cases * n_arms;
     let cell_of = |row: usize| case_code[row] as usize * n_arms + arm_code[row] as usize;
-    let mut offsets = vec![0usize; cells + 1];
-    for row in 0..case_code.len() {
-        offsets[cell_of(row) + 1] += 1;
-    }
-    for c in 0..cells {
-        offsets[c + 1] += offsets[c];
-    }
-    let mut fill = offsets.clone();
-    let mut order = vec![0u32; case_code.len()];
+    // Each cell's rows as a range of `order`. Files usually hold each cell's repeats in one run;
+    // then `order` is the identity and no sort is needed. Otherwise a counting sort builds it.
+    let mut start = vec![0usize; cells];
+    let mut count = vec![0usize; cells];
+    let mut contiguous = true;
+    let mut previous = usize::MAX;
     for row in 0..case_code.len() {
         let c = cell_of(row);
-        order[fill[c]] = row as u32;
-        fill[c] += 1;
+        if c != previous {
+            if count[c] > 0 {
+                contiguous = false;
+                break;
+            }
+            start[c] = row;
+            previous = c;
+        }
+        count[c] += 1;
     }
+    let order: Vec<u32> = if contiguous {
+        (0..case_code.len() as u32).collect()
+    } else {
+        count.iter_mut().for_each(|n| *n = 0);
+        for row in 0..case_code.len() {
+            count[cell_of(row)] += 1;
+        }
+        let mut next = 0;
+        for c in 0..cells {
+            start[c] = next;
+            next += count[c];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; case_code.len()];
+        for row in 0..case_code.len() {
+            let c = cell_of(row);
+            order[fill[c]] = row as u32;
+            fill[c] += 1;
+        }
+        order
+    };
+    let mut order = order;
 
     let mut m = CaseMatrix {
         n_cases,
@@ -310,7 +348,7 @@ fn aggregate(
     let mut duplicate: Option<(usize, usize)> = None; // (later row, earlier row)
     let mut values = Vec::new();
     for c in 0..cells {
-        let rows = &mut order[offsets[c]..offsets[c + 1]];
+        let rows = &mut order[start[c]..start[c] + count[c]];
         if rows.is_empty() {
             continue;
         }

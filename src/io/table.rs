@@ -366,7 +366,15 @@ impl Table {
         })
     }
 
-    fn null_error(&self, name: &str, row: usize, what: &str) -> Error {
+    /// A text column as Polars holds it, for iterating without copying.
+    pub fn str_column(&self, name: &str) -> Result<&StringChunked> {
+        self.column(name)?
+            .str()
+            .map_err(|e| polars_unreadable(&self.path, e))
+    }
+
+    /// The error for a null where a value is required.
+    pub fn null_error(&self, name: &str, row: usize, what: &str) -> Error {
         Error::BadValue {
             path: self.path.clone(),
             column: name.to_string(),

@@ -119,17 +119,15 @@ impl CaseUnits {
                 Col::req("tokens", Kind::Float),
             ],
         )?;
-        let case_ids = t.strs("case_id")?;
-        let unit_names = t.strs("unit")?;
         let tokens = t.finite_floats("tokens")?;
         table::check_non_negative(&t.path, "tokens", &tokens)?;
-        table::check_unique(
-            &t.path,
-            "case_id, unit",
-            case_ids.iter().zip(unit_names.iter()),
-        )?;
-        let mut rows = Vec::with_capacity(case_ids.len());
-        for (i, (c, u)) in case_ids.iter().zip(&unit_names).enumerate() {
+        let case_ids = t.str_column("case_id")?;
+        let unit_names = t.str_column("unit")?;
+        let mut rows = Vec::with_capacity(tokens.len());
+        let mut seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        for (i, (c, u)) in case_ids.iter().zip(unit_names.iter()).enumerate() {
+            let c = c.ok_or_else(|| t.null_error("case_id", i, "text"))?;
+            let u = u.ok_or_else(|| t.null_error("unit", i, "text"))?;
             let case = cases.lookup(c, &t.path, i)?;
             let unit = *units.index.get(u).ok_or_else(|| Error::BadValue {
                 path: t.path.clone(),
@@ -138,8 +136,18 @@ impl CaseUnits {
                 value: format!("\"{u}\""),
                 problem: format!("this unit is not in {}", units.path.display()),
                 fix: "add the unit to the units table, or drop its rows".into(),
-            })?;
-            rows.push((case, unit as u32, tokens[i]));
+            })? as u32;
+            if let Some(first) = seen.insert((case, unit), i) {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "case_id, unit".into(),
+                    row: Row::at(i),
+                    value: format!("(\"{c}\", \"{u}\")"),
+                    problem: format!("duplicate key (first seen at row {})", first + 1),
+                    fix: "each key must appear once; drop or merge the duplicate rows".into(),
+                });
+            }
+            rows.push((case, unit, tokens[i]));
         }
         Ok(CaseUnits { path: t.path, rows })
     }

@@ -121,7 +121,8 @@ mod tests {
 /// Plain: se = s/√n (s the sample standard deviation).
 /// Clustered (when `clusters` gives each value's cluster id): with C distinct clusters,
 /// se = √(C/(C−1) · Σ_c (Σ_{i∈c} (xᵢ − x̄))²) / n — equal to the plain se when every case is its
-/// own cluster. The se is `None` with fewer than two cases (or clusters).
+/// own cluster. The se is `None` with fewer than two cases (or clusters). Cluster ids index a
+/// vector, so they should be small integers (as [`crate::analysis::paired::Paired`] makes them).
 pub fn mean_se(values: &[f64], clusters: Option<&[u32]>) -> (f64, Option<f64>) {
     let n = values.len();
     let m = mean(values);
@@ -131,15 +132,24 @@ pub fn mean_se(values: &[f64], clusters: Option<&[u32]>) -> (f64, Option<f64>) {
     let se = match clusters {
         None => Some((sample_variance(values) / n as f64).sqrt()),
         Some(ids) => {
-            let mut totals: std::collections::BTreeMap<u32, Neumaier> = Default::default();
-            for (x, c) in values.iter().zip(ids) {
-                totals.entry(*c).or_default().add(x - m);
+            // Residual sums per cluster, indexed by id (ids are small integers), summed in id
+            // order.
+            let size = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
+            let mut totals = vec![Neumaier::default(); size];
+            let mut seen = vec![false; size];
+            for (x, &c) in values.iter().zip(ids) {
+                totals[c as usize].add(x - m);
+                seen[c as usize] = true;
             }
-            let c = totals.len();
+            let c = seen.iter().filter(|s| **s).count();
             if c < 2 {
                 None
             } else {
-                let ss = sum(totals.values().map(|t| t.total() * t.total()));
+                let ss = sum(totals
+                    .iter()
+                    .zip(&seen)
+                    .filter(|(_, s)| **s)
+                    .map(|(t, _)| t.total() * t.total()));
                 Some((c as f64 / (c - 1) as f64 * ss).sqrt() / n as f64)
             }
         }
