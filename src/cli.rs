@@ -249,6 +249,18 @@ enum Command {
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
     },
+    /// The decision record (JSON): the needed context fraction with what produced it.
+    ///
+    /// claim, value, needed and sent tokens, the set and the SHA-256 of its sorted case ids (first
+    /// 16 hex digits: `sort ids.txt | sha256sum` reproduces it), cases, threshold, baseline score,
+    /// repeats, churn floor, model, measured_at, whether the figure is an oracle (and why), whether
+    /// a composed cut was measured and checked, the known coverage gap, the value weighted to
+    /// production, the stress slice's verdicts, and ablate's version, seed and bootstrap. Always JSON.
+    Record {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -413,6 +425,10 @@ pub fn run(cli: Cli) -> Result<String> {
             } else {
                 Ok(report::reweight::human_stress(&r))
             }
+        }
+        Command::Record { dir } => {
+            let exp = load(&dir, &cli.global)?;
+            report::json(&analysis::record::run(&exp, &config(&cli.global))?)
         }
         Command::Need { dir } => {
             let exp = load(&dir, &cli.global)?;

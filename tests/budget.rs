@@ -299,3 +299,58 @@ fn demo_budget_story() {
     }
     assert!(selector["oracle_saving_mean"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn decision_record_on_the_demo() {
+    let out = ablate()
+        .args(["record", "--bootstrap", "200"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "claim",
+        "value",
+        "needed_tokens_mean",
+        "total_tokens_mean",
+        "set",
+        "set_sha256",
+        "cases",
+        "threshold_drop",
+        "baseline",
+        "repeats",
+        "churn_baseline",
+        "model",
+        "measured_at",
+        "oracle",
+        "oracle_note",
+        "composition_checked",
+        "known_coverage_gap",
+        "value_production",
+        "stress",
+        "tool_version",
+        "seed",
+        "bootstrap",
+    ] {
+        assert!(v.get(key).is_some(), "record.{key}");
+    }
+    assert_eq!(v["claim"], "needed_context_fraction");
+    // `sort` of the 500 main-set ids piped to `sha256sum`, computed outside ablate.
+    assert_eq!(v["set_sha256"], "29b684b8454eef4c");
+    assert_eq!(v["composition_checked"], true);
+    assert_eq!(v["oracle"], true);
+    assert_eq!(
+        v["known_coverage_gap"],
+        "6% turns=multi in set vs 23% in production"
+    );
+    assert_eq!(v["cases"], 500);
+    assert_eq!(v["repeats"], 3);
+    assert_eq!(v["bootstrap"], 200);
+    let stress = v["stress"]["needed_only_on_stress"].as_array().unwrap();
+    assert!(stress.iter().any(|a| a == "without-conversation"));
+}

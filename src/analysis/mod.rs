@@ -9,6 +9,7 @@ pub mod interactions;
 pub mod need;
 pub mod paired;
 pub mod plan;
+pub mod record;
 pub mod reweight;
 pub mod selector;
 pub mod shapley;

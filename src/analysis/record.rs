@@ -1,0 +1,184 @@
+//! `ablate record`: the decision record of seed 000 — the needed context fraction with
+//! everything that produced it attached, so that it can be quoted defensibly: the set and its
+//! hash, the threshold, repeats and churn floor, the model, whether the figure is an oracle, whether
+//! a composed cut was checked, and the known coverage gap.
+//!
+//! `set_sha256` is the first 16 hex digits of SHA-256 over the sorted case ids of the main set,
+//! each followed by "\n" (so `sort ids.txt | sha256sum` reproduces it).
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::analysis::Config;
+use crate::analysis::interactions;
+use crate::analysis::need;
+use crate::analysis::reweight::{self, ReweightOptions};
+use crate::analysis::stress;
+use crate::analysis::sweep::{self, Verdict};
+use crate::error::Result;
+use crate::io::Experiment;
+
+/// The stress slice's part of the record.
+#[derive(Debug, Clone, Serialize)]
+pub struct StressSummary {
+    /// Stress cases.
+    pub cases: usize,
+    /// Threshold on the stress slice.
+    pub threshold_drop: f64,
+    /// Cuts removable on the main set but needed on the stress slice.
+    pub needed_only_on_stress: Vec<String>,
+    /// Cuts removable on both.
+    pub clears_both: Vec<String>,
+}
+
+/// The decision record.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionRecord {
+    /// Always "needed_context_fraction".
+    pub claim: &'static str,
+    /// Needed tokens / sent tokens on the main set.
+    pub value: f64,
+    /// Mean needed tokens per request.
+    pub needed_tokens_mean: f64,
+    /// Mean tokens sent per request.
+    pub total_tokens_mean: f64,
+    /// Eval set name.
+    pub set: String,
+    /// First 16 hex digits of SHA-256 over the sorted main-set case ids, one per line.
+    pub set_sha256: String,
+    /// Main-set cases.
+    pub cases: usize,
+    /// Threshold agreed before the run.
+    pub threshold_drop: f64,
+    /// Baseline score on the main set.
+    pub baseline: f64,
+    /// Repeats per case.
+    pub repeats: u32,
+    /// Baseline churn (the noise floor of lost cases).
+    pub churn_baseline: Option<usize>,
+    /// Model snapshot.
+    pub model: Option<String>,
+    /// Date measured.
+    pub measured_at: Option<String>,
+    /// Whether the fraction uses gold labels (an upper bound).
+    pub oracle: bool,
+    /// Why, when it does.
+    pub oracle_note: Option<String>,
+    /// True only if a composed cut was measured and analysed.
+    pub composition_checked: bool,
+    /// The most under-sampled stratum, e.g. "6% turns=multi in set vs 23% in production".
+    pub known_coverage_gap: Option<String>,
+    /// The fraction weighted to production traffic.
+    pub value_production: Option<f64>,
+    /// The stress slice, when there is one.
+    pub stress: Option<StressSummary>,
+    /// ablate's version.
+    pub tool_version: &'static str,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub bootstrap: usize,
+}
+
+/// First 16 hex digits of SHA-256 over the sorted ids, each followed by a newline.
+pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    let mut ids: Vec<&str> = ids.into_iter().collect();
+    ids.sort_unstable();
+    let mut hasher = Sha256::new();
+    for id in ids {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Builds the record from the analyses the inputs support.
+///
+/// # Errors
+/// As `need` (a units table is required) and `reweight` (a mix that does not fit the cases).
+pub fn run(exp: &Experiment, cfg: &Config) -> Result<DecisionRecord> {
+    let need = need::run(exp)?;
+    let sweep = sweep::run(exp, cfg);
+    let composition_checked = !interactions::run(exp, cfg)?.composed.is_empty();
+    let known_coverage_gap = match &exp.mix {
+        Some(_) => {
+            reweight::run(
+                exp,
+                &ReweightOptions {
+                    allow_unmeasured: true,
+                    ..ReweightOptions::default()
+                },
+            )?
+            .known_coverage_gap
+        }
+        None => None,
+    };
+    let st = stress::run(exp);
+    let stress = (st.stress_cases > 0).then(|| StressSummary {
+        cases: st.stress_cases,
+        threshold_drop: st.stress_threshold_drop,
+        needed_only_on_stress: st
+            .arms
+            .iter()
+            .filter(|a| {
+                a.verdict_main == Some(Verdict::Removable)
+                    && a.verdict_stress == Some(Verdict::Needed)
+            })
+            .map(|a| a.arm.clone())
+            .collect(),
+        clears_both: st
+            .arms
+            .iter()
+            .filter(|a| a.clears_both)
+            .map(|a| a.arm.clone())
+            .collect(),
+    });
+    let main_ids = exp
+        .cases
+        .ids
+        .iter()
+        .zip(&exp.cases.stress)
+        .filter(|(_, s)| !**s)
+        .map(|(id, _)| id.as_str());
+    Ok(DecisionRecord {
+        claim: "needed_context_fraction",
+        value: need.value,
+        needed_tokens_mean: need.needed_tokens_mean,
+        total_tokens_mean: need.total_tokens_mean,
+        set: exp.manifest.set.clone(),
+        set_sha256: set_hash(main_ids),
+        cases: sweep.cases,
+        threshold_drop: exp.manifest.threshold_drop,
+        baseline: sweep.baseline.score,
+        repeats: sweep.repeats,
+        churn_baseline: sweep.churn_baseline,
+        model: exp.manifest.model.clone(),
+        measured_at: exp.manifest.measured_at.clone(),
+        oracle: need.oracle,
+        oracle_note: need.oracle_note,
+        composition_checked,
+        known_coverage_gap,
+        value_production: need.value_production,
+        stress,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        seed: cfg.seed,
+        bootstrap: cfg.bootstrap,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_hash_matches_sort_and_sha256sum() {
+        // printf 'a\nb\nc\n' | sha256sum | cut -c1-16
+        assert_eq!(set_hash(["c", "a", "b"]), "880553fca8fcea94");
+        assert_eq!(set_hash(["a", "b", "c"]), set_hash(["b", "c", "a"]));
+    }
+}
