@@ -261,6 +261,23 @@ enum Command {
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
     },
+    /// Shadow traffic: how many requests changed behaviour, above the replay noise floor.
+    ///
+    /// FILE is a shadow table (request_id, variant = production | replay | candidate, answer[,
+    /// score, tokens_in, stratum columns]) or an experiment folder holding one. Per request with all
+    /// three variants: changed = candidate answer ≠ production answer, noise = replay answer ≠
+    /// production answer; excess_rate = mean(changed − noise) with se and CI. With --by COL, the
+    /// same per stratum with Holm-adjusted one-sided p-values, flagging strata that changed beyond
+    /// the noise. Tokens (mean, p50, p95, p99) per variant and the saving; score delta when scored.
+    /// Streams the file: it is never loaded whole.
+    Shadow {
+        /// Shadow table, or an experiment folder with one.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        file: PathBuf,
+        /// Stratum column(s) to break the change rates down by (repeatable).
+        #[arg(long = "by", value_name = "COL")]
+        by: Vec<String>,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -336,6 +353,25 @@ fn validate(g: &Global) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A log table given directly, or found by stem in an experiment folder.
+fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
+    if path.is_dir() {
+        ablate::io::table::find(path, stem)?.ok_or_else(|| Error::NotFound {
+            path: path.join(format!("{stem}.parquet")),
+            fix: format!(
+                "give the {stem} file itself, or a folder holding {stem}.parquet or {stem}.csv"
+            ),
+        })
+    } else if path.is_file() {
+        Ok(TableFile::at(path))
+    } else {
+        Err(Error::NotFound {
+            path: path.to_path_buf(),
+            fix: format!("give a {stem} table (.parquet or .csv) or an experiment folder"),
+        })
+    }
 }
 
 /// Loads an experiment and prints its warnings on stderr (unless --quiet).
@@ -429,6 +465,15 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Record { dir } => {
             let exp = load(&dir, &cli.global)?;
             report::json(&analysis::record::run(&exp, &config(&cli.global))?)
+        }
+        Command::Shadow { file, by } => {
+            let table = log_table(&file, "shadow")?;
+            let r = analysis::shadow::run(&table, &by, cli.global.confidence)?;
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::live::human_shadow(&r))
+            }
         }
         Command::Need { dir } => {
             let exp = load(&dir, &cli.global)?;

@@ -12,6 +12,7 @@ pub mod plan;
 pub mod record;
 pub mod reweight;
 pub mod selector;
+pub mod shadow;
 pub mod shapley;
 pub mod stress;
 pub mod sweep;

@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod check;
 pub mod interactions;
+pub mod live;
 pub mod reweight;
 pub mod sweep;
 pub mod text;

@@ -1,0 +1,446 @@
+//! `ablate shadow`: changed behaviour of a candidate prompt on live traffic, above the noise
+//! floor (Diffy's idea, with a confidence interval).
+//!
+//! Each request is served by `production`, by a second production run (`replay`) and by the
+//! `candidate`. Per request with all three: changed = candidate answer ≠ production answer,
+//! noise = replay answer ≠ production answer (what re-running production alone changes), and
+//! d = changed − noise ∈ {−1, 0, 1}. excess_rate = mean d with se = sd(d)/√n and a normal interval
+//! (n is large; the counts are integers, so the sums are exact). Without replay rows the noise is
+//! unknown: changed_rate is reported and excess_rate is null. With `by` columns the same is done per
+//! stratum, with one-sided p-values for excess > 0 (normal approximation), Holm-adjusted across
+//! strata, and `flagged` when p_holm < 1 − confidence. Tokens: mean, p50, p95, p99 (linear
+//! interpolation) per variant, and the mean saving.
+//!
+//! The file is never loaded whole: Polars streams it, keeping per request only a few numbers,
+//! then per stratum only integer sums.
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::error::{Error, Result, Row};
+use crate::io::logs;
+use crate::io::table::{self, Col, Kind, TableFile};
+use crate::stats::dist;
+
+/// The three variants.
+pub const VARIANTS: [&str; 3] = ["production", "replay", "candidate"];
+
+/// Token statistics of one variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenStats {
+    /// Mean input tokens.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Tokens per variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowTokens {
+    /// Production.
+    pub production: Option<TokenStats>,
+    /// Candidate.
+    pub candidate: Option<TokenStats>,
+    /// production mean − candidate mean.
+    pub saving_mean: Option<f64>,
+}
+
+/// One stratum.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowStratum {
+    /// Column → value, joined as `col=value, …`.
+    pub stratum: String,
+    /// Requests with every variant.
+    pub requests: u64,
+    /// Share whose candidate answer changed.
+    pub changed_rate: f64,
+    /// Share whose replay answer changed (null without replay).
+    pub noise_rate: Option<f64>,
+    /// changed − noise (null without replay).
+    pub excess_rate: Option<f64>,
+    /// Its standard error.
+    pub se: Option<f64>,
+    /// One-sided p for excess > 0, Holm-adjusted across strata.
+    pub p_holm: Option<f64>,
+    /// p_holm < 1 − confidence.
+    pub flagged: bool,
+}
+
+/// What `ablate shadow` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowOutput {
+    /// Requests with every variant needed (production and candidate, and replay when present).
+    pub requests: u64,
+    /// Share whose candidate answer differs from production's.
+    pub changed_rate: f64,
+    /// Share whose replay answer differs from production's (null without replay rows).
+    pub noise_rate: Option<f64>,
+    /// changed − noise.
+    pub excess_rate: Option<f64>,
+    /// Its standard error.
+    pub se: Option<f64>,
+    /// Lower end of its interval (normal).
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
+    /// Confidence level.
+    pub confidence_level: f64,
+    /// Per stratum, when `by` columns were given.
+    pub by_stratum: Vec<ShadowStratum>,
+    /// Tokens per variant and the saving.
+    pub tokens: ShadowTokens,
+    /// Mean candidate score − production score (null without scores).
+    pub score_delta: Option<f64>,
+    /// Requests left out because a variant was missing.
+    pub incomplete_requests: u64,
+    /// Notes, e.g. that the noise floor is unknown.
+    pub warnings: Vec<String>,
+}
+
+fn variant(v: &str) -> Expr {
+    col("variant").eq(lit(v))
+}
+
+fn of(column: &str, v: &str) -> Expr {
+    col(column).filter(variant(v)).first()
+}
+
+fn collect(lf: LazyFrame, path: &std::path::Path) -> Result<DataFrame> {
+    lf.collect_with_engine(Engine::Streaming)
+        .map(|r| r.unwrap_single())
+        .map_err(|e| table::polars_unreadable(path, e))
+}
+
+fn get_i64(df: &DataFrame, column: &str, row: usize) -> i64 {
+    df.column(column)
+        .ok()
+        .and_then(|c| c.get(row).ok())
+        .and_then(|v| v.extract::<i64>())
+        .unwrap_or(0)
+}
+
+fn get_f64(df: &DataFrame, column: &str, row: usize) -> Option<f64> {
+    df.column(column)
+        .ok()
+        .and_then(|c| c.get(row).ok())
+        .and_then(|v| v.extract::<f64>())
+}
+
+/// Runs the shadow analysis on a shadow-traffic table.
+///
+/// # Errors
+/// Unreadable file; missing or mistyped columns; unknown variants; a request with a variant twice;
+/// no request with both production and candidate rows.
+pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOutput> {
+    let path = file.path.clone();
+    let mut specs = logs::shadow_columns();
+    specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
+    logs::summarise(file, &specs)?;
+    let text: Vec<&str> = specs
+        .iter()
+        .filter(|c| c.kind == Kind::Str)
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut lf = table::scan(file, &text)?;
+    let schema = lf
+        .collect_schema()
+        .map_err(|e| table::polars_unreadable(&path, e))?;
+    let exprs = table::check_columns(&path, &schema, &specs)?;
+    let lf = lf.select(exprs);
+    let has = |c: &str| schema.get(c).is_some();
+
+    // Unknown variants.
+    let unknown = collect(
+        lf.clone()
+            .select([col("variant")])
+            .with_row_index("__row", None)
+            .filter(
+                variant("production")
+                    .not()
+                    .and(variant("replay").not())
+                    .and(variant("candidate").not()),
+            )
+            .limit(1),
+        &path,
+    )?;
+    if unknown.height() > 0 {
+        let value = unknown
+            .column("variant")
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        return Err(Error::BadValue {
+            path: path.clone(),
+            column: "variant".into(),
+            row: Row::at(get_i64(&unknown, "__row", 0) as usize),
+            value,
+            problem: "variants are production, replay or candidate".into(),
+            fix: "rename the variant, or filter other experiments out of the file".into(),
+        });
+    }
+
+    // Per request: one row, a few numbers.
+    let mut aggs = vec![
+        variant("production").sum().alias("n_p"),
+        variant("replay").sum().alias("n_r"),
+        variant("candidate").sum().alias("n_c"),
+        of("answer", "candidate")
+            .neq(of("answer", "production"))
+            .alias("changed"),
+        of("answer", "replay")
+            .neq(of("answer", "production"))
+            .alias("noise"),
+    ];
+    if has("score") {
+        aggs.push((of("score", "candidate") - of("score", "production")).alias("score_delta"));
+    }
+    for c in by {
+        aggs.push(col(c.as_str()).first());
+    }
+    let per_request = lf.clone().group_by([col("request_id")]).agg(aggs);
+
+    // A variant twice for one request is a duplicate.
+    let dup = collect(
+        per_request
+            .clone()
+            .filter(
+                col("n_p")
+                    .gt(lit(1))
+                    .or(col("n_r").gt(lit(1)))
+                    .or(col("n_c").gt(lit(1))),
+            )
+            .select([col("request_id")])
+            .limit(1),
+        &path,
+    )?;
+    if dup.height() > 0 {
+        let id = dup
+            .column("request_id")
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        return Err(Error::BadValue {
+            path: path.clone(),
+            column: "request_id, variant".into(),
+            row: Row::none(),
+            value: id,
+            problem: "this request has a variant more than once".into(),
+            fix: "keep one row per request and variant".into(),
+        });
+    }
+
+    let has_replay = {
+        let n = collect(
+            lf.clone()
+                .filter(variant("replay"))
+                .select([len().alias("n")]),
+            &path,
+        )?;
+        get_i64(&n, "n", 0) > 0
+    };
+    let complete = if has_replay {
+        col("n_p")
+            .eq(lit(1))
+            .and(col("n_r").eq(lit(1)))
+            .and(col("n_c").eq(lit(1)))
+    } else {
+        col("n_p").eq(lit(1)).and(col("n_c").eq(lit(1)))
+    };
+    let d = col("changed").cast(DataType::Int64) - col("noise").cast(DataType::Int64);
+    let sums = |keys: Vec<Expr>| {
+        let per = per_request.clone().filter(complete.clone());
+        let aggs = [
+            len().alias("n"),
+            col("changed").cast(DataType::Int64).sum().alias("changed"),
+            col("noise").cast(DataType::Int64).sum().alias("noise"),
+            d.clone().sum().alias("d"),
+            (d.clone() * d.clone()).sum().alias("d2"),
+        ];
+        if keys.is_empty() {
+            per.select(aggs)
+        } else {
+            per.group_by(keys.clone()).agg(aggs).sort(
+                by.iter().map(String::as_str).collect::<Vec<_>>(),
+                SortMultipleOptions::default(),
+            )
+        }
+    };
+    let overall = collect(sums(Vec::new()), &path)?;
+    let total_requests = {
+        let n = collect(per_request.clone().select([len().alias("n")]), &path)?;
+        get_i64(&n, "n", 0) as u64
+    };
+    let n = get_i64(&overall, "n", 0) as u64;
+    if n == 0 {
+        return Err(Error::BadValue {
+            path: path.clone(),
+            column: "variant".into(),
+            row: Row::none(),
+            value: format!("{total_requests} requests"),
+            problem: "no request has both a production and a candidate row".into(),
+            fix: "log the candidate beside production for the same request_id".into(),
+        });
+    }
+
+    struct Rates {
+        changed: f64,
+        noise: Option<f64>,
+        excess: Option<f64>,
+        se: Option<f64>,
+    }
+    let rates = |df: &DataFrame, row: usize| -> Rates {
+        let n = get_i64(df, "n", row) as f64;
+        let changed = get_i64(df, "changed", row) as f64 / n;
+        if !has_replay {
+            return Rates {
+                changed,
+                noise: None,
+                excess: None,
+                se: None,
+            };
+        }
+        let (s, s2) = (get_i64(df, "d", row) as f64, get_i64(df, "d2", row) as f64);
+        let mean = s / n;
+        let se = (n >= 2.0).then(|| ((s2 - s * s / n) / (n - 1.0)).max(0.0).sqrt() / n.sqrt());
+        Rates {
+            changed,
+            noise: Some(get_i64(df, "noise", row) as f64 / n),
+            excess: Some(mean),
+            se,
+        }
+    };
+    let all = rates(&overall, 0);
+    let z = dist::z_two_sided(confidence);
+
+    let mut by_stratum = Vec::new();
+    if !by.is_empty() {
+        let df = collect(sums(by.iter().map(|c| col(c.as_str())).collect()), &path)?;
+        let mut p = Vec::new();
+        for row in 0..df.height() {
+            let r = rates(&df, row);
+            let label = by
+                .iter()
+                .map(|c| {
+                    let v = df
+                        .column(c)
+                        .ok()
+                        .and_then(|x| x.get(row).ok())
+                        .map(|v| v.to_string().trim_matches('"').to_string())
+                        .unwrap_or_default();
+                    format!("{c}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            p.push(match (r.excess, r.se) {
+                (Some(e), Some(s)) => dist::p_one_sided_positive(e, s),
+                _ => f64::NAN,
+            });
+            by_stratum.push(ShadowStratum {
+                stratum: label,
+                requests: get_i64(&df, "n", row) as u64,
+                changed_rate: r.changed,
+                noise_rate: r.noise,
+                excess_rate: r.excess,
+                se: r.se,
+                p_holm: None,
+                flagged: false,
+            });
+        }
+        let defined: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+        let adjusted = dist::holm(&defined.iter().map(|&i| p[i]).collect::<Vec<_>>());
+        for (i, q) in defined.into_iter().zip(adjusted) {
+            by_stratum[i].p_holm = Some(q);
+            by_stratum[i].flagged = q < 1.0 - confidence;
+        }
+    }
+
+    // Tokens per variant, exact integer sums for the means.
+    let tokens = if has("tokens_in") {
+        let stats = |v: &str| -> Result<Option<TokenStats>> {
+            let q = |p: f64| {
+                col("tokens_in")
+                    .cast(DataType::Float64)
+                    .quantile(lit(p), QuantileMethod::Linear)
+            };
+            let df = collect(
+                lf.clone()
+                    .filter(variant(v).and(col("tokens_in").is_not_null()))
+                    .select([
+                        len().alias("n"),
+                        col("tokens_in").sum().alias("sum"),
+                        q(0.5).alias("p50"),
+                        q(0.95).alias("p95"),
+                        q(0.99).alias("p99"),
+                    ]),
+                &path,
+            )?;
+            let n = get_i64(&df, "n", 0);
+            Ok((n > 0).then(|| TokenStats {
+                mean: get_i64(&df, "sum", 0) as f64 / n as f64,
+                p50: get_f64(&df, "p50", 0).unwrap_or(f64::NAN),
+                p95: get_f64(&df, "p95", 0).unwrap_or(f64::NAN),
+                p99: get_f64(&df, "p99", 0).unwrap_or(f64::NAN),
+            }))
+        };
+        let (production, candidate) = (stats("production")?, stats("candidate")?);
+        ShadowTokens {
+            saving_mean: production
+                .as_ref()
+                .zip(candidate.as_ref())
+                .map(|(p, c)| p.mean - c.mean),
+            production,
+            candidate,
+        }
+    } else {
+        ShadowTokens {
+            production: None,
+            candidate: None,
+            saving_mean: None,
+        }
+    };
+    let score_delta = if has("score") {
+        let df = collect(
+            per_request
+                .filter(complete)
+                .select([col("score_delta").mean().alias("m")]),
+            &path,
+        )?;
+        get_f64(&df, "m", 0)
+    } else {
+        None
+    };
+
+    let mut warnings = Vec::new();
+    if !has_replay {
+        warnings.push(
+            "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`".into(),
+        );
+    }
+    let incomplete = total_requests - n;
+    if incomplete > 0 {
+        warnings.push(format!(
+            "{incomplete} requests lack a variant and are left out"
+        ));
+    }
+    Ok(ShadowOutput {
+        requests: n,
+        changed_rate: all.changed,
+        noise_rate: all.noise,
+        excess_rate: all.excess,
+        se: all.se,
+        ci_low: all.excess.zip(all.se).map(|(e, s)| e - z * s),
+        ci_high: all.excess.zip(all.se).map(|(e, s)| e + z * s),
+        confidence_level: confidence,
+        by_stratum,
+        tokens,
+        score_delta,
+        incomplete_requests: incomplete,
+        warnings,
+    })
+}
