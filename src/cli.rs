@@ -278,6 +278,41 @@ enum Command {
         #[arg(long = "by", value_name = "COL")]
         by: Vec<String>,
     },
+    /// Context sizes: percentiles, composition by source, budget use, overflow; policy replay.
+    ///
+    /// FILE is a context log (request_id, source, tokens[, step, mandatory, priority, relevance,
+    /// content_hash, model_limit, expected_output]) or an experiment folder holding one. A call is
+    /// (request_id, step). Reports calls, size mean/p50/p95/p99/max, each source's share of all
+    /// tokens, the hard input limit (model_limit − expected_output − output buffer − safety margin,
+    /// per call from the log, else from --policy or the flags), utilisation, overflow and soft-limit
+    /// crossing rates, and growth per agent step. --policy FILE (TOML: model_limit,
+    /// expected_output, output_buffer, safety_margin, soft_limit_ratio, global_budget, [budgets]
+    /// source = tokens) replays the budget manager: dedupe by content hash, mandatory first,
+    /// CONTEXT_BUDGET_EXCEEDED when mandatory alone overflows (counted, never truncated), optional
+    /// items by priority then relevance within per-source and global budgets.
+    Context {
+        /// Context log, or an experiment folder with one.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        file: PathBuf,
+        /// Budget policy to replay (TOML).
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// Model context window, for calls the log gives none.
+        #[arg(long)]
+        model_limit: Option<i64>,
+        /// Expected output tokens, for calls the log gives none.
+        #[arg(long)]
+        expected_output: Option<i64>,
+        /// Output buffer reserved on top of the expected output.
+        #[arg(long, default_value_t = 1000)]
+        output_buffer: i64,
+        /// Safety margin below the model limit.
+        #[arg(long, default_value_t = 1000)]
+        safety_margin: i64,
+        /// Soft limit as a share of the hard limit.
+        #[arg(long, default_value_t = 0.75)]
+        soft_limit_ratio: f64,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -473,6 +508,34 @@ pub fn run(cli: Cli) -> Result<String> {
                 report::json(&r)
             } else {
                 Ok(report::live::human_shadow(&r))
+            }
+        }
+        Command::Context {
+            file,
+            policy,
+            model_limit,
+            expected_output,
+            output_buffer,
+            safety_margin,
+            soft_limit_ratio,
+        } => {
+            let table = log_table(&file, "context_log")?;
+            let limits = analysis::context::Policy {
+                model_limit,
+                expected_output,
+                output_buffer,
+                safety_margin,
+                soft_limit_ratio,
+                ..Default::default()
+            };
+            let policy = policy
+                .map(|p| analysis::context::Policy::load(&p))
+                .transpose()?;
+            let r = analysis::context::run(&table, policy.as_ref(), &limits)?;
+            if json {
+                report::json(&r)
+            } else {
+                Ok(report::live::human_context(&r))
             }
         }
         Command::Need { dir } => {

@@ -152,3 +152,142 @@ fn shadow_demo_matches_an_independent_computation() {
         .unwrap();
     assert_eq!(single["flagged"], false);
 }
+
+fn context_csv() -> &'static str {
+    "request_id,step,source,tokens,mandatory,priority,relevance,content_hash\n\
+     r1,1,system,100,true,0,1.0,sys\n\
+     r1,1,retrieval,300,false,2,0.9,docA\n\
+     r1,1,retrieval,300,false,2,0.9,docA\n\
+     r1,2,system,100,true,0,1.0,sys\n\
+     r1,2,tool_output,900,false,3,0.5,t1\n\
+     r2,1,system,100,true,0,1.0,sys\n\
+     r2,1,retrieval,50,false,2,0.4,docB\n"
+}
+
+fn context_json(args: &[&str], path: &std::path::Path) -> Value {
+    let out = ablate()
+        .arg("context")
+        .arg("--json")
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn context_by_hand() {
+    let w = Workdir::empty();
+    w.write("context_log.csv", context_csv());
+    let v = context_json(
+        &["--model-limit", "3000", "--expected-output", "500"],
+        &w.path("context_log.csv"),
+    );
+    // Calls: 700, 1000, 150; hard = 3000 − (500 + 1000) − 1000 = 500.
+    assert_eq!(v["calls"], 3);
+    assert!((v["size"]["mean"].as_f64().unwrap() - 1850.0 / 3.0).abs() < 1e-9);
+    assert_eq!(v["size"]["p50"], 700.0);
+    assert!((v["size"]["p95"].as_f64().unwrap() - 970.0).abs() < 1e-9);
+    assert_eq!(v["size"]["max"], 1000.0);
+    assert_eq!(v["hard_limit"], 500.0);
+    assert!((v["utilisation"].as_f64().unwrap() - (1.4 + 2.0 + 0.3) / 3.0).abs() < 1e-12);
+    assert!((v["overflow_rate"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!((v["soft_crossing_rate"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!((v["growth_per_step"].as_f64().unwrap() - 575.0).abs() < 1e-9);
+    assert!((v["composition"]["tool_output"].as_f64().unwrap() - 900.0 / 1850.0).abs() < 1e-12);
+    assert!(v["policy"].is_null());
+    for key in [
+        "calls",
+        "size",
+        "composition",
+        "hard_limit",
+        "utilisation",
+        "overflow_rate",
+        "soft_crossing_rate",
+        "growth_per_step",
+        "policy",
+    ] {
+        assert!(v.get(key).is_some(), "context.{key}");
+    }
+}
+
+#[test]
+fn context_policy_replay_by_hand() {
+    let w = Workdir::empty();
+    w.write("context_log.csv", context_csv());
+    w.write(
+        "policy.toml",
+        "model_limit = 3000\nexpected_output = 500\n[budgets]\nretrieval = 200\n",
+    );
+    let v = context_json(
+        &["--policy", w.path("policy.toml").to_str().unwrap()],
+        &w.path("context_log.csv"),
+    );
+    let p = &v["policy"];
+    // r1/1: the second docA is a duplicate; docA (300) exceeds the retrieval budget → 100 admitted.
+    // r1/2: tool output 900 > the 400 left → 100 admitted. r2/1: docB fits → 150.
+    assert_eq!(p["overflow_count"], 0);
+    assert!((p["admitted_mean"].as_f64().unwrap() - 350.0 / 3.0).abs() < 1e-9);
+    assert!((p["saving_mean"].as_f64().unwrap() - 500.0).abs() < 1e-9);
+    assert!((p["evicted_by_source"]["retrieval"].as_f64().unwrap() - 200.0).abs() < 1e-9);
+    assert!((p["evicted_by_source"]["tool_output"].as_f64().unwrap() - 300.0).abs() < 1e-9);
+    // Mandatory context over the limit is counted, never truncated.
+    w.write(
+        "context_log.csv",
+        "request_id,step,source,tokens,mandatory\nr9,1,task,600,true\n",
+    );
+    let v = context_json(
+        &["--policy", w.path("policy.toml").to_str().unwrap()],
+        &w.path("context_log.csv"),
+    );
+    assert_eq!(v["policy"]["overflow_count"], 1);
+}
+
+#[test]
+fn context_needs_a_model_limit() {
+    let w = Workdir::empty();
+    w.write("context_log.csv", context_csv());
+    let out = ablate()
+        .arg("context")
+        .arg(w.path("context_log.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["model_limit", "--model-limit"],
+    );
+    w.write("bad.toml", "model_limit = \"big\"\n");
+    let out = ablate()
+        .arg("context")
+        .arg("--policy")
+        .arg(w.path("bad.toml"))
+        .arg(w.path("context_log.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["bad.toml", "model_limit"],
+    );
+}
+
+#[test]
+fn context_on_the_demo() {
+    let v = context_json(&[], &demo());
+    assert!(v["calls"].as_u64().unwrap() > 1000);
+    assert_eq!(v["hard_limit"], 28000.0);
+    assert!(v["growth_per_step"].as_f64().unwrap() > 0.0);
+    let total: f64 = v["composition"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-12);
+}

@@ -2,6 +2,7 @@
 //! struct; none of them reads files or prints (a progress bar on stderr is the one side channel).
 
 pub mod check;
+pub mod context;
 pub mod cover;
 pub mod curve;
 pub mod design;

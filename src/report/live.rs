@@ -90,3 +90,58 @@ pub fn human_shadow(r: &ShadowOutput) -> String {
     }
     s
 }
+
+/// Renders the context-size analysis for a terminal.
+pub fn human_context(r: &crate::analysis::context::ContextOutput) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} calls · size mean {} · p50 {} · p95 {} · p99 {} · max {} tokens",
+        thousands(r.calls as f64),
+        thousands(r.size.mean),
+        thousands(r.size.p50),
+        thousands(r.size.p95),
+        thousands(r.size.p99),
+        thousands(r.size.max)
+    );
+    let _ = writeln!(
+        s,
+        "hard input limit {}{} · utilisation {:.0}% · over the hard limit {} · over the soft limit {}",
+        thousands(r.hard_limit),
+        if r.hard_limit_varies {
+            " (median; varies by call)"
+        } else {
+            ""
+        },
+        100.0 * r.utilisation,
+        pct(Some(r.overflow_rate)),
+        pct(Some(r.soft_crossing_rate))
+    );
+    if let Some(g) = r.growth_per_step {
+        let _ = writeln!(s, "growth: {} tokens per agent step", thousands(g));
+    }
+    let _ = writeln!(s);
+    let mut t = TextTable::new(&["source", "share of tokens"]);
+    let mut parts: Vec<_> = r.composition.iter().collect();
+    parts.sort_by(|a, b| b.1.total_cmp(a.1));
+    for (source, share) in parts {
+        t.row(vec![source.clone(), format!("{:.1}%", 100.0 * share)]);
+    }
+    s.push_str(&t.render());
+    if let Some(p) = &r.policy {
+        let _ = writeln!(
+            s,
+            "\npolicy replay over {} calls: {} CONTEXT_BUDGET_EXCEEDED (mandatory items alone over the limit); the rest admit {} tokens on average, saving {}",
+            thousands(p.calls as f64),
+            thousands(p.overflow_count as f64),
+            thousands(p.admitted_mean),
+            thousands(p.saving_mean)
+        );
+        let mut t = TextTable::new(&["evicted from", "tokens per call"]);
+        for (source, tokens) in &p.evicted_by_source {
+            t.row(vec![source.clone(), thousands(*tokens)]);
+        }
+        s.push_str(&t.render());
+    }
+    s
+}
