@@ -429,6 +429,11 @@ fn config(g: &Global) -> analysis::Config {
     }
 }
 
+/// JSON when asked for, else the human rendering.
+fn emit<T: serde::Serialize>(json: bool, r: &T, human: fn(&T) -> String) -> Result<String> {
+    if json { report::json(r) } else { Ok(human(r)) }
+}
+
 /// Runs the parsed command and returns what to print on stdout.
 pub fn run(cli: Cli) -> Result<String> {
     validate(&cli.global)?;
@@ -437,29 +442,17 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Check { dir } => {
             let exp = Experiment::load(&dir)?;
             let r = analysis::check::run(&exp);
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::check::human(&r))
-            }
+            emit(json, &r, report::check::human)
         }
         Command::Sweep { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::sweep::run(&exp, &config(&cli.global));
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::sweep::human(&r))
-            }
+            emit(json, &r, report::sweep::human)
         }
         Command::Variance { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::variance::run(&exp, &config(&cli.global));
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::variance::human(&r))
-            }
+            emit(json, &r, report::variance::human)
         }
         Command::Reweight {
             dir,
@@ -482,20 +475,12 @@ pub fn run(cli: Cli) -> Result<String> {
                 allow_unmeasured,
             };
             let r = analysis::reweight::run(&exp, &opts)?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::reweight::human(&r))
-            }
+            emit(json, &r, report::reweight::human)
         }
         Command::Stress { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::stress::run(&exp);
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::reweight::human_stress(&r))
-            }
+            emit(json, &r, report::reweight::human_stress)
         }
         Command::Record { dir } => {
             let exp = load(&dir, &cli.global)?;
@@ -504,11 +489,7 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Shadow { file, by } => {
             let table = log_table(&file, "shadow")?;
             let r = analysis::shadow::run(&table, &by, cli.global.confidence)?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::live::human_shadow(&r))
-            }
+            emit(json, &r, report::live::human_shadow)
         }
         Command::Context {
             file,
@@ -532,20 +513,12 @@ pub fn run(cli: Cli) -> Result<String> {
                 .map(|p| analysis::context::Policy::load(&p))
                 .transpose()?;
             let r = analysis::context::run(&table, policy.as_ref(), &limits)?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::live::human_context(&r))
-            }
+            emit(json, &r, report::live::human_context)
         }
         Command::Need { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::need::run(&exp)?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::budget::human_need(&r))
-            }
+            emit(json, &r, report::budget::human_need)
         }
         Command::Curve {
             dir,
@@ -569,29 +542,17 @@ pub fn run(cli: Cli) -> Result<String> {
                 _ => None,
             };
             let r = analysis::curve::run(&exp, &config(&cli.global), pricing);
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::budget::human_curve(&r))
-            }
+            emit(json, &r, report::budget::human_curve)
         }
         Command::Selector { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::selector::run(&exp)?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::budget::human_selector(&r))
-            }
+            emit(json, &r, report::budget::human_selector)
         }
         Command::Interactions { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::interactions::run(&exp, &config(&cli.global))?;
-            if json {
-                report::json(&r)
-            } else {
-                Ok(report::interactions::human(&r))
-            }
+            emit(json, &r, report::interactions::human)
         }
         Command::Plan {
             units,

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::io::logs;
-use crate::io::table::{self, Kind, TableFile};
+use crate::io::table::{self, TableFile};
 use crate::stats::moments::{self, Neumaier};
 use crate::stats::percentile::sorted_quantile;
 
@@ -145,12 +145,6 @@ pub struct ContextOutput {
     pub policy: Option<PolicyReplay>,
 }
 
-fn collect(lf: LazyFrame, path: &Path) -> Result<DataFrame> {
-    lf.collect_with_engine(Engine::Streaming)
-        .map(|r| r.unwrap_single())
-        .map_err(|e| table::polars_unreadable(path, e))
-}
-
 fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
     let c = df
         .column(name)
@@ -169,19 +163,9 @@ fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
 pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result<ContextOutput> {
     let path = file.path.clone();
     let specs = logs::context_columns();
-    logs::summarise(file, &specs)?;
-    let text: Vec<&str> = specs
-        .iter()
-        .filter(|c| c.kind == Kind::Str)
-        .map(|c| c.name.as_str())
-        .collect();
-    let mut lf = table::scan(file, &text)?;
-    let schema = lf
-        .collect_schema()
-        .map_err(|e| table::polars_unreadable(&path, e))?;
-    let exprs = table::check_columns(&path, &schema, &specs)?;
-    let lf = lf.select(exprs);
-    let has = |c: &str| schema.get(c).is_some();
+    let log = logs::open(file, &specs)?;
+    let lf = log.lf.clone();
+    let has = |c: &str| log.has(c);
     let mut keys = vec![col("request_id")];
     if has("step") {
         keys.push(col("step"));
@@ -195,7 +179,7 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
     if has("step") {
         aggs.push(col("step").first().alias("step_value"));
     }
-    let calls = collect(lf.clone().group_by(keys.clone()).agg(aggs), &path)?;
+    let calls = table::collect_streaming(lf.clone().group_by(keys.clone()).agg(aggs), &path)?;
     let n = calls.height();
     let sizes: Vec<f64> = i64s(&calls, "size", &path)?
         .into_iter()
@@ -284,7 +268,7 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
         None
     };
 
-    let by_source = collect(
+    let by_source = table::collect_streaming(
         lf.clone()
             .group_by([col("source")])
             .agg([col("tokens").sum().alias("t")]),
@@ -365,7 +349,7 @@ fn replay(
     } else {
         vec!["request_id"]
     };
-    let df = collect(
+    let df = table::collect_streaming(
         lf.select(select).with_row_index("__row", None).sort(
             by.iter().copied().chain(["__row"]).collect::<Vec<_>>(),
             SortMultipleOptions::default(),

@@ -109,12 +109,6 @@ fn of(column: &str, v: &str) -> Expr {
     col(column).filter(variant(v)).first()
 }
 
-fn collect(lf: LazyFrame, path: &std::path::Path) -> Result<DataFrame> {
-    lf.collect_with_engine(Engine::Streaming)
-        .map(|r| r.unwrap_single())
-        .map_err(|e| table::polars_unreadable(path, e))
-}
-
 fn get_i64(df: &DataFrame, column: &str, row: usize) -> i64 {
     df.column(column)
         .ok()
@@ -139,22 +133,12 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
     let path = file.path.clone();
     let mut specs = logs::shadow_columns();
     specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
-    logs::summarise(file, &specs)?;
-    let text: Vec<&str> = specs
-        .iter()
-        .filter(|c| c.kind == Kind::Str)
-        .map(|c| c.name.as_str())
-        .collect();
-    let mut lf = table::scan(file, &text)?;
-    let schema = lf
-        .collect_schema()
-        .map_err(|e| table::polars_unreadable(&path, e))?;
-    let exprs = table::check_columns(&path, &schema, &specs)?;
-    let lf = lf.select(exprs);
-    let has = |c: &str| schema.get(c).is_some();
+    let log = logs::open(file, &specs)?;
+    let lf = log.lf.clone();
+    let has = |c: &str| log.has(c);
 
     // Unknown variants.
-    let unknown = collect(
+    let unknown = table::collect_streaming(
         lf.clone()
             .select([col("variant")])
             .with_row_index("__row", None)
@@ -205,7 +189,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
     let per_request = lf.clone().group_by([col("request_id")]).agg(aggs);
 
     // A variant twice for one request is a duplicate.
-    let dup = collect(
+    let dup = table::collect_streaming(
         per_request
             .clone()
             .filter(
@@ -236,7 +220,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
     }
 
     let has_replay = {
-        let n = collect(
+        let n = table::collect_streaming(
             lf.clone()
                 .filter(variant("replay"))
                 .select([len().alias("n")]),
@@ -271,9 +255,9 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
             )
         }
     };
-    let overall = collect(sums(Vec::new()), &path)?;
+    let overall = table::collect_streaming(sums(Vec::new()), &path)?;
     let total_requests = {
-        let n = collect(per_request.clone().select([len().alias("n")]), &path)?;
+        let n = table::collect_streaming(per_request.clone().select([len().alias("n")]), &path)?;
         get_i64(&n, "n", 0) as u64
     };
     let n = get_i64(&overall, "n", 0) as u64;
@@ -320,7 +304,8 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
 
     let mut by_stratum = Vec::new();
     if !by.is_empty() {
-        let df = collect(sums(by.iter().map(|c| col(c.as_str())).collect()), &path)?;
+        let df =
+            table::collect_streaming(sums(by.iter().map(|c| col(c.as_str())).collect()), &path)?;
         let mut p = Vec::new();
         for row in 0..df.height() {
             let r = rates(&df, row);
@@ -368,7 +353,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
                     .cast(DataType::Float64)
                     .quantile(lit(p), QuantileMethod::Linear)
             };
-            let df = collect(
+            let df = table::collect_streaming(
                 lf.clone()
                     .filter(variant(v).and(col("tokens_in").is_not_null()))
                     .select([
@@ -405,7 +390,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
         }
     };
     let score_delta = if has("score") {
-        let df = collect(
+        let df = table::collect_streaming(
             per_request
                 .filter(complete)
                 .select([col("score_delta").mean().alias("m")]),

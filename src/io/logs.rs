@@ -121,12 +121,38 @@ pub struct LogSummary {
     pub columns: Vec<String>,
 }
 
+/// A streamed table whose columns and values have been checked: a lazy scan of the spec's columns
+/// (cast to their kinds), ready for an analysis to aggregate.
+pub struct CheckedLog {
+    /// The projected, cast scan.
+    pub lf: LazyFrame,
+    /// The file's schema (before projection).
+    pub schema: SchemaRef,
+    /// Row count and columns.
+    pub summary: LogSummary,
+}
+
+impl CheckedLog {
+    /// Whether the file has a column.
+    pub fn has(&self, column: &str) -> bool {
+        self.schema.get(column).is_some()
+    }
+}
+
 /// Checks a streamed table's columns against `specs`, its values (no negative token counts, no
 /// NaN or infinite scores or relevances) and counts its rows, streaming.
 ///
 /// # Errors
 /// Unreadable file, missing or mistyped columns, the first bad value, no rows.
 pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
+    Ok(open(file, specs)?.summary)
+}
+
+/// As [`summarise`], and returns the checked scan for analysis.
+///
+/// # Errors
+/// As [`summarise`].
+pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
     let text: Vec<&str> = specs
         .iter()
         .filter(|c| c.kind == Kind::Str)
@@ -149,9 +175,13 @@ pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
             path: file.path.clone(),
         });
     }
-    Ok(LogSummary {
-        path: file.path.clone(),
-        rows,
-        columns: schema.iter_names().map(|n| n.to_string()).collect(),
+    Ok(CheckedLog {
+        lf: checked,
+        summary: LogSummary {
+            path: file.path.clone(),
+            rows,
+            columns: schema.iter_names().map(|n| n.to_string()).collect(),
+        },
+        schema,
     })
 }

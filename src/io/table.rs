@@ -230,6 +230,16 @@ pub fn polars_unreadable(path: &Path, e: PolarsError) -> Error {
     }
 }
 
+/// Runs a lazy query on Polars' streaming engine (bounded memory on large logs).
+///
+/// # Errors
+/// Polars fails on the file.
+pub fn collect_streaming(lf: LazyFrame, path: &Path) -> Result<DataFrame> {
+    lf.collect_with_engine(Engine::Streaming)
+        .map(|r| r.unwrap_single())
+        .map_err(|e| polars_unreadable(path, e))
+}
+
 /// The schema of a table, without reading its rows.
 ///
 /// # Errors
