@@ -217,6 +217,9 @@ enum Command {
         /// Experiment folder.
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
+        /// Leave production strata with no eval case out of value_production instead of failing.
+        #[arg(long)]
+        allow_unmeasured: bool,
     },
     /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
     ///
@@ -252,7 +255,7 @@ enum Command {
     /// The decision record (JSON): the needed context fraction with what produced it.
     ///
     /// claim, value, needed and sent tokens, the set and the SHA-256 of its sorted case ids (first
-    /// 16 hex digits: `sort ids.txt | sha256sum` reproduces it), cases, threshold, baseline score,
+    /// 16 hex digits: `LC_ALL=C sort ids.txt | sha256sum` reproduces it), cases, threshold, baseline score,
     /// repeats, churn floor, model, measured_at, whether the figure is an oracle (and why), whether
     /// a composed cut was measured and checked, the known coverage gap, the value weighted to
     /// production, the stress slice's verdicts, and ablate's version, seed and bootstrap. Always JSON.
@@ -260,6 +263,9 @@ enum Command {
         /// Experiment folder.
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
+        /// Leave production strata with no eval case out (reported as unmeasured_share) instead of failing.
+        #[arg(long)]
+        allow_unmeasured: bool,
     },
     /// Shadow traffic: how many requests changed behaviour, above the replay noise floor.
     ///
@@ -287,9 +293,10 @@ enum Command {
     /// per call from the log, else from --policy or the flags), utilisation, overflow and soft-limit
     /// crossing rates, and growth per agent step. --policy FILE (TOML: model_limit,
     /// expected_output, output_buffer, safety_margin, soft_limit_ratio, global_budget, [budgets]
-    /// source = tokens) replays the budget manager: dedupe by content hash, mandatory first,
-    /// CONTEXT_BUDGET_EXCEEDED when mandatory alone overflows (counted, never truncated), optional
-    /// items by priority then relevance within per-source and global budgets.
+    /// source = tokens) replays the budget manager: dedupe by content hash (the first copy stays),
+    /// mandatory first, CONTEXT_BUDGET_EXCEEDED when mandatory alone overflows (counted, never
+    /// truncated), then optional items by priority (lower number first), then relevance (higher
+    /// first), within per-source and global budgets.
     Context {
         /// Context log, or an experiment folder with one.
         #[arg(default_value = "notebooks-data/support-eval-v3")]
@@ -303,15 +310,15 @@ enum Command {
         /// Expected output tokens, for calls the log gives none.
         #[arg(long)]
         expected_output: Option<i64>,
-        /// Output buffer reserved on top of the expected output.
-        #[arg(long, default_value_t = 1000)]
-        output_buffer: i64,
-        /// Safety margin below the model limit.
-        #[arg(long, default_value_t = 1000)]
-        safety_margin: i64,
-        /// Soft limit as a share of the hard limit.
-        #[arg(long, default_value_t = 0.75)]
-        soft_limit_ratio: f64,
+        /// Output buffer reserved on top of the expected output [default: 1000; in a policy file, its key].
+        #[arg(long)]
+        output_buffer: Option<i64>,
+        /// Safety margin below the model limit [default: 1000].
+        #[arg(long)]
+        safety_margin: Option<i64>,
+        /// Soft limit as a share of the hard limit, in (0, 1] [default: 0.75].
+        #[arg(long)]
+        soft_limit_ratio: Option<f64>,
     },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
@@ -482,9 +489,16 @@ pub fn run(cli: Cli) -> Result<String> {
             let r = analysis::stress::run(&exp);
             emit(json, &r, report::reweight::human_stress)
         }
-        Command::Record { dir } => {
+        Command::Record {
+            dir,
+            allow_unmeasured,
+        } => {
             let exp = load(&dir, &cli.global)?;
-            report::json(&analysis::record::run(&exp, &config(&cli.global))?)
+            report::json(&analysis::record::run(
+                &exp,
+                &config(&cli.global),
+                allow_unmeasured,
+            )?)
         }
         Command::Shadow { file, by } => {
             let table = log_table(&file, "shadow")?;
@@ -501,23 +515,37 @@ pub fn run(cli: Cli) -> Result<String> {
             soft_limit_ratio,
         } => {
             let table = log_table(&file, "context_log")?;
+            if policy.is_some()
+                && (output_buffer.is_some()
+                    || safety_margin.is_some()
+                    || soft_limit_ratio.is_some())
+            {
+                return Err(Error::Usage(
+                    "--output-buffer, --safety-margin and --soft-limit-ratio go in the policy file when --policy is given".into(),
+                ));
+            }
+            let defaults = analysis::context::Policy::default();
             let limits = analysis::context::Policy {
                 model_limit,
                 expected_output,
-                output_buffer,
-                safety_margin,
-                soft_limit_ratio,
-                ..Default::default()
+                output_buffer: output_buffer.unwrap_or(defaults.output_buffer),
+                safety_margin: safety_margin.unwrap_or(defaults.safety_margin),
+                soft_limit_ratio: soft_limit_ratio.unwrap_or(defaults.soft_limit_ratio),
+                ..defaults
             };
+            limits.validate(std::path::Path::new("(command line)"))?;
             let policy = policy
                 .map(|p| analysis::context::Policy::load(&p))
                 .transpose()?;
             let r = analysis::context::run(&table, policy.as_ref(), &limits)?;
             emit(json, &r, report::live::human_context)
         }
-        Command::Need { dir } => {
+        Command::Need {
+            dir,
+            allow_unmeasured,
+        } => {
             let exp = load(&dir, &cli.global)?;
-            let r = analysis::need::run(&exp)?;
+            let r = analysis::need::run(&exp, allow_unmeasured)?;
             emit(json, &r, report::budget::human_need)
         }
         Command::Curve {

@@ -36,7 +36,7 @@ fn need_experiment() -> Workdir {
 #[test]
 fn need_by_hand() {
     let w = need_experiment();
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // needed: c1 100 + 50; c2 100 + 50 + 60 + 40; c3 100 + 50 + 60 (gold not retrieved: all).
     assert!((r.needed_tokens_mean - 610.0 / 3.0).abs() < 1e-9);
     assert!((r.total_tokens_mean - 250.0).abs() < 1e-9);
@@ -53,7 +53,7 @@ fn need_with_case_units_and_a_production_mix() {
     let w = need_experiment();
     w.write("case_units.csv", "case_id,unit,tokens\nc1,p1,10\n");
     w.write("mix.csv", "turns,share\nsingle,0.5\nmulti,0.5\n");
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // c1: needed 110 of 210; c2 250 of 250; c3 210 of 250.
     assert!((r.value - (570.0 / 3.0) / (710.0 / 3.0)).abs() < 1e-12);
     // production: single (c1, c3) and multi (c2) half each:
@@ -70,7 +70,7 @@ fn need_with_case_units_and_a_production_mix() {
 #[test]
 fn needed_units_drop_what_a_measured_arm_showed_removable() {
     let w = Workdir::tiny();
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // without-ex1 (few_shot/01) has drop 0: removable. Removing both examples is costly, which
     // does not make few_shot/02 removable. system has no rule: counted as always (a warning).
     assert_eq!(
@@ -353,4 +353,64 @@ fn decision_record_on_the_demo() {
     assert_eq!(v["bootstrap"], 200);
     let stress = v["stress"]["needed_only_on_stress"].as_array().unwrap();
     assert!(stress.iter().any(|a| a == "without-conversation"));
+}
+
+#[test]
+fn curve_without_bootstrap_has_delta_method_intervals() {
+    let out = ablate()
+        .args(["curve", "--json", "--bootstrap", "0"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let retrieval = v["selectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["selector"] == "retrieval")
+        .unwrap();
+    for p in retrieval["points"].as_array().unwrap() {
+        assert!(p["ci_low"].is_number() && p["ci_high"].is_number(), "{p}");
+    }
+    assert!(retrieval["min_budget_confident"].as_f64().unwrap() < 1.0);
+}
+
+#[test]
+fn need_with_an_unmeasured_production_stratum() {
+    let w = need_experiment();
+    w.write(
+        "mix.csv",
+        "turns,share\nsingle,0.25\nmulti,0.25\nvoice,0.5\n",
+    );
+    let out = ablate().arg("need").arg(&w.dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["turns=voice", "--allow-unmeasured"],
+    );
+    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), true).unwrap();
+    assert_eq!(r.unmeasured_share, Some(0.5));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|m| m.contains("50.0% of production traffic"))
+    );
+}
+
+#[test]
+fn selector_thresholds_are_exact() {
+    let out = ablate()
+        .args(["selector", "--json"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let thresholds: Vec<f64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["threshold"].as_f64().unwrap())
+        .collect();
+    assert!(thresholds.contains(&0.15) && thresholds.contains(&0.35));
 }

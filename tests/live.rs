@@ -291,3 +291,79 @@ fn context_on_the_demo() {
         .sum();
     assert!((total - 1.0).abs() < 1e-12);
 }
+
+#[test]
+fn shadow_nulls_are_errors_and_tokens_are_paired() {
+    let w = Workdir::empty();
+    w.write(
+        "shadow.csv",
+        &shadow_csv().replacen("r2,candidate,x,", "r2,candidate,,", 1),
+    );
+    let out = ablate()
+        .arg("shadow")
+        .arg(w.path("shadow.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["shadow.csv", "`answer`", "row 6", "null"],
+    );
+    // An incomplete request (no candidate) with a huge production prompt must not move the saving.
+    let text = shadow_csv() + "r5,production,e,1,100000,single\nr5,replay,e,1,100000,single\n";
+    w.write("shadow.csv", &text);
+    let v = shadow_json(&[], &w.path("shadow.csv"));
+    assert_eq!(v["tokens"]["saving_mean"], 200.0);
+    assert_eq!(v["incomplete_requests"], 1);
+}
+
+#[test]
+fn context_limits_and_nulls() {
+    let w = Workdir::empty();
+    // The first row of the call has no model_limit; the replay must still find it.
+    w.write(
+        "context_log.csv",
+        "request_id,step,source,tokens,mandatory,model_limit,expected_output\nr1,1,system,100,true,,\nr1,1,retrieval,200,false,10000,1000\n",
+    );
+    w.write("policy.toml", "[budgets]\nretrieval = 500\n");
+    let v = context_json(
+        &["--policy", w.path("policy.toml").to_str().unwrap()],
+        &w.path("context_log.csv"),
+    );
+    assert_eq!(v["hard_limit"], 7000.0);
+    assert_eq!(v["policy"]["overflow_count"], 0);
+    assert_eq!(v["policy"]["admitted_mean"], 300.0);
+    // A null step is an error, not step 0.
+    w.write(
+        "context_log.csv",
+        "request_id,step,source,tokens\nr1,1,system,100\nr1,,tool_output,50\n",
+    );
+    let out = ablate()
+        .args(["context", "--model-limit", "9000"])
+        .arg(w.path("context_log.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["`step`", "row 2"]);
+    // Flags that belong in the policy are refused beside it, and ratios are checked.
+    let out = ablate()
+        .args(["context", "--soft-limit-ratio", "0.5", "--policy"])
+        .arg(w.path("policy.toml"))
+        .arg(w.path("context_log.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = ablate()
+        .args([
+            "context",
+            "--model-limit",
+            "9000",
+            "--soft-limit-ratio",
+            "1.5",
+        ])
+        .arg(w.path("context_log.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["soft_limit_ratio"]);
+}

@@ -75,18 +75,54 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// Checks the ranges: a soft-limit ratio in (0, 1], no negative buffer, margin or budget.
+    ///
+    /// # Errors
+    /// A value out of range, naming its key.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |key: &str, problem: String| Error::Manifest {
+            path: path.to_path_buf(),
+            key: key.into(),
+            problem,
+            fix: "see `ablate context --help` for the policy keys".into(),
+        };
+        if !(self.soft_limit_ratio > 0.0 && self.soft_limit_ratio <= 1.0) {
+            return Err(bad(
+                "soft_limit_ratio",
+                format!("{} is outside (0, 1]", self.soft_limit_ratio),
+            ));
+        }
+        for (key, v) in [
+            ("output_buffer", self.output_buffer),
+            ("safety_margin", self.safety_margin),
+        ] {
+            if v < 0 {
+                return Err(bad(key, format!("{v} is negative")));
+            }
+        }
+        if let Some((source, b)) = self.budgets.iter().find(|(_, b)| **b < 0) {
+            return Err(bad(
+                &format!("budgets.{source}"),
+                format!("{b} is negative"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Reads a policy from TOML.
     ///
     /// # Errors
     /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
     pub fn load(path: &Path) -> Result<Policy> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        toml::from_str(&text).map_err(|e: toml::de::Error| Error::Manifest {
+        let policy: Policy = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Manifest {
             path: path.to_path_buf(),
             key: "(policy)".into(),
             problem: e.message().to_string(),
             fix: "keys: model_limit, expected_output, output_buffer, safety_margin, soft_limit_ratio, global_budget, [budgets] source = tokens".into(),
-        })
+        })?;
+        policy.validate(path)?;
+        Ok(policy)
     }
 }
 
@@ -112,7 +148,8 @@ pub struct PolicyReplay {
     pub overflow_count: u64,
     /// Mean tokens admitted per call that fits.
     pub admitted_mean: f64,
-    /// Mean tokens evicted (deduplicated or over budget) per call, by source.
+    /// Mean tokens evicted (deduplicated or over budget) per call that fits, by source: with the
+    /// admitted tokens they add up to the calls' size.
     pub evicted_by_source: BTreeMap<String, f64>,
     /// Mean (size − admitted) per call that fits.
     pub saving_mean: f64,
@@ -418,12 +455,14 @@ fn replay(
         let first = start;
         start = end;
         calls += 1;
-        let m = model[first]
+        // The call's limits as `run` reads them: the largest logged value, else the policy's.
+        let logged = |v: &[Option<i64>]| v[first..end].iter().flatten().copied().max();
+        let m = logged(&model)
             .or(p.model_limit)
             .or(limits.model_limit)
             .unwrap_or(0);
         let hard = m
-            - (expected[first]
+            - (logged(&expected)
                 .or(p.expected_output)
                 .or(limits.expected_output)
                 .unwrap_or(0)
@@ -440,17 +479,16 @@ fn replay(
             })
             .collect();
         let size: i64 = items.iter().map(|i| i.tokens).sum();
-        // Deduplicate by content hash (first occurrence kept).
+        // Deduplicate by content hash (first occurrence kept). Evictions count only for calls
+        // that fit, like the admitted and saved tokens they add up to.
         let mut seen = std::collections::HashSet::new();
         let mut kept = Vec::new();
+        let mut call_evicted: Vec<(String, i64)> = Vec::new();
         for item in items {
             if let Some(h) = &item.hash
                 && !seen.insert(h.clone())
             {
-                evicted
-                    .entry(item.source.clone())
-                    .or_default()
-                    .add(item.tokens as f64);
+                call_evicted.push((item.source.clone(), item.tokens));
                 continue;
             }
             kept.push(item);
@@ -481,11 +519,11 @@ fn replay(
                 remaining -= item.tokens;
                 admitted += item.tokens;
             } else {
-                evicted
-                    .entry(item.source.clone())
-                    .or_default()
-                    .add(item.tokens as f64);
+                call_evicted.push((item.source.clone(), item.tokens));
             }
+        }
+        for (source, tokens) in call_evicted {
+            evicted.entry(source).or_default().add(tokens as f64);
         }
         fitting += 1;
         admitted_total.add(admitted as f64);
@@ -497,7 +535,7 @@ fn replay(
         admitted_mean: per(admitted_total.total(), fitting),
         evicted_by_source: evicted
             .into_iter()
-            .map(|(k, v)| (k, per(v.total(), calls)))
+            .map(|(k, v)| (k, per(v.total(), fitting)))
             .collect(),
         saving_mean: per(saving_total.total(), fitting),
         calls,

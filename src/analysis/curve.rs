@@ -4,7 +4,8 @@
 //! `selector`. For each point, over the main-set cases paired with the baseline:
 //! retention = score(arm) / score(baseline), a ratio of means (a mean of per-case ratios would
 //! divide by zero on cases the full context fails), with a CI from the joint bootstrap of the
-//! ratio (every point of every curve sees the same resamples). tokens = the arm's mean `tokens_in`
+//! ratio (every point of every curve sees the same resamples), or with `--bootstrap 0` the delta
+//! method: R ± z·se(mean of yᵢ − R·xᵢ)/x̄. tokens = the arm's mean `tokens_in`
 //! over its paired cases, else budget_ratio × the baseline's tokens (mean `tokens_in`, else Σ unit
 //! tokens). `min_budget` is the smallest measured budget whose retention reaches
 //! `quality_threshold`; `min_budget_confident` the smallest whose CI lower end does.
@@ -181,10 +182,28 @@ pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOut
                 f64::NAN
             };
             // A ratio's spread needs at least two resampling units.
-            let ci = draws
-                .as_ref()
-                .filter(|_| Paired::distinct_units(&p.unit) >= 2)
-                .and_then(|d| d.percentile_ci(k, cfg.confidence));
+            let ci = match &draws {
+                _ if Paired::distinct_units(&p.unit) < 2 => None,
+                Some(d) => d.percentile_ci(k, cfg.confidence),
+                None => {
+                    // Delta method: se(ȳ/x̄) = se of the mean of (yᵢ − R·xᵢ) / x̄, clustered
+                    // like every other per-case mean.
+                    let residuals: Vec<f64> = p
+                        .arm
+                        .iter()
+                        .zip(&p.base)
+                        .map(|(y, x)| y - retention * x)
+                        .collect();
+                    let (_, se) = paired.mean_se(&residuals, &p.unit);
+                    let z = crate::stats::dist::z_two_sided(cfg.confidence);
+                    se.filter(|_| score_base > 0.0).map(|s| {
+                        (
+                            retention - z * s / score_base,
+                            retention + z * s / score_base,
+                        )
+                    })
+                }
+            };
             points.push(CurvePoint {
                 arm: exp.results.arms[*a].clone(),
                 budget_ratio: *ratio,

@@ -72,8 +72,9 @@ pub struct NeedOutput {
 /// Computes the needed context fraction.
 ///
 /// # Errors
-/// No units table; mix problems (as `reweight`).
-pub fn run(exp: &Experiment) -> Result<NeedOutput> {
+/// No units table; mix problems (as `reweight`), including production strata with no eval case
+/// unless `allow_unmeasured`.
+pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
     let units = exp.units.as_ref().ok_or_else(|| Error::NotFound {
         path: exp.dir.join("units.parquet"),
         fix:
@@ -197,7 +198,13 @@ pub fn run(exp: &Experiment) -> Result<NeedOutput> {
     let needed_mean = moments::mean(&needed_case);
     let total_mean = moments::mean(&total_case);
 
-    let production = reweight::production_strata(exp, &paired)?;
+    let production = reweight::production_strata(exp, &paired, allow_unmeasured)?;
+    if let Some(p) = production.as_ref().filter(|p| p.unmeasured_share > 0.0) {
+        warnings.push(format!(
+            "{:.1}% of production traffic is in strata with no eval case; value_production leaves it out",
+            100.0 * p.unmeasured_share
+        ));
+    }
     let value_production = production.as_ref().and_then(|p| {
         let (num, _) = reweight::post_stratified(&needed_case, &p.stratum, &p.share);
         let (den, _) = reweight::post_stratified(&total_case, &p.stratum, &p.share);

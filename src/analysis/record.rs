@@ -3,8 +3,9 @@
 //! hash, the threshold, repeats and churn floor, the model, whether the figure is an oracle, whether
 //! a composed cut was checked, and the known coverage gap.
 //!
-//! `set_sha256` is the first 16 hex digits of SHA-256 over the sorted case ids of the main set,
-//! each followed by "\n" (so `sort ids.txt | sha256sum` reproduces it).
+//! `set_sha256` is the first 16 hex digits of SHA-256 over the sorted case ids of the main set
+//! (the cases with baseline results, as counted in `cases`), each followed by "\n", sorted by
+//! bytes (so `LC_ALL=C sort ids.txt | sha256sum` reproduces it).
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -70,6 +71,8 @@ pub struct DecisionRecord {
     pub known_coverage_gap: Option<String>,
     /// The fraction weighted to production traffic.
     pub value_production: Option<f64>,
+    /// Production share left out of value_production (strata with no eval case; null without a mix).
+    pub unmeasured_share: Option<f64>,
     /// The stress slice, when there is one.
     pub stress: Option<StressSummary>,
     /// ablate's version.
@@ -101,8 +104,8 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
 ///
 /// # Errors
 /// As `need` (a units table is required) and `reweight` (a mix that does not fit the cases).
-pub fn run(exp: &Experiment, cfg: &Config) -> Result<DecisionRecord> {
-    let need = need::run(exp)?;
+pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<DecisionRecord> {
+    let need = need::run(exp, allow_unmeasured)?;
     let sweep = sweep::run(exp, cfg);
     let composition_checked = !interactions::run(exp, cfg)?.composed.is_empty();
     let known_coverage_gap = match &exp.mix {
@@ -110,7 +113,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<DecisionRecord> {
             reweight::run(
                 exp,
                 &ReweightOptions {
-                    allow_unmeasured: true,
+                    allow_unmeasured,
                     ..ReweightOptions::default()
                 },
             )?
@@ -138,13 +141,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<DecisionRecord> {
             .map(|a| a.arm.clone())
             .collect(),
     });
-    let main_ids = exp
-        .cases
-        .ids
-        .iter()
-        .zip(&exp.cases.stress)
-        .filter(|(_, s)| !**s)
-        .map(|(id, _)| id.as_str());
+    // The same cases `cases` counts: the main set with baseline results.
+    let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
+    let main_ids = paired.cases.iter().map(|&c| exp.cases.ids[c].as_str());
     Ok(DecisionRecord {
         claim: "needed_context_fraction",
         value: need.value,
@@ -164,6 +163,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<DecisionRecord> {
         composition_checked,
         known_coverage_gap,
         value_production: need.value_production,
+        unmeasured_share: need.unmeasured_share,
         stress,
         tool_version: env!("CARGO_PKG_VERSION"),
         seed: cfg.seed,

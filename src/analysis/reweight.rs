@@ -557,17 +557,23 @@ pub struct ProductionStrata {
 }
 
 /// The experiment mix's strata over `paired`'s cases; `None` when the experiment has no mix.
-/// Production strata with no eval case are left out and reported in `unmeasured_share`.
+/// A production stratum with no eval case is an error unless `allow_unmeasured`; then it is left
+/// out and reported in `unmeasured_share`.
 ///
 /// # Errors
-/// As [`run`]: stratum columns missing from cases or mix, null stratum values, nothing measured.
-pub fn production_strata(exp: &Experiment, paired: &Paired) -> Result<Option<ProductionStrata>> {
+/// As [`run`]: stratum columns missing from cases or mix, null stratum values, unmeasured strata
+/// (unless allowed), nothing measured.
+pub fn production_strata(
+    exp: &Experiment,
+    paired: &Paired,
+    allow_unmeasured: bool,
+) -> Result<Option<ProductionStrata>> {
     let Some(mix) = &exp.mix else {
         return Ok(None);
     };
     let columns = choose_columns(exp, mix, &[], false)?;
     let keys = case_keys(exp, paired, &columns)?;
-    let w = stratify(mix, &columns, &keys, true)?;
+    let w = stratify(mix, &columns, &keys, allow_unmeasured)?;
     Ok(Some(ProductionStrata {
         columns,
         stratum: w.stratum,

@@ -117,7 +117,7 @@ pub fn run(exp: &Experiment) -> Result<SelectorOutput> {
             Some((t, s.arm.clone(), arm.drop))
         })
         .collect();
-    let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 * 0.05).collect();
+    let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 / 20.0).collect();
     thresholds.extend(measured.iter().map(|m| m.0));
     thresholds.sort_by(f64::total_cmp);
     thresholds.dedup_by(|a, b| (*a - *b).abs() < 1e-12);

@@ -183,6 +183,10 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
     if has("score") {
         aggs.push((of("score", "candidate") - of("score", "production")).alias("score_delta"));
     }
+    if has("tokens_in") {
+        aggs.push(of("tokens_in", "production").alias("tokens_production"));
+        aggs.push(of("tokens_in", "candidate").alias("tokens_candidate"));
+    }
     for c in by {
         aggs.push(col(c.as_str()).first());
     }
@@ -267,7 +271,11 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
             column: "variant".into(),
             row: Row::none(),
             value: format!("{total_requests} requests"),
-            problem: "no request has both a production and a candidate row".into(),
+            problem: if has_replay {
+                "no request has all three variants (production, replay and candidate)".into()
+            } else {
+                "no request has both a production and a candidate row".into()
+            },
             fix: "log the candidate beside production for the same request_id".into(),
         });
     }
@@ -322,8 +330,9 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
+            // A stratum with no spread (too few requests) has no test.
             p.push(match (r.excess, r.se) {
-                (Some(e), Some(s)) => dist::p_one_sided_positive(e, s),
+                (Some(e), Some(s)) if s > 0.0 => dist::p_one_sided_positive(e, s),
                 _ => f64::NAN,
             });
             by_stratum.push(ShadowStratum {
@@ -347,22 +356,29 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
 
     // Tokens per variant, exact integer sums for the means.
     let tokens = if has("tokens_in") {
+        // Over the complete requests where both variants logged their tokens, so that the saving
+        // is paired.
+        let paired_tokens = per_request.clone().filter(
+            complete
+                .clone()
+                .and(col("tokens_production").is_not_null())
+                .and(col("tokens_candidate").is_not_null()),
+        );
         let stats = |v: &str| -> Result<Option<TokenStats>> {
+            let column = format!("tokens_{v}");
             let q = |p: f64| {
-                col("tokens_in")
+                col(column.as_str())
                     .cast(DataType::Float64)
                     .quantile(lit(p), QuantileMethod::Linear)
             };
             let df = table::collect_streaming(
-                lf.clone()
-                    .filter(variant(v).and(col("tokens_in").is_not_null()))
-                    .select([
-                        len().alias("n"),
-                        col("tokens_in").sum().alias("sum"),
-                        q(0.5).alias("p50"),
-                        q(0.95).alias("p95"),
-                        q(0.99).alias("p99"),
-                    ]),
+                paired_tokens.clone().select([
+                    len().alias("n"),
+                    col(column.as_str()).sum().alias("sum"),
+                    q(0.5).alias("p50"),
+                    q(0.95).alias("p95"),
+                    q(0.99).alias("p99"),
+                ]),
                 &path,
             )?;
             let n = get_i64(&df, "n", 0);

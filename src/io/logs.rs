@@ -38,7 +38,7 @@ pub fn context_columns() -> Vec<Col> {
 
 /// A value rule checked by streaming over a log: rows where `bad` holds are errors.
 struct Rule {
-    column: &'static str,
+    column: String,
     bad: fn(Expr) -> Expr,
     problem: &'static str,
 }
@@ -51,13 +51,28 @@ fn not_finite(e: Expr) -> Expr {
     e.is_finite().not()
 }
 
+fn null(e: Expr) -> Expr {
+    e.is_null()
+}
+
+/// Columns that may not hold nulls even though they are optional: a step of an agent call.
+const NO_NULLS_WHEN_PRESENT: &[&str] = &["step"];
+
 fn rules(specs: &[Col]) -> Vec<Rule> {
     let named = |n: &str| specs.iter().any(|c| c.name == n);
-    let mut out = Vec::new();
+    let mut out: Vec<Rule> = specs
+        .iter()
+        .filter(|c| c.required || NO_NULLS_WHEN_PRESENT.contains(&c.name.as_str()))
+        .map(|c| Rule {
+            column: c.name.clone(),
+            bad: null,
+            problem: "a value is required here",
+        })
+        .collect();
     for column in ["tokens", "tokens_in", "expected_output", "model_limit"] {
         if named(column) {
             out.push(Rule {
-                column,
+                column: column.to_string(),
                 bad: negative,
                 problem: "must not be negative",
             });
@@ -66,7 +81,7 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
     for column in ["score", "relevance"] {
         if named(column) {
             out.push(Rule {
-                column,
+                column: column.to_string(),
                 bad: not_finite,
                 problem: "must be a finite number",
             });
@@ -79,9 +94,9 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
 fn first_violation(lf: &LazyFrame, path: &std::path::Path, rule: &Rule) -> Result<()> {
     let hit = lf
         .clone()
-        .select([col(rule.column)])
+        .select([col(rule.column.as_str())])
         .with_row_index("__row", None)
-        .filter((rule.bad)(col(rule.column)))
+        .filter((rule.bad)(col(rule.column.as_str())))
         .limit(1)
         .collect()
         .map_err(|e| table::polars_unreadable(path, e))?;
@@ -95,14 +110,14 @@ fn first_violation(lf: &LazyFrame, path: &std::path::Path, rule: &Rule) -> Resul
         .and_then(|v| v.extract::<u64>())
         .unwrap_or(0) as usize;
     let value = hit
-        .column(rule.column)
+        .column(rule.column.as_str())
         .ok()
         .and_then(|c| c.get(0).ok())
         .map(|v| v.to_string())
         .unwrap_or_default();
     Err(Error::BadValue {
         path: path.to_path_buf(),
-        column: rule.column.into(),
+        column: rule.column.clone(),
         row: Row::at(row),
         value,
         problem: rule.problem.into(),
@@ -165,7 +180,7 @@ pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
     let exprs = table::check_columns(&file.path, &schema, specs)?;
     let checked = lf.clone().select(exprs);
     for rule in rules(specs) {
-        if schema.get(rule.column).is_some() {
+        if schema.get(rule.column.as_str()).is_some() {
             first_violation(&checked, &file.path, &rule)?;
         }
     }

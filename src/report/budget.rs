@@ -94,6 +94,18 @@ pub fn human_curve(r: &CurveOutput) -> String {
         s.push_str(&t.render());
         let target = format!("{:.0}%", 100.0 * r.quality_threshold);
         match (c.min_budget, c.min_budget_confident) {
+            (Some(b), _) if b >= 1.0 => {
+                let _ = writeln!(
+                    s,
+                    "no measured budget below full reaches {target} retention\n"
+                );
+            }
+            (Some(b), Some(bc)) if bc >= 1.0 => {
+                let _ = writeln!(
+                    s,
+                    "reaches {target} retention at budget {b:.2}, but no budget below full clears it confidently (CI lower end)\n"
+                );
+            }
             (Some(b), Some(bc)) => {
                 let _ = writeln!(
                     s,
