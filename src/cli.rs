@@ -320,6 +320,26 @@ enum Command {
         #[arg(long)]
         soft_limit_ratio: Option<f64>,
     },
+    /// Everything the inputs support, as a report with charts (the main job).
+    ///
+    /// Runs every analysis the experiment supports (sweep, variance, interactions; reweight with
+    /// a mix, stress with stress cases, need and record with units, curve with budget arms,
+    /// selector with passages, shadow and context with their logs) and writes, atomically (a
+    /// failed run leaves no half-written report), into --out (default reports/<set>/):
+    /// index.html (self-contained, inline SVG charts beside their tables, opens offline),
+    /// report.md, charts/*.svg and *.png, record.json, analysis.json (every verb's JSON) and
+    /// tables/*.csv. Charts: drop per arm with CI and threshold; set vs production drops;
+    /// coverage; main vs stress; predicted vs measured composed cuts; quality-vs-budget curves
+    /// with bands; selector recovery; context size histogram with p50/p95/p99 and composition;
+    /// shadow excess change by stratum; churn per arm.
+    Report {
+        /// Experiment folder.
+        #[arg(default_value = "notebooks-data/support-eval-v3")]
+        dir: PathBuf,
+        /// Output folder (default: reports/<set>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
     ///
     /// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
@@ -539,6 +559,38 @@ pub fn run(cli: Cli) -> Result<String> {
                 .transpose()?;
             let r = analysis::context::run(&table, policy.as_ref(), &limits)?;
             emit(json, &r, report::live::human_context)
+        }
+        Command::Report { dir, out } => {
+            let exp = load(&dir, &cli.global)?;
+            let cfg = config(&cli.global);
+            let bar = cfg.progress_bar(24, "analysing");
+            let analyses = analysis::all::run(&exp, &cfg, |name| {
+                if let Some(b) = &bar {
+                    b.set_message(name.to_string());
+                    b.inc(1);
+                }
+            })?;
+            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&exp.manifest.set));
+            let written = report::document::write(&analyses, &out, bar.as_ref())?;
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            if json {
+                report::json(&written)
+            } else {
+                Ok(format!(
+                    "wrote {} ({} files): open {}/index.html, or read {}/report.md\n{}",
+                    written.out,
+                    written.files.len(),
+                    written.out,
+                    written.out,
+                    analyses
+                        .skipped
+                        .iter()
+                        .map(|s| format!("not analysed: {s}\n"))
+                        .collect::<String>()
+                ))
+            }
         }
         Command::Need {
             dir,

@@ -126,6 +126,17 @@ impl Policy {
     }
 }
 
+/// One bin of the call-size histogram.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeBin {
+    /// Lower edge (tokens, inclusive).
+    pub lo: f64,
+    /// Upper edge (exclusive, inclusive for the last bin).
+    pub hi: f64,
+    /// Calls in the bin.
+    pub calls: u64,
+}
+
 /// Size percentiles of calls.
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeStats {
@@ -178,6 +189,8 @@ pub struct ContextOutput {
     pub soft_crossing_rate: f64,
     /// Least-squares slope of call size on step (null without steps).
     pub growth_per_step: Option<f64>,
+    /// Call sizes in 20 equal bins from 0 to the largest call.
+    pub histogram: Vec<SizeBin>,
     /// Budget manager replay (with a policy).
     pub policy: Option<PolicyReplay>,
 }
@@ -285,6 +298,7 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
     };
     let overflow_rate = share(&|s, h| s > h);
     let soft_crossing_rate = share(&|s, h| s > p.soft_limit_ratio * h);
+    let histogram = histogram(&sorted, 20);
     let mut sorted_hard = hard.clone();
     sorted_hard.sort_by(f64::total_cmp);
 
@@ -346,8 +360,27 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
         overflow_rate,
         soft_crossing_rate,
         growth_per_step,
+        histogram,
         policy,
     })
+}
+
+/// `bins` equal-width bins from 0 to the largest of the sorted values.
+fn histogram(sorted: &[f64], bins: usize) -> Vec<SizeBin> {
+    let max = sorted.last().copied().unwrap_or(0.0).max(1.0);
+    let width = max / bins as f64;
+    let mut out: Vec<SizeBin> = (0..bins)
+        .map(|i| SizeBin {
+            lo: i as f64 * width,
+            hi: (i + 1) as f64 * width,
+            calls: 0,
+        })
+        .collect();
+    for v in sorted {
+        let i = ((v / width) as usize).min(bins - 1);
+        out[i].calls += 1;
+    }
+    out
 }
 
 /// One item of a call, for the replay.

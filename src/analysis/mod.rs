@@ -1,6 +1,7 @@
 //! One module per verb. Each exposes a pure `run` from loaded inputs to a serialisable output
 //! struct; none of them reads files or prints (a progress bar on stderr is the one side channel).
 
+pub mod all;
 pub mod check;
 pub mod context;
 pub mod cover;

@@ -2,7 +2,9 @@
 //! of [`crate::analysis`]; they never compute statistics.
 
 pub mod budget;
+pub mod charts;
 pub mod check;
+pub mod document;
 pub mod interactions;
 pub mod live;
 pub mod reweight;

@@ -1,0 +1,157 @@
+//! Every analysis the inputs support, in one pass: what `ablate report` writes as analysis.json.
+//!
+//! The core analyses (check, sweep, variance, interactions) always run. The others run when their
+//! inputs exist (a mix, stress cases, units, budget arms, passages, shadow traffic, a context
+//! log); when one cannot run on these inputs (say, a context log without model limits) the reason
+//! is listed in `skipped` instead of failing the whole report.
+
+use serde::Serialize;
+
+use crate::analysis::Config;
+use crate::analysis::check::{self, CheckReport};
+use crate::analysis::context::{self, ContextOutput, Policy};
+use crate::analysis::curve::{self, CurveOutput};
+use crate::analysis::interactions::{self, InteractionsOutput};
+use crate::analysis::need::{self, NeedOutput};
+use crate::analysis::record::{self, DecisionRecord};
+use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
+use crate::analysis::selector::{self, SelectorOutput};
+use crate::analysis::shadow::{self, ShadowOutput};
+use crate::analysis::stress::{self, StressOutput};
+use crate::analysis::sweep::{self, SweepOutput};
+use crate::analysis::variance::{self, VarianceOutput};
+use crate::error::Result;
+use crate::io::Experiment;
+use crate::io::table::TableFile;
+
+/// The outputs of every analysis, each null when its inputs are missing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analyses {
+    /// What the folder holds.
+    pub check: CheckReport,
+    /// Every arm against the baseline.
+    pub sweep: SweepOutput,
+    /// Repeat variance and power.
+    pub variance: VarianceOutput,
+    /// Production reweighting (with a mix).
+    pub reweight: Option<ReweightOutput>,
+    /// Main set vs stress slice (with stress cases).
+    pub stress: Option<StressOutput>,
+    /// Composed cuts, pairwise interactions, Shapley.
+    pub interactions: InteractionsOutput,
+    /// Needed context fraction (with units).
+    pub need: Option<NeedOutput>,
+    /// Budget curves (with budget arms).
+    pub curve: Option<CurveOutput>,
+    /// Reranker replay (with passages).
+    pub selector: Option<SelectorOutput>,
+    /// Shadow traffic (with a shadow table).
+    pub shadow: Option<ShadowOutput>,
+    /// Context sizes (with a context log).
+    pub context: Option<ContextOutput>,
+    /// The decision record (with units).
+    pub record: Option<DecisionRecord>,
+    /// Analyses that could not run on these inputs, and why.
+    pub skipped: Vec<String>,
+}
+
+/// The value of an optional analysis, or `None` with the reason noted in `skipped`.
+fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            skipped.push(format!("{name}: {e}"));
+            None
+        }
+    }
+}
+
+/// Runs every analysis the experiment supports. `step` is called with the name of each analysis
+/// before it runs (for a progress bar).
+///
+/// # Errors
+/// Errors of the core analyses (the optional ones are listed in `skipped`).
+pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result<Analyses> {
+    let mut skipped = Vec::new();
+    step("check");
+    let check = check::run(exp);
+    step("sweep");
+    let sweep = sweep::run(exp, cfg);
+    step("variance");
+    let variance = variance::run(exp, cfg);
+    step("interactions");
+    let interactions = interactions::run(exp, cfg)?;
+    step("reweight");
+    let reweight = match &exp.mix {
+        Some(_) => optional(
+            &mut skipped,
+            "reweight",
+            reweight::run(exp, &ReweightOptions::default()),
+        ),
+        None => None,
+    };
+    step("stress");
+    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp));
+    step("need");
+    let need = match &exp.units {
+        Some(_) => optional(&mut skipped, "need", need::run(exp, false)),
+        None => None,
+    };
+    step("curve");
+    let has_budget = exp.arms.as_ref().is_some_and(|a| {
+        a.specs
+            .iter()
+            .any(|s| s.budget_ratio.is_some() && s.arm != exp.manifest.baseline_arm)
+    });
+    let curve = has_budget.then(|| curve::run(exp, cfg, None));
+    step("selector");
+    let selector = match &exp.passages {
+        Some(_) => optional(&mut skipped, "selector", selector::run(exp)),
+        None => None,
+    };
+    step("shadow");
+    let shadow = match &exp.shadow {
+        Some(log) => {
+            let by: Vec<String> = exp
+                .strata()
+                .into_iter()
+                .filter(|c| log.columns.contains(c))
+                .collect();
+            optional(
+                &mut skipped,
+                "shadow",
+                shadow::run(&TableFile::at(&log.path), &by, cfg.confidence),
+            )
+        }
+        None => None,
+    };
+    step("context");
+    let context = match &exp.context_log {
+        Some(log) => optional(
+            &mut skipped,
+            "context",
+            context::run(&TableFile::at(&log.path), None, &Policy::default()),
+        ),
+        None => None,
+    };
+    step("record");
+    let record = match (&exp.units, &need) {
+        (Some(_), Some(_)) => optional(&mut skipped, "record", record::run(exp, cfg, false)),
+        _ => None,
+    };
+    Ok(Analyses {
+        check,
+        sweep,
+        variance,
+        reweight,
+        stress,
+        interactions,
+        need,
+        curve,
+        selector,
+        shadow,
+        context,
+        record,
+        skipped,
+    })
+}

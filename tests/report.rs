@@ -1,0 +1,166 @@
+//! `ablate report`: every file is written, parses, and carries the analyses' numbers; runs are
+//! reproducible; a failed run leaves nothing behind.
+
+mod common;
+
+use common::{Workdir, ablate, assert_mentions, demo};
+use serde_json::Value;
+
+fn report(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    ablate()
+        .args(["report", "--bootstrap", "500", "--out"])
+        .arg(out)
+        .args(extra)
+        .arg(demo())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn demo_report_has_every_part() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    let run = report(&out, &[]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for f in ["index.html", "report.md", "record.json", "analysis.json"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(out.join("analysis.json")).unwrap()).unwrap();
+    for key in [
+        "check",
+        "sweep",
+        "variance",
+        "reweight",
+        "stress",
+        "interactions",
+        "need",
+        "curve",
+        "selector",
+        "shadow",
+        "context",
+        "record",
+    ] {
+        assert!(!analysis[key].is_null(), "analysis.{key} is null");
+    }
+    assert!(
+        analysis["skipped"].as_array().unwrap().is_empty(),
+        "{}",
+        analysis["skipped"]
+    );
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(out.join("record.json")).unwrap()).unwrap();
+    assert_eq!(record, analysis["record"]);
+    for chart in [
+        "drops",
+        "production",
+        "coverage",
+        "stress",
+        "interactions",
+        "budget",
+        "selector",
+        "context",
+        "composition",
+        "shadow",
+        "churn",
+    ] {
+        let svg = std::fs::read_to_string(out.join(format!("charts/{chart}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{chart}.svg"
+        );
+        let png = std::fs::read(out.join(format!("charts/{chart}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{chart}.png");
+        let csv = std::fs::read_to_string(out.join(format!("tables/{chart}.csv"))).unwrap();
+        assert!(csv.lines().count() > 1, "{chart}.csv");
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("<table>"));
+    assert!(!html.contains("src=\"http"), "the HTML must open offline");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_mentions(
+        &md,
+        &[
+            "Needed context fraction",
+            "oracle upper bound",
+            "6% turns=multi in set vs 23% in production",
+            "charts/drops.png",
+        ],
+    );
+    // A number in the report comes from the data: the drops table matches sweep.
+    let drops = std::fs::read_to_string(out.join("tables/drops.csv")).unwrap();
+    let conversation = drops
+        .lines()
+        .find(|l| l.starts_with("without-conversation,"))
+        .unwrap();
+    assert!(conversation.contains(",0.0042,"), "{conversation}");
+}
+
+#[test]
+fn same_seed_same_report() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    assert!(report(&a, &[]).status.success());
+    assert!(report(&b, &[]).status.success());
+    for f in [
+        "analysis.json",
+        "report.md",
+        "index.html",
+        "charts/drops.svg",
+        "tables/budget.csv",
+    ] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn failed_report_leaves_nothing() {
+    let w = Workdir::tiny();
+    w.write("results.csv", "case_id,arm,repeat,score\n");
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    let run = ablate()
+        .arg("report")
+        .arg("--out")
+        .arg(&out)
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(root.path()).unwrap().count(),
+        0,
+        "no temporary folder left"
+    );
+}
+
+#[test]
+fn report_on_a_minimal_experiment() {
+    let w = Workdir::tiny();
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    let run = ablate()
+        .args(["report", "--bootstrap", "100", "--out"])
+        .arg(&out)
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(out.join("analysis.json")).unwrap()).unwrap();
+    assert!(analysis["curve"].is_null() && analysis["shadow"].is_null());
+    assert!(out.join("charts/drops.svg").is_file());
+}
