@@ -130,7 +130,7 @@ impl Chart {
     /// Pixel size.
     pub fn size(&self) -> (u32, u32) {
         match self {
-            Chart::Bars { bars, .. } => (900, 90 + 18 * bars.len().max(1) as u32),
+            Chart::Bars { bars, .. } => (900, (90 + 18 * bars.len().max(1) as u32).max(240)),
             _ => (900, 420),
         }
     }
