@@ -192,21 +192,97 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
     }
     let per_request = lf.clone().group_by([col("request_id")]).agg(aggs);
 
-    // A variant twice for one request is a duplicate.
-    let dup = table::collect_streaming(
-        per_request
+    // Whether replay rows exist at all: a light scan of one column.
+    let has_replay = {
+        let n = table::collect_streaming(
+            lf.clone().select([variant("replay").sum().alias("n")]),
+            &path,
+        )?;
+        get_i64(&n, "n", 0) > 0
+    };
+    let complete = if has_replay {
+        col("n_p")
+            .eq(lit(1))
+            .and(col("n_r").eq(lit(1)))
+            .and(col("n_c").eq(lit(1)))
+    } else {
+        col("n_p").eq(lit(1)).and(col("n_c").eq(lit(1)))
+    };
+    let duplicate = col("n_p")
+        .gt(lit(1))
+        .or(col("n_r").gt(lit(1)))
+        .or(col("n_c").gt(lit(1)));
+    let d = col("changed").cast(DataType::Int64) - col("noise").cast(DataType::Int64);
+    // Integer sums of the rates: over the rows where `filter` holds, or every row when `None`.
+    let rate_aggs = |filter: Option<Expr>| {
+        let only = |e: Expr| match &filter {
+            Some(f) => e.filter(f.clone()),
+            None => e,
+        };
+        vec![
+            match &filter {
+                Some(f) => f.clone().cast(DataType::Int64).sum().alias("n"),
+                None => len().alias("n"),
+            },
+            only(col("changed").cast(DataType::Int64))
+                .sum()
+                .alias("changed"),
+            only(col("noise").cast(DataType::Int64))
+                .sum()
+                .alias("noise"),
+            only(d.clone()).sum().alias("d"),
+            only(d.clone() * d.clone()).sum().alias("d2"),
+        ]
+    };
+
+    // One pass over the per-request frame for every overall figure.
+    let mut summary_aggs = rate_aggs(Some(complete.clone()));
+    summary_aggs.push(len().alias("total"));
+    summary_aggs.push(
+        duplicate
             .clone()
-            .filter(
-                col("n_p")
-                    .gt(lit(1))
-                    .or(col("n_r").gt(lit(1)))
-                    .or(col("n_c").gt(lit(1))),
-            )
-            .select([col("request_id")])
-            .limit(1),
-        &path,
-    )?;
-    if dup.height() > 0 {
+            .cast(DataType::Int64)
+            .sum()
+            .alias("duplicates"),
+    );
+    let token_filter = complete
+        .clone()
+        .and(col("tokens_production").is_not_null())
+        .and(col("tokens_candidate").is_not_null());
+    if has("tokens_in") {
+        for v in ["production", "candidate"] {
+            let c = || col(format!("tokens_{v}").as_str()).filter(token_filter.clone());
+            summary_aggs.push(c().count().alias(format!("{v}_n").as_str()));
+            summary_aggs.push(c().sum().alias(format!("{v}_sum").as_str()));
+            for (q, name) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
+                summary_aggs.push(
+                    c().cast(DataType::Float64)
+                        .quantile(lit(q), QuantileMethod::Linear)
+                        .alias(format!("{v}_{name}").as_str()),
+                );
+            }
+        }
+    }
+    if has("score") {
+        summary_aggs.push(
+            col("score_delta")
+                .filter(complete.clone())
+                .mean()
+                .alias("score_delta"),
+        );
+    }
+    let overall = table::collect_streaming(per_request.clone().select(summary_aggs), &path)?;
+
+    // A variant twice for one request is a duplicate (the request is looked up only then).
+    if get_i64(&overall, "duplicates", 0) > 0 {
+        let dup = table::collect_streaming(
+            per_request
+                .clone()
+                .filter(duplicate)
+                .select([col("request_id")])
+                .limit(1),
+            &path,
+        )?;
         let id = dup
             .column("request_id")
             .ok()
@@ -222,48 +298,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
             fix: "keep one row per request and variant".into(),
         });
     }
-
-    let has_replay = {
-        let n = table::collect_streaming(
-            lf.clone()
-                .filter(variant("replay"))
-                .select([len().alias("n")]),
-            &path,
-        )?;
-        get_i64(&n, "n", 0) > 0
-    };
-    let complete = if has_replay {
-        col("n_p")
-            .eq(lit(1))
-            .and(col("n_r").eq(lit(1)))
-            .and(col("n_c").eq(lit(1)))
-    } else {
-        col("n_p").eq(lit(1)).and(col("n_c").eq(lit(1)))
-    };
-    let d = col("changed").cast(DataType::Int64) - col("noise").cast(DataType::Int64);
-    let sums = |keys: Vec<Expr>| {
-        let per = per_request.clone().filter(complete.clone());
-        let aggs = [
-            len().alias("n"),
-            col("changed").cast(DataType::Int64).sum().alias("changed"),
-            col("noise").cast(DataType::Int64).sum().alias("noise"),
-            d.clone().sum().alias("d"),
-            (d.clone() * d.clone()).sum().alias("d2"),
-        ];
-        if keys.is_empty() {
-            per.select(aggs)
-        } else {
-            per.group_by(keys.clone()).agg(aggs).sort(
-                by.iter().map(String::as_str).collect::<Vec<_>>(),
-                SortMultipleOptions::default(),
-            )
-        }
-    };
-    let overall = table::collect_streaming(sums(Vec::new()), &path)?;
-    let total_requests = {
-        let n = table::collect_streaming(per_request.clone().select([len().alias("n")]), &path)?;
-        get_i64(&n, "n", 0) as u64
-    };
+    let total_requests = get_i64(&overall, "total", 0) as u64;
     let n = get_i64(&overall, "n", 0) as u64;
     if n == 0 {
         return Err(Error::BadValue {
@@ -312,8 +347,18 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
 
     let mut by_stratum = Vec::new();
     if !by.is_empty() {
-        let df =
-            table::collect_streaming(sums(by.iter().map(|c| col(c.as_str())).collect()), &path)?;
+        let df = table::collect_streaming(
+            per_request
+                .clone()
+                .filter(complete.clone())
+                .group_by(by.iter().map(|c| col(c.as_str())).collect::<Vec<_>>())
+                .agg(rate_aggs(None))
+                .sort(
+                    by.iter().map(String::as_str).collect::<Vec<_>>(),
+                    SortMultipleOptions::default(),
+                ),
+            &path,
+        )?;
         let mut p = Vec::new();
         for row in 0..df.height() {
             let r = rates(&df, row);
@@ -354,42 +399,19 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
         }
     }
 
-    // Tokens per variant, exact integer sums for the means.
+    // Tokens per variant over the complete requests where both logged them (a paired saving),
+    // with exact integer sums for the means.
+    let token_stats = |v: &str| -> Option<TokenStats> {
+        let n = get_i64(&overall, &format!("{v}_n"), 0);
+        (n > 0).then(|| TokenStats {
+            mean: get_i64(&overall, &format!("{v}_sum"), 0) as f64 / n as f64,
+            p50: get_f64(&overall, &format!("{v}_p50"), 0).unwrap_or(f64::NAN),
+            p95: get_f64(&overall, &format!("{v}_p95"), 0).unwrap_or(f64::NAN),
+            p99: get_f64(&overall, &format!("{v}_p99"), 0).unwrap_or(f64::NAN),
+        })
+    };
     let tokens = if has("tokens_in") {
-        // Over the complete requests where both variants logged their tokens, so that the saving
-        // is paired.
-        let paired_tokens = per_request.clone().filter(
-            complete
-                .clone()
-                .and(col("tokens_production").is_not_null())
-                .and(col("tokens_candidate").is_not_null()),
-        );
-        let stats = |v: &str| -> Result<Option<TokenStats>> {
-            let column = format!("tokens_{v}");
-            let q = |p: f64| {
-                col(column.as_str())
-                    .cast(DataType::Float64)
-                    .quantile(lit(p), QuantileMethod::Linear)
-            };
-            let df = table::collect_streaming(
-                paired_tokens.clone().select([
-                    len().alias("n"),
-                    col(column.as_str()).sum().alias("sum"),
-                    q(0.5).alias("p50"),
-                    q(0.95).alias("p95"),
-                    q(0.99).alias("p99"),
-                ]),
-                &path,
-            )?;
-            let n = get_i64(&df, "n", 0);
-            Ok((n > 0).then(|| TokenStats {
-                mean: get_i64(&df, "sum", 0) as f64 / n as f64,
-                p50: get_f64(&df, "p50", 0).unwrap_or(f64::NAN),
-                p95: get_f64(&df, "p95", 0).unwrap_or(f64::NAN),
-                p99: get_f64(&df, "p99", 0).unwrap_or(f64::NAN),
-            }))
-        };
-        let (production, candidate) = (stats("production")?, stats("candidate")?);
+        let (production, candidate) = (token_stats("production"), token_stats("candidate"));
         ShadowTokens {
             saving_mean: production
                 .as_ref()
@@ -406,13 +428,7 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
         }
     };
     let score_delta = if has("score") {
-        let df = table::collect_streaming(
-            per_request
-                .filter(complete)
-                .select([col("score_delta").mean().alias("m")]),
-            &path,
-        )?;
-        get_f64(&df, "m", 0)
+        get_f64(&overall, "score_delta", 0)
     } else {
         None
     };
