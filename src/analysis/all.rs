@@ -135,10 +135,20 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         None => None,
     };
     step("record");
-    let record = match (&exp.units, &need) {
-        (Some(_), Some(_)) => optional(&mut skipped, "record", record::run(exp, cfg, false)),
-        _ => None,
-    };
+    // From the outputs above: nothing is computed twice. Without stress cases the stress part is
+    // empty, as `record` gives it.
+    let record = need.as_ref().map(|need| {
+        let st = stress.clone().unwrap_or_else(|| stress::run(exp));
+        record::assemble(
+            exp,
+            cfg,
+            need,
+            &sweep,
+            &interactions,
+            reweight.as_ref(),
+            &st,
+        )
+    });
     Ok(Analyses {
         check,
         sweep,

@@ -11,11 +11,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::analysis::Config;
-use crate::analysis::interactions;
-use crate::analysis::need;
-use crate::analysis::reweight::{self, ReweightOptions};
-use crate::analysis::stress;
-use crate::analysis::sweep::{self, Verdict};
+use crate::analysis::interactions::{self, InteractionsOutput};
+use crate::analysis::need::{self, NeedOutput};
+use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
+use crate::analysis::stress::{self, StressOutput};
+use crate::analysis::sweep::{self, SweepOutput, Verdict};
 use crate::error::Result;
 use crate::io::Experiment;
 
@@ -107,21 +107,40 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
 pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<DecisionRecord> {
     let need = need::run(exp, allow_unmeasured)?;
     let sweep = sweep::run(exp, cfg);
-    let composition_checked = !interactions::run(exp, cfg)?.composed.is_empty();
-    let known_coverage_gap = match &exp.mix {
-        Some(_) => {
-            reweight::run(
-                exp,
-                &ReweightOptions {
-                    allow_unmeasured,
-                    ..ReweightOptions::default()
-                },
-            )?
-            .known_coverage_gap
-        }
+    let interactions = interactions::run(exp, cfg)?;
+    let reweight = match &exp.mix {
+        Some(_) => Some(reweight::run(
+            exp,
+            &ReweightOptions {
+                allow_unmeasured,
+                ..ReweightOptions::default()
+            },
+        )?),
         None => None,
     };
-    let st = stress::run(exp);
+    Ok(assemble(
+        exp,
+        cfg,
+        &need,
+        &sweep,
+        &interactions,
+        reweight.as_ref(),
+        &stress::run(exp),
+    ))
+}
+
+/// Builds the record from analyses already run (as `ablate report` has them).
+pub fn assemble(
+    exp: &Experiment,
+    cfg: &Config,
+    need: &NeedOutput,
+    sweep: &SweepOutput,
+    interactions: &InteractionsOutput,
+    reweight: Option<&ReweightOutput>,
+    st: &StressOutput,
+) -> DecisionRecord {
+    let composition_checked = !interactions.composed.is_empty();
+    let known_coverage_gap = reweight.and_then(|r| r.known_coverage_gap.clone());
     let stress = (st.stress_cases > 0).then(|| StressSummary {
         cases: st.stress_cases,
         threshold_drop: st.stress_threshold_drop,
@@ -144,7 +163,7 @@ pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<Dec
     // The same cases `cases` counts: the main set with baseline results.
     let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
     let main_ids = paired.cases.iter().map(|&c| exp.cases.ids[c].as_str());
-    Ok(DecisionRecord {
+    DecisionRecord {
         claim: "needed_context_fraction",
         value: need.value,
         needed_tokens_mean: need.needed_tokens_mean,
@@ -159,7 +178,7 @@ pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<Dec
         model: exp.manifest.model.clone(),
         measured_at: exp.manifest.measured_at.clone(),
         oracle: need.oracle,
-        oracle_note: need.oracle_note,
+        oracle_note: need.oracle_note.clone(),
         composition_checked,
         known_coverage_gap,
         value_production: need.value_production,
@@ -168,7 +187,7 @@ pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<Dec
         tool_version: env!("CARGO_PKG_VERSION"),
         seed: cfg.seed,
         bootstrap: cfg.bootstrap,
-    })
+    }
 }
 
 #[cfg(test)]

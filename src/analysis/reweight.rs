@@ -112,6 +112,17 @@ pub struct Coverage {
     pub status: Status,
 }
 
+impl Coverage {
+    /// The stratum as `col=value, col=value`.
+    pub fn label(&self) -> String {
+        self.stratum
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// The baseline on the eval set and in production.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReweightBaseline {
@@ -484,12 +495,7 @@ pub fn rake(
 /// The most under-sampled stratum in the seed's wording.
 fn coverage_gap(coverage: &[Coverage]) -> Option<String> {
     let describe = |c: &Coverage| {
-        let name = c
-            .stratum
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let name = c.label();
         format!(
             "{:.0}% {name} in set vs {:.0}% in production",
             100.0 * c.eval_share,
@@ -664,7 +670,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             if c.eval_cases == 1 && c.production_share > 0.0 {
                 warnings.push(format!(
                     "stratum {} has one eval case: its within-stratum variance is unknown, so production se is null",
-                    c.stratum.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+                    c.label()
                 ));
             }
         }

@@ -25,6 +25,21 @@ pub fn parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Writes a data frame as CSV with a header line.
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn csv(df: &mut DataFrame, path: &Path) -> Result<()> {
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    CsvWriter::new(file)
+        .include_header(true)
+        .finish(df)
+        .map_err(|e| Error::Polars {
+            context: format!("writing {}", path.display()),
+            source: e,
+        })
+}
+
 /// A folder being written: everything goes into a hidden temporary sibling of `target`, and
 /// [`AtomicDir::commit`] renames it into place (replacing an earlier output). Dropped without
 /// commit, the temporary folder is removed.
@@ -163,14 +178,7 @@ pub fn arms_table(path: &Path, arms: &[(String, Vec<String>)], design: &str) -> 
     })?;
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     let result = if csv {
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        CsvWriter::new(file)
-            .include_header(true)
-            .finish(&mut df)
-            .map_err(|e| Error::Polars {
-                context: format!("writing {}", path.display()),
-                source: e,
-            })
+        self::csv(&mut df, &tmp)
     } else {
         parquet(&mut df, &tmp)
     };

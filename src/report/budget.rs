@@ -6,8 +6,8 @@ use std::fmt::Write;
 use crate::analysis::curve::CurveOutput;
 use crate::analysis::need::NeedOutput;
 use crate::analysis::selector::SelectorOutput;
-use crate::report::sweep::{fixed, num};
 use crate::report::text::{Align, TextTable, thousands};
+use crate::report::text::{fixed, num, signed};
 
 fn percent(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v))
@@ -176,10 +176,7 @@ pub fn human_selector(r: &SelectorOutput) -> String {
             percent(p.recovery),
             p.gold_miss_rate
                 .map_or("—".into(), |g| format!("{:.1}%", 100.0 * g)),
-            p.measured_drop.map_or(String::new(), |d| {
-                let sign = if d >= 0.0 { "+" } else { "" };
-                format!("{sign}{}", fixed(d, 4))
-            }),
+            p.measured_drop.map_or(String::new(), |d| signed(Some(d))),
         ]);
     }
     s.push_str(&t.render());

@@ -17,7 +17,7 @@ use crate::analysis::sweep::Verdict;
 use crate::error::{Error, Result};
 use crate::io::write::AtomicDir;
 use crate::report::charts::{BLUE, Bar, Chart, GREEN, GREY, Line, ORANGE};
-use crate::report::sweep::fixed;
+use crate::report::text::num;
 
 /// A table of text cells.
 #[derive(Debug, Clone, Default)]
@@ -89,14 +89,7 @@ impl Table {
             context: format!("building {}", path.display()),
             source: e,
         })?;
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-        CsvWriter::new(file)
-            .include_header(true)
-            .finish(&mut df)
-            .map_err(|e| Error::Polars {
-                context: format!("writing {}", path.display()),
-                source: e,
-            })
+        crate::io::write::csv(&mut df, path)
     }
 }
 
@@ -110,15 +103,7 @@ struct Section {
 }
 
 fn n(x: f64, digits: usize) -> String {
-    if x.is_finite() {
-        fixed(x, digits)
-    } else {
-        "—".into()
-    }
-}
-
-fn on(x: Option<f64>, digits: usize) -> String {
-    x.map_or("—".into(), |v| n(v, digits))
+    num(Some(x), digits)
 }
 
 fn sections(a: &Analyses) -> Vec<Section> {
@@ -140,11 +125,11 @@ fn sections(a: &Analyses) -> Vec<Section> {
     for arm in &s.arms {
         t.rows.push(vec![
             arm.arm.clone(),
-            on(arm.tokens_removed, 0),
+            num(arm.tokens_removed, 0),
             n(arm.score, 3),
             n(arm.drop, 4),
-            on(arm.ci_low, 4),
-            on(arm.ci_high, 4),
+            num(arm.ci_low, 4),
+            num(arm.ci_high, 4),
             arm.verdict.as_str().into(),
             arm.confidence.as_str().into(),
             arm.lost_cases.to_string(),
@@ -194,8 +179,8 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 arm.arm.clone(),
                 n(arm.drop_eval, 4),
                 arm.verdict_eval.as_str().into(),
-                on(arm.drop_production, 4),
-                on(arm.se_production, 4),
+                num(arm.drop_production, 4),
+                num(arm.se_production, 4),
                 arm.verdict_production
                     .map_or("—".into(), |v| v.as_str().into()),
                 if arm.flipped {
@@ -260,18 +245,13 @@ fn sections(a: &Analyses) -> Vec<Section> {
         ]);
         let mut bars = Vec::new();
         for c in &r.coverage {
-            let name = c
-                .stratum
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let name = c.label();
             t.rows.push(vec![
                 name.clone(),
                 c.eval_cases.to_string(),
                 n(c.eval_share, 3),
                 n(c.production_share, 3),
-                on(c.ratio, 2),
+                num(c.ratio, 2),
                 c.status.as_str().into(),
             ]);
             bars.push(Bar {
@@ -321,11 +301,11 @@ fn sections(a: &Analyses) -> Vec<Section> {
         for arm in &st.arms {
             t.rows.push(vec![
                 arm.arm.clone(),
-                on(arm.drop_main, 4),
-                on(arm.se_main, 4),
+                num(arm.drop_main, 4),
+                num(arm.se_main, 4),
                 arm.verdict_main.map_or("—".into(), |v| v.as_str().into()),
-                on(arm.drop_stress, 4),
-                on(arm.se_stress, 4),
+                num(arm.drop_stress, 4),
+                num(arm.se_stress, 4),
                 arm.verdict_stress.map_or("—".into(), |v| v.as_str().into()),
                 if arm.clears_both {
                     "yes".into()
@@ -396,8 +376,8 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 n(c.predicted_drop, 4),
                 n(c.measured_drop, 4),
                 n(c.interaction, 4),
-                on(c.ci_low, 4),
-                on(c.ci_high, 4),
+                num(c.ci_low, 4),
+                num(c.ci_high, 4),
                 c.interaction_verdict.as_str().into(),
                 c.lost_cases.to_string(),
                 c.lost_by_slice
@@ -469,15 +449,15 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 t.rows.push(vec![
                     sel.selector.clone(),
                     n(p.budget_ratio, 2),
-                    on(p.tokens, 0),
+                    num(p.tokens, 0),
                     n(p.score, 3),
                     n(p.retention, 4),
-                    on(p.ci_low, 4),
-                    on(p.ci_high, 4),
+                    num(p.ci_low, 4),
+                    num(p.ci_high, 4),
                 ]);
             }
             lines.push(Line {
-                name: format!("{} (min budget {})", sel.selector, on(sel.min_budget, 2)),
+                name: format!("{} (min budget {})", sel.selector, num(sel.min_budget, 2)),
                 points: sel
                     .points
                     .iter()
@@ -520,9 +500,9 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 n(p.threshold, 2),
                 n(p.kept_tokens_mean, 0),
                 n(p.saving_mean, 0),
-                on(p.recovery, 3),
-                on(p.gold_miss_rate, 3),
-                on(p.measured_drop, 4),
+                num(p.recovery, 3),
+                num(p.gold_miss_rate, 3),
+                num(p.measured_drop, 4),
             ]);
         }
         out.push(Section {
@@ -637,10 +617,10 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 label.clone(),
                 requests.to_string(),
                 n(changed, 4),
-                on(noise, 4),
-                on(excess, 4),
-                on(se, 4),
-                on(p, 4),
+                num(noise, 4),
+                num(excess, 4),
+                num(se, 4),
+                num(p, 4),
                 if flagged { "yes".into() } else { String::new() },
             ]);
             if let Some(e) = excess {

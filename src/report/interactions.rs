@@ -4,15 +4,10 @@ use std::fmt::Write;
 
 use crate::analysis::interactions::{Effect, InteractionsOutput};
 use crate::analysis::plan::PlanOutput;
-use crate::report::sweep::{fixed, num};
-use crate::report::text::{Align, TextTable, thousands};
+use crate::report::text::{Align, TextTable, num, thousands};
 
 fn signed(v: f64) -> String {
-    if v >= 0.0 {
-        format!("+{}", fixed(v, 4))
-    } else {
-        fixed(v, 4)
-    }
+    crate::report::text::signed(Some(v))
 }
 
 fn by_slice(m: &std::collections::BTreeMap<String, usize>) -> String {

@@ -3,8 +3,8 @@
 use std::fmt::Write;
 
 use crate::analysis::shadow::ShadowOutput;
-use crate::report::sweep::{num, pval};
 use crate::report::text::{Align, TextTable, thousands};
+use crate::report::text::{num, pval};
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{:.2}%", 100.0 * v))

@@ -6,21 +6,10 @@ use std::fmt::Write;
 use crate::analysis::reweight::{Method, ReweightOutput};
 use crate::analysis::stress::StressOutput;
 use crate::analysis::sweep::Verdict;
-use crate::report::sweep::{fixed, num};
-use crate::report::text::{Align, TextTable};
+use crate::report::text::{Align, TextTable, num, signed};
 
 fn verdict(v: Option<Verdict>) -> String {
     v.map_or("—".into(), |v| v.as_str().to_string())
-}
-
-fn signed(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| {
-        if v >= 0.0 {
-            format!("+{}", fixed(v, 4))
-        } else {
-            fixed(v, 4)
-        }
-    })
 }
 
 /// Renders the reweighting for a terminal.
@@ -113,11 +102,7 @@ pub fn human(r: &ReweightOutput) -> String {
     .align(5, Align::Left);
     for row in &r.coverage {
         c.row(vec![
-            row.stratum
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            row.label(),
             row.eval_cases.to_string(),
             format!("{:.1}%", 100.0 * row.eval_share),
             format!("{:.1}%", 100.0 * row.production_share),

@@ -4,30 +4,7 @@
 use std::fmt::Write;
 
 use crate::analysis::sweep::{Confidence, SweepOutput};
-use crate::report::text::{Align, TextTable, thousands};
-
-/// Formats an optional number with `digits` decimals, or "—".
-pub fn num(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "—".to_string(), |v| fixed(v, digits))
-}
-
-/// Formats with `digits` decimals, never printing a negative zero ("-0.000" becomes "0.000").
-pub fn fixed(v: f64, digits: usize) -> String {
-    let s = format!("{v:.digits$}");
-    match s.strip_prefix('-') {
-        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
-        _ => s,
-    }
-}
-
-/// Formats a p-value: 3 significant digits, "<0.001" below.
-pub fn pval(p: Option<f64>) -> String {
-    match p {
-        None => "—".into(),
-        Some(p) if p < 0.001 => "<0.001".into(),
-        Some(p) => format!("{p:.3}"),
-    }
-}
+use crate::report::text::{Align, TextTable, num, pval, thousands};
 
 /// Renders the sweep for a terminal.
 pub fn human(r: &SweepOutput) -> String {

@@ -101,6 +101,42 @@ pub fn thousands(n: f64) -> String {
     if neg { format!("-{out}") } else { out }
 }
 
+/// Formats an optional number with `digits` decimals, or "—".
+/// Non-finite values print as "—" too.
+pub fn num(x: Option<f64>, digits: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => fixed(v, digits),
+        _ => "—".to_string(),
+    }
+}
+
+/// Formats with `digits` decimals, never printing a negative zero ("-0.000" becomes "0.000").
+pub fn fixed(v: f64, digits: usize) -> String {
+    let s = format!("{v:.digits$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => s,
+    }
+}
+
+/// Formats a p-value: 3 significant digits, "<0.001" below.
+pub fn pval(p: Option<f64>) -> String {
+    match p {
+        None => "—".into(),
+        Some(p) if p < 0.001 => "<0.001".into(),
+        Some(p) => format!("{p:.3}"),
+    }
+}
+
+/// Formats a drop-like number with 4 decimals and its sign ("+0.0042", "-0.0009"), or "—".
+pub fn signed(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() && v >= 0.0 => format!("+{}", fixed(v, 4)),
+        Some(v) if v.is_finite() => fixed(v, 4),
+        _ => "—".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +151,15 @@ mod tests {
         assert_eq!(lines[0], "arm         drop");
         assert_eq!(lines[2], "baseline   0.000");
         assert_eq!(lines[3], "x         -0.012");
+    }
+
+    #[test]
+    fn numbers_never_print_negative_zero() {
+        assert_eq!(fixed(-0.00001, 4), "0.0000");
+        assert_eq!(num(Some(f64::NAN), 2), "—");
+        assert_eq!(signed(Some(0.0042)), "+0.0042");
+        assert_eq!(signed(Some(-0.0009)), "-0.0009");
+        assert_eq!(pval(Some(0.0001)), "<0.001");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::analysis::variance::VarianceOutput;
-use crate::report::sweep::num;
+use crate::report::text::num;
 use crate::report::text::{TextTable, thousands};
 
 /// Renders the variance analysis for a terminal.
