@@ -4,7 +4,7 @@ mod common;
 
 use ablate::analysis::{self, Config};
 use ablate::io::Experiment;
-use common::{Workdir, ablate, assert_mentions, demo};
+use common::{Workdir, ablate, assert_mentions, demo, fails, json};
 use serde_json::Value;
 
 /// Units: sys 100 (always), p1 50 and p2 60 (passages, through_gold_rank), conv 40
@@ -103,10 +103,8 @@ fn need_without_units_is_an_error() {
         "without-examples,few_shot/01;few_shot/02",
         "without-examples,",
     );
-    let out = ablate().arg("need").arg(&w.dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("need").arg(&w.dir)),
         &["units.parquet", "need"],
     );
 }
@@ -302,17 +300,7 @@ fn demo_budget_story() {
 
 #[test]
 fn decision_record_on_the_demo() {
-    let out = ablate()
-        .args(["record", "--bootstrap", "200"])
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(ablate().args(["record", "--bootstrap", "200"]).arg(demo()));
     for key in [
         "claim",
         "value",
@@ -383,10 +371,8 @@ fn need_with_an_unmeasured_production_stratum() {
         "mix.csv",
         "turns,share\nsingle,0.25\nmulti,0.25\nvoice,0.5\n",
     );
-    let out = ablate().arg("need").arg(&w.dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("need").arg(&w.dir)),
         &["turns=voice", "--allow-unmeasured"],
     );
     let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), true).unwrap();

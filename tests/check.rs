@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Workdir, ablate, assert_mentions, check_fails, demo};
+use common::{Workdir, ablate, assert_mentions, check_fails, demo, fails};
 use polars::prelude::*;
 
 #[test]
@@ -468,27 +468,16 @@ fn gold_rank_below_one() {
 
 #[test]
 fn not_a_folder() {
-    let out = ablate()
-        .args(["check", "/nonexistent/experiment"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().args(["check", "/nonexistent/experiment"])),
         &["/nonexistent/experiment", "not found"],
     );
 }
 
 #[test]
 fn bad_confidence_is_a_usage_error() {
-    let out = ablate()
-        .args(["check", "--confidence", "1.5"])
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().args(["check", "--confidence", "1.5"]).arg(demo())),
         &["--confidence", "(0, 1)"],
     );
 }
@@ -572,11 +561,12 @@ fn baseline_without_main_cases() {
 
 #[test]
 fn absurd_bootstrap_is_a_usage_error() {
-    let out = ablate()
-        .args(["sweep", "--bootstrap", "1000000000"])
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["--bootstrap"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .args(["sweep", "--bootstrap", "1000000000"])
+                .arg(demo()),
+        ),
+        &["--bootstrap"],
+    );
 }

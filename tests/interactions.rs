@@ -4,17 +4,10 @@
 
 mod common;
 
-use ablate::analysis::{self, Config};
+use ablate::analysis;
 use ablate::io::Experiment;
-use common::{Workdir, ablate, assert_mentions, demo};
+use common::{Workdir, ablate, assert_mentions, cfg, demo, fails, json};
 use serde_json::Value;
-
-fn cfg(bootstrap: usize) -> Config {
-    Config {
-        bootstrap,
-        ..Config::default()
-    }
-}
 
 /// Three cases; units x and y carry the same fact for c1 and c2 (redundancy), z is inert.
 /// Arms: baseline, -x, -y, -xy (composed by cover), -z, -xyz (explicit components -xy, -z).
@@ -101,17 +94,11 @@ fn group_arm_without_cover_is_not_composed() {
 
 #[test]
 fn demo_composed_cut_is_super_additive_in_refunds_out_of_window() {
-    let out = ablate()
-        .args(["interactions", "--json", "--bootstrap", "2000"])
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["interactions", "--json", "--bootstrap", "2000"])
+            .arg(demo()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let composed = v["composed"].as_array().unwrap();
     let cut = composed
         .iter()
@@ -219,18 +206,12 @@ fn demo_interactions_human_output_tells_the_story() {
 }
 
 fn plan(args: &[&str]) -> Value {
-    let out = ablate()
-        .args(["plan", "--json", "--units"])
-        .arg(demo().join("units.parquet"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json(
+        ablate()
+            .args(["plan", "--json", "--units"])
+            .arg(demo().join("units.parquet"))
+            .args(args),
+    )
 }
 
 #[test]
@@ -288,19 +269,13 @@ fn plan_power_from_sd_and_pilot() {
         p["cases_needed"],
         ((m * 0.1 / 0.005f64).powi(2)).ceil() as u64
     );
-    let out = ablate()
-        .args(["plan", "--json", "--design", "loo", "--units"])
-        .arg(demo().join("units.parquet"))
-        .arg("--pilot")
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["plan", "--json", "--design", "loo", "--units"])
+            .arg(demo().join("units.parquet"))
+            .arg("--pilot")
+            .arg(demo()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sd3 = v["sd"].as_f64().unwrap();
     assert!(sd3 > 0.0);
     assert!(v["sd_source"].as_str().unwrap().starts_with("pilot"));
@@ -360,23 +335,22 @@ fn plan_fractional_prints_generators_and_aliases() {
 
 #[test]
 fn plan_errors() {
-    let out = ablate()
-        .args(["plan", "--design", "factorial", "--units"])
-        .arg(demo().join("units.parquet"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(
+            ablate()
+                .args(["plan", "--design", "factorial", "--units"])
+                .arg(demo().join("units.parquet")),
+        ),
         &["2^19", "at most 12"],
     );
-    let out = ablate()
-        .args(["plan", "--design", "loo", "--unit", "nope", "--units"])
-        .arg(demo().join("units.parquet"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["--unit nope"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .args(["plan", "--design", "loo", "--unit", "nope", "--units"])
+                .arg(demo().join("units.parquet")),
+        ),
+        &["--unit nope"],
+    );
 }
 
 /// plan --out → simulate --design → check → interactions, for a fractional design: the fitted main
@@ -435,17 +409,11 @@ fn fractional_round_trip() {
         "{}",
         String::from_utf8_lossy(&check.stderr)
     );
-    let out = ablate()
-        .args(["interactions", "--json", "--bootstrap", "0"])
-        .arg(&exp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["interactions", "--json", "--bootstrap", "0"])
+            .arg(&exp),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let fit = &v["designs"][0];
     assert_eq!(fit["runs"], 16);
     assert_eq!(fit["main_effects"].as_array().unwrap().len(), 5);
@@ -474,17 +442,11 @@ fn plan_fractional_for_many_units_is_resolution_four_and_fast() {
         text.push_str(&format!("u{i:02},b,10\n"));
     }
     std::fs::write(&units, &text).unwrap();
-    let out = ablate()
-        .args(["plan", "--json", "--design", "fractional", "--units"])
-        .arg(&units)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["plan", "--json", "--design", "fractional", "--units"])
+            .arg(&units),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["fraction"]["resolution"], 4);
     assert_eq!(v["n_arms"], 128);
     text.clear();

@@ -3,23 +3,11 @@
 
 mod common;
 
-use common::{Workdir, ablate, assert_mentions, demo};
+use common::{Workdir, ablate, assert_mentions, demo, fails, json};
 use serde_json::Value;
 
 fn shadow_json(args: &[&str], path: &std::path::Path) -> Value {
-    let out = ablate()
-        .arg("shadow")
-        .arg("--json")
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json(ablate().args(["shadow", "--json"]).args(args).arg(path))
 }
 
 /// Four requests: r1 unchanged; r2 candidate changed; r3 candidate and replay changed; r4 replay
@@ -99,28 +87,16 @@ fn shadow_rejects_unknown_variants_and_duplicates() {
         "shadow.csv",
         &shadow_csv().replacen("r2,replay", "r2,canary", 1),
     );
-    let out = ablate()
-        .arg("shadow")
-        .arg(w.path("shadow.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("shadow").arg(w.path("shadow.csv"))),
         &["shadow.csv", "`variant`", "row 5", "canary"],
     );
     w.write(
         "shadow.csv",
         &shadow_csv().replacen("r2,replay", "r2,production", 1),
     );
-    let out = ablate()
-        .arg("shadow")
-        .arg(w.path("shadow.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("shadow").arg(w.path("shadow.csv"))),
         &["shadow.csv", "r2", "more than once"],
     );
 }
@@ -165,19 +141,7 @@ fn context_csv() -> &'static str {
 }
 
 fn context_json(args: &[&str], path: &std::path::Path) -> Value {
-    let out = ablate()
-        .arg("context")
-        .arg("--json")
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json(ablate().args(["context", "--json"]).args(args).arg(path))
 }
 
 #[test]
@@ -252,27 +216,19 @@ fn context_policy_replay_by_hand() {
 fn context_needs_a_model_limit() {
     let w = Workdir::empty();
     w.write("context_log.csv", context_csv());
-    let out = ablate()
-        .arg("context")
-        .arg(w.path("context_log.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("context").arg(w.path("context_log.csv"))),
         &["model_limit", "--model-limit"],
     );
     w.write("bad.toml", "model_limit = \"big\"\n");
-    let out = ablate()
-        .arg("context")
-        .arg("--policy")
-        .arg(w.path("bad.toml"))
-        .arg(w.path("context_log.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(
+            ablate()
+                .arg("context")
+                .arg("--policy")
+                .arg(w.path("bad.toml"))
+                .arg(w.path("context_log.csv")),
+        ),
         &["bad.toml", "model_limit"],
     );
 }
@@ -299,14 +255,8 @@ fn shadow_nulls_are_errors_and_tokens_are_paired() {
         "shadow.csv",
         &shadow_csv().replacen("r2,candidate,x,", "r2,candidate,,", 1),
     );
-    let out = ablate()
-        .arg("shadow")
-        .arg(w.path("shadow.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("shadow").arg(w.path("shadow.csv"))),
         &["shadow.csv", "`answer`", "row 6", "null"],
     );
     // An incomplete request (no candidate) with a huge production prompt must not move the saving.
@@ -338,13 +288,14 @@ fn context_limits_and_nulls() {
         "context_log.csv",
         "request_id,step,source,tokens\nr1,1,system,100\nr1,,tool_output,50\n",
     );
-    let out = ablate()
-        .args(["context", "--model-limit", "9000"])
-        .arg(w.path("context_log.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["`step`", "row 2"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .args(["context", "--model-limit", "9000"])
+                .arg(w.path("context_log.csv")),
+        ),
+        &["`step`", "row 2"],
+    );
     // Flags that belong in the policy are refused beside it, and ratios are checked.
     let out = ablate()
         .args(["context", "--soft-limit-ratio", "0.5", "--policy"])
@@ -353,17 +304,18 @@ fn context_limits_and_nulls() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = ablate()
-        .args([
-            "context",
-            "--model-limit",
-            "9000",
-            "--soft-limit-ratio",
-            "1.5",
-        ])
-        .arg(w.path("context_log.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["soft_limit_ratio"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .args([
+                    "context",
+                    "--model-limit",
+                    "9000",
+                    "--soft-limit-ratio",
+                    "1.5",
+                ])
+                .arg(w.path("context_log.csv")),
+        ),
+        &["soft_limit_ratio"],
+    );
 }

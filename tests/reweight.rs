@@ -6,7 +6,7 @@ mod common;
 
 use ablate::analysis::reweight::{self, ReweightOptions};
 use ablate::io::Experiment;
-use common::{Workdir, ablate, assert_mentions, demo};
+use common::{Workdir, ablate, assert_mentions, demo, fails, json};
 use serde_json::Value;
 
 /// Five main cases: c1, c2 single-turn; c3, c4, c5 multi-turn. Baseline passes everything; arm A
@@ -88,20 +88,14 @@ fn raking_one_margin_per_mix_matches_post_stratification_on_that_margin() {
     // general it does not, so check the defining property instead: the weighted margins hit
     // their targets.
     let w = Workdir::demo_copy();
-    let out = ablate()
-        .args(["reweight", "--json", "--mix"])
-        .arg(w.path("mix.parquet"))
-        .arg("--mix")
-        .arg(w.path("mix-slice.parquet"))
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["reweight", "--json", "--mix"])
+            .arg(w.path("mix.parquet"))
+            .arg("--mix")
+            .arg(w.path("mix-slice.parquet"))
+            .arg(&w.dir),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["method"], "raked");
     assert_eq!(v["strata"], serde_json::json!(["turns", "slice"]));
     assert_eq!(v["coverage"].as_array().unwrap().len(), 7);
@@ -109,17 +103,7 @@ fn raking_one_margin_per_mix_matches_post_stratification_on_that_margin() {
 
 #[test]
 fn demo_conversation_flips_under_production_mix() {
-    let out = ablate()
-        .args(["reweight", "--json"])
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(ablate().args(["reweight", "--json"]).arg(demo()));
     assert_eq!(v["method"], "post-stratified");
     let conv = v["arms"]
         .as_array()
@@ -181,24 +165,16 @@ fn demo_conversation_flips_under_production_mix() {
 fn unmeasured_production_stratum_is_an_error_unless_allowed() {
     let w = two_strata();
     w.write("mix.csv", "turns,share\nsingle,0.5\nmulti,0.3\nvoice,0.2\n");
-    let out = ablate().arg("reweight").arg(&w.dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("reweight").arg(&w.dir)),
         &["mix.csv", "turns=voice", "20.0%", "--allow-unmeasured"],
     );
 
-    let out = ablate()
-        .args(["reweight", "--json", "--allow-unmeasured"])
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["reweight", "--json", "--allow-unmeasured"])
+            .arg(&w.dir),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!((v["unmeasured_share"].as_f64().unwrap() - 0.2).abs() < 1e-12);
     // Renormalised: single 0.5/0.8, multi 0.3/0.8.
     let drop = v["arms"][0]["drop_production"].as_f64().unwrap();
@@ -213,15 +189,13 @@ fn unmeasured_production_stratum_is_an_error_unless_allowed() {
 fn mix_file_shares_must_sum_to_one() {
     let w = two_strata();
     w.write("other.csv", "turns,share\nsingle,0.6\nmulti,0.5\n");
-    let out = ablate()
-        .args(["reweight", "--mix"])
-        .arg(w.path("other.csv"))
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(
+            ablate()
+                .args(["reweight", "--mix"])
+                .arg(w.path("other.csv"))
+                .arg(&w.dir),
+        ),
         &["other.csv", "share", "sum = 1.1"],
     );
 }
@@ -253,18 +227,12 @@ fn eval_strata_absent_from_mix_get_weight_zero() {
 
 #[test]
 fn mix_from_a_shadow_log() {
-    let out = ablate()
-        .args(["reweight", "--json", "--by", "turns", "--mix-from"])
-        .arg(demo().join("shadow.parquet"))
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json(
+        ablate()
+            .args(["reweight", "--json", "--by", "turns", "--mix-from"])
+            .arg(demo().join("shadow.parquet"))
+            .arg(demo()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let multi = v["coverage"]
         .as_array()
         .unwrap()
@@ -277,25 +245,24 @@ fn mix_from_a_shadow_log() {
 
 #[test]
 fn mix_from_without_by_is_a_usage_error() {
-    let out = ablate()
-        .arg("reweight")
-        .arg("--mix-from")
-        .arg(demo().join("shadow.parquet"))
-        .arg(demo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["--by"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .arg("reweight")
+                .arg("--mix-from")
+                .arg(demo().join("shadow.parquet"))
+                .arg(demo()),
+        ),
+        &["--by"],
+    );
 }
 
 #[test]
 fn no_mix_at_all() {
     let w = two_strata();
     std::fs::remove_file(w.path("mix.csv")).unwrap();
-    let out = ablate().arg("reweight").arg(&w.dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("reweight").arg(&w.dir)),
         &["mix.parquet", "--mix"],
     );
 }
@@ -361,14 +328,12 @@ fn stress_by_hand() {
 fn every_production_stratum_unmeasured_is_an_error_even_when_allowed() {
     let w = two_strata();
     w.write("mix.csv", "turns,share\nvoice,0.6\nchat,0.4\n");
-    let out = ablate()
-        .args(["reweight", "--allow-unmeasured"])
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(
+            ablate()
+                .args(["reweight", "--allow-unmeasured"])
+                .arg(&w.dir),
+        ),
         &["mix.csv", "no production stratum"],
     );
 }
@@ -378,10 +343,8 @@ fn manifest_strata_missing_from_the_mix() {
     let w = two_strata();
     w.write("cases.csv", "case_id,turns,slice,stress\nc1,single,a,false\nc2,single,a,false\nc3,multi,b,false\nc4,multi,b,false\nc5,multi,b,false\n");
     w.write("mix.csv", "slice,share\na,0.5\nb,0.5\n");
-    let out = ablate().arg("reweight").arg(&w.dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_mentions(
-        &String::from_utf8_lossy(&out.stderr),
+        &fails(ablate().arg("reweight").arg(&w.dir)),
         &["mix.csv", "turns", "--by"],
     );
     // --by chooses explicitly.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ablate, assert_mentions, demo};
+use common::{ablate, assert_mentions, demo, fails};
 
 fn simulate(args: &[&str]) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
@@ -124,12 +124,13 @@ fn large_design_shape_and_check() {
 #[test]
 fn zero_cases_is_a_usage_error() {
     let root = tempfile::tempdir().unwrap();
-    let out = ablate()
-        .args(["simulate", "--cases", "0", "--out"])
-        .arg(root.path().join("x"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["--cases"]);
+    assert_mentions(
+        &fails(
+            ablate()
+                .args(["simulate", "--cases", "0", "--out"])
+                .arg(root.path().join("x")),
+        ),
+        &["--cases"],
+    );
     assert!(!root.path().join("x").exists());
 }

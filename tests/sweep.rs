@@ -4,9 +4,9 @@
 
 mod common;
 
-use ablate::analysis::{self, Config};
+use ablate::analysis;
 use ablate::io::Experiment;
-use common::{Workdir, ablate, demo};
+use common::{Workdir, ablate, cfg, demo};
 use serde_json::Value;
 
 /// 4 main cases + 1 stress case, one repeat, 0/1 scores.
@@ -42,13 +42,6 @@ fn binary_experiment(clusters: bool) -> Workdir {
     }
     w.write("results.csv", &results);
     w
-}
-
-fn cfg(bootstrap: usize) -> Config {
-    Config {
-        bootstrap,
-        ..Config::default()
-    }
 }
 
 fn close(a: f64, b: f64) -> bool {

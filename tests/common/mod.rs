@@ -98,9 +98,10 @@ pub fn ablate() -> Command {
     Command::cargo_bin("ablate").expect("binary")
 }
 
-/// Runs `ablate check DIR`, expects exit code 2 and returns stderr.
-pub fn check_fails(dir: &Path) -> String {
-    let out = ablate().arg("check").arg(dir).output().expect("run");
+/// Runs a command that must fail with exit code 2 (bad input or usage), without a panic, and
+/// returns its stderr.
+pub fn fails(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(
         out.status.code(),
@@ -109,6 +110,30 @@ pub fn check_fails(dir: &Path) -> String {
     );
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     stderr
+}
+
+/// Runs a command that must succeed and returns its stdout parsed as JSON.
+pub fn json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// Runs `ablate check DIR`, expects exit code 2 and returns stderr.
+pub fn check_fails(dir: &Path) -> String {
+    fails(ablate().arg("check").arg(dir))
+}
+
+/// Analysis settings with `bootstrap` resamples and the defaults otherwise.
+pub fn cfg(bootstrap: usize) -> ablate::analysis::Config {
+    ablate::analysis::Config {
+        bootstrap,
+        ..ablate::analysis::Config::default()
+    }
 }
 
 /// Asserts that `text` contains every needle.
