@@ -200,9 +200,14 @@ enum Command {
         /// Drop to detect (default: the pilot's threshold_drop, else 0.005).
         #[arg(long)]
         threshold_drop: Option<f64>,
-        /// Write the arms table here (.parquet, or .csv).
+        /// Write the arms table here (.parquet, or .csv). An existing file is replaced only if
+        /// ablate wrote it (a Parquet file with ablate's metadata), or with --force.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace an existing --out file that ablate cannot tell it wrote (any CSV, or a Parquet
+        /// file from another tool).
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Per-case needed tokens (oracle) and the needed context fraction.
     ///
@@ -336,7 +341,9 @@ enum Command {
         /// Experiment folder.
         #[arg(default_value = "notebooks-data/support-eval-v3")]
         dir: PathBuf,
-        /// Output folder (default: reports/<set>/).
+        /// Output folder (default: reports/<set>/, with the set name reduced to letters, digits,
+        /// `-`, `_` and `.`). An existing folder is replaced only if ablate wrote it (its
+        /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -351,7 +358,8 @@ enum Command {
     /// multi-turn vs 6% in the set), shadow traffic and a context log. With the default settings
     /// it writes notebooks-data/support-eval-v3. Output is written atomically.
     Simulate {
-        /// Output folder (replaced if it exists).
+        /// Output folder. An existing folder is replaced only if ablate wrote it (its
+        /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
         #[arg(long)]
         out: PathBuf,
         /// Main-set cases.
@@ -562,6 +570,16 @@ pub fn run(cli: Cli) -> Result<String> {
         }
         Command::Report { dir, out } => {
             let exp = load(&dir, &cli.global)?;
+            let out = match out {
+                Some(out) => out,
+                None => ablate::io::output::inside(
+                    std::path::Path::new("reports"),
+                    &exp.manifest.set,
+                    "set name",
+                )?,
+            };
+            // Refuse a folder ablate may not replace before the analyses, not after them.
+            ablate::io::output::check_folder_target(&out)?;
             let cfg = config(&cli.global);
             let bar = cfg.progress_bar(24, "analysing");
             let analyses = analysis::all::run(&exp, &cfg, |name| {
@@ -570,7 +588,6 @@ pub fn run(cli: Cli) -> Result<String> {
                     b.inc(1);
                 }
             })?;
-            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&exp.manifest.set));
             let written = report::document::write(&analyses, &out, bar.as_ref())?;
             if let Some(b) = bar {
                 b.finish_and_clear();
@@ -646,6 +663,7 @@ pub fn run(cli: Cli) -> Result<String> {
             pilot,
             threshold_drop,
             out,
+            force,
         } => {
             let units = Units::load(&TableFile::at(&units))?;
             let (sd, sd_source, pilot_threshold) = match &pilot {
@@ -687,7 +705,7 @@ pub fn run(cli: Cli) -> Result<String> {
                     .iter()
                     .map(|a| (a.arm.clone(), a.removed.clone()))
                     .collect();
-                ablate::io::write::arms_table(path, &arms, &r.design_label)?;
+                ablate::io::write::arms_table(path, &arms, &r.design_label, force)?;
             }
             if json {
                 report::json(&r)

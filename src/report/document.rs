@@ -15,9 +15,25 @@ use serde::Serialize;
 use crate::analysis::all::Analyses;
 use crate::analysis::sweep::Verdict;
 use crate::error::{Error, Result};
-use crate::io::write::AtomicDir;
+use crate::io::output::AtomicDir;
 use crate::report::charts::{BLUE, Bar, Chart, GREEN, GREY, Line, ORANGE};
+use crate::report::escape::{self, Prose};
 use crate::report::text::num;
+
+/// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy).
+const CSS: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1600px}section{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start;border-top:1px solid #ddd;padding-top:12px}section>div{flex:1 1 700px;overflow-x:auto}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}";
+
+/// A `<meta>` Content-Security-Policy for the report: nothing is fetched from anywhere (no network,
+/// no other file), no script runs, and the only style is the page's own, allowed by its SHA-256.
+/// Inline SVG needs no source. A report mailed around cannot run what a hostile name smuggles in.
+fn content_security_policy() -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(CSS));
+    format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'\">"
+    )
+}
 
 /// A table of text cells.
 #[derive(Debug, Clone, Default)]
@@ -37,23 +53,26 @@ impl Table {
     }
 
     fn markdown(&self) -> String {
+        let row = |cells: &[String]| {
+            cells
+                .iter()
+                .map(|c| escape::markdown(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
         let mut s = format!(
             "| {} |\n|{}\n",
-            self.headers.join(" | "),
+            row(&self.headers),
             "---|".repeat(self.headers.len())
         );
         for r in &self.rows {
-            let _ = writeln!(s, "| {} |", r.join(" | "));
+            let _ = writeln!(s, "| {} |", row(r));
         }
         s
     }
 
     fn html(&self) -> String {
-        let esc = |t: &str| {
-            t.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-        };
+        let esc = escape::html;
         let mut s = String::from("<table><thead><tr>");
         for h in &self.headers {
             let _ = write!(s, "<th>{}</th>", esc(h));
@@ -85,11 +104,11 @@ impl Table {
                 )
             })
             .collect();
-        let mut df = DataFrame::new(self.rows.len(), columns).map_err(|e| Error::Polars {
+        let df = DataFrame::new(self.rows.len(), columns).map_err(|e| Error::Polars {
             context: format!("building {}", path.display()),
             source: e,
         })?;
-        crate::io::write::csv(&mut df, path)
+        crate::io::write::csv(&df, path)
     }
 }
 
@@ -690,13 +709,11 @@ pub struct Written {
     pub files: Vec<String>,
 }
 
-fn headline(a: &Analyses) -> String {
-    let mut s = String::new();
+/// The report's opening lines: the set, and the needed context fraction with its caveats.
+fn headline(a: &Analyses) -> Prose {
     let c = &a.check;
-    let _ = writeln!(
-        s,
-        "Set **{}**{}, model {}, measured {}: {} main-set cases, {} stress cases, {} arms, {} repeats; threshold_drop {}.",
-        c.set,
+    let mut p = Prose::new().text("Set ").bold(c.set.as_str()).text(format!(
+        "{}, model {}, measured {}: {} main-set cases, {} stress cases, {} arms, {} repeats; threshold_drop {}.\n",
         if c.synthetic { " (synthetic data)" } else { "" },
         c.model.as_deref().unwrap_or("—"),
         c.measured_at.as_deref().unwrap_or("—"),
@@ -705,36 +722,37 @@ fn headline(a: &Analyses) -> String {
         c.arms.len(),
         a.sweep.repeats,
         c.threshold_drop
-    );
+    ));
     if let Some(r) = &a.record {
-        let _ = writeln!(
-            s,
-            "\nNeeded context fraction: **{:.0}%** ({} of {} tokens per request){}{}. Composition {}checked. {}",
-            100.0 * r.value,
-            n(r.needed_tokens_mean, 0),
-            n(r.total_tokens_mean, 0),
-            r.value_production
-                .map(|v| format!(", {:.0}% weighted to production", 100.0 * v))
-                .unwrap_or_default(),
-            if r.oracle {
-                format!(
-                    " — an oracle upper bound ({})",
-                    r.oracle_note.as_deref().unwrap_or_default()
-                )
-            } else {
-                String::new()
-            },
-            if r.composition_checked { "" } else { "not " },
-            r.known_coverage_gap
-                .as_ref()
-                .map(|g| format!("Known coverage gap: {g}."))
-                .unwrap_or_default()
-        );
+        p = p
+            .text("\nNeeded context fraction: ")
+            .bold(format!("{:.0}%", 100.0 * r.value))
+            .text(format!(
+                " ({} of {} tokens per request){}{}. Composition {}checked. {}\n",
+                n(r.needed_tokens_mean, 0),
+                n(r.total_tokens_mean, 0),
+                r.value_production
+                    .map(|v| format!(", {:.0}% weighted to production", 100.0 * v))
+                    .unwrap_or_default(),
+                if r.oracle {
+                    format!(
+                        " — an oracle upper bound ({})",
+                        r.oracle_note.as_deref().unwrap_or_default()
+                    )
+                } else {
+                    String::new()
+                },
+                if r.composition_checked { "" } else { "not " },
+                r.known_coverage_gap
+                    .as_ref()
+                    .map(|g| format!("Known coverage gap: {g}."))
+                    .unwrap_or_default()
+            ));
     }
     for skipped in &a.skipped {
-        let _ = writeln!(s, "\nNot analysed: {skipped}");
+        p = p.text(format!("\nNot analysed: {skipped}\n"));
     }
-    s
+    p
 }
 
 /// Writes a text file into the report folder and notes it.
@@ -762,12 +780,16 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     }
     let sections = sections(a);
     let head = headline(a);
-    let mut md = format!("# ablate report — {}\n\n{head}\n", a.check.set);
+    let mut md = format!(
+        "# ablate report — {}\n\n{}\n",
+        escape::markdown(&a.check.set),
+        head.markdown()
+    );
     let mut html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>ablate report — {set}</title><style>{css}</style></head><body><h1>ablate report — {set}</h1><p>{head}</p>",
-        set = a.check.set,
-        css = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1600px}section{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start;border-top:1px solid #ddd;padding-top:12px}section>div{flex:1 1 700px;overflow-x:auto}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}",
-        head = head.replace("**", "").replace('\n', "<br>")
+        "<!doctype html><html><head><meta charset=\"utf-8\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body><h1>ablate report — {set}</h1><p>{head}</p>",
+        csp = content_security_policy(),
+        set = escape::html(&a.check.set),
+        head = head.html()
     );
     for sec in &sections {
         if let Some(bar) = progress {
@@ -784,16 +806,16 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         let _ = write!(
             md,
             "\n## {}\n\n{}\n\n![{}]({png})\n\n{}\nNumbers: [{csv}]({csv})\n",
-            sec.title,
-            sec.note,
-            sec.title,
+            escape::markdown(&sec.title),
+            escape::markdown(&sec.note),
+            escape::markdown(&sec.title),
             sec.table.markdown()
         );
         let _ = write!(
             html,
             "<h2>{}</h2><p>{}</p><section><div>{svg}</div><div>{}</div></section>",
-            sec.title,
-            sec.note,
+            escape::html(&sec.title),
+            escape::html(&sec.note),
             sec.table.html()
         );
         if let Some(bar) = progress {

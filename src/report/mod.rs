@@ -5,6 +5,7 @@ pub mod budget;
 pub mod charts;
 pub mod check;
 pub mod document;
+pub mod escape;
 pub mod interactions;
 pub mod live;
 pub mod reweight;

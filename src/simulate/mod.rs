@@ -22,7 +22,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::io::ArmSpec;
-use crate::io::write::{self, AtomicDir, list_column};
+use crate::io::output::AtomicDir;
+use crate::io::write::{self, list_column};
 use model::SimCase;
 
 /// Settings of a simulation.
