@@ -57,7 +57,7 @@ impl Arms {
         table::check_unique(&t.path, "arm", arms.iter())?;
         let removed = t.str_lists("removed")?;
         let components = if t.has("components") {
-            t.str_lists("components")?
+            t.opt_str_lists("components")?
         } else {
             vec![Vec::new(); arms.len()]
         };

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use polars::prelude::{DataType, PlHashMap};
+use polars::prelude::PlHashMap;
 
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
@@ -33,7 +33,7 @@ impl Cases {
     ///
     /// # Errors
     /// Missing or mistyped columns, null or duplicate case ids, gold ranks below 1, null stress
-    /// flags or clusters.
+    /// flags.
     pub fn load(file: &TableFile) -> Result<Cases> {
         let schema = table::schema(file, &["case_id", "cluster"])?;
         let mut specs = vec![
@@ -45,8 +45,7 @@ impl Cases {
         let attribute_names: Vec<String> = schema
             .iter()
             .filter(|(name, dtype)| {
-                matches!(dtype, DataType::String)
-                    && !["case_id", "cluster"].contains(&name.as_str())
+                table::is_text(dtype) && !["case_id", "cluster"].contains(&name.as_str())
             })
             .map(|(name, _)| name.to_string())
             .collect();
@@ -65,7 +64,7 @@ impl Cases {
             .map(|(i, id)| (id.clone(), i as u32))
             .collect();
         let stress = if t.has("stress") {
-            t.bools("stress")?
+            t.flags("stress")?
         } else {
             vec![false; ids.len()]
         };
@@ -91,7 +90,14 @@ impl Cases {
             None
         };
         let cluster = if t.has("cluster") {
-            Some(t.strs("cluster")?)
+            // A case with no cluster given is a cluster of its own (a name no real cluster has).
+            Some(
+                t.opt_strs("cluster")?
+                    .into_iter()
+                    .zip(&ids)
+                    .map(|(c, id)| c.unwrap_or_else(|| format!("\u{0}case {id}")))
+                    .collect(),
+            )
         } else {
             None
         };

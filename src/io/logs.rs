@@ -51,6 +51,10 @@ fn not_finite(e: Expr) -> Expr {
     e.is_finite().not()
 }
 
+fn fractional(e: Expr) -> Expr {
+    (e % lit(1.0)).neq(lit(0.0))
+}
+
 fn null(e: Expr) -> Expr {
     e.is_null()
 }
@@ -178,11 +182,37 @@ pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
         .collect_schema()
         .map_err(|e| table::polars_unreadable(&file.path, e))?;
     let exprs = table::check_columns(&file.path, &schema, specs)?;
-    let checked = lf.clone().select(exprs);
-    for rule in rules(specs) {
+    let mut checked = lf.clone().select(exprs);
+    // Integers stored as floats (pandas, with nulls) are read as f64: each value must be whole,
+    // then the column is an integer column like any other.
+    let float_ints: Vec<&str> = specs
+        .iter()
+        .filter(|c| c.kind == Kind::Int)
+        .filter(|c| {
+            schema
+                .get(c.name.as_str())
+                .is_some_and(|d| d.is_float() || d.is_decimal())
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut all_rules = rules(specs);
+    all_rules.extend(float_ints.iter().map(|c| Rule {
+        column: (*c).to_string(),
+        bad: fractional,
+        problem: "this column holds whole numbers (it is stored as floats, as pandas does for integers with nulls)",
+    }));
+    for rule in all_rules {
         if schema.get(rule.column.as_str()).is_some() {
             first_violation(&checked, &file.path, &rule)?;
         }
+    }
+    if !float_ints.is_empty() {
+        checked = checked.with_columns(
+            float_ints
+                .iter()
+                .map(|c| col(*c).cast(DataType::Int64))
+                .collect::<Vec<_>>(),
+        );
     }
     let rows = table::row_count(lf).unwrap_or(0);
     if rows == 0 {

@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use polars::prelude::DataType;
-
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
 use crate::stats::moments;
@@ -44,7 +42,7 @@ impl Mix {
         let schema = table::schema(file, &[])?;
         let columns: Vec<String> = schema
             .iter()
-            .filter(|(_, dtype)| matches!(dtype, DataType::String))
+            .filter(|(_, dtype)| table::is_text(dtype))
             .map(|(name, _)| name.to_string())
             .collect();
         if columns.is_empty() {

@@ -92,15 +92,23 @@ impl Kind {
         }
     }
 
+    /// Whether a column of `dtype` can be read as this kind. Accepted beyond the exact type, because
+    /// that is what pandas and pyarrow write: any integer or float width (float16 and decimals
+    /// included, read as f64); integers stored as floats
+    /// (pandas' float64 for an integer column with nulls; fractional values are refused when read);
+    /// dictionary-encoded (categorical) text; large strings and lists; and an all-null column
+    /// (pandas' `null` type for a column of `None`), which reads as nulls.
     fn accepts(self, dtype: &DataType) -> bool {
+        if matches!(dtype, DataType::Null) {
+            return true;
+        }
         match self {
-            Kind::Str => matches!(dtype, DataType::String),
-            Kind::Int => dtype.is_integer(),
-            Kind::Float => dtype.is_float() || dtype.is_integer(),
+            Kind::Str => is_text(dtype),
+            Kind::Int | Kind::Float => dtype.is_integer() || dtype.is_float() || dtype.is_decimal(),
             Kind::Bool => matches!(dtype, DataType::Boolean),
             Kind::StrList => match dtype {
                 DataType::List(inner) => {
-                    matches!(inner.as_ref(), DataType::String | DataType::Null)
+                    matches!(inner.as_ref(), DataType::Null) || is_text(inner.as_ref())
                 }
                 DataType::String => true,
                 _ => false,
@@ -108,14 +116,48 @@ impl Kind {
         }
     }
 
+    /// The type a column of `dtype` is cast to in the scan. Integers stored as floats are read as
+    /// f64 and checked for whole values afterwards ([`read`]), never truncated by a cast.
     fn target(self, dtype: &DataType) -> DataType {
         match self {
-            Kind::Str | Kind::StrList => dtype.clone(),
+            Kind::Str => DataType::String,
+            Kind::StrList => match dtype {
+                DataType::String => DataType::String,
+                _ => DataType::List(Box::new(DataType::String)),
+            },
+            Kind::Int if dtype.is_float() || dtype.is_decimal() => DataType::Float64,
             Kind::Int => DataType::Int64,
             Kind::Float => DataType::Float64,
             Kind::Bool => DataType::Boolean,
         }
     }
+
+    /// The one-line fix in pandas terms for a column of this kind that has another type.
+    fn pandas_fix(self, column: &str) -> String {
+        match self {
+            Kind::Str => format!("in pandas: df[\"{column}\"] = df[\"{column}\"].astype(str)"),
+            Kind::Int => format!(
+                "in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"]).astype(\"Int64\")"
+            ),
+            Kind::Float => {
+                format!("in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"])")
+            }
+            Kind::Bool => {
+                format!("in pandas: df[\"{column}\"] = df[\"{column}\"].astype(\"boolean\")")
+            }
+            Kind::StrList => format!(
+                "in pandas: df[\"{column}\"] = df[\"{column}\"].apply(list) (a list of strings per row), or in CSV the values joined with ';'"
+            ),
+        }
+    }
+}
+
+/// Whether a type holds text: strings, or dictionary-encoded (categorical) strings.
+pub fn is_text(dtype: &DataType) -> bool {
+    matches!(
+        dtype,
+        DataType::String | DataType::Categorical(..) | DataType::Enum(..)
+    )
 }
 
 /// One column a table reader asks for.
@@ -292,10 +334,18 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
         }
         other => other?,
     };
-    let df = lf
+    let mut df = lf
         .select(exprs)
         .collect()
         .map_err(|e| polars_unreadable(&file.path, e))?;
+    for spec in specs.iter().filter(|s| s.kind == Kind::Int) {
+        if df
+            .column(spec.name.as_str())
+            .is_ok_and(|c| c.dtype().is_float())
+        {
+            whole_numbers_to_int(&mut df, &file.path, &spec.name)?;
+        }
+    }
     if df.height() == 0 {
         return Err(Error::EmptyTable {
             path: file.path.clone(),
@@ -305,6 +355,43 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
         path: file.path.clone(),
         df,
     })
+}
+
+/// Replaces a float column that should hold integers (pandas writes an integer column with nulls
+/// as float64) by its Int64 version, after checking that every value is a whole number.
+///
+/// # Errors
+/// The first fractional, infinite or out-of-range value, with its row.
+fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) -> Result<()> {
+    let unreadable = |e| polars_unreadable(path, e);
+    let floats = df
+        .column(name)
+        .map_err(unreadable)?
+        .f64()
+        .map_err(unreadable)?;
+    let mut ints: Vec<Option<i64>> = Vec::with_capacity(floats.len());
+    for (i, v) in floats.iter().enumerate() {
+        match v {
+            None => ints.push(None),
+            Some(x) if x.is_nan() => ints.push(None),
+            Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => ints.push(Some(x as i64)),
+            Some(x) => {
+                return Err(Error::BadValue {
+                    path: path.to_path_buf(),
+                    column: name.into(),
+                    row: Row::at(i),
+                    value: format!("{x}"),
+                    problem: "this column holds whole numbers (it is stored as floats, as pandas does for integers with nulls)".into(),
+                    fix: format!(
+                        "fix the value; in pandas, df[\"{name}\"].astype(\"Int64\") keeps integers with nulls as integers"
+                    ),
+                });
+            }
+        }
+    }
+    let column = Column::new(name.into(), ints);
+    df.with_column(column).map_err(unreadable)?;
+    Ok(())
 }
 
 /// Checks every spec against a schema and returns the projection (with casts) to read.
@@ -335,11 +422,7 @@ pub fn check_columns(path: &Path, schema: &Schema, specs: &[Col]) -> Result<Vec<
                         column: spec.name.clone(),
                         expected: spec.kind.describe(),
                         found: format!("{dtype}"),
-                        fix: format!(
-                            "store `{}` as {} (a number stored as text must be converted before export)",
-                            spec.name,
-                            spec.kind.describe()
-                        ),
+                        fix: spec.kind.pandas_fix(&spec.name),
                     });
                 }
                 let target = spec.kind.target(dtype);
@@ -455,6 +538,13 @@ impl Table {
         Ok(out)
     }
 
+    /// A boolean column of an optional flag: a null means "not given", false.
+    pub fn flags(&self, name: &str) -> Result<Vec<bool>> {
+        let c = self.column(name)?;
+        let ca = c.bool().map_err(|e| polars_unreadable(&self.path, e))?;
+        Ok(ca.iter().map(|v| v.unwrap_or(false)).collect())
+    }
+
     /// A boolean column; nulls are an error.
     pub fn bools(&self, name: &str) -> Result<Vec<bool>> {
         let c = self.column(name)?;
@@ -468,6 +558,15 @@ impl Table {
     /// A list-of-text column (Parquet list<str>, or CSV text split on `;`). Nulls read as empty lists
     /// in CSV and are an error in Parquet.
     pub fn str_lists(&self, name: &str) -> Result<Vec<Vec<String>>> {
+        self.lists(name, false)
+    }
+
+    /// A list-of-text column of an optional column: a null row means "not given", an empty list.
+    pub fn opt_str_lists(&self, name: &str) -> Result<Vec<Vec<String>>> {
+        self.lists(name, true)
+    }
+
+    fn lists(&self, name: &str, null_is_empty: bool) -> Result<Vec<Vec<String>>> {
         let c = self.column(name)?;
         match c.dtype() {
             DataType::String => Ok(self
@@ -479,7 +578,13 @@ impl Table {
                 let ca = c.list().map_err(|e| polars_unreadable(&self.path, e))?;
                 let mut out = Vec::with_capacity(ca.len());
                 for (i, s) in ca.series_iter().enumerate() {
-                    let s = s.ok_or_else(|| self.null_error(name, i, "a list, maybe empty"))?;
+                    let Some(s) = s else {
+                        if null_is_empty {
+                            out.push(Vec::new());
+                            continue;
+                        }
+                        return Err(self.null_error(name, i, "a list, maybe empty"));
+                    };
                     if s.dtype() == &DataType::Null {
                         out.push(Vec::new());
                         continue;
@@ -569,7 +674,10 @@ mod tests {
         assert!(Kind::Float.accepts(&DataType::Float32));
         assert!(!Kind::Float.accepts(&DataType::String));
         assert!(Kind::Int.accepts(&DataType::UInt16));
-        assert!(!Kind::Int.accepts(&DataType::Float64));
+        // pandas' float64 integers are accepted and checked for whole values when read.
+        assert!(Kind::Int.accepts(&DataType::Float64));
+        assert!(!Kind::Int.accepts(&DataType::String));
+        assert!(Kind::Bool.accepts(&DataType::Null));
         assert!(Kind::StrList.accepts(&DataType::List(Box::new(DataType::String))));
         assert!(!Kind::StrList.accepts(&DataType::List(Box::new(DataType::Int64))));
     }
