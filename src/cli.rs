@@ -469,6 +469,21 @@ fn emit<T: serde::Serialize>(json: bool, r: &T, human: fn(&T) -> String) -> Resu
     if json { report::json(r) } else { Ok(human(r)) }
 }
 
+/// As [`emit`] for a verb run on an experiment: the JSON's `warnings` also carries the loader's
+/// warnings (printed on stderr for people), so a script sees every warning a person does.
+fn emit_warned<T: serde::Serialize>(
+    json: bool,
+    r: &T,
+    exp: &Experiment,
+    human: fn(&T) -> String,
+) -> Result<String> {
+    if json {
+        report::json(&report::with_warnings(r, &exp.warnings)?)
+    } else {
+        Ok(human(r))
+    }
+}
+
 /// Runs the parsed command and returns what to print on stdout.
 pub fn run(cli: Cli) -> Result<String> {
     validate(&cli.global)?;
@@ -482,12 +497,12 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Sweep { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::sweep::run(&exp, &config(&cli.global));
-            emit(json, &r, report::sweep::human)
+            emit_warned(json, &r, &exp, report::sweep::human)
         }
         Command::Variance { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::variance::run(&exp, &config(&cli.global));
-            emit(json, &r, report::variance::human)
+            emit_warned(json, &r, &exp, report::variance::human)
         }
         Command::Reweight {
             dir,
@@ -510,12 +525,12 @@ pub fn run(cli: Cli) -> Result<String> {
                 allow_unmeasured,
             };
             let r = analysis::reweight::run(&exp, &opts)?;
-            emit(json, &r, report::reweight::human)
+            emit_warned(json, &r, &exp, report::reweight::human)
         }
         Command::Stress { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::stress::run(&exp);
-            emit(json, &r, report::reweight::human_stress)
+            emit_warned(json, &r, &exp, report::reweight::human_stress)
         }
         Command::Record {
             dir,
@@ -615,7 +630,7 @@ pub fn run(cli: Cli) -> Result<String> {
         } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::need::run(&exp, allow_unmeasured)?;
-            emit(json, &r, report::budget::human_need)
+            emit_warned(json, &r, &exp, report::budget::human_need)
         }
         Command::Curve {
             dir,
@@ -639,17 +654,17 @@ pub fn run(cli: Cli) -> Result<String> {
                 _ => None,
             };
             let r = analysis::curve::run(&exp, &config(&cli.global), pricing);
-            emit(json, &r, report::budget::human_curve)
+            emit_warned(json, &r, &exp, report::budget::human_curve)
         }
         Command::Selector { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::selector::run(&exp)?;
-            emit(json, &r, report::budget::human_selector)
+            emit_warned(json, &r, &exp, report::budget::human_selector)
         }
         Command::Interactions { dir } => {
             let exp = load(&dir, &cli.global)?;
             let r = analysis::interactions::run(&exp, &config(&cli.global))?;
-            emit(json, &r, report::interactions::human)
+            emit_warned(json, &r, &exp, report::interactions::human)
         }
         Command::Plan {
             units,

@@ -96,13 +96,24 @@ fn sweep_fields_by_hand() {
     );
     assert!(close(b.p_holm.unwrap(), 1.0));
 
-    // A zero-effect arm: drop exactly 0, se 0, CI [0, 0], confident removable.
+    // A zero-effect arm: drop exactly 0 on every case. No spread was observed, so the se is
+    // undefined (not 0) and the interval is the exact bound: with 0 discordant of n = 4 cases,
+    // u = 1 − 0.025^(1/4) = 0.60236, d in [−1, 1] → [−0.60236, 0.60236]: inconclusive, never
+    // "confident" on four identical cases.
     let same = &r.arms[2];
     assert_eq!(same.drop, 0.0);
-    assert_eq!(same.se, Some(0.0));
-    assert_eq!((same.ci_low, same.ci_high), (Some(0.0), Some(0.0)));
-    assert_eq!(same.confidence.as_str(), "confident");
+    assert_eq!(same.se, None);
+    let u = 1.0 - 0.025f64.powf(0.25);
+    assert!((u - 0.602364).abs() < 1e-6);
+    assert!(close(same.ci_low.unwrap(), -u) && close(same.ci_high.unwrap(), u));
+    assert_eq!(same.ci_method.as_str(), "exact-bound");
+    assert_eq!(same.confidence.as_str(), "inconclusive");
     assert_eq!(same.lost_cases + same.gained_cases, 0);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("same drop")),
+        "{:?}",
+        r.warnings
+    );
 }
 
 #[test]
@@ -127,7 +138,10 @@ fn singleton_clusters_equal_plain_se() {
     let a = analysis::sweep::run(&Experiment::load(&plain.dir).unwrap(), &cfg(0));
     let b = analysis::sweep::run(&Experiment::load(&singletons.dir).unwrap(), &cfg(0));
     for (x, y) in a.arms.iter().zip(&b.arms) {
-        assert!(close(x.se.unwrap(), y.se.unwrap()));
+        match (x.se, y.se) {
+            (Some(p), Some(q)) => assert!(close(p, q)),
+            (p, q) => assert_eq!(p, q, "{}", x.arm),
+        }
     }
 }
 

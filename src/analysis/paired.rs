@@ -120,6 +120,19 @@ impl Paired {
     }
 }
 
+/// The range scores can take: [min(0, lowest case mean), max(1, highest case mean)] over every
+/// case and arm. Scores are taken as lying in [0, 1] unless the data shows otherwise.
+pub fn score_bounds(m: &CaseMatrix) -> (f64, f64) {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for (i, &x) in m.mean.iter().enumerate() {
+        if m.repeats[i] > 0 && x.is_finite() {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    (lo, hi)
+}
+
 /// Cases whose per-repeat pass/fail is not the same in all repeats, among `cases` in `arm`
 /// (`None` when no case has more than one repeat).
 pub fn churn(m: &CaseMatrix, cases: &[usize], arm: usize) -> Option<usize> {

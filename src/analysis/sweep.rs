@@ -5,7 +5,9 @@
 //! - `se` = sd(d)/√n, or the clustered se √(C/(C−1)·Σ_c(Σ_{i∈c}(d[i] − drop))²)/n;
 //! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
 //! - CI: percentile bootstrap over cases (clusters), one joint resample for all arms; with
-//!   `--bootstrap 0`, drop ± z·se;
+//!   `--bootstrap 0`, drop ± z·se. When every paired case has the same drop (no spread), the se is
+//!   null and the CI is the exact bound of [`Estimate::no_variation`] (`ci_method` `exact-bound`),
+//!   and the p-value is an exact sign test over the units;
 //! - `verdict` = needed if drop ≥ threshold_drop else removable-on-this-set; `confidence` =
 //!   confident when the CI lies wholly on the verdict's side (ci_low ≥ threshold for needed,
 //!   ci_high < threshold for removable: a non-inferiority result), else inconclusive;
@@ -28,7 +30,7 @@ use crate::analysis::paired::{self, CaseSet, Paired};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
 use crate::stats::dist;
-use crate::stats::estimate::{CiMethod, Estimate};
+use crate::stats::estimate::{self, CiMethod, Estimate};
 use crate::stats::moments;
 
 /// The point rule agreed in advance.
@@ -131,7 +133,8 @@ pub struct SweepArm {
     pub rho: Option<f64>,
     /// One-sided p-value for drop > 0, Holm-adjusted across the arms of this run.
     pub p_holm: Option<f64>,
-    /// Exact McNemar p (two-sided) when every paired score is 0/1 with one repeat.
+    /// Exact McNemar p (two-sided) when every paired score is 0/1 with one repeat and the cases are
+    /// not clustered (McNemar assumes independent pairs; null, with a warning, under clusters).
     pub mcnemar_p: Option<f64>,
     /// needed or removable-on-this-set.
     pub verdict: Verdict,
@@ -221,6 +224,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let base = paired.baseline;
     let threshold = exp.manifest.threshold_drop;
     let pass_mark = exp.manifest.pass_mark;
+    let (lo, hi) = paired::score_bounds(m);
     let mut warnings = Vec::new();
 
     let base_scores: Vec<f64> = paired
@@ -261,17 +265,43 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let slice = exp.cases.slice();
     let mut arms = Vec::with_capacity(arm_ids.len());
     let mut p_raw = Vec::with_capacity(arm_ids.len());
+    let mut mcnemar_withheld = false;
     for (k, (&a, p)) in arm_ids.iter().zip(&pairs).enumerate() {
         let (drop, se) = paired.mean_se(&p.drop, &p.unit);
-        let est = match &draws {
-            Some(d) => {
-                Estimate::bootstrap(drop, se, d.percentile_ci(k, cfg.confidence), cfg.confidence)
+        let flat = estimate::no_variation(&p.drop);
+        let est = if flat {
+            let n_units = Paired::distinct_units(&p.unit);
+            warnings.push(format!(
+                "arm \"{}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {n_units} {}",
+                exp.results.arms[a],
+                if paired.clustered { "clusters" } else { "cases" }
+            ));
+            Estimate::no_variation(drop, n_units, lo - hi, hi - lo, cfg.confidence)
+        } else {
+            match &draws {
+                Some(d) => Estimate::bootstrap(
+                    drop,
+                    se,
+                    d.percentile_ci(k, cfg.confidence),
+                    cfg.confidence,
+                ),
+                None => Estimate::normal(drop, se, cfg.confidence),
             }
-            None => Estimate::normal(drop, se, cfg.confidence),
         };
+        let se = est.se;
         let verdict = Verdict::of(drop, threshold);
         let confidence = Confidence::of(verdict, est.ci_low, est.ci_high, threshold);
-        p_raw.push(se.map_or(f64::NAN, |s| dist::p_one_sided_positive(drop, s)));
+        p_raw.push(if flat {
+            // Every unit moved the same way: an exact sign test over the units.
+            let n = Paired::distinct_units(&p.unit) as u64;
+            if drop > 0.0 {
+                dist::sign_test_greater(n, 0)
+            } else {
+                1.0
+            }
+        } else {
+            se.map_or(f64::NAN, |s| dist::p_one_sided_positive(drop, s))
+        });
 
         let mut lost = 0;
         let mut gained = 0;
@@ -303,6 +333,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 only_arm += 1;
             }
         }
+        mcnemar_withheld |= binary;
         arms.push(SweepArm {
             arm: exp.results.arms[a].clone(),
             removed: exp
@@ -319,7 +350,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             ci_method: est.ci_method,
             rho: moments::pearson(&p.base, &p.arm),
             p_holm: None,
-            mcnemar_p: binary.then(|| dist::mcnemar_exact(only_base, only_arm)),
+            mcnemar_p: (binary && !paired.clustered)
+                .then(|| dist::mcnemar_exact(only_base, only_arm)),
             verdict,
             confidence,
             tokens_removed: tokens_removed(exp, &paired, a),
@@ -330,6 +362,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             lost_by_slice,
             n: p.pos.len(),
         });
+    }
+    if paired.clustered && mcnemar_withheld {
+        warnings.push(
+            "mcnemar_p is not reported: the cases come in clusters, and McNemar's test assumes independent pairs (p_holm uses the clustered se)".into(),
+        );
     }
     // Holm over the arms with a defined p-value.
     let defined: Vec<usize> = (0..p_raw.len()).filter(|&i| !p_raw[i].is_nan()).collect();

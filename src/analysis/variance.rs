@@ -8,7 +8,11 @@
 //! - `between_case_var` = case_means_var − within_case_var/K;
 //! - `repeat_noise_share` = (within_case_var/K) / case_means_var;
 //! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop detectable at 80% power, α = 1 − confidence;
-//! - `cases_needed` = ⌈((z(1−α/2) + z(0.8))·sd(d)/threshold_drop)²⌉.
+//! - `cases_needed` = ⌈((z(1−α/2) + z(0.8))·sd_eff/threshold_drop)²⌉ with sd_eff = se(drop)·√n,
+//!   the same (clustered, when the cases have clusters) variance as the mde, so that at
+//!   n = cases_needed the mde is the threshold;
+//! - both are null, with a warning, when the se is undefined (fewer than two cases or clusters)
+//!   or when every paired drop is the same (the variance is unknown, not zero).
 //!
 //! Miller (2024): Var(mean) = (Var(x) + E[σ²]/K)/n, so more repeats only shrink the second term:
 //! when repeat noise is a small share of the variance of case means, add cases, not repeats.
@@ -18,7 +22,7 @@ use serde::Serialize;
 use crate::analysis::Config;
 use crate::analysis::paired::{self, CaseSet, Paired};
 use crate::io::Experiment;
-use crate::stats::{dist, moments, percentile};
+use crate::stats::{dist, estimate, moments, percentile};
 
 /// Power used for the minimum detectable effect.
 pub const POWER: f64 = 0.8;
@@ -65,6 +69,8 @@ pub struct VarianceOutput {
     pub typical_cases_needed: Option<u64>,
     /// Every arm, the baseline first.
     pub arms: Vec<VarianceArm>,
+    /// Arms whose power figures are undefined, and why.
+    pub warnings: Vec<String>,
 }
 
 /// Runs the variance analysis.
@@ -78,6 +84,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     let mut order: Vec<usize> = vec![base];
     order.extend((0..m.n_arms).filter(|&a| a != base));
     let mut arms = Vec::with_capacity(order.len());
+    let mut warnings = Vec::new();
     for a in order {
         let cases: Vec<usize> = paired
             .cases
@@ -111,10 +118,28 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         } else {
             let p = paired.arm(m, a);
             let (_, se) = paired.mean_se(&p.drop, &p.unit);
-            let sd = moments::sample_variance(&p.drop).sqrt();
-            let needed = (threshold > 0.0 && sd.is_finite())
-                .then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
-            (se.map(|s| multiplier * s), needed)
+            let label = &exp.results.arms[a];
+            if estimate::no_variation(&p.drop) {
+                warnings.push(format!(
+                    "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
+                ));
+                (None, None)
+            } else if let Some(se) = se {
+                // One variance for both: the se's, clustered when the cases are. Its per-case
+                // standard deviation is se·√n (the design effect included), so
+                // cases_needed = ⌈(multiplier·se·√n / threshold)²⌉ and at n = cases_needed the mde
+                // equals the threshold.
+                let sd = se * (p.drop.len() as f64).sqrt();
+                let needed = (threshold > 0.0)
+                    .then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
+                (Some(multiplier * se), needed)
+            } else {
+                warnings.push(format!(
+                    "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
+                    if paired.clustered { "clusters" } else { "cases" }
+                ));
+                (None, None)
+            }
         };
         arms.push(VarianceArm {
             arm: exp.results.arms[a].clone(),
@@ -156,5 +181,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         typical_cases_needed: (!needed.is_empty())
             .then(|| percentile::quantile(&needed, 0.5).ceil() as u64),
         arms,
+        warnings,
     }
 }

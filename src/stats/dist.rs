@@ -65,6 +65,30 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     }
 }
 
+/// Exact one-sided sign test for H₁: positive differences are more likely than negative ones.
+/// With `pos` positive and `neg` negative differences (ties dropped), p = P(X ≥ pos) for
+/// X ~ Binomial(pos + neg, 1/2); 1 when there is no untied difference.
+pub fn sign_test_greater(pos: u64, neg: u64) -> f64 {
+    let n = pos + neg;
+    if n == 0 || pos == 0 {
+        return 1.0;
+    }
+    match Binomial::new(0.5, n) {
+        Ok(dist) => dist.sf(pos - 1),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// The Clopper–Pearson upper bound on a share when 0 of `n` units showed it, at two-sided level
+/// `confidence`: 1 − ((1 − confidence)/2)^(1/n). With n = 20 at 95%, 0.168: twenty identical
+/// cases still allow one unit in six to differ.
+pub fn zero_of_n_upper(n: usize, confidence: f64) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    1.0 - ((1.0 - confidence) / 2.0).powf(1.0 / n as f64)
+}
+
 /// z(1 − α/2) + z(power) for a two-sided test at α = 1 − confidence: the multiplier of the
 /// standard error in the minimum detectable effect.
 pub fn power_multiplier(confidence: f64, power: f64) -> f64 {
@@ -103,6 +127,18 @@ mod tests {
         }
         assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
         assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn sign_test_and_zero_of_n_by_hand() {
+        // 10 of 10 positive: 1/1024. 8 of 10: (45 + 10 + 1)/1024.
+        assert!((sign_test_greater(10, 0) - 1.0 / 1024.0).abs() < 1e-12);
+        assert!((sign_test_greater(8, 2) - 56.0 / 1024.0).abs() < 1e-12);
+        assert_eq!(sign_test_greater(0, 5), 1.0);
+        assert_eq!(sign_test_greater(0, 0), 1.0);
+        // 1 − 0.025^(1/20) = 0.16843...
+        assert!((zero_of_n_upper(20, 0.95) - (1.0 - 0.025f64.powf(0.05))).abs() < 1e-15);
+        assert!((zero_of_n_upper(20, 0.95) - 0.168433).abs() < 1e-6);
     }
 
     #[test]

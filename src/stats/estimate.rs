@@ -11,6 +11,9 @@ pub enum CiMethod {
     /// point ± z·se.
     #[serde(rename = "normal")]
     Normal,
+    /// No variation was observed: the exact bound of [`Estimate::no_variation`].
+    #[serde(rename = "exact-bound")]
+    ExactBound,
 }
 
 impl CiMethod {
@@ -19,6 +22,7 @@ impl CiMethod {
         match self {
             CiMethod::BootstrapPercentile => "bootstrap-percentile",
             CiMethod::Normal => "normal",
+            CiMethod::ExactBound => "exact-bound",
         }
     }
 }
@@ -76,6 +80,36 @@ impl Estimate {
     }
 }
 
+impl Estimate {
+    /// An estimate for a mean over `n_units` units (cases, or clusters) that all gave the same
+    /// value `point`, for a quantity bounded in [`lo`, `hi`]. No spread was observed, so neither
+    /// the se nor a bootstrap or normal interval says anything (both would collapse to a point and
+    /// read "confident"). The honest interval: a share up to u of the population could differ,
+    /// arbitrarily within the bounds, where u = 1 − ((1−confidence)/2)^(1/n) is the Clopper–Pearson
+    /// upper bound for 0 of n (for 0/1 scores, the exact bound on the discordant share). So
+    ///
+    /// ci = [point·(1 − u) + lo·u, point·(1 − u) + hi·u],  se = null.
+    ///
+    /// With 20 identical 0/1 cases at 95%: u = 0.168 and a zero drop has ci [−0.168, 0.168].
+    pub fn no_variation(point: f64, n_units: usize, lo: f64, hi: f64, confidence: f64) -> Estimate {
+        let u = crate::stats::dist::zero_of_n_upper(n_units, confidence);
+        let centre = point * (1.0 - u);
+        Estimate {
+            point,
+            se: None,
+            ci_low: Some(centre + lo * u),
+            ci_high: Some(centre + hi * u),
+            ci_method: CiMethod::ExactBound,
+            confidence,
+        }
+    }
+}
+
+/// Whether every value is the same (no spread observed; true for an empty slice).
+pub fn no_variation(values: &[f64]) -> bool {
+    values.windows(2).all(|w| w[0] == w[1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +123,16 @@ mod tests {
         assert_eq!(e.ci_method.as_str(), "normal");
         assert!(Estimate::normal(1.0, None, 0.9).ci_low.is_none());
         let degenerate = Estimate::bootstrap(0.5, None, Some((0.5, 0.5)), 0.95);
+        // 20 cases, all drops 0, 0/1 scores (d in [−1, 1]): ±0.1684.
+        let flat = Estimate::no_variation(0.0, 20, -1.0, 1.0, 0.95);
+        assert!((flat.ci_high.unwrap() - 0.168433).abs() < 1e-6);
+        assert!((flat.ci_low.unwrap() + 0.168433).abs() < 1e-6);
+        assert!(flat.se.is_none());
+        // Every case lost one point: the interval reaches down but stays ≤ 1.
+        let all = Estimate::no_variation(1.0, 20, -1.0, 1.0, 0.95);
+        assert!((all.ci_low.unwrap() - (1.0 - 2.0 * 0.168433)).abs() < 1e-5);
+        assert!((all.ci_high.unwrap() - 1.0).abs() < 1e-12);
+        assert!(no_variation(&[0.5, 0.5]) && !no_variation(&[0.5, 0.4]));
         assert!(degenerate.ci_low.is_none() && degenerate.ci_high.is_none());
     }
 }
