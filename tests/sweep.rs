@@ -6,7 +6,7 @@ mod common;
 
 use ablate::analysis;
 use ablate::io::Experiment;
-use common::{Workdir, ablate, cfg, demo};
+use common::{Workdir, ablate, cfg, demo, json};
 use serde_json::Value;
 
 /// 4 main cases + 1 stress case, one repeat, 0/1 scores.
@@ -507,4 +507,107 @@ fn tokens_removed_from_tokens_in_uses_paired_main_cases_only() {
     let r = analysis::sweep::run(&Experiment::load(&w.dir).unwrap(), &cfg(0));
     let ex1 = r.arms.iter().find(|a| a.arm == "without-ex1").unwrap();
     assert_eq!(ex1.tokens_removed, Some(200.0));
+}
+
+/// 20 cases scoring 1.0 in both arms: no spread observed.
+fn all_perfect() -> Workdir {
+    let w = Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"flat\"\nthreshold_drop = 0.005\n",
+    );
+    let mut cases = String::from("case_id\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..20 {
+        cases.push_str(&format!("c{i:02}\n"));
+        for arm in ["baseline", "without-x"] {
+            results.push_str(&format!("c{i:02},{arm},0,1.0\n"));
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w
+}
+
+#[test]
+fn zero_spread_is_not_certainty() {
+    let w = all_perfect();
+    let v = json(
+        ablate()
+            .args(["sweep", "--json", "--bootstrap", "500"])
+            .arg(&w.dir),
+    );
+    let arm = &v["arms"][0];
+    assert_eq!(arm["drop"], 0.0);
+    assert!(arm["se"].is_null());
+    assert_eq!(arm["ci_method"], "exact-bound");
+    // 1 − 0.025^(1/20) = 0.168433 by hand.
+    assert!((arm["ci_high"].as_f64().unwrap() - 0.168433).abs() < 1e-6);
+    assert!((arm["ci_low"].as_f64().unwrap() + 0.168433).abs() < 1e-6);
+    assert_eq!(arm["confidence"], "inconclusive");
+    assert!(arm["p_holm"].as_f64().unwrap() == 1.0);
+    assert!(v["warnings"].to_string().contains("same drop"));
+
+    let v = json(ablate().args(["variance", "--json"]).arg(&w.dir));
+    let arm = &v["arms"][1];
+    assert!(
+        arm["mde"].is_null() && arm["cases_needed"].is_null(),
+        "{arm}"
+    );
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("mde and cases_needed are undefined")
+    );
+}
+
+#[test]
+fn every_drop_the_same_and_positive_gets_an_exact_sign_test() {
+    let w = all_perfect();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    w.write(
+        "results.csv",
+        &results.replace("without-x,0,1.0", "without-x,0,0.0"),
+    );
+    let v = json(
+        ablate()
+            .args(["sweep", "--json", "--bootstrap", "0"])
+            .arg(&w.dir),
+    );
+    let arm = &v["arms"][0];
+    assert_eq!(arm["drop"], 1.0);
+    // One arm, so Holm changes nothing: 2⁻²⁰.
+    assert!((arm["p_holm"].as_f64().unwrap() - 0.5f64.powi(20)).abs() < 1e-18);
+    // [1·(1−u) − u, 1]: needed, confident.
+    assert!((arm["ci_low"].as_f64().unwrap() - (1.0 - 2.0 * 0.168433)).abs() < 1e-5);
+    assert_eq!(arm["confidence"], "confident");
+}
+
+#[test]
+fn loader_warnings_reach_the_json() {
+    let w = all_perfect();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    // One case gets a second repeat in the baseline: unbalanced repeats.
+    w.write("results.csv", &format!("{results}c00,baseline,1,1.0\n"));
+    let out = ablate()
+        .args(["sweep", "--json", "--bootstrap", "0"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warned = stderr
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("ablate: warning: ");
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == warned),
+        "{stderr} vs {}",
+        v["warnings"]
+    );
 }
