@@ -319,3 +319,44 @@ fn context_limits_and_nulls() {
         &["soft_limit_ratio"],
     );
 }
+
+/// A stratum where 10 of 10 answers changed and replay changed none has no spread (se null); it gets
+/// an exact sign test (2⁻¹⁰ before Holm), stays in the family, and is flagged.
+#[test]
+fn a_stratum_with_no_spread_gets_an_exact_test_and_is_flagged() {
+    let w = Workdir::empty();
+    let mut csv = String::from("request_id,variant,answer,turns\n");
+    for i in 0..10 {
+        for (v, a) in [("production", "a"), ("replay", "a"), ("candidate", "b")] {
+            csv.push_str(&format!("m{i},{v},{a},multi\n"));
+        }
+    }
+    // A single-turn stratum with spread: 3 of 20 changed, 1 in replay.
+    for i in 0..20 {
+        let cand = if i < 3 { "b" } else { "a" };
+        let rep = if i == 19 { "c" } else { "a" };
+        for (v, a) in [("production", "a"), ("replay", rep), ("candidate", cand)] {
+            csv.push_str(&format!("s{i},{v},{a},single\n"));
+        }
+    }
+    w.write("shadow.csv", &csv);
+    let v = shadow_json(&["--by", "turns"], &w.path("shadow.csv"));
+    let strata = v["by_stratum"].as_array().unwrap();
+    let multi = strata
+        .iter()
+        .find(|s| s["stratum"] == "turns=multi")
+        .unwrap();
+    assert_eq!(multi["excess_rate"], 1.0);
+    assert!(multi["se"].is_null(), "no spread: undefined, not 0");
+    // Holm over 2 strata: the multi p (1/1024) is the smallest, so ×2.
+    assert!(
+        (multi["p_holm"].as_f64().unwrap() - 2.0 / 1024.0).abs() < 1e-12,
+        "{multi}"
+    );
+    assert_eq!(multi["flagged"], true);
+    let single = strata
+        .iter()
+        .find(|s| s["stratum"] == "turns=single")
+        .unwrap();
+    assert!(single["p_holm"].is_number());
+}

@@ -7,8 +7,9 @@
 //! d = changed − noise ∈ {−1, 0, 1}. excess_rate = mean d with se = sd(d)/√n and a normal interval
 //! (n is large; the counts are integers, so the sums are exact). Without replay rows the noise is
 //! unknown: changed_rate is reported and excess_rate is null. With `by` columns the same is done per
-//! stratum, with one-sided p-values for excess > 0 (normal approximation), Holm-adjusted across
-//! strata, and `flagged` when p_holm < 1 − confidence. Tokens: mean, p50, p95, p99 (linear
+//! stratum, with one-sided p-values for excess > 0 (normal approximation; an exact sign test on the
+//! discordant requests when the stratum shows no spread, e.g. 10 of 10 changed and none in
+//! replay), Holm-adjusted across every stratum, and `flagged` when p_holm < 1 − confidence. Tokens: mean, p50, p95, p99 (linear
 //! interpolation) per variant, and the mean saving.
 //!
 //! The file is never loaded whole: Polars streams it, keeping per request only a few numbers,
@@ -334,7 +335,13 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
         }
         let (s, s2) = (get_i64(df, "d", row) as f64, get_i64(df, "d2", row) as f64);
         let mean = s / n;
-        let se = (n >= 2.0).then(|| ((s2 - s * s / n) / (n - 1.0)).max(0.0).sqrt() / n.sqrt());
+        // No spread (every request moved the same way) leaves the se undefined, not zero.
+        let var = if n >= 2.0 {
+            ((s2 - s * s / n) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        let se = (var > 0.0).then(|| var.sqrt() / n.sqrt());
         Rates {
             changed,
             noise: Some(get_i64(df, "noise", row) as f64 / n),
@@ -375,9 +382,15 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            // A stratum with no spread (too few requests) has no test.
+            // With spread, the normal approximation. Without (every request moved the same way,
+            // or one request), an exact sign test on the discordant requests: d ∈ {−1, 0, 1}, so
+            // Σd = pos − neg and Σd² = pos + neg. Every stratum with a replay stays in the family.
             p.push(match (r.excess, r.se) {
                 (Some(e), Some(s)) if s > 0.0 => dist::p_one_sided_positive(e, s),
+                (Some(_), _) => {
+                    let (d, d2) = (get_i64(&df, "d", row), get_i64(&df, "d2", row));
+                    dist::sign_test_greater(((d2 + d) / 2) as u64, ((d2 - d) / 2) as u64)
+                }
                 _ => f64::NAN,
             });
             by_stratum.push(ShadowStratum {
