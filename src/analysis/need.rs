@@ -14,6 +14,18 @@
 //! (Σ_h W_h·mean_h total). `oracle` is true when a block uses through_gold_rank: gold labels are
 //! not available at serve time, so the fraction is an upper bound on what any selector can save.
 //! A block with no rule in experiment.toml counts as `always` (conservative), with a warning.
+//!
+//! Marginal is not joint (seed 000): what `need` drops must be jointly removable. For a measured
+//! cut S, let C_S be the main-set cases for which `need` drops every unit of S (for a
+//! needed_units block that is every case; for through_gold_rank or when: rules, the cases the rule
+//! drops them for). The cut contradicts `need` when its mean drop over C_S is at or above
+//! threshold_drop. While one does, the contradicting cut with the fewest units (then the largest
+//! such drop, then the smaller label) sends back to needed, for every case, its unit with the
+//! largest own drop (the drop of the arm removing only that unit; a unit without one counts as
+//! −∞; ties: the smaller unit name), and the check repeats. A cut that removes a unit `need`
+//! always keeps has an empty C_S and says nothing. `forced_needed` names each unit and the cut
+//! that forced it; `joint_cut_measured` says whether one measured arm removed exactly the units
+//! `need` drops for some case.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +54,17 @@ pub struct BlockNeed {
     pub rule: String,
 }
 
+/// A unit that a needed joint cut sent back to needed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForcedUnit {
+    /// The unit.
+    pub unit: String,
+    /// The measured cut, made only of removable units, that was needed.
+    pub cut: String,
+    /// That cut's drop.
+    pub cut_drop: f64,
+}
+
 /// What `ablate need` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct NeedOutput {
@@ -61,6 +84,14 @@ pub struct NeedOutput {
     pub by_block: BTreeMap<String, BlockNeed>,
     /// Units of `needed_units` blocks judged removable, with the arm that showed it.
     pub removable_units: BTreeMap<String, String>,
+    /// Units `need` drops for at least one case, after the joint-cut check.
+    pub jointly_removable: Vec<String>,
+    /// Units sent back to needed because a measured cut made only of removable units was needed.
+    pub forced_needed: Vec<ForcedUnit>,
+    /// Whether one measured arm removes exactly `jointly_removable` (always true when it is
+    /// empty). When false the fraction rests on the untested assumption that those units can go
+    /// together.
+    pub joint_cut_measured: bool,
     /// Main-set cases used.
     pub cases: usize,
     /// Production share with no eval case, left out of value_production.
@@ -156,7 +187,9 @@ pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
         }
     }
     let gold = exp.cases.gold_rank.as_ref();
-    let needed_of = |case: usize, unit: usize| -> bool {
+    // Units a needed joint cut forced back to needed (unit → the cut that did it).
+    let mut forced: BTreeMap<String, ForcedUnit> = BTreeMap::new();
+    let rule_needs = |case: usize, unit: usize, removable_units: &BTreeMap<String, String>| {
         let spec = &units.specs[unit];
         match rule_of(&spec.block) {
             None | Some(NeedRule::Always) => true,
@@ -172,6 +205,113 @@ pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
                 .and_then(|v| v[case].as_deref())
                 .is_some_and(|v| v == value),
         }
+    };
+
+    // Marginal is not joint (see the module doc): a measured cut S whose units `need` drops
+    // together for some cases C_S must not be needed on those cases.
+    let m = &exp.results.matrix;
+    let threshold = exp.manifest.threshold_drop;
+    let unit_index = |name: &str| units.index.get(name).copied();
+    let own_drop = |unit: &str| {
+        verdicts
+            .arms
+            .iter()
+            .find(|a| a.removed.len() == 1 && a.removed[0] == unit)
+            .map_or(f64::NEG_INFINITY, |a| a.drop)
+    };
+    let dropped = |case: usize,
+                   unit: usize,
+                   removable_units: &BTreeMap<String, String>,
+                   forced: &BTreeMap<String, ForcedUnit>| {
+        !forced.contains_key(&units.specs[unit].unit) && !rule_needs(case, unit, removable_units)
+    };
+    // (arm label, its units, its drop over the cases where need drops all of them)
+    let contradictions = |removable_units: &BTreeMap<String, String>,
+                          forced: &BTreeMap<String, ForcedUnit>| {
+        let mut found: Vec<(String, Vec<String>, f64)> = Vec::new();
+        for arm in verdicts.arms.iter().filter(|a| !a.removed.is_empty()) {
+            let Some(ids) = arm
+                .removed
+                .iter()
+                .map(|u| unit_index(u))
+                .collect::<Option<Vec<usize>>>()
+            else {
+                continue;
+            };
+            let Some(a) = exp.results.arms.iter().position(|l| *l == arm.arm) else {
+                continue;
+            };
+            let p = paired.arm(m, a);
+            let on: Vec<f64> = p
+                .pos
+                .iter()
+                .zip(&p.drop)
+                .filter(|(pos, _)| {
+                    let c = paired.cases[**pos];
+                    ids.iter().all(|&u| dropped(c, u, removable_units, forced))
+                })
+                .map(|(_, d)| *d)
+                .collect();
+            if !on.is_empty() {
+                let drop = moments::mean(&on);
+                if drop >= threshold {
+                    found.push((arm.arm.clone(), arm.removed.clone(), drop));
+                }
+            }
+        }
+        // The most specific evidence first: fewest units, then the largest drop, then the label.
+        found.sort_by(|x, y| {
+            x.1.len()
+                .cmp(&y.1.len())
+                .then(y.2.total_cmp(&x.2))
+                .then(x.0.cmp(&y.0))
+        });
+        found
+    };
+    while let Some((cut, removed, cut_drop)) =
+        contradictions(&removable_units, &forced).into_iter().next()
+    {
+        let unit = removed
+            .iter()
+            .filter(|u| !forced.contains_key(*u))
+            .max_by(|a, b| own_drop(a).total_cmp(&own_drop(b)).then(b.cmp(a)))
+            .cloned()
+            .unwrap_or_default();
+        warnings.push(format!(
+            "the measured cut \"{cut}\" loses {cut_drop:.4} on the cases where need drops all its units, at or above the threshold: {unit} is counted as needed"
+        ));
+        removable_units.remove(&unit);
+        forced.insert(
+            unit.clone(),
+            ForcedUnit {
+                unit,
+                cut,
+                cut_drop,
+            },
+        );
+    }
+    let jointly: std::collections::BTreeSet<String> = (0..units.specs.len())
+        .filter(|&u| {
+            paired
+                .cases
+                .iter()
+                .any(|&c| dropped(c, u, &removable_units, &forced))
+        })
+        .map(|u| units.specs[u].unit.clone())
+        .collect();
+    let joint_cut_measured = jointly.is_empty()
+        || verdicts.arms.iter().any(|a| {
+            a.removed.len() == jointly.len() && a.removed.iter().all(|u| jointly.contains(u))
+        });
+    if !joint_cut_measured {
+        warnings.push(format!(
+            "no measured arm removes exactly the {} units need drops ({}); the fraction assumes they can go together",
+            jointly.len(),
+            jointly.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let needed_of = |case: usize, unit: usize| -> bool {
+        forced.contains_key(&units.specs[unit].unit) || rule_needs(case, unit, &removable_units)
     };
 
     let blocks = units.blocks();
@@ -245,6 +385,9 @@ pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
         oracle_note: oracle.then(|| ORACLE_NOTE.to_string()),
         by_block,
         removable_units,
+        jointly_removable: jointly.into_iter().collect(),
+        forced_needed: forced.into_values().collect(),
+        joint_cut_measured,
         cases: paired.cases.len(),
         unmeasured_share: production.map(|p| p.unmeasured_share),
         warnings,

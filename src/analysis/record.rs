@@ -75,6 +75,12 @@ pub struct DecisionRecord {
     pub unmeasured_share: Option<f64>,
     /// The stress slice, when there is one.
     pub stress: Option<StressSummary>,
+    /// Units counted as needed because a measured cut of units `need` drops was needed, each with
+    /// the cut that forced it (see `need`).
+    pub forced_needed: Vec<crate::analysis::need::ForcedUnit>,
+    /// Whether one measured arm removed exactly the units `need` drops; when false the fraction
+    /// assumes they can go together, untested.
+    pub joint_cut_measured: bool,
     /// ablate's version.
     pub tool_version: &'static str,
     /// Bootstrap seed.
@@ -184,6 +190,8 @@ pub fn assemble(
         value_production: need.value_production,
         unmeasured_share: need.unmeasured_share,
         stress,
+        forced_needed: need.forced_needed.clone(),
+        joint_cut_measured: need.joint_cut_measured,
         tool_version: env!("CARGO_PKG_VERSION"),
         seed: cfg.seed,
         bootstrap: cfg.bootstrap,
