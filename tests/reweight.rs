@@ -359,3 +359,54 @@ fn manifest_strata_missing_from_the_mix() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The demo's cases come in clusters (shared source tickets): production se is clustered. With
+/// every case its own cluster it equals the unclustered se exactly; with the real clusters it
+/// differs.
+#[test]
+fn production_se_is_clustered() {
+    use polars::prelude::*;
+    let se_with = |cluster: Option<&str>| -> Vec<f64> {
+        let w = common::Workdir::demo_copy();
+        let path = w.path("cases.parquet");
+        let mut df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+            .finish()
+            .unwrap();
+        match cluster {
+            Some("case_id") => {
+                let ids = df.column("case_id").unwrap().clone();
+                df.with_column(ids.with_name("cluster".into())).unwrap();
+            }
+            Some(_) => {}
+            None => {
+                df = df.drop("cluster").unwrap();
+            }
+        }
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .finish(&mut df)
+            .unwrap();
+        let v = common::json(
+            common::ablate()
+                .args(["reweight", "--json", "--bootstrap", "0"])
+                .arg(&w.dir),
+        );
+        v["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["se_production"].as_f64().unwrap())
+            .collect()
+    };
+    let plain = se_with(None);
+    let singletons = se_with(Some("case_id"));
+    let clustered = se_with(Some("real"));
+    for (p, s) in plain.iter().zip(&singletons) {
+        assert!((p - s).abs() < 1e-12, "{p} vs {s}");
+    }
+    assert!(
+        plain
+            .iter()
+            .zip(&clustered)
+            .any(|(p, c)| (p - c).abs() > 1e-6)
+    );
+}

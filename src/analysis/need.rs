@@ -38,6 +38,7 @@ use crate::analysis::sweep::{self, Verdict};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, NeedRule};
 use crate::stats::moments::{self, Neumaier};
+use crate::stats::survey;
 
 /// The note attached to an oracle fraction.
 pub const ORACLE_NOTE: &str =
@@ -346,8 +347,8 @@ pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
         ));
     }
     let value_production = production.as_ref().and_then(|p| {
-        let (num, _) = reweight::post_stratified(&needed_case, &p.stratum, &p.share);
-        let (den, _) = reweight::post_stratified(&total_case, &p.stratum, &p.share);
+        let (num, _) = survey::post_stratified(&needed_case, &p.stratum, &p.share, None);
+        let (den, _) = survey::post_stratified(&total_case, &p.stratum, &p.share, None);
         match (num, den) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,

@@ -6,14 +6,16 @@
 //! **Post-stratification** (one mix): strata h are the combinations of the stratum columns, W_h
 //! the production share. For any per-case quantity x: x̂ = Σ_h W_h · mean_{i∈h} xᵢ, with
 //! se = √(Σ_h W_h² s_h²/n_h) (s_h the sample sd within h; null, with a warning, when some weighted
-//! stratum has fewer than 2 cases). Kish's effective sample size (Σw)²/Σw² with wᵢ = W_h/n_h says
+//! stratum has fewer than 2 cases); clustered when the cases have clusters
+//! ([`survey::post_stratified`]). Kish's effective sample size (Σw)²/Σw² with wᵢ = W_h/n_h says
 //! what the weighting costs.
 //!
 //! **Raking** (several mixes, one dimension each): iterative proportional fitting of case weights
 //! (Deming & Stephan 1940), from equal weights, until every margin is within 1e-10 of its target
-//! (an error naming the margin if not within 1000 rounds); x̂ = Σ wᵢxᵢ/Σ wᵢ with the linearised se
-//! √(n/(n−1)·Σ (wᵢ(xᵢ − x̂))²)/Σ wᵢ, treating the weights as fixed. With a single dimension raking
-//! gives the post-stratified estimate.
+//! (an error naming the margin if not within 1000 rounds); x̂ = Σ wᵢxᵢ/Σ wᵢ with the calibration
+//! se of Deville & Särndal (1992), as the R survey package computes it for `rake`, clustered when
+//! the cases have clusters ([`survey::raked_mean`]). A raking cell with one eval case gets a
+//! warning. With a single dimension raking gives the post-stratified estimate.
 //!
 //! A production stratum with no eval case is an error naming it, unless `allow_unmeasured`: then
 //! shares are renormalised over measured strata and `unmeasured_share` says what was dropped
@@ -32,12 +34,8 @@ use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::sweep::Verdict;
 use crate::error::{Error, Result, Row};
 use crate::io::{Experiment, Mix};
-use crate::stats::moments::{self, Neumaier};
-
-/// Convergence tolerance of raking on every margin.
-pub const RAKE_TOLERANCE: f64 = 1e-10;
-/// Maximum raking rounds.
-pub const RAKE_MAX_ROUNDS: usize = 1000;
+use crate::stats::moments;
+use crate::stats::survey::{self, RAKE_MAX_ROUNDS};
 
 /// Options of a reweighting run.
 #[derive(Debug, Clone, Default)]
@@ -385,113 +383,6 @@ fn stratify(
     })
 }
 
-/// Post-stratified estimate of per-case values `x` at paired positions `pos`:
-/// (Σ_h W_h·mean_h, √(Σ_h W_h² s_h²/n_h)). The estimate is `None` when a weighted stratum has no
-/// case among `pos`; the se is `None` when one has fewer than 2.
-pub fn post_stratified(x: &[f64], strata: &[usize], share: &[f64]) -> (Option<f64>, Option<f64>) {
-    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); share.len()];
-    for (v, &s) in x.iter().zip(strata) {
-        groups[s].push(*v);
-    }
-    let mut est = Neumaier::default();
-    let mut var = Neumaier::default();
-    let mut se_defined = true;
-    for (h, g) in groups.iter().enumerate() {
-        if share[h] == 0.0 {
-            continue;
-        }
-        if g.is_empty() {
-            return (None, None);
-        }
-        est.add(share[h] * moments::mean(g));
-        if g.len() < 2 {
-            se_defined = false;
-        } else {
-            var.add(share[h] * share[h] * moments::sample_variance(g) / g.len() as f64);
-        }
-    }
-    (
-        Some(est.total()),
-        se_defined.then(|| var.total().max(0.0).sqrt()),
-    )
-}
-
-/// Weighted mean Σwx/Σw and its linearised se √(n/(n−1)·Σ(w(x − x̂))²)/Σw.
-pub fn weighted_mean(x: &[f64], w: &[f64]) -> (Option<f64>, Option<f64>) {
-    let total = moments::sum(w.iter().copied());
-    if total <= 0.0 {
-        return (None, None);
-    }
-    let est = moments::sum(x.iter().zip(w).map(|(x, w)| x * w)) / total;
-    let n = w.iter().filter(|w| **w > 0.0).count();
-    if n < 2 {
-        return (Some(est), None);
-    }
-    let ss = moments::sum(x.iter().zip(w).map(|(x, w)| (w * (x - est)).powi(2)));
-    (
-        Some(est),
-        Some((n as f64 / (n - 1) as f64 * ss).sqrt() / total),
-    )
-}
-
-/// Iterative proportional fitting: case weights whose margins match every target.
-///
-/// `margins[m]` = (category of each case, target share per category). Starts from weights 1.
-///
-/// # Errors
-/// Returns the index of the margin furthest from its target when 1000 rounds do not bring every
-/// margin within 1e-10.
-pub fn rake(
-    margins: &[(Vec<usize>, Vec<f64>)],
-    n: usize,
-) -> std::result::Result<Vec<f64>, (usize, f64)> {
-    let mut w = vec![1.0; n];
-    let deviation = |w: &[f64]| -> (usize, f64) {
-        let total = moments::sum(w.iter().copied());
-        let mut worst = (0, 0.0f64);
-        for (m, (cat, target)) in margins.iter().enumerate() {
-            let mut sums = vec![Neumaier::default(); target.len()];
-            for (i, &c) in cat.iter().enumerate() {
-                sums[c].add(w[i]);
-            }
-            for (g, t) in target.iter().enumerate() {
-                let d = (sums[g].total() / total - t).abs();
-                if d > worst.1 {
-                    worst = (m, d);
-                }
-            }
-        }
-        worst
-    };
-    for _ in 0..RAKE_MAX_ROUNDS {
-        for (cat, target) in margins {
-            let total = moments::sum(w.iter().copied());
-            let mut sums = vec![Neumaier::default(); target.len()];
-            for (i, &c) in cat.iter().enumerate() {
-                sums[c].add(w[i]);
-            }
-            let factor: Vec<f64> = target
-                .iter()
-                .zip(&sums)
-                .map(|(t, s)| {
-                    if s.total() > 0.0 {
-                        t * total / s.total()
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            for (i, &c) in cat.iter().enumerate() {
-                w[i] *= factor[c];
-            }
-        }
-        if deviation(&w).1 < RAKE_TOLERANCE {
-            return Ok(w);
-        }
-    }
-    Err(deviation(&w))
-}
-
 /// The most under-sampled stratum in the seed's wording.
 fn coverage_gap(coverage: &[Coverage]) -> Option<String> {
     let describe = |c: &Coverage| {
@@ -648,7 +539,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 .iter()
                 .map(|w| (w.stratum.clone(), w.share.clone()))
                 .collect();
-            rake(&margins, paired.cases.len()).map_err(|(margin, dev)| {
+            survey::rake(&margins, paired.cases.len()).map_err(|(margin, dev)| {
                 Error::Usage(format!(
                     "raking did not converge in {RAKE_MAX_ROUNDS} rounds: margin {} ({}) is still {dev:.2e} from its target. The margins may be incompatible with the eval's cases (e.g. a combination production needs that the set lacks)",
                     mixes[margin].path.display(),
@@ -676,15 +567,36 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         }
     }
 
+    if method == Method::Raked {
+        for c in weighting.iter().flat_map(|w| &w.coverage) {
+            if c.eval_cases == 1 && c.production_share > 0.0 {
+                warnings.push(format!(
+                    "raking cell {} has one eval case: its weight, and every raked figure, leans on that case",
+                    c.label()
+                ));
+            }
+        }
+    }
+    // Clustered standard errors when the cases come in clusters (the paired units).
+    let clusters_at = |pos: &[usize]| -> Option<Vec<u32>> {
+        paired
+            .clustered
+            .then(|| pos.iter().map(|&p| paired.unit[p]).collect())
+    };
     let estimate = |pos: &[usize], x: &[f64]| -> (Option<f64>, Option<f64>) {
+        let clusters = clusters_at(pos);
         match method {
             Method::PostStratified => {
                 let strata: Vec<usize> = pos.iter().map(|&p| weighting[0].stratum[p]).collect();
-                post_stratified(x, &strata, &weighting[0].share)
+                survey::post_stratified(x, &strata, &weighting[0].share, clusters.as_deref())
             }
             Method::Raked => {
                 let w: Vec<f64> = pos.iter().map(|&p| weights[p]).collect();
-                weighted_mean(x, &w)
+                let margins: Vec<Vec<usize>> = weighting
+                    .iter()
+                    .map(|m| pos.iter().map(|&p| m.stratum[p]).collect())
+                    .collect();
+                survey::raked_mean(x, &w, &margins, clusters.as_deref())
             }
         }
     };
@@ -752,76 +664,4 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             .collect(),
         warnings,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn post_stratified_two_strata_by_hand() {
-        // Stratum 0: 1, 3 (mean 2, s² 2); stratum 1: 10, 12, 14 (mean 12, s² 4).
-        // W = 0.25, 0.75 → 0.5 + 9 = 9.5 ; se² = 0.0625·2/2 + 0.5625·4/3 = 0.0625 + 0.75.
-        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
-        let s = [0, 0, 1, 1, 1];
-        let (est, se) = post_stratified(&x, &s, &[0.25, 0.75]);
-        assert!((est.unwrap() - 9.5).abs() < 1e-12);
-        assert!((se.unwrap() - (0.0625f64 + 0.75).sqrt()).abs() < 1e-12);
-        // A one-case stratum: estimate defined, se not.
-        let (est, se) = post_stratified(&[1.0, 10.0, 12.0], &[0, 1, 1], &[0.5, 0.5]);
-        assert!((est.unwrap() - 6.0).abs() < 1e-12);
-        assert!(se.is_none());
-        // A weighted stratum with no case: undefined.
-        assert_eq!(post_stratified(&[1.0], &[0], &[0.5, 0.5]), (None, None));
-    }
-
-    #[test]
-    fn own_shares_change_nothing() {
-        let x = [0.0, 1.0, 1.0, 0.0, 1.0];
-        let s = [0, 0, 1, 1, 1];
-        let (est, _) = post_stratified(&x, &s, &[0.4, 0.6]);
-        assert!((est.unwrap() - moments::mean(&x)).abs() < 1e-15);
-    }
-
-    #[test]
-    fn ipf_two_by_two_known_answer() {
-        // Four cases, one per cell of rows {a, b} × columns {x, y}; targets rows 0.3/0.7 and
-        // columns 0.6/0.4. With one case per cell and equal start, IPF converges to the
-        // independence table: w ∝ row·col → 0.18, 0.12, 0.42, 0.28.
-        let rows = vec![0, 0, 1, 1];
-        let cols = vec![0, 1, 0, 1];
-        let w = rake(&[(rows, vec![0.3, 0.7]), (cols, vec![0.6, 0.4])], 4).unwrap();
-        let total: f64 = w.iter().sum();
-        let want = [0.18, 0.12, 0.42, 0.28];
-        for (wi, t) in w.iter().zip(want) {
-            assert!((wi / total - t).abs() < 1e-9, "{w:?}");
-        }
-    }
-
-    #[test]
-    fn ipf_single_dimension_equals_post_stratification() {
-        let cat = vec![0, 0, 1, 1, 1];
-        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
-        let w = rake(&[(cat.clone(), vec![0.25, 0.75])], 5).unwrap();
-        let (raked, _) = weighted_mean(&x, &w);
-        let (post, _) = post_stratified(&x, &cat, &[0.25, 0.75]);
-        assert!((raked.unwrap() - post.unwrap()).abs() < 1e-12);
-    }
-
-    #[test]
-    fn ipf_incompatible_margins_fail() {
-        // Category 1 of margin B holds no case, yet it needs 50%.
-        let r = rake(&[(vec![0, 0], vec![1.0]), (vec![0, 0], vec![0.5, 0.5])], 2);
-        assert_eq!(r.unwrap_err().0, 1);
-    }
-
-    #[test]
-    fn weighted_mean_se_by_hand() {
-        // Equal weights: se = s/√n.
-        let x = [1.0, 2.0, 3.0, 4.0];
-        let (est, se) = weighted_mean(&x, &[1.0; 4]);
-        assert_eq!(est, Some(2.5));
-        let (_, plain) = moments::mean_se(&x, None);
-        assert!((se.unwrap() - plain.unwrap()).abs() < 1e-12);
-    }
 }

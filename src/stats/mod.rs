@@ -1,8 +1,10 @@
 //! Pure numeric code: stable sums and moments, percentiles, distributions and tests, the estimate
-//! type and the joint bootstrap. No Polars, no I/O.
+//! type, the joint bootstrap and the survey estimators (post-stratification, raking). No Polars,
+//! no I/O.
 
 pub mod bootstrap;
 pub mod dist;
 pub mod estimate;
 pub mod moments;
 pub mod percentile;
+pub mod survey;

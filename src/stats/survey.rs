@@ -1,0 +1,371 @@
+//! Survey estimators: post-stratification, raking (iterative proportional fitting) and their
+//! standard errors, plain or clustered.
+//!
+//! - **Post-stratified mean** x̂ = Σ_h W_h·x̄_h with W_h the production share of stratum h.
+//!   Plain se = √(Σ_h W_h²·s_h²/n_h) (SPEC §4). Clustered (cases share a source ticket): the
+//!   linearised residuals z_i = (W_h/n_h)·√(n_h/(n_h−1))·(x_i − x̄_h) are summed per cluster and
+//!   se = √(Σ_c Z_c²), which is exactly the plain formula when every case is its own cluster.
+//! - **Raking**: case weights from iterative proportional fitting of the margins, starting from
+//!   equal weights, until every margin is within 1e-10 of its target.
+//! - **Raked mean** x̂ = Σw·x/Σw with the calibration (Deville & Särndal 1992) linearisation the R
+//!   survey package uses for `rake`/`calibrate`: u_i = x_i − x̂ is replaced by its residual e_i from
+//!   the least-squares fit of u on the indicators of every margin's categories (what survey's
+//!   `svyrecvar` reaches by alternately subtracting category means), z_i = w_i·e_i/Σw, and
+//!   se = √(n/(n−1)·Σ_i (z_i − z̄)²), or with clusters √(C/(C−1)·Σ_c (Z_c − Z̄)²). The residuals
+//!   remove the variation the margins already fix, which treating the weights as fixed counts.
+//!
+//! Kish's effective sample size (Σw)²/Σw² shows what weighting costs.
+
+use nalgebra::{DMatrix, DVector};
+
+use crate::stats::moments::{self, Neumaier};
+
+/// Raking stops when every margin is within this of its target share.
+pub const RAKE_TOLERANCE: f64 = 1e-10;
+/// Raking gives up after this many rounds.
+pub const RAKE_MAX_ROUNDS: usize = 1000;
+
+/// Post-stratified estimate of per-case values `x` with stratum `strata[i]` and production shares
+/// `share[h]`: (Σ_h W_h·mean_h, se). The estimate is `None` when a weighted stratum has no case;
+/// the se is `None` when one has fewer than 2 cases. With `clusters` (a small integer id per case)
+/// the se is the clustered linearisation of the module doc.
+pub fn post_stratified(
+    x: &[f64],
+    strata: &[usize],
+    share: &[f64],
+    clusters: Option<&[u32]>,
+) -> (Option<f64>, Option<f64>) {
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); share.len()];
+    for (v, &s) in x.iter().zip(strata) {
+        groups[s].push(*v);
+    }
+    let mut est = Neumaier::default();
+    let mut var = Neumaier::default();
+    let mut se_defined = true;
+    let mut means = vec![0.0; share.len()];
+    for (h, g) in groups.iter().enumerate() {
+        if share[h] == 0.0 {
+            continue;
+        }
+        if g.is_empty() {
+            return (None, None);
+        }
+        means[h] = moments::mean(g);
+        est.add(share[h] * means[h]);
+        if g.len() < 2 {
+            se_defined = false;
+        } else {
+            var.add(share[h] * share[h] * moments::sample_variance(g) / g.len() as f64);
+        }
+    }
+    let se = match clusters {
+        _ if !se_defined => None,
+        None => Some(var.total().max(0.0).sqrt()),
+        Some(ids) => {
+            let z = x.iter().zip(strata).map(|(v, &h)| {
+                let n = groups[h].len() as f64;
+                if share[h] == 0.0 {
+                    0.0
+                } else {
+                    share[h] / n * (n / (n - 1.0)).sqrt() * (v - means[h])
+                }
+            });
+            let totals = cluster_totals(z, ids);
+            (totals.len() >= 2).then(|| moments::sum(totals.iter().map(|t| t * t)).max(0.0).sqrt())
+        }
+    };
+    (Some(est.total()), se)
+}
+
+/// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
+fn cluster_totals(z: impl Iterator<Item = f64>, ids: &[u32]) -> Vec<f64> {
+    let size = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
+    let mut totals = vec![Neumaier::default(); size];
+    let mut seen = vec![false; size];
+    for (v, &c) in z.zip(ids) {
+        totals[c as usize].add(v);
+        seen[c as usize] = true;
+    }
+    totals
+        .iter()
+        .zip(&seen)
+        .filter(|(_, s)| **s)
+        .map(|(t, _)| t.total())
+        .collect()
+}
+
+/// With-replacement variance of a total from per-unit contributions:
+/// k/(k−1)·Σ (t − t̄)² over the k units (cases, or cluster totals); `None` with fewer than two.
+fn with_replacement_var(totals: &[f64]) -> Option<f64> {
+    let k = totals.len();
+    if k < 2 {
+        return None;
+    }
+    let mean = moments::mean(totals);
+    let ss = moments::sum(totals.iter().map(|t| (t - mean) * (t - mean)));
+    Some(k as f64 / (k - 1) as f64 * ss)
+}
+
+/// Iterative proportional fitting: case weights whose margins match every target.
+///
+/// `margins[m]` = (category of each case, target share per category). Starts from weights 1.
+///
+/// # Errors
+/// Returns the index of the margin furthest from its target, and the distance, when 1000 rounds
+/// do not bring every margin within 1e-10.
+pub fn rake(
+    margins: &[(Vec<usize>, Vec<f64>)],
+    n: usize,
+) -> std::result::Result<Vec<f64>, (usize, f64)> {
+    let mut w = vec![1.0; n];
+    let deviation = |w: &[f64]| -> (usize, f64) {
+        let total = moments::sum(w.iter().copied());
+        let mut worst = (0, 0.0f64);
+        for (m, (cat, target)) in margins.iter().enumerate() {
+            let mut sums = vec![Neumaier::default(); target.len()];
+            for (i, &c) in cat.iter().enumerate() {
+                sums[c].add(w[i]);
+            }
+            for (g, t) in target.iter().enumerate() {
+                let d = (sums[g].total() / total - t).abs();
+                if d > worst.1 {
+                    worst = (m, d);
+                }
+            }
+        }
+        worst
+    };
+    for _ in 0..RAKE_MAX_ROUNDS {
+        for (cat, target) in margins {
+            let total = moments::sum(w.iter().copied());
+            let mut sums = vec![Neumaier::default(); target.len()];
+            for (i, &c) in cat.iter().enumerate() {
+                sums[c].add(w[i]);
+            }
+            let factor: Vec<f64> = target
+                .iter()
+                .zip(&sums)
+                .map(|(t, s)| {
+                    if s.total() > 0.0 {
+                        t * total / s.total()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            for (i, &c) in cat.iter().enumerate() {
+                w[i] *= factor[c];
+            }
+        }
+        if deviation(&w).1 < RAKE_TOLERANCE {
+            return Ok(w);
+        }
+    }
+    Err(deviation(&w))
+}
+
+/// Raked mean Σw·x/Σw with the calibration-residual se of the module doc. `margins[m][i]` is case
+/// i's category in margin m; `clusters` gives each case's cluster id when cases are clustered.
+/// The estimate is `None` when Σw ≤ 0; the se with fewer than two cases (clusters).
+pub fn raked_mean(
+    x: &[f64],
+    w: &[f64],
+    margins: &[Vec<usize>],
+    clusters: Option<&[u32]>,
+) -> (Option<f64>, Option<f64>) {
+    let n = x.len();
+    let total = moments::sum(w.iter().copied());
+    if total <= 0.0 || n == 0 {
+        return (None, None);
+    }
+    let est = moments::sum(x.iter().zip(w).map(|(x, w)| x * w)) / total;
+    let u: Vec<f64> = x.iter().map(|x| x - est).collect();
+    let e = margin_residuals(&u, margins);
+    let z = e.iter().zip(w).map(|(e, w)| w * e / total);
+    let var = match clusters {
+        None => with_replacement_var(&z.collect::<Vec<_>>()),
+        Some(ids) => with_replacement_var(&cluster_totals(z, ids)),
+    };
+    (Some(est), var.map(|v| v.max(0.0).sqrt()))
+}
+
+/// Residuals of the ordinary least-squares fit of `u` on the indicators of every margin's
+/// categories (an intercept is in their span). The indicator columns are collinear across
+/// margins, so the normal equations are solved with a pseudo-inverse.
+fn margin_residuals(u: &[f64], margins: &[Vec<usize>]) -> Vec<f64> {
+    let n = u.len();
+    // One column per (margin, category) that occurs.
+    let mut columns: Vec<(usize, usize)> = Vec::new();
+    for (m, cats) in margins.iter().enumerate() {
+        let mut present: Vec<usize> = cats.clone();
+        present.sort_unstable();
+        present.dedup();
+        columns.extend(present.into_iter().map(|c| (m, c)));
+    }
+    if columns.is_empty() {
+        return u.to_vec();
+    }
+    let x = DMatrix::from_fn(n, columns.len(), |i, j| {
+        let (m, c) = columns[j];
+        if margins[m][i] == c { 1.0 } else { 0.0 }
+    });
+    let y = DVector::from_column_slice(u);
+    let xtx = x.transpose() * &x;
+    let xty = x.transpose() * &y;
+    let Ok(pinv) = xtx.pseudo_inverse(1e-10) else {
+        return u.to_vec();
+    };
+    let fitted = &x * (pinv * xty);
+    u.iter().zip(fitted.iter()).map(|(u, f)| u - f).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_stratified_two_strata_by_hand() {
+        // Stratum 0: 1, 3 (mean 2, s² 2); stratum 1: 10, 12, 14 (mean 12, s² 4).
+        // W = 0.25, 0.75 → 0.5 + 9 = 9.5 ; se² = 0.0625·2/2 + 0.5625·4/3 = 0.0625 + 0.75.
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let s = [0, 0, 1, 1, 1];
+        let (est, se) = post_stratified(&x, &s, &[0.25, 0.75], None);
+        assert!((est.unwrap() - 9.5).abs() < 1e-12);
+        assert!((se.unwrap() - (0.0625f64 + 0.75).sqrt()).abs() < 1e-12);
+        // A one-case stratum: estimate defined, se not.
+        let (est, se) = post_stratified(&[1.0, 10.0, 12.0], &[0, 1, 1], &[0.5, 0.5], None);
+        assert!((est.unwrap() - 6.0).abs() < 1e-12);
+        assert!(se.is_none());
+        // A weighted stratum with no case: undefined.
+        assert_eq!(
+            post_stratified(&[1.0], &[0], &[0.5, 0.5], None),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn clustered_post_stratification() {
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let s = [0, 0, 1, 1, 1];
+        let share = [0.25, 0.75];
+        // Every case its own cluster: exactly the plain formula.
+        let (_, plain) = post_stratified(&x, &s, &share, None);
+        let (_, single) = post_stratified(&x, &s, &share, Some(&[0, 1, 2, 3, 4]));
+        assert!((plain.unwrap() - single.unwrap()).abs() < 1e-15);
+        // Clusters {0, 2} and {1, 3, 4}, by hand: z = (W/n)·√(n/(n−1))·(x − x̄_h)
+        // stratum 0: 0.125·√2·(−1, 1); stratum 1: 0.25·√1.5·(−2, 0, 2).
+        let a = 0.125 * 2f64.sqrt();
+        let b = 0.25 * 1.5f64.sqrt();
+        let z0 = -a + -2.0 * b;
+        let z1 = a + 0.0 * b + 2.0 * b;
+        let (_, clustered) = post_stratified(&x, &s, &share, Some(&[0, 1, 0, 1, 1]));
+        assert!((clustered.unwrap() - (z0 * z0 + z1 * z1).sqrt()).abs() < 1e-12);
+        // One cluster: undefined.
+        assert!(post_stratified(&x, &s, &share, Some(&[7; 5])).1.is_none());
+    }
+
+    #[test]
+    fn own_shares_change_nothing() {
+        let x = [0.0, 1.0, 1.0, 0.0, 1.0];
+        let s = [0, 0, 1, 1, 1];
+        let (est, _) = post_stratified(&x, &s, &[0.4, 0.6], None);
+        assert!((est.unwrap() - moments::mean(&x)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn ipf_two_by_two_known_answer() {
+        // Four cases, one per cell of rows {a, b} × columns {x, y}; targets rows 0.3/0.7 and
+        // columns 0.6/0.4. With one case per cell and equal start, IPF converges to the
+        // independence table: w ∝ row·col → 0.18, 0.12, 0.42, 0.28.
+        let rows = vec![0, 0, 1, 1];
+        let cols = vec![0, 1, 0, 1];
+        let w = rake(&[(rows, vec![0.3, 0.7]), (cols, vec![0.6, 0.4])], 4).unwrap();
+        let total: f64 = w.iter().sum();
+        let want = [0.18, 0.12, 0.42, 0.28];
+        for (wi, t) in w.iter().zip(want) {
+            assert!((wi / total - t).abs() < 1e-9, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn ipf_single_dimension_equals_post_stratification() {
+        let cat = vec![0, 0, 1, 1, 1];
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let w = rake(&[(cat.clone(), vec![0.25, 0.75])], 5).unwrap();
+        let (raked, _) = raked_mean(&x, &w, &[cat.clone()], None);
+        let (post, _) = post_stratified(&x, &cat, &[0.25, 0.75], None);
+        assert!((raked.unwrap() - post.unwrap()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ipf_incompatible_margins_fail() {
+        // Category 1 of margin B holds no case, yet it needs 50%.
+        let r = rake(&[(vec![0, 0], vec![1.0]), (vec![0, 0], vec![0.5, 0.5])], 2);
+        assert_eq!(r.unwrap_err().0, 1);
+    }
+
+    /// The R survey package's algorithm for the variance of a raked mean, written out as
+    /// `svyrecvar` does it (an independent second method): influence values x_i = w_i·u_i/Σw,
+    /// then many rounds of "x ← x − w·ave(x/w, margin)" over the margins, then the
+    /// with-replacement variance n/(n−1)·Σ(x − x̄)² (of cluster totals, with clusters).
+    fn survey_rake_se(x: &[f64], w: &[f64], margins: &[Vec<usize>], clusters: &[u32]) -> f64 {
+        let n = x.len();
+        let total: f64 = w.iter().sum();
+        let est: f64 = x.iter().zip(w).map(|(x, w)| x * w).sum::<f64>() / total;
+        let mut inf: Vec<f64> = (0..n).map(|i| w[i] * (x[i] - est) / total).collect();
+        for _ in 0..2000 {
+            for margin in margins {
+                let k = margin.iter().max().unwrap() + 1;
+                let mut sum = vec![0.0; k];
+                let mut count = vec![0.0; k];
+                for i in 0..n {
+                    sum[margin[i]] += inf[i] / w[i];
+                    count[margin[i]] += 1.0;
+                }
+                for i in 0..n {
+                    inf[i] -= w[i] * sum[margin[i]] / count[margin[i]];
+                }
+            }
+        }
+        let c = *clusters.iter().max().unwrap() as usize + 1;
+        let mut tot = vec![0.0; c];
+        for i in 0..n {
+            tot[clusters[i] as usize] += inf[i];
+        }
+        let k = tot.len() as f64;
+        let mean = tot.iter().sum::<f64>() / k;
+        (k / (k - 1.0) * tot.iter().map(|t| (t - mean).powi(2)).sum::<f64>()).sqrt()
+    }
+
+    #[test]
+    fn raked_se_matches_the_survey_package_algorithm() {
+        // Eight cases, two margins (turns 2 categories, slice 3), uneven targets.
+        let x = [0.9, 0.2, 1.0, 0.4, 0.7, 0.0, 0.5, 0.8];
+        let turns = vec![0, 0, 0, 1, 1, 0, 1, 0];
+        let slice = vec![0, 1, 2, 0, 1, 2, 2, 1];
+        let w = rake(
+            &[
+                (turns.clone(), vec![0.6, 0.4]),
+                (slice.clone(), vec![0.2, 0.5, 0.3]),
+            ],
+            8,
+        )
+        .unwrap();
+        let margins = vec![turns, slice];
+        let (est, se) = raked_mean(&x, &w, &margins, None);
+        let by_hand: f64 =
+            x.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / w.iter().sum::<f64>();
+        assert!((est.unwrap() - by_hand).abs() < 1e-12);
+        let singletons: Vec<u32> = (0..8).collect();
+        let want = survey_rake_se(&x, &w, &margins, &singletons);
+        assert!((se.unwrap() - want).abs() < 1e-10, "{se:?} vs {want}");
+        // Clustered: the same algorithm on cluster totals.
+        let clusters = [0, 0, 1, 1, 2, 2, 3, 3];
+        let (_, se_c) = raked_mean(&x, &w, &margins, Some(&clusters));
+        let want_c = survey_rake_se(&x, &w, &margins, &clusters);
+        assert!(
+            (se_c.unwrap() - want_c).abs() < 1e-10,
+            "{se_c:?} vs {want_c}"
+        );
+    }
+}
