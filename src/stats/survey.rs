@@ -292,7 +292,7 @@ mod tests {
         let cat = vec![0, 0, 1, 1, 1];
         let x = [1.0, 3.0, 10.0, 12.0, 14.0];
         let w = rake(&[(cat.clone(), vec![0.25, 0.75])], 5).unwrap();
-        let (raked, _) = raked_mean(&x, &w, &[cat.clone()], None);
+        let (raked, _) = raked_mean(&x, &w, std::slice::from_ref(&cat), None);
         let (post, _) = post_stratified(&x, &cat, &[0.25, 0.75], None);
         assert!((raked.unwrap() - post.unwrap()).abs() < 1e-12);
     }
