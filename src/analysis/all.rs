@@ -55,13 +55,15 @@ pub struct Analyses {
     pub skipped: Vec<String>,
 }
 
-/// The value of an optional analysis, or `None` with the reason noted in `skipped`.
-fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Option<T> {
+/// The value of an optional analysis, or `None` with the reason noted in `skipped` when the data
+/// does not support it. An internal failure (exit code 1, a bug) is returned, never hidden.
+fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Result<Option<T>> {
     match r {
-        Ok(v) => Some(v),
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.exit_code() == 1 => Err(e),
         Err(e) => {
             skipped.push(format!("{name}: {e}"));
-            None
+            Ok(None)
         }
     }
 }
@@ -70,7 +72,8 @@ fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Option<T>
 /// before it runs (for a progress bar).
 ///
 /// # Errors
-/// Errors of the core analyses (the optional ones are listed in `skipped`).
+/// Errors of the core analyses (the optional ones are listed in `skipped`), and internal failures
+/// of any.
 pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result<Analyses> {
     let mut skipped = Vec::new();
     step("check");
@@ -87,14 +90,14 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             &mut skipped,
             "reweight",
             reweight::run(exp, &ReweightOptions::default()),
-        ),
+        )?,
         None => None,
     };
     step("stress");
     let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp));
     step("need");
     let need = match &exp.units {
-        Some(_) => optional(&mut skipped, "need", need::run(exp, false)),
+        Some(_) => optional(&mut skipped, "need", need::run(exp, false))?,
         None => None,
     };
     step("curve");
@@ -106,7 +109,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
     let curve = has_budget.then(|| curve::run(exp, cfg, None));
     step("selector");
     let selector = match &exp.passages {
-        Some(_) => optional(&mut skipped, "selector", selector::run(exp)),
+        Some(_) => optional(&mut skipped, "selector", selector::run(exp))?,
         None => None,
     };
     step("shadow");
@@ -121,7 +124,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
                 &mut skipped,
                 "shadow",
                 shadow::run(&TableFile::at(&log.path), &by, cfg.confidence),
-            )
+            )?
         }
         None => None,
     };
@@ -131,7 +134,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             &mut skipped,
             "context",
             context::run(&TableFile::at(&log.path), None, &Policy::default()),
-        ),
+        )?,
         None => None,
     };
     step("record");
