@@ -43,7 +43,9 @@ struct Global {
     /// Random seed for bootstrap resamples and simulations; the same seed gives byte-identical output.
     #[arg(long, global = true, default_value_t = 0)]
     seed: u64,
-    /// Bootstrap resamples for confidence intervals (0 = normal approximation only).
+    /// Bootstrap resamples for confidence intervals (0 = normal approximation only). At least
+    /// 10/(1 − confidence), so that 5 resamples lie beyond each end of the interval: 200 at the
+    /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000.
     #[arg(long, global = true, default_value_t = 10_000)]
     bootstrap: usize,
     /// Confidence level of intervals, in (0, 1).
@@ -406,6 +408,11 @@ impl From<DesignArg> for analysis::plan::DesignKind {
     }
 }
 
+/// A confidence level as a percentage with the digits it needs ("95%", "99.99999%").
+fn crate_percent(confidence: f64) -> String {
+    ablate::report::text::percent_level(confidence)
+}
+
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
 const MAX_BOOTSTRAP: usize = 1_000_000;
 
@@ -414,6 +421,15 @@ fn validate(g: &Global) -> Result<()> {
         return Err(Error::Usage(format!(
             "--confidence {} is outside (0, 1); use e.g. 0.95",
             g.confidence
+        )));
+    }
+    let min = analysis::min_bootstrap(g.confidence);
+    if g.bootstrap > 0 && g.bootstrap < min {
+        return Err(Error::Usage(format!(
+            "--bootstrap {} is too few resamples for {} intervals: a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {} or more, or --bootstrap 0 for normal-approximation intervals",
+            g.bootstrap,
+            crate_percent(g.confidence),
+            min.max(1000)
         )));
     }
     if g.bootstrap > MAX_BOOTSTRAP {

@@ -75,7 +75,7 @@ fn no_name_reaches_the_report_unescaped() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("rep");
     let run = ablate()
-        .args(["report", "--quiet", "--bootstrap", "100", "--out"])
+        .args(["report", "--quiet", "--bootstrap", "200", "--out"])
         .arg(&out)
         .arg(&w.dir)
         .output()

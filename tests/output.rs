@@ -143,7 +143,7 @@ fn a_set_name_never_leaves_reports() {
         std::fs::write(victim.join("keep.txt"), "x").unwrap();
         ok(ablate()
             .current_dir(cwd.path())
-            .args(["report", "--quiet", "--bootstrap", "100"])
+            .args(["report", "--quiet", "--bootstrap", "200"])
             .arg(&w.dir)
             .output()
             .unwrap());
@@ -170,7 +170,7 @@ fn a_set_name_never_leaves_reports() {
         let err = fails(
             ablate()
                 .current_dir(cwd.path())
-                .args(["report", "--quiet", "--bootstrap", "100"])
+                .args(["report", "--quiet", "--bootstrap", "200"])
                 .arg(&w.dir),
         );
         assert_mentions(&err, &["cannot name a folder", "--out"]);

@@ -107,7 +107,16 @@ fn a_mistyped_column_says_the_fix_in_pandas_terms() {
         "case_id,gold_rank\nc1,first\nc2,2\nc3,\ns1,1\n",
     );
     let err = fails(ablate().arg("check").arg(&w.dir));
-    assert_mentions(&err, &["gold_rank", "str", "an integer", "pd.to_numeric"]);
+    assert_mentions(
+        &err,
+        &[
+            "gold_rank",
+            "row 1",
+            "\"first\"",
+            "an integer",
+            "pd.to_numeric",
+        ],
+    );
 }
 
 #[test]

@@ -149,7 +149,7 @@ fn report_on_a_minimal_experiment() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("rep");
     let run = ablate()
-        .args(["report", "--bootstrap", "100", "--out"])
+        .args(["report", "--bootstrap", "200", "--out"])
         .arg(&out)
         .arg(&w.dir)
         .output()

@@ -46,6 +46,17 @@ impl Default for Config {
     }
 }
 
+/// Resamples held beyond each end of a percentile interval, at the least.
+pub const MIN_TAIL_RESAMPLES: f64 = 5.0;
+
+/// The fewest bootstrap resamples that give a percentile interval at `confidence`: at least
+/// [`MIN_TAIL_RESAMPLES`] resamples beyond each end, so B ≥ 10/(1 − confidence) (200 at 95%,
+/// 1,000 at 99%). Fewer give intervals that can exclude their own estimate and verdicts that
+/// read "confident" by chance.
+pub fn min_bootstrap(confidence: f64) -> usize {
+    (2.0 * MIN_TAIL_RESAMPLES / (1.0 - confidence)).ceil() as usize
+}
+
 impl Config {
     /// A progress bar of `len` steps on stderr, or `None` when progress is off. indicatif hides
     /// it when stderr is not a terminal.

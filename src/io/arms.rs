@@ -56,6 +56,12 @@ impl Arms {
         let arms = t.strs("arm")?;
         table::check_unique(&t.path, "arm", arms.iter())?;
         let removed = t.str_lists("removed")?;
+        for (row, arm) in arms.iter().enumerate() {
+            table::check_id(&t.path, "arm", row, arm)?;
+            for unit in &removed[row] {
+                table::check_id(&t.path, "removed", row, unit)?;
+            }
+        }
         let components = if t.has("components") {
             t.opt_str_lists("components")?
         } else {
@@ -149,6 +155,40 @@ impl Arms {
                     value: format!("\"{unknown}\""),
                     problem: format!("arm \"{}\" lists a component that is not an arm", spec.arm),
                     fix: "components must be labels of other rows of the arms table".into(),
+                });
+            }
+        }
+        // An arm declared as the union of components must remove exactly what they remove.
+        for (i, spec) in specs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.components.is_empty())
+        {
+            let union: std::collections::BTreeSet<&str> = spec
+                .components
+                .iter()
+                .filter_map(|c| specs.iter().find(|s| &s.arm == c))
+                .flat_map(|c| c.removed.iter().map(String::as_str))
+                .collect();
+            let own: std::collections::BTreeSet<&str> =
+                spec.removed.iter().map(String::as_str).collect();
+            if union != own {
+                let missing: Vec<&str> = own.difference(&union).copied().collect();
+                let extra: Vec<&str> = union.difference(&own).copied().collect();
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "components".into(),
+                    row: Row::at(i),
+                    value: format!("{:?}", spec.components),
+                    problem: format!(
+                        "arm \"{}\" removes {:?}, but its components together remove {:?}{}{}",
+                        spec.arm,
+                        own,
+                        union,
+                        if missing.is_empty() { String::new() } else { format!("; not covered: {}", missing.join(", ")) },
+                        if extra.is_empty() { String::new() } else { format!("; not removed by the arm: {}", extra.join(", ")) },
+                    ),
+                    fix: "list every arm whose union is this arm's removed set, or leave components empty and let ablate find the cover".into(),
                 });
             }
         }

@@ -57,6 +57,9 @@ impl Cases {
         let t = table::read(file, &specs)?;
 
         let ids = t.strs("case_id")?;
+        for (row, id) in ids.iter().enumerate() {
+            table::check_id(&t.path, "case_id", row, id)?;
+        }
         table::check_unique(&t.path, "case_id", ids.iter())?;
         let index = ids
             .iter()

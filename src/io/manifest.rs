@@ -200,7 +200,16 @@ impl Manifest {
                         .into(),
             });
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Manifest {
+            path: path.clone(),
+            key: "(encoding)".into(),
+            problem: format!(
+                "not UTF-8 text (byte {} is invalid)",
+                e.utf8_error().valid_up_to() + 1
+            ),
+            fix: "save experiment.toml as UTF-8".into(),
+        })?;
         Manifest::parse(&text, &path)
     }
 
@@ -290,6 +299,14 @@ impl Manifest {
                 let mut out = Vec::new();
                 for (i, v) in items.iter().enumerate() {
                     match v {
+                        Value::String(s) if out.contains(s) => {
+                            return Err(Error::Manifest {
+                                path: path.to_path_buf(),
+                                key: format!("strata[{i}]"),
+                                problem: format!("\"{s}\" is listed twice"),
+                                fix: "list each stratum column once".into(),
+                            });
+                        }
                         Value::String(s) => out.push(s.clone()),
                         v => {
                             return Err(r.wrong(

@@ -60,7 +60,15 @@ impl Mix {
         let has_share = schema.get("share").is_some();
         let has_count = schema.get("count").is_some();
         let weight_col = match (has_share, has_count) {
-            (true, _) => Col::req("share", Kind::Float),
+            (true, true) => {
+                return Err(Error::Unreadable {
+                    path: file.path.clone(),
+                    problem: "it has both `share` and `count` columns, and they could disagree"
+                        .into(),
+                    fix: "keep one of them: shares summing to 1, or raw counts".into(),
+                });
+            }
+            (true, false) => Col::req("share", Kind::Float),
             (false, true) => Col::req("count", Kind::Int),
             (false, false) => {
                 return Err(Error::MissingColumn {

@@ -180,6 +180,7 @@ impl Results {
                                         .into(),
                             });
                         }
+                        table::check_id(&path, "arm", row, a)?;
                         let code = arm_seen.len() as u32;
                         arm_index.insert(a, code);
                         arm_seen.push(a.to_string());

@@ -332,6 +332,14 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
                 path: file.path.clone(),
             });
         }
+        // A CSV number column read as text: name the first cell that is not a number.
+        Err(Error::WrongType { column, .. }) if file.format == Format::Csv => {
+            let kind = specs
+                .iter()
+                .find(|s| s.name == column)
+                .map_or(Kind::Float, |s| s.kind);
+            return Err(first_unparsable_cell(file, &column, kind));
+        }
         other => other?,
     };
     let mut df = lf
@@ -355,6 +363,77 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
         path: file.path.clone(),
         df,
     })
+}
+
+/// The error for a CSV column that should hold numbers (or booleans) but has a cell that is not
+/// one: the first such cell, with its row. Falls back to the column-level type error.
+fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) -> Error {
+    let fallback = || Error::WrongType {
+        path: file.path.clone(),
+        column: column.into(),
+        expected: kind.describe(),
+        found: "text".into(),
+        fix: kind.pandas_fix(column),
+    };
+    let Ok(lf) = scan(file, &[column]) else {
+        return fallback();
+    };
+    let Ok(df) = lf.select([col(column)]).collect() else {
+        return fallback();
+    };
+    let Ok(cells) = df.column(column).and_then(|c| c.str().cloned()) else {
+        return fallback();
+    };
+    let parses = |t: &str| {
+        let t = t.trim();
+        match kind {
+            Kind::Int => {
+                t.parse::<i64>().is_ok() || t.parse::<f64>().is_ok_and(|x| x.fract() == 0.0)
+            }
+            Kind::Float => t.parse::<f64>().is_ok(),
+            Kind::Bool => matches!(t.to_ascii_lowercase().as_str(), "true" | "false"),
+            Kind::Str | Kind::StrList => true,
+        }
+    };
+    match cells
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.is_some_and(|t| !parses(t)))
+    {
+        Some((row, Some(value))) => Error::BadValue {
+            path: file.path.clone(),
+            column: column.into(),
+            row: Row::at(row),
+            value: format!("{value:?}"),
+            problem: format!("expected {}, found text", kind.describe()),
+            fix: format!(
+                "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
+                kind.pandas_fix(column)
+            ),
+        },
+        _ => fallback(),
+    }
+}
+
+/// Refuses control characters (line breaks, tabs, escape codes) in an id: they make distinct
+/// sets of ids hash alike in `set_sha256` (ids are joined with line breaks) and corrupt terminal
+/// and report output.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the file, column, row and the id.
+pub fn check_id(path: &Path, column: &str, row: usize, id: &str) -> Result<()> {
+    if id.chars().any(char::is_control) {
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: column.into(),
+            row: Row::at(row),
+            value: format!("{id:?}"),
+            problem: "ids may not contain control characters (line breaks, tabs, escape codes)"
+                .into(),
+            fix: "strip or replace them in the export, e.g. in pandas df[col].str.replace(r\"[\\x00-\\x1f\\x7f]\", \" \", regex=True)".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Replaces a float column that should hold integers (pandas writes an integer column with nulls

@@ -50,6 +50,10 @@ impl Units {
         let units = t.strs("unit")?;
         table::check_unique(&t.path, "unit", units.iter())?;
         let blocks = t.strs("block")?;
+        for (row, (unit, block)) in units.iter().zip(&blocks).enumerate() {
+            table::check_id(&t.path, "unit", row, unit)?;
+            table::check_id(&t.path, "block", row, block)?;
+        }
         let tokens = t.finite_floats("tokens")?;
         table::check_non_negative(&t.path, "tokens", &tokens)?;
         let rank = if t.has("rank") {

@@ -159,9 +159,9 @@ fn sections(a: &Analyses) -> Vec<Section> {
         name: "drops",
         title: "Drop per arm, with its confidence interval".into(),
         note: format!(
-            "Paired drop (baseline − arm) on {} main-set cases; whiskers are {:.0}% intervals; the red line is the threshold agreed before the run ({}). Orange bars are needed, blue removable-on-this-set.",
+            "Paired drop (baseline − arm) on {} main-set cases; whiskers are {} intervals; the red line is the threshold agreed before the run ({}). Orange bars are needed, blue removable-on-this-set.",
             s.cases,
-            100.0 * s.confidence_level,
+            crate::report::text::percent_level(s.confidence_level),
             s.threshold_drop
         ),
         chart: Chart::Bars {

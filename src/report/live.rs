@@ -27,10 +27,10 @@ pub fn human_shadow(r: &ShadowOutput) -> String {
     if let Some(e) = r.excess_rate {
         let _ = writeln!(
             s,
-            "excess change above the noise floor: {} (se {}, {:.0}% CI [{}, {}])",
+            "excess change above the noise floor: {} (se {}, {} CI [{}, {}])",
             pct(Some(e)),
             pct(r.se),
-            100.0 * r.confidence_level,
+            crate::report::text::percent_level(r.confidence_level),
             pct(r.ci_low),
             pct(r.ci_high)
         );

@@ -16,7 +16,7 @@ pub fn human(r: &SweepOutput) -> String {
     };
     let _ = writeln!(
         s,
-        "{} · {} cases{} · {} repeats · threshold_drop {} · {:.0}% CI ({ci})",
+        "{} · {} cases{} · {} repeats · threshold_drop {} · {} CI ({ci})",
         r.set,
         r.cases,
         r.clusters
@@ -24,7 +24,7 @@ pub fn human(r: &SweepOutput) -> String {
             .unwrap_or_default(),
         r.repeats,
         r.threshold_drop,
-        r.confidence_level * 100.0
+        crate::report::text::percent_level(r.confidence_level)
     );
     let _ = writeln!(
         s,
@@ -33,7 +33,10 @@ pub fn human(r: &SweepOutput) -> String {
         r.baseline.score,
         num(r.baseline.se, 3)
     );
-    let ci_head = format!("{:.0}% CI", r.confidence_level * 100.0);
+    let ci_head = format!(
+        "{} CI",
+        crate::report::text::percent_level(r.confidence_level)
+    );
     let mut t = TextTable::new(&[
         "arm", "tokens", "score", "drop", &ci_head, "p_holm", "verdict", "lost", "churn",
     ])

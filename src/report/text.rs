@@ -137,6 +137,21 @@ pub fn signed(x: Option<f64>) -> String {
     }
 }
 
+/// A confidence level as a percentage with the digits it needs and no more: 0.95 → "95%",
+/// 0.999 → "99.9%", 0.9999999 → "99.99999%" (never a rounded "100%").
+pub fn percent_level(confidence: f64) -> String {
+    let pct = 100.0 * confidence;
+    let mut digits = 0;
+    while digits < 12 {
+        let scale = 10f64.powi(digits);
+        if ((pct * scale).round() / scale - pct).abs() <= 1e-9 * pct.abs().max(1.0) {
+            break;
+        }
+        digits += 1;
+    }
+    format!("{pct:.*}%", digits as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +175,14 @@ mod tests {
         assert_eq!(signed(Some(0.0042)), "+0.0042");
         assert_eq!(signed(Some(-0.0009)), "-0.0009");
         assert_eq!(pval(Some(0.0001)), "<0.001");
+    }
+
+    #[test]
+    fn confidence_levels_keep_their_digits() {
+        assert_eq!(percent_level(0.95), "95%");
+        assert_eq!(percent_level(0.999), "99.9%");
+        assert_eq!(percent_level(0.9999999), "99.99999%");
+        assert_eq!(percent_level(0.8), "80%");
     }
 
     #[test]
