@@ -575,12 +575,14 @@ pub fn run(cli: Cli) -> Result<String> {
         } => {
             let table = log_table(&file, "context_log")?;
             if policy.is_some()
-                && (output_buffer.is_some()
+                && (model_limit.is_some()
+                    || expected_output.is_some()
+                    || output_buffer.is_some()
                     || safety_margin.is_some()
                     || soft_limit_ratio.is_some())
             {
                 return Err(Error::Usage(
-                    "--output-buffer, --safety-margin and --soft-limit-ratio go in the policy file when --policy is given".into(),
+                    "--model-limit, --expected-output, --output-buffer, --safety-margin and --soft-limit-ratio go in the policy file when --policy is given (one place for every limit)".into(),
                 ));
             }
             let defaults = analysis::context::Policy::default();

@@ -149,3 +149,69 @@ fn confidence_labels_keep_their_digits() {
     assert!(text.contains("99.99999% CI"), "{text}");
     assert!(!text.contains("100% CI"), "{text}");
 }
+
+fn context_log(w: &Workdir, steps: &str) {
+    w.write(
+        "context_log.csv",
+        &format!("request_id,step,source,tokens\nr1,{steps},system,100\nr1,1,retrieval,300\n"),
+    );
+}
+
+#[test]
+fn context_values_that_cannot_be() {
+    let w = Workdir::empty();
+    // A negative step gave a negative growth per step.
+    context_log(&w, "-3");
+    let err = fails(
+        ablate()
+            .args(["context", "--model-limit", "8000"])
+            .arg(w.path("context_log.csv")),
+    );
+    assert_mentions(&err, &["`step`", "row 1", "-3", "negative"]);
+    context_log(&w, "0");
+    // A negative expected output raised the hard limit above the window.
+    let err = fails(
+        ablate()
+            .args([
+                "context",
+                "--model-limit",
+                "8000",
+                "--expected-output=-5000",
+            ])
+            .arg(w.path("context_log.csv")),
+    );
+    assert_mentions(&err, &["expected_output", "-5000 is negative"]);
+    // A negative global budget in a policy.
+    w.write("policy.toml", "model_limit = 8000\nglobal_budget = -1\n");
+    let err = fails(
+        ablate()
+            .args(["context", "--policy"])
+            .arg(w.path("policy.toml"))
+            .arg(w.path("context_log.csv")),
+    );
+    assert_mentions(&err, &["policy.toml", "global_budget", "negative"]);
+    // --model-limit beside a policy is refused like --safety-margin.
+    w.write("policy.toml", "model_limit = 8000\n");
+    let err = fails(
+        ablate()
+            .args(["context", "--model-limit", "9000", "--policy"])
+            .arg(w.path("policy.toml"))
+            .arg(w.path("context_log.csv")),
+    );
+    assert_mentions(&err, &["--model-limit", "go in the policy file"]);
+    // A budget for a source the log never mentions (a typo) is warned about.
+    w.write(
+        "policy.toml",
+        "model_limit = 8000\n[budgets]\nretreival = 100\n",
+    );
+    let v = json(
+        ablate()
+            .args(["context", "--json", "--policy"])
+            .arg(w.path("policy.toml"))
+            .arg(w.path("context_log.csv")),
+    );
+    assert!(
+        v["warnings"][0].as_str().unwrap().contains("\"retreival\""),
+        "{v}"
+    );
+}

@@ -75,7 +75,8 @@ impl Default for Policy {
 }
 
 impl Policy {
-    /// Checks the ranges: a soft-limit ratio in (0, 1], no negative buffer, margin or budget.
+    /// Checks the ranges: a soft-limit ratio in (0, 1], a positive model limit, no negative expected
+    /// output, buffer, margin or budget.
     ///
     /// # Errors
     /// A value out of range, naming its key.
@@ -97,6 +98,20 @@ impl Policy {
             ("safety_margin", self.safety_margin),
         ] {
             if v < 0 {
+                return Err(bad(key, format!("{v} is negative")));
+            }
+        }
+        if let Some(m) = self.model_limit.filter(|m| *m <= 0) {
+            return Err(bad(
+                "model_limit",
+                format!("{m} is not a positive token count"),
+            ));
+        }
+        for (key, v) in [
+            ("expected_output", self.expected_output),
+            ("global_budget", self.global_budget),
+        ] {
+            if let Some(v) = v.filter(|v| *v < 0) {
                 return Err(bad(key, format!("{v} is negative")));
             }
         }
@@ -193,6 +208,8 @@ pub struct ContextOutput {
     pub histogram: Vec<SizeBin>,
     /// Budget manager replay (with a policy).
     pub policy: Option<PolicyReplay>,
+    /// Things to know, e.g. a policy budget for a source the log never mentions.
+    pub warnings: Vec<String>,
 }
 
 fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
@@ -331,7 +348,7 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
         .map_err(|e| table::polars_unreadable(&path, e))?;
     let totals = i64s(&by_source, "t", &path)?;
     let all: f64 = totals.iter().map(|t| t.unwrap_or(0) as f64).sum();
-    let composition = sources
+    let composition: BTreeMap<String, f64> = sources
         .iter()
         .zip(&totals)
         .map(|(s, t)| {
@@ -346,7 +363,16 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
         })
         .collect();
 
-    let policy = match policy {
+    let mut warnings = Vec::new();
+    if let Some(pol) = policy {
+        for source in pol.budgets.keys().filter(|s| !composition.contains_key(*s)) {
+            warnings.push(format!(
+                "the policy budgets source \"{source}\", which the log never mentions (a typo?); it limits nothing. Sources in the log: {}",
+                composition.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    let policy_replay = match policy {
         Some(pol) => Some(replay(lf, has, pol, limits, &path)?),
         None => None,
     };
@@ -361,7 +387,8 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
         soft_crossing_rate,
         growth_per_step,
         histogram,
-        policy,
+        policy: policy_replay,
+        warnings,
     })
 }
 

@@ -73,7 +73,13 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
             problem: "a value is required here",
         })
         .collect();
-    for column in ["tokens", "tokens_in", "expected_output", "model_limit"] {
+    for column in [
+        "tokens",
+        "tokens_in",
+        "expected_output",
+        "model_limit",
+        "step",
+    ] {
         if named(column) {
             out.push(Rule {
                 column: column.to_string(),

@@ -143,5 +143,8 @@ pub fn human_context(r: &crate::analysis::context::ContextOutput) -> String {
         }
         s.push_str(&t.render());
     }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     s
 }
