@@ -215,3 +215,48 @@ fn context_values_that_cannot_be() {
         "{v}"
     );
 }
+
+fn plan(args: &[&str]) -> String {
+    fails(
+        ablate()
+            .args(["plan", "--units"])
+            .arg(common::demo().join("units.parquet"))
+            .args(args),
+    )
+}
+
+#[test]
+fn plan_refuses_impossible_figures() {
+    let e = plan(&["--design", "loo", "--tokens-per-call", "100"]);
+    assert_mentions(&e, &["--tokens-per-call 100", "negative tokens"]);
+    for (flag, v) in [("--cases", "0"), ("--repeats", "0")] {
+        let e = plan(&["--design", "loo", flag, v]);
+        assert_mentions(&e, &["at least one case and one repeat"]);
+    }
+    let e = plan(&["--design", "pairs", "--unit", "system", "--unit", "system"]);
+    assert_mentions(&e, &["--unit system is given twice"]);
+    let e = plan(&[
+        "--design",
+        "loo",
+        "--cases",
+        "1000000000000",
+        "--repeats",
+        "4000000000",
+    ]);
+    assert_mentions(&e, &["more calls than can be counted"]);
+}
+
+#[test]
+fn a_fraction_of_too_many_units_says_what_to_do() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("units.csv");
+    let rows: String = (0..70).map(|i| format!("u{i:02},b,10\n")).collect();
+    std::fs::write(&path, format!("unit,block,tokens\n{rows}")).unwrap();
+    let e = fails(
+        ablate()
+            .args(["plan", "--design", "fractional", "--units"])
+            .arg(&path),
+    );
+    assert_mentions(&e, &["70 units", "at most 64 units"]);
+    assert!(!e.contains("70 ≤ 3"), "{e}");
+}

@@ -221,8 +221,9 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
 /// Builds the plan.
 ///
 /// # Errors
-/// Unknown units in `only`; fewer than 1 unit; factorial with k > 12; fractional with k < 4 or
-/// no design within 128 runs.
+/// Unknown or repeated units in `only`; fewer than 1 unit; zero cases or repeats; tokens per
+/// call below the chosen units' tokens; factorial with k > 12; fractional with k < 4 or no design
+/// within 128 runs; a call count beyond 2^64.
 pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Result<PlanOutput> {
     let chosen: Vec<&crate::io::units::UnitSpec> = if opts.only.is_empty() {
         units.specs.iter().collect()
@@ -249,8 +250,31 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
     if k == 0 {
         return Err(Error::Usage("the design needs at least one unit".into()));
     }
+    if let Some(dup) = opts
+        .only
+        .iter()
+        .enumerate()
+        .find(|(i, u)| opts.only[..*i].contains(u))
+        .map(|(_, u)| u)
+    {
+        return Err(Error::Usage(format!(
+            "--unit {dup} is given twice; each unit is one factor of the design"
+        )));
+    }
+    if opts.cases == 0 || opts.repeats == 0 {
+        return Err(Error::Usage(format!(
+            "--cases {} --repeats {}: a design needs at least one case and one repeat",
+            opts.cases, opts.repeats
+        )));
+    }
     let names: Vec<String> = chosen.iter().map(|u| u.unit.clone()).collect();
     let full = opts.tokens_per_call.unwrap_or_else(|| units.total_tokens());
+    let removable: f64 = moments::sum(chosen.iter().map(|u| u.tokens));
+    if !(full.is_finite() && full >= removable) {
+        return Err(Error::Usage(format!(
+            "--tokens-per-call {full} is less than the {removable} tokens the chosen units hold, so an arm removing them would send negative tokens; give the full prompt's tokens per call"
+        )));
+    }
     let tokens_of = |removed: &[String]| {
         full - moments::sum(
             removed
@@ -298,11 +322,17 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
         }
         DesignKind::Fractional => {
             let f: Fraction = design::find_fraction(k).ok_or_else(|| {
-                Error::Usage(format!(
-                    "no regular fraction of resolution IV or better exists for {k} units within {} arms; with {k} ≤ 3 units run --design factorial ({} arms)",
-                    design::MAX_RUNS,
-                    1usize << k.min(12)
-                ))
+                Error::Usage(if k <= 3 {
+                    format!(
+                        "a fraction needs at least 4 units; with {k} units run --design factorial ({} arms)",
+                        1usize << k
+                    )
+                } else {
+                    format!(
+                        "no regular fraction of resolution IV or better exists for {k} units within {} arms; choose at most 64 units with --unit, or split them into groups and plan each",
+                        design::MAX_RUNS
+                    )
+                })
             })?;
             subsets = f
                 .levels()
@@ -340,7 +370,20 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
             tokens_per_call: tokens_of(r),
         })
         .collect();
-    let per_arm_calls = opts.cases as u64 * opts.repeats as u64;
+    let too_big = || {
+        Error::Usage(format!(
+            "{} arms × {} cases × {} repeats is more calls than can be counted (over 2^64); plan fewer cases or repeats",
+            arms.len(),
+            opts.cases,
+            opts.repeats
+        ))
+    };
+    let per_arm_calls = (opts.cases as u64)
+        .checked_mul(u64::from(opts.repeats))
+        .ok_or_else(too_big)?;
+    let calls = (arms.len() as u64)
+        .checked_mul(per_arm_calls)
+        .ok_or_else(too_big)?;
     let tokens = moments::sum(arms.iter().map(|a| a.tokens_per_call)) * per_arm_calls as f64;
     let threshold = opts.threshold_drop.unwrap_or(0.005);
     let multiplier = dist::power_multiplier(opts.confidence, crate::analysis::variance::POWER);
@@ -359,7 +402,7 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
         n_arms: arms.len(),
         cases: opts.cases,
         repeats: opts.repeats,
-        calls: arms.len() as u64 * per_arm_calls,
+        calls,
         tokens,
         cost: opts.price_per_mtok.map(|p| tokens / 1e6 * p),
         sd: opts.sd,
