@@ -248,12 +248,13 @@ fn curve_by_hand() {
     assert_eq!(c.selector, "random");
     let budgets: Vec<f64> = c.points.iter().map(|p| p.budget_ratio).collect();
     assert_eq!(budgets, vec![0.5, 0.8, 1.0]);
-    assert!((c.points[0].retention - 0.5 / 0.75).abs() < 1e-12);
-    assert_eq!(c.points[1].retention, 1.0);
+    assert!((c.points[0].retention.unwrap() - 0.5 / 0.75).abs() < 1e-12);
+    assert_eq!(c.points[1].retention, Some(1.0));
     assert_eq!(c.points[0].tokens, Some(500.0));
     assert_eq!(c.min_budget, Some(0.8));
     let p = &c.points[0];
-    assert!(p.ci_low.unwrap() <= p.retention && p.retention <= p.ci_high.unwrap());
+    let ret = p.retention.unwrap();
+    assert!(p.ci_low.unwrap() <= ret && ret <= p.ci_high.unwrap());
     let cost = r.cost.unwrap();
     assert!((cost.daily_full - 2.0).abs() < 1e-12);
     assert!((cost.daily_at_min_budget - 1.6).abs() < 1e-12);

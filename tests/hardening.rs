@@ -260,3 +260,97 @@ fn a_fraction_of_too_many_units_says_what_to_do() {
     assert_mentions(&e, &["70 units", "at most 64 units"]);
     assert!(!e.contains("70 ≤ 3"), "{e}");
 }
+
+#[test]
+fn scores_that_would_overflow_are_refused() {
+    let w = Workdir::tiny();
+    w.edit("results.csv", "c1,baseline,0,1\n", "c1,baseline,0,1e308\n");
+    let err = fails(ablate().arg("check").arg(&w.dir));
+    assert_mentions(&err, &["results.csv", "`score`", "row 1", "overflow"]);
+}
+
+/// Arms removing u1, u2 and both, measured on a single main-set case.
+fn one_case_composed() -> Workdir {
+    let w = Workdir::empty();
+    w.write("experiment.toml", "set = \"one\"\nthreshold_drop = 0.05\n");
+    w.write("cases.csv", "case_id\nc1\n");
+    w.write("arms.csv", "arm,removed\nbaseline,\na,u1\nb,u2\nab,u1;u2\n");
+    w.write(
+        "results.csv",
+        "case_id,arm,repeat,score\nc1,baseline,0,1\nc1,a,0,1\nc1,b,0,1\nc1,ab,0,0\n",
+    );
+    w
+}
+
+#[test]
+fn an_interaction_over_one_case_is_undetermined() {
+    let w = one_case_composed();
+    let v = json(
+        ablate()
+            .args(["interactions", "--json", "--bootstrap", "200"])
+            .arg(&w.dir),
+    );
+    let c = &v["composed"][0];
+    assert_eq!(c["arm"], "ab");
+    assert!(c["ci_low"].is_null() && c["ci_high"].is_null());
+    assert_eq!(c["interaction_verdict"], "undetermined");
+}
+
+#[test]
+fn a_pass_mark_outside_the_scores_is_warned() {
+    let w = Workdir::tiny();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    w.write(
+        "results.csv",
+        &results.replace(",1\n", ",100\n").replace(",0\n", ",60\n"),
+    );
+    let out = ablate().arg("check").arg(&w.dir).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("every score is at or above pass_mark = 0.5"),
+        "{text}"
+    );
+    let v = json(
+        ablate()
+            .args(["sweep", "--json", "--bootstrap", "0"])
+            .arg(&w.dir),
+    );
+    assert!(v["warnings"].to_string().contains("pass_mark"));
+}
+
+#[test]
+fn a_baseline_scoring_zero_has_no_retention() {
+    let w = Workdir::empty();
+    w.write("experiment.toml", "set = \"z\"\nthreshold_drop = 0.05\n");
+    w.write("cases.csv", "case_id\nc1\nc2\nc3\n");
+    w.write(
+        "arms.csv",
+        "arm,removed,budget_ratio,selector\nbaseline,,1.0,\nhalf,,0.5,random\n",
+    );
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for c in ["c1", "c2", "c3"] {
+        results.push_str(&format!("{c},baseline,0,0\n{c},half,0,0\n"));
+    }
+    w.write("results.csv", &results);
+    let out = ablate()
+        .args(["curve", "--bootstrap", "0"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("NaN"), "{text}");
+    let v = json(
+        ablate()
+            .args(["curve", "--json", "--bootstrap", "0"])
+            .arg(&w.dir),
+    );
+    let half = &v["selectors"][0]["points"][0];
+    assert!(half["retention"].is_null(), "{half}");
+    assert!(v["warnings"].to_string().contains("retention is undefined"));
+}

@@ -43,7 +43,7 @@ pub struct CurvePoint {
     /// Mean score over the paired cases.
     pub score: f64,
     /// score / baseline score over the same cases.
-    pub retention: f64,
+    pub retention: Option<f64>,
     /// Lower end of the retention's interval.
     pub ci_low: Option<f64>,
     /// Upper end.
@@ -176,14 +176,17 @@ pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOut
         {
             let p = &pairs[k];
             let (score_arm, score_base) = (moments::mean(&p.arm), moments::mean(&p.base));
-            let retention = if score_base > 0.0 {
-                score_arm / score_base
-            } else {
-                f64::NAN
-            };
+            // Undefined (not NaN, not 0) when the baseline scores 0 on these cases.
+            let retention = (score_base > 0.0).then(|| score_arm / score_base);
+            if retention.is_none() {
+                warnings.push(format!(
+                    "arm \"{}\": the baseline scores 0 on its paired cases, so its retention is undefined",
+                    exp.results.arms[*a]
+                ));
+            }
             // A ratio's spread needs at least two resampling units.
             let ci = match &draws {
-                _ if Paired::distinct_units(&p.unit) < 2 => None,
+                _ if Paired::distinct_units(&p.unit) < 2 || retention.is_none() => None,
                 Some(d) => d.percentile_ci(k, cfg.confidence),
                 None => {
                     // Delta method: se(ȳ/x̄) = se of the mean of (yᵢ − R·xᵢ) / x̄, clustered
@@ -192,16 +195,12 @@ pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOut
                         .arm
                         .iter()
                         .zip(&p.base)
-                        .map(|(y, x)| y - retention * x)
+                        .map(|(y, x)| y - retention.unwrap_or(0.0) * x)
                         .collect();
                     let (_, se) = paired.mean_se(&residuals, &p.unit);
                     let z = crate::stats::dist::z_two_sided(cfg.confidence);
-                    se.filter(|_| score_base > 0.0).map(|s| {
-                        (
-                            retention - z * s / score_base,
-                            retention + z * s / score_base,
-                        )
-                    })
+                    se.zip(retention)
+                        .map(|(s, r)| (r - z * s / score_base, r + z * s / score_base))
                 }
             };
             points.push(CurvePoint {
@@ -220,13 +219,13 @@ pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOut
             budget_ratio: 1.0,
             tokens: full_tokens,
             score: base_score,
-            retention: 1.0,
+            retention: (base_score > 0.0).then_some(1.0),
             ci_low: Some(1.0),
             ci_high: Some(1.0),
         });
         let min_budget = points
             .iter()
-            .find(|p| p.retention >= threshold)
+            .find(|p| p.retention.is_some_and(|r| r >= threshold))
             .map(|p| p.budget_ratio);
         let min_budget_confident = points
             .iter()

@@ -30,7 +30,7 @@ use crate::analysis::shapley;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
-use crate::stats::estimate::{CiMethod, Estimate};
+use crate::stats::estimate::{self, CiMethod, Estimate};
 use crate::stats::moments;
 
 /// Whether a composed cut costs more or less than the sum of its parts.
@@ -43,6 +43,8 @@ pub enum InteractionVerdict {
     SubAdditive,
     /// The CI contains 0.
     Additive,
+    /// No interval could be computed (a single paired case or cluster): nothing can be said.
+    Undetermined,
 }
 
 impl InteractionVerdict {
@@ -52,6 +54,7 @@ impl InteractionVerdict {
             InteractionVerdict::SuperAdditive => "super-additive",
             InteractionVerdict::SubAdditive => "sub-additive",
             InteractionVerdict::Additive => "additive",
+            InteractionVerdict::Undetermined => "undetermined",
         }
     }
 }
@@ -286,6 +289,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
     let paired = Paired::new(exp, CaseSet::Main);
     let base = paired.baseline;
     let pass_mark = exp.manifest.pass_mark;
+    let (lo, hi) = crate::analysis::paired::score_bounds(m);
     let (composed_ids, mut warnings) = composed_arms(exp);
     let has_slice = exp.cases.slice().is_some();
 
@@ -363,19 +367,27 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         let measured_drop = base_score - measured_score;
         let predicted_drop = moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
         let (interaction, se) = paired.mean_se(&w.e, &w.units);
-        let est = match &draws {
-            Some(d) => Estimate::bootstrap(
-                interaction,
-                se,
-                d.percentile_ci(k, cfg.confidence),
-                cfg.confidence,
-            ),
-            None => Estimate::normal(interaction, se, cfg.confidence),
+        let n_units = Paired::distinct_units(&w.units);
+        let est = if n_units >= 2 && estimate::no_variation(&w.e) {
+            // No spread: the exact bound, with e = d_S − Σ_k d_k within ±(k + 1)·score range.
+            let reach = (w.components.len() + 1) as f64 * (hi - lo);
+            Estimate::no_variation(interaction, n_units, -reach, reach, cfg.confidence)
+        } else {
+            match &draws {
+                Some(d) => Estimate::bootstrap(
+                    interaction,
+                    se,
+                    d.percentile_ci(k, cfg.confidence),
+                    cfg.confidence,
+                ),
+                None => Estimate::normal(interaction, se, cfg.confidence),
+            }
         };
         let interaction_verdict = match (est.ci_low, est.ci_high) {
             (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
             (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
-            _ => InteractionVerdict::Additive,
+            (Some(_), Some(_)) => InteractionVerdict::Additive,
+            _ => InteractionVerdict::Undetermined,
         };
         let passes = |c: usize, a: usize| m.mean[m.cell(c, a)] >= pass_mark;
         let mut lost_by_slice = BTreeMap::new();

@@ -134,6 +134,7 @@ impl Experiment {
             });
         }
         warnings.extend(result_warnings(&results, &cases, baseline));
+        warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
 
         let case_units = match table::find(dir, "case_units")? {
             Some(f) => {
@@ -263,6 +264,24 @@ fn check_arms_cover_results(
         }
     }
     Ok(())
+}
+
+/// A warning when every score lies on one side of pass_mark (e.g. 0–100 scores with the default
+/// 0.5): lost, gained and churn counts would all be 0 without a word.
+fn pass_mark_warning(results: &Results, pass_mark: f64) -> Option<String> {
+    let m = &results.matrix;
+    let repeats: u64 = m.repeats.iter().map(|&r| u64::from(r)).sum();
+    let passes: u64 = m.passes.iter().map(|&p| u64::from(p)).sum();
+    let side = if passes == repeats && repeats > 0 {
+        "at or above"
+    } else if passes == 0 && repeats > 0 {
+        "below"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "every score is {side} pass_mark = {pass_mark}, so lost, gained and churn counts are all 0; if scores are on another scale (e.g. 0–100), set pass_mark in experiment.toml"
+    ))
 }
 
 /// Warnings about the matrix: cases missing from arms, unbalanced repeats, cases with no results.

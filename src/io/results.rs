@@ -62,6 +62,9 @@ pub struct Results {
     pub matrix: CaseMatrix,
 }
 
+/// Largest score magnitude accepted: its square and a million-case sum of squares stay finite.
+pub const MAX_SCORE: f64 = 1e100;
+
 impl Results {
     /// Reads `results`, checks every row against `cases` (and `arms`, when there is an arms table),
     /// and aggregates the case × arm matrix. Arms are ordered as in the arms table, else by first
@@ -137,6 +140,18 @@ impl Results {
                 value: format!("{}", scores[row]),
                 problem: "scores must be finite numbers".into(),
                 fix: "score failed calls (e.g. 0) instead of writing NaN, or drop the row".into(),
+            });
+        }
+        // Squares of scores this large overflow the variance sums: a scale, not a score.
+        if let Some(row) = scores.iter().position(|s| s.abs() > MAX_SCORE) {
+            return Err(Error::BadValue {
+                path: path.clone(),
+                column: "score".into(),
+                row: Row::at(row),
+                value: format!("{}", scores[row]),
+                problem: format!("scores beyond ±{MAX_SCORE:e} overflow the variance sums"),
+                fix: "put scores on a bounded scale (0 to 1, or 0 to 100) before the analysis"
+                    .into(),
             });
         }
         let repeats: Vec<i64> = repeat_col.into_no_null_iter().collect();

@@ -83,7 +83,8 @@ pub fn human_curve(r: &CurveOutput) -> String {
                 format!("{:.2}", p.budget_ratio),
                 p.tokens.map_or("—".into(), thousands),
                 format!("{:.3}", p.score),
-                format!("{:.1}%", 100.0 * p.retention),
+                p.retention
+                    .map_or("—".into(), |r| format!("{:.1}%", 100.0 * r)),
                 format!(
                     "[{}, {}]",
                     num(p.ci_low.map(|x| 100.0 * x), 1),

@@ -470,7 +470,7 @@ fn sections(a: &Analyses) -> Vec<Section> {
                     n(p.budget_ratio, 2),
                     num(p.tokens, 0),
                     n(p.score, 3),
-                    n(p.retention, 4),
+                    num(p.retention, 4),
                     num(p.ci_low, 4),
                     num(p.ci_high, 4),
                 ]);
@@ -480,7 +480,7 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 points: sel
                     .points
                     .iter()
-                    .map(|p| (p.budget_ratio, p.retention))
+                    .filter_map(|p| Some((p.budget_ratio, p.retention?)))
                     .collect(),
                 band: sel
                     .points
