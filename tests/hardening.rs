@@ -354,3 +354,59 @@ fn a_baseline_scoring_zero_has_no_retention() {
     assert!(half["retention"].is_null(), "{half}");
     assert!(v["warnings"].to_string().contains("retention is undefined"));
 }
+
+/// Every flag combination of `simulate` gives an experiment `check` accepts, or is refused.
+#[test]
+fn simulate_writes_only_what_check_accepts() {
+    let root = tempfile::tempdir().unwrap();
+    let max = ablate::simulate::max_arms().to_string();
+    for args in [
+        vec!["--arms", "98"],
+        vec!["--arms", max.as_str()],
+        vec!["--seed", "9223372036854775808"],
+        vec!["--seed", "18446744073709551615"],
+        vec!["--shadow-requests", "0", "--context-requests", "0"],
+    ] {
+        let out = root.path().join(args.join("_"));
+        let run = ablate()
+            .args(["simulate", "--cases", "12", "--out"])
+            .arg(&out)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let check = ablate().arg("check").arg(&out).output().unwrap();
+        assert!(
+            check.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+    let too_many = (ablate::simulate::max_arms() + 1).to_string();
+    let err = fails(
+        ablate()
+            .args(["simulate", "--cases", "12", "--arms", &too_many, "--out"])
+            .arg(root.path().join("x")),
+    );
+    assert_mentions(&err, &["at most", "arms"]);
+}
+
+#[test]
+fn shadow_by_columns_are_checked_first() {
+    let demo = common::demo();
+    for args in [
+        ["--by", "turns", "--by", "turns"],
+        ["--by", "variant", "--by", "turns"],
+    ] {
+        let err = fails(ablate().arg("shadow").args(args).arg(&demo));
+        assert!(
+            !err.contains("RESOLVING") && !err.contains("FAILED HERE"),
+            "{err}"
+        );
+        assert_mentions(&err, &["--by"]);
+    }
+}

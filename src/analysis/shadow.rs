@@ -133,6 +133,21 @@ fn get_f64(df: &DataFrame, column: &str, row: usize) -> Option<f64> {
 pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOutput> {
     let path = file.path.clone();
     let mut specs = logs::shadow_columns();
+    for (i, c) in by.iter().enumerate() {
+        if by[..i].contains(c) {
+            return Err(Error::Usage(format!(
+                "--by {c} is given twice; give each stratum column once"
+            )));
+        }
+        if matches!(
+            c.as_str(),
+            "request_id" | "variant" | "answer" | "score" | "tokens_in"
+        ) {
+            return Err(Error::Usage(format!(
+                "--by {c}: `{c}` is one of the shadow log's own columns, not a stratum; use a column that describes the request (e.g. --by turns)"
+            )));
+        }
+    }
     specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
     let log = logs::open(file, &specs)?;
     let lf = log.lf.clone();

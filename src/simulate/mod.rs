@@ -195,23 +195,41 @@ fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
         });
     }
     if let Some(n) = target {
-        let singles: Vec<String> = units.to_vec();
-        'pairs: for i in 0..singles.len() {
-            for j in (i + 1)..singles.len() {
-                if arms.len() >= n {
-                    break 'pairs;
-                }
-                let pair = [singles[i].clone(), singles[j].clone()];
-                arms.push(SimArm::fixed(
-                    format!("without-{}+{}", singles[i], singles[j]),
-                    &pair,
-                    units,
-                ));
+        for pair in extra_pairs(units, &arms) {
+            if arms.len() >= n {
+                break;
             }
+            arms.push(SimArm::fixed(
+                format!("without-{}+{}", pair[0], pair[1]),
+                &pair,
+                units,
+            ));
         }
         arms.truncate(n.max(1));
     }
     arms
+}
+
+/// The pairs of units not already removed together by one of `arms`, in unit order: the extra
+/// arms `--arms` adds beyond the demo's.
+fn extra_pairs(units: &[String], arms: &[SimArm]) -> Vec<[String; 2]> {
+    let mut out = Vec::new();
+    for i in 0..units.len() {
+        for j in (i + 1)..units.len() {
+            let label = format!("without-{}+{}", units[i], units[j]);
+            if !arms.iter().any(|a| a.label == label) {
+                out.push([units[i].clone(), units[j].clone()]);
+            }
+        }
+    }
+    out
+}
+
+/// Most arms `--arms` can ask for: the demo's arms plus every pair of units not among them.
+pub fn max_arms() -> usize {
+    let units: Vec<String> = model::units().into_iter().map(|u| u.0).collect();
+    let demo = demo_arms(&units, None);
+    demo.len() + extra_pairs(&units, &demo).len()
 }
 
 fn custom_arms(custom: &[ArmSpec], units: &[String]) -> Result<Vec<SimArm>> {
@@ -343,7 +361,7 @@ strata = ["turns"]
 quality_threshold = 0.95
 
 [simulation]
-seed = {seed}
+seed = "{seed}"
 cases = {cases}
 stress_cases = {n_stress}
 repeats = {repeats}
@@ -384,6 +402,12 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         return Err(Error::Usage(
             "--arms must be at least 1 (the baseline)".into(),
         ));
+    }
+    if let Some(n) = cfg.arms.filter(|&n| n > max_arms()) {
+        return Err(Error::Usage(format!(
+            "--arms {n}: the simulated prompt has room for at most {} arms (the demo's and every pair of its 19 units); for larger designs write an arms table with `ablate plan --out` and pass --design",
+            max_arms()
+        )));
     }
     let n_stress = cfg
         .stress_cases
@@ -637,44 +661,48 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         )?,
     )?;
 
-    // shadow traffic
-    let s = traffic::shadow(cfg.seed, cfg.shadow_requests);
-    put(
-        "shadow.parquet",
-        frame(
-            vec![
-                Column::new("request_id".into(), s.request_id),
-                Column::new("variant".into(), s.variant),
-                Column::new("answer".into(), s.answer),
-                Column::new("score".into(), s.score),
-                Column::new("tokens_in".into(), s.tokens_in),
-                Column::new("turns".into(), s.turns),
-                Column::new("slice".into(), s.slice),
-            ],
-            "shadow",
-        )?,
-    )?;
+    // shadow traffic (none asked for: no table, rather than an empty one that `check` refuses)
+    if cfg.shadow_requests > 0 {
+        let s = traffic::shadow(cfg.seed, cfg.shadow_requests);
+        put(
+            "shadow.parquet",
+            frame(
+                vec![
+                    Column::new("request_id".into(), s.request_id),
+                    Column::new("variant".into(), s.variant),
+                    Column::new("answer".into(), s.answer),
+                    Column::new("score".into(), s.score),
+                    Column::new("tokens_in".into(), s.tokens_in),
+                    Column::new("turns".into(), s.turns),
+                    Column::new("slice".into(), s.slice),
+                ],
+                "shadow",
+            )?,
+        )?;
+    }
 
     // context log
-    let c = traffic::context_log(cfg.seed, cfg.context_requests);
-    put(
-        "context_log.parquet",
-        frame(
-            vec![
-                Column::new("request_id".into(), c.request_id),
-                Column::new("step".into(), c.step),
-                Column::new("source".into(), c.source),
-                Column::new("tokens".into(), c.tokens),
-                Column::new("mandatory".into(), c.mandatory),
-                Column::new("priority".into(), c.priority),
-                Column::new("relevance".into(), c.relevance),
-                Column::new("content_hash".into(), c.content_hash),
-                Column::new("model_limit".into(), c.model_limit),
-                Column::new("expected_output".into(), c.expected_output),
-            ],
-            "context_log",
-        )?,
-    )?;
+    if cfg.context_requests > 0 {
+        let c = traffic::context_log(cfg.seed, cfg.context_requests);
+        put(
+            "context_log.parquet",
+            frame(
+                vec![
+                    Column::new("request_id".into(), c.request_id),
+                    Column::new("step".into(), c.step),
+                    Column::new("source".into(), c.source),
+                    Column::new("tokens".into(), c.tokens),
+                    Column::new("mandatory".into(), c.mandatory),
+                    Column::new("priority".into(), c.priority),
+                    Column::new("relevance".into(), c.relevance),
+                    Column::new("content_hash".into(), c.content_hash),
+                    Column::new("model_limit".into(), c.model_limit),
+                    Column::new("expected_output".into(), c.expected_output),
+                ],
+                "context_log",
+            )?,
+        )?;
+    }
 
     let toml_path = dir.path("experiment.toml");
     std::fs::write(&toml_path, manifest(cfg, n_stress)).map_err(|e| Error::io(&toml_path, e))?;
