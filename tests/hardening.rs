@@ -410,3 +410,51 @@ fn shadow_by_columns_are_checked_first() {
         assert_mentions(&err, &["--by"]);
     }
 }
+
+#[test]
+fn control_characters_in_request_ids_are_refused() {
+    let w = Workdir::empty();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer\nr1,production,a\n\"r1\u{1b}[2J\",replay,a\nr1,candidate,b\n",
+    );
+    let err = fails(ablate().arg("shadow").arg(w.path("shadow.csv")));
+    assert_mentions(
+        &err,
+        &["shadow.csv", "request_id", "row 2", "control characters"],
+    );
+}
+
+/// Long names are cut on the chart axes (whole in the tables); the PNG is rendered from the SVG,
+/// so both have one size.
+#[test]
+fn charts_cut_long_labels_and_png_matches_svg() {
+    let w = Workdir::tiny();
+    let long = format!("without-{}", "very-long-example-name-".repeat(6));
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    w.write("results.csv", &results.replace("without-ex1", &long));
+    w.edit("arms.csv", "without-ex1,", &format!("{long},"));
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    let run = ablate()
+        .args(["report", "--quiet", "--bootstrap", "200", "--out"])
+        .arg(&out)
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let svg = std::fs::read_to_string(out.join("charts/drops.svg")).unwrap();
+    assert!(!svg.contains(&long) && svg.contains('…'), "label not cut");
+    let csv = std::fs::read_to_string(out.join("tables/drops.csv")).unwrap();
+    assert!(csv.contains(&long), "the table keeps the name whole");
+    let attr = |name: &str| -> u32 {
+        let at = svg.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        svg[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let png = resvg::tiny_skia::Pixmap::load_png(out.join("charts/drops.png")).unwrap();
+    assert_eq!((png.width(), png.height()), (attr("width"), attr("height")));
+}

@@ -55,6 +55,10 @@ fn fractional(e: Expr) -> Expr {
     (e % lit(1.0)).neq(lit(0.0))
 }
 
+fn control_characters(e: Expr) -> Expr {
+    e.str().contains(lit(r"[\x00-\x1F\x7F]"), false)
+}
+
 fn null(e: Expr) -> Expr {
     e.is_null()
 }
@@ -87,6 +91,13 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
                 problem: "must not be negative",
             });
         }
+    }
+    if named("request_id") {
+        out.push(Rule {
+            column: "request_id".into(),
+            bad: control_characters,
+            problem: "ids may not contain control characters (line breaks, tabs, escape codes)",
+        });
     }
     for column in ["score", "relevance"] {
         if named(column) {

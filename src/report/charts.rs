@@ -2,8 +2,10 @@
 //! in the HTML) and PNG. Charts draw, they don't compute: every number comes from an analysis
 //! output, mapped to a [`Chart`] by [`crate::report::document`].
 //!
-//! Text uses the embedded DejaVu Sans (Bitstream Vera licence, assets/fonts), so PNGs render the
-//! same on a machine without system fonts.
+//! Text uses the embedded DejaVu Sans (Bitstream Vera licence, assets/fonts). PNGs are rendered
+//! from the SVG with resvg, so both always match; glyphs DejaVu Sans lacks (CJK, emoji) fall back
+//! to the system's fonts where it has them (e.g. Debian's fonts-noto-cjk). Axis labels are cut
+//! to [`MAX_LABEL_WIDTH`] columns; the tables keep names whole.
 
 use std::path::Path;
 use std::sync::Once;
@@ -16,6 +18,9 @@ use crate::error::{Error, Result};
 
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
+
+/// Widest a category label on a chart axis gets, in display columns.
+pub const MAX_LABEL_WIDTH: usize = 40;
 
 /// The palette: blue (eval / main), orange (production / stress), grey, red (thresholds).
 pub const BLUE: RGBColor = RGBColor(49, 104, 176);
@@ -94,6 +99,38 @@ pub enum Chart {
     },
 }
 
+/// Fonts for rendering SVG to PNG: the embedded DejaVu Sans as the sans-serif family, then the
+/// system's fonts (loaded once per process) for fallback.
+fn font_db() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static DB: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(FONT.to_vec());
+        db.load_system_fonts();
+        db.set_sans_serif_family("DejaVu Sans");
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// Renders SVG text to PNG bytes at its own size.
+fn svg_to_png(svg: &str) -> std::result::Result<Vec<u8>, String> {
+    use resvg::{tiny_skia, usvg};
+    let options = usvg::Options {
+        fontdb: font_db(),
+        font_family: "DejaVu Sans".into(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| "empty chart".to_string())?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
 fn register_font() {
     REGISTER.call_once(|| {
         // The embedded font is valid; a failure would only lose the text, not the chart.
@@ -162,9 +199,15 @@ impl Chart {
                         .chain(marks.iter().map(|m| m.0))
                         .chain(std::iter::once(0.0)),
                 );
-                let label_width = bars
+                // Long names are cut for the axis (the table beside the chart keeps them whole).
+                let labels: Vec<String> = bars
                     .iter()
-                    .map(|b| b.label.chars().count())
+                    .rev()
+                    .map(|b| crate::report::text::truncate(&b.label, MAX_LABEL_WIDTH))
+                    .collect();
+                let label_width = labels
+                    .iter()
+                    .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
                     .max()
                     .unwrap_or(4) as u32
                     * 7
@@ -178,7 +221,6 @@ impl Chart {
                     .map_err(err)?;
                 // The first bar at the top: segment k holds bar n − 1 − k.
                 let at = |i: usize| n - 1 - i;
-                let labels: Vec<String> = bars.iter().rev().map(|b| b.label.clone()).collect();
                 let formatter = |v: &SegmentValue<usize>| match v {
                     SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
                     _ => String::new(),
@@ -389,14 +431,16 @@ impl Chart {
         Ok(out)
     }
 
-    /// Writes the chart as a PNG file.
+    /// Writes the chart as a PNG file, rendered from the same SVG (resvg), so that the two always
+    /// match. Text uses the embedded DejaVu Sans, with the system's fonts as fallback for glyphs it
+    /// lacks (CJK, emoji) where the machine has them.
     ///
     /// # Errors
-    /// Plotters fails to draw or write the file.
+    /// The SVG cannot be parsed or rendered (a bug), or the file cannot be written.
     pub fn png(&self, path: &Path) -> Result<()> {
-        register_font();
-        let root = BitMapBackend::new(path, self.size()).into_drawing_area();
-        self.draw(&root)
-            .map_err(|e| Error::Invariant(format!("drawing {}: {e}", path.display())))
+        let svg = self.svg()?;
+        let bytes = svg_to_png(&svg)
+            .map_err(|e| Error::Invariant(format!("rendering {}: {e}", path.display())))?;
+        std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
     }
 }

@@ -1,5 +1,7 @@
 //! Plain-text tables with aligned columns, for human output on a terminal.
 
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -43,20 +45,29 @@ impl TextTable {
         self.rows.push(cells);
     }
 
-    /// Renders with two spaces between columns and a rule under the header.
+    /// Renders with two spaces between columns and a rule under the header. Widths are display
+    /// columns (CJK and emoji take two), and a cell wider than [`MAX_CELL_WIDTH`] is cut with an
+    /// ellipsis (JSON and CSV keep it whole).
     pub fn render(&self) -> String {
         let n = self.headers.len();
-        let mut width: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate().take(n) {
-                width[i] = width[i].max(c.chars().count());
+        let fit = |c: &str| truncate(c, MAX_CELL_WIDTH);
+        let headers: Vec<String> = self.headers.iter().map(|h| fit(h)).collect();
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().take(n).map(|c| fit(c)).collect())
+            .collect();
+        let mut width: Vec<usize> = headers.iter().map(|h| h.width()).collect();
+        for r in &rows {
+            for (i, c) in r.iter().enumerate() {
+                width[i] = width[i].max(c.width());
             }
         }
         let line = |cells: &[String]| {
             let mut out = String::new();
             for (i, w) in width.iter().enumerate() {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
-                let pad = w - c.chars().count();
+                let pad = w - c.width();
                 if i > 0 {
                     out.push_str("  ");
                 }
@@ -76,15 +87,39 @@ impl TextTable {
             out.push('\n');
             out
         };
-        let mut out = line(&self.headers);
+        let mut out = line(&headers);
         let total: usize = width.iter().sum::<usize>() + 2 * n.saturating_sub(1);
         out.push_str(&"─".repeat(total));
         out.push('\n');
-        for r in &self.rows {
+        for r in &rows {
             out.push_str(&line(r));
         }
         out
     }
+}
+
+/// Widest a terminal table cell gets, in display columns.
+pub const MAX_CELL_WIDTH: usize = 48;
+
+/// `text` cut to at most `max` display columns, ending in "…" when cut; control characters are
+/// shown as U+FFFD so a name cannot move the cursor.
+pub fn truncate(text: &str, max: usize) -> String {
+    let text = crate::report::escape::plain(text).replace(['\n', '\t'], " ");
+    if text.width() <= max {
+        return text;
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
 }
 
 /// Formats a count with thousands separators: 14000 → "14,000".
@@ -175,6 +210,27 @@ mod tests {
         assert_eq!(signed(Some(0.0042)), "+0.0042");
         assert_eq!(signed(Some(-0.0009)), "-0.0009");
         assert_eq!(pval(Some(0.0001)), "<0.001");
+    }
+
+    #[test]
+    fn wide_characters_align_and_long_names_are_cut() {
+        let mut t = TextTable::new(&["arm", "drop"]);
+        t.row(vec!["日本語".into(), "1".into()]);
+        t.row(vec!["abc".into(), "2".into()]);
+        t.row(vec!["🙂x".into(), "3".into()]);
+        t.row(vec!["y".repeat(80), "4".into()]);
+        let out = t.render();
+        let lines: Vec<&str> = out.lines().collect();
+        // Every data row ends at the same display column.
+        let widths: Vec<usize> = lines[2..].iter().map(|l| l.width()).collect();
+        assert!(widths.iter().all(|w| *w == widths[0]), "{out}");
+        assert!(
+            lines[5].contains('…') && lines[5].width() <= MAX_CELL_WIDTH + 2 + 4,
+            "{out}"
+        );
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate("a\u{1b}[31m", 20), "a\u{FFFD}[31m");
     }
 
     #[test]
