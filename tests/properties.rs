@@ -66,6 +66,9 @@ enum Mutation {
     Manifest(usize),
     Parquet,
     ParquetTruncated(usize),
+    ControlInId(usize, usize),
+    HugeScore(usize),
+    ScoreScale,
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -81,6 +84,9 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (0usize..8).prop_map(Mutation::Manifest),
         Just(Mutation::Parquet),
         (8usize..400).prop_map(Mutation::ParquetTruncated),
+        (0usize..4, 0usize..50).prop_map(|(t, r)| Mutation::ControlInId(t, r)),
+        (0usize..50).prop_map(Mutation::HugeScore),
+        Just(Mutation::ScoreScale),
     ]
 }
 
@@ -255,6 +261,22 @@ fn mutate(w: &Workdir, m: &Mutation) {
             ];
             w.write("experiment.toml", bad[k]);
         }
+        Mutation::ControlInId(t, r) => edit_lines(w, TABLES[t], |rows| {
+            if rows.len() > 1 {
+                let r = 1 + r % (rows.len() - 1);
+                rows[r][0] = format!("\"{}\u{1b}\t\"", rows[r][0]);
+            }
+        }),
+        Mutation::HugeScore(r) => edit_lines(w, "results.csv", |rows| {
+            let r = 1 + r % (rows.len() - 1);
+            rows[r][3] = "1e308".into();
+        }),
+        Mutation::ScoreScale => edit_lines(w, "results.csv", |rows| {
+            for row in rows.iter_mut().skip(1) {
+                let x: f64 = row[3].parse().unwrap_or(0.0);
+                row[3] = format!("{}", 100.0 * x);
+            }
+        }),
         Mutation::Parquet => {
             for t in TABLES {
                 if w.path(t).exists() {
@@ -304,7 +326,7 @@ proptest! {
         prop_assert!(code.is_ok(), "panic on {m:?} of {spec:?}");
         let code = code.unwrap();
         prop_assert!(code == 0 || code == 2, "exit {code} on {m:?} of {spec:?}");
-        if matches!(m, Mutation::None | Mutation::Parquet) {
+        if matches!(m, Mutation::None | Mutation::Parquet | Mutation::ScoreScale) {
             prop_assert_eq!(code, 0, "a valid experiment failed: {:?}", spec);
         }
     }
