@@ -458,3 +458,22 @@ fn charts_cut_long_labels_and_png_matches_svg() {
     let png = resvg::tiny_skia::Pixmap::load_png(out.join("charts/drops.png")).unwrap();
     assert_eq!((png.width(), png.height()), (attr("width"), attr("height")));
 }
+
+/// Found by the `policy` fuzz target: a policy file that is not UTF-8 exited 1.
+#[test]
+fn a_policy_that_is_not_utf8_is_bad_input() {
+    let w = Workdir::empty();
+    context_log(&w, "0");
+    std::fs::write(
+        w.path("policy.toml"),
+        b"model_limit = 8000\n[budgets]\nre\xc6\x8d\x96\x9aval = 1\n",
+    )
+    .unwrap();
+    let err = fails(
+        ablate()
+            .args(["context", "--policy"])
+            .arg(w.path("policy.toml"))
+            .arg(w.path("context_log.csv")),
+    );
+    assert_mentions(&err, &["policy.toml", "UTF-8"]);
+}

@@ -129,7 +129,16 @@ impl Policy {
     /// # Errors
     /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
     pub fn load(path: &Path) -> Result<Policy> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Manifest {
+            path: path.to_path_buf(),
+            key: "(encoding)".into(),
+            problem: format!(
+                "not UTF-8 text (byte {} is invalid)",
+                e.utf8_error().valid_up_to() + 1
+            ),
+            fix: "save the policy as UTF-8".into(),
+        })?;
         let policy: Policy = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Manifest {
             path: path.to_path_buf(),
             key: "(policy)".into(),
