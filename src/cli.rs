@@ -553,7 +553,7 @@ pub fn run(cli: Cli) -> Result<String> {
             allow_unmeasured,
         } => {
             let exp = load(&dir, &cli.global)?;
-            report::json(&analysis::record::run(
+            report::json(&analysis::all::record_only(
                 &exp,
                 &config(&cli.global),
                 allow_unmeasured,
@@ -647,7 +647,7 @@ pub fn run(cli: Cli) -> Result<String> {
             allow_unmeasured,
         } => {
             let exp = load(&dir, &cli.global)?;
-            let r = analysis::need::run(&exp, allow_unmeasured)?;
+            let r = analysis::all::need_only(&exp, allow_unmeasured)?;
             emit_warned(json, &r, &exp, report::budget::human_need)
         }
         Command::Curve {
@@ -676,7 +676,7 @@ pub fn run(cli: Cli) -> Result<String> {
         }
         Command::Selector { dir } => {
             let exp = load(&dir, &cli.global)?;
-            let r = analysis::selector::run(&exp)?;
+            let r = analysis::all::selector_only(&exp)?;
             emit_warned(json, &r, &exp, report::budget::human_selector)
         }
         Command::Interactions { dir } => {

@@ -36,7 +36,7 @@ fn need_experiment() -> Workdir {
 #[test]
 fn need_by_hand() {
     let w = need_experiment();
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // needed: c1 100 + 50; c2 100 + 50 + 60 + 40; c3 100 + 50 + 60 (gold not retrieved: all).
     assert!((r.needed_tokens_mean - 610.0 / 3.0).abs() < 1e-9);
     assert!((r.total_tokens_mean - 250.0).abs() < 1e-9);
@@ -53,7 +53,7 @@ fn need_with_case_units_and_a_production_mix() {
     let w = need_experiment();
     w.write("case_units.csv", "case_id,unit,tokens\nc1,p1,10\n");
     w.write("mix.csv", "turns,share\nsingle,0.5\nmulti,0.5\n");
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // c1: needed 110 of 210; c2 250 of 250; c3 210 of 250.
     assert!((r.value - (570.0 / 3.0) / (710.0 / 3.0)).abs() < 1e-12);
     // production: single (c1, c3) and multi (c2) half each:
@@ -70,7 +70,7 @@ fn need_with_case_units_and_a_production_mix() {
 #[test]
 fn needed_units_drop_what_a_measured_arm_showed_removable() {
     let w = Workdir::tiny();
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // without-ex1 (few_shot/01) has drop 0: removable. Removing both examples is costly, which
     // does not make few_shot/02 removable. system has no rule: counted as always (a warning).
     assert_eq!(
@@ -129,7 +129,7 @@ fn joint_experiment() -> Workdir {
 #[test]
 fn need_respects_joint_cuts() {
     let w = joint_experiment();
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     // Marginally both are removable; without-both (drop 0.5 ≥ 0.05) is made only of them, so the
     // unit with the larger own drop goes back (both 0: the smaller name, e1). without-sys-e1 also
     // removes sys, which need always keeps: it says nothing.
@@ -155,7 +155,7 @@ fn need_respects_joint_cuts() {
         .map(|l| format!("{l}\n"))
         .collect();
     w.write("results.csv", &kept);
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     assert!(r.forced_needed.is_empty());
     assert!((r.value - 2.0 / 3.0).abs() < 1e-12);
     assert!(r.joint_cut_measured);
@@ -172,7 +172,7 @@ fn need_respects_joint_cuts() {
         .map(|c| format!("{c},without-e2-sys,0,0\n"))
         .collect();
     w.write("results.csv", &format!("{results}{extra}"));
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), false).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), false).unwrap();
     assert_eq!(r.jointly_removable, vec!["e2".to_string()]);
     assert!(r.joint_cut_measured, "without-e2 removes exactly e2");
 }
@@ -277,7 +277,7 @@ fn selector_by_hand() {
         "passages.csv",
         "case_id,rank,tokens,score\nc1,1,100,0.9\nc1,2,200,0.3\nc2,1,100,0.2\nc2,2,300,0.8\n",
     );
-    let r = analysis::selector::run(&Experiment::load(&w.dir).unwrap()).unwrap();
+    let r = analysis::all::selector_only(&Experiment::load(&w.dir).unwrap()).unwrap();
     assert_eq!(r.full_tokens_mean, 350.0);
     // oracle: c1 keeps rank 1 (saves 200); c2 keeps ranks 1–2 (saves 0).
     assert_eq!(r.oracle_saving_mean, 100.0);
@@ -470,7 +470,7 @@ fn need_with_an_unmeasured_production_stratum() {
         &fails(ablate().arg("need").arg(&w.dir)),
         &["turns=voice", "--allow-unmeasured"],
     );
-    let r = analysis::need::run(&Experiment::load(&w.dir).unwrap(), true).unwrap();
+    let r = analysis::all::need_only(&Experiment::load(&w.dir).unwrap(), true).unwrap();
     assert_eq!(r.unmeasured_share, Some(0.5));
     assert!(
         r.warnings

@@ -97,7 +97,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
     let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp));
     step("need");
     let need = match &exp.units {
-        Some(_) => optional(&mut skipped, "need", need::run(exp, false))?,
+        Some(_) => optional(&mut skipped, "need", need::run(exp, &sweep, false))?,
         None => None,
     };
     step("curve");
@@ -109,7 +109,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
     let curve = has_budget.then(|| curve::run(exp, cfg, None));
     step("selector");
     let selector = match &exp.passages {
-        Some(_) => optional(&mut skipped, "selector", selector::run(exp))?,
+        Some(_) => optional(&mut skipped, "selector", selector::run(exp, &sweep))?,
         None => None,
     };
     step("shadow");
@@ -167,4 +167,66 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         record,
         skipped,
     })
+}
+
+/// Sweep verdicts without a bootstrap: what `need` and `selector` rest on (verdicts and drops are
+/// point estimates, the same at any bootstrap count).
+fn verdicts(exp: &Experiment) -> SweepOutput {
+    sweep::run(
+        exp,
+        &Config {
+            bootstrap: 0,
+            ..Config::default()
+        },
+    )
+}
+
+/// `ablate need` alone: the sweep verdicts it rests on, then the needed fraction.
+///
+/// # Errors
+/// As [`need::run`].
+pub fn need_only(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
+    need::run(exp, &verdicts(exp), allow_unmeasured)
+}
+
+/// `ablate selector` alone: the sweep drops it rests on, then the replay.
+///
+/// # Errors
+/// As [`selector::run`].
+pub fn selector_only(exp: &Experiment) -> Result<SelectorOutput> {
+    selector::run(exp, &verdicts(exp))
+}
+
+/// `ablate record` alone: every analysis the record rests on, each run once.
+///
+/// # Errors
+/// As `need` (a units table is required), `interactions` and `reweight` (a mix that does not fit
+/// the cases, unless `allow_unmeasured`).
+pub fn record_only(
+    exp: &Experiment,
+    cfg: &Config,
+    allow_unmeasured: bool,
+) -> Result<DecisionRecord> {
+    let sweep = sweep::run(exp, cfg);
+    let need = need::run(exp, &sweep, allow_unmeasured)?;
+    let interactions = interactions::run(exp, cfg)?;
+    let reweight = match &exp.mix {
+        Some(_) => Some(reweight::run(
+            exp,
+            &ReweightOptions {
+                allow_unmeasured,
+                ..ReweightOptions::default()
+            },
+        )?),
+        None => None,
+    };
+    Ok(record::assemble(
+        exp,
+        cfg,
+        &need,
+        &sweep,
+        &interactions,
+        reweight.as_ref(),
+        &stress::run(exp),
+    ))
 }

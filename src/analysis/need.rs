@@ -31,10 +31,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::Config;
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::reweight;
-use crate::analysis::sweep::{self, Verdict};
+use crate::analysis::sweep::{SweepOutput, Verdict};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, NeedRule};
 use crate::stats::moments::{self, Neumaier};
@@ -106,7 +105,7 @@ pub struct NeedOutput {
 /// # Errors
 /// No units table; mix problems (as `reweight`), including production strata with no eval case
 /// unless `allow_unmeasured`.
-pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
+pub fn run(exp: &Experiment, sweep: &SweepOutput, allow_unmeasured: bool) -> Result<NeedOutput> {
     let units = exp.units.as_ref().ok_or_else(|| Error::NotFound {
         path: exp.dir.join("units.parquet"),
         fix:
@@ -116,14 +115,9 @@ pub fn run(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
     let paired = Paired::new(exp, CaseSet::Main);
     let mut warnings = Vec::new();
 
-    // Units shown removable by a measured arm within their block.
-    let verdicts = sweep::run(
-        exp,
-        &Config {
-            bootstrap: 0,
-            ..Config::default()
-        },
-    );
+    // Units shown removable by a measured arm within their block (verdicts are the point rule,
+    // so any bootstrap count gives the same ones).
+    let verdicts = sweep;
     let mut removable_units: BTreeMap<String, String> = BTreeMap::new();
     for arm in verdicts
         .arms

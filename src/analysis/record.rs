@@ -11,12 +11,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::analysis::Config;
-use crate::analysis::interactions::{self, InteractionsOutput};
-use crate::analysis::need::{self, NeedOutput};
-use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
-use crate::analysis::stress::{self, StressOutput};
-use crate::analysis::sweep::{self, SweepOutput, Verdict};
-use crate::error::Result;
+use crate::analysis::interactions::InteractionsOutput;
+use crate::analysis::need::NeedOutput;
+use crate::analysis::reweight::ReweightOutput;
+use crate::analysis::stress::StressOutput;
+use crate::analysis::sweep::{SweepOutput, Verdict};
 use crate::io::Experiment;
 
 /// The stress slice's part of the record.
@@ -106,36 +105,7 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
         .collect()
 }
 
-/// Builds the record from the analyses the inputs support.
-///
-/// # Errors
-/// As `need` (a units table is required) and `reweight` (a mix that does not fit the cases).
-pub fn run(exp: &Experiment, cfg: &Config, allow_unmeasured: bool) -> Result<DecisionRecord> {
-    let need = need::run(exp, allow_unmeasured)?;
-    let sweep = sweep::run(exp, cfg);
-    let interactions = interactions::run(exp, cfg)?;
-    let reweight = match &exp.mix {
-        Some(_) => Some(reweight::run(
-            exp,
-            &ReweightOptions {
-                allow_unmeasured,
-                ..ReweightOptions::default()
-            },
-        )?),
-        None => None,
-    };
-    Ok(assemble(
-        exp,
-        cfg,
-        &need,
-        &sweep,
-        &interactions,
-        reweight.as_ref(),
-        &stress::run(exp),
-    ))
-}
-
-/// Builds the record from analyses already run (as `ablate report` has them).
+/// Builds the record from the analyses it rests on ([`crate::analysis::all`] runs them once).
 pub fn assemble(
     exp: &Experiment,
     cfg: &Config,

@@ -13,8 +13,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::Config;
-use crate::analysis::sweep;
+use crate::analysis::sweep::SweepOutput;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
 use crate::stats::moments::{self, Neumaier};
@@ -55,7 +54,7 @@ pub struct SelectorOutput {
 ///
 /// # Errors
 /// No passages table.
-pub fn run(exp: &Experiment) -> Result<SelectorOutput> {
+pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
     let passages = exp.passages.as_ref().ok_or_else(|| Error::NotFound {
         path: exp.dir.join("passages.parquet"),
         fix: "the selector replay needs the retrieved passages: case_id, rank, tokens, score (reranker)[, gold]".into(),
@@ -100,13 +99,6 @@ pub fn run(exp: &Experiment) -> Result<SelectorOutput> {
     let oracle_mean = moments::mean(&oracle_saving);
 
     // Measured arms by threshold.
-    let sweep = sweep::run(
-        exp,
-        &Config {
-            bootstrap: 0,
-            ..Config::default()
-        },
-    );
     let measured: Vec<(f64, String, f64)> = exp
         .arms
         .iter()
