@@ -600,44 +600,6 @@ fn shapley_output(exp: &Experiment, paired: &Paired) -> Result<Option<ShapleyOut
     }))
 }
 
-/// Inverts a symmetric positive-definite matrix (Gauss–Jordan with partial pivoting); `None`
-/// when it is singular (the design aliases some terms).
-fn invert(mut a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
-    let n = a.len();
-    let mut inv: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
-        .collect();
-    let scale = a
-        .iter()
-        .map(|r| r.iter().fold(0.0f64, |m, x| m.max(x.abs())))
-        .fold(0.0f64, f64::max);
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
-        if a[pivot][col].abs() <= 1e-9 * scale.max(1.0) {
-            return None;
-        }
-        a.swap(col, pivot);
-        inv.swap(col, pivot);
-        let p = a[col][col];
-        for j in 0..n {
-            a[col][j] /= p;
-            inv[col][j] /= p;
-        }
-        for r in 0..n {
-            if r != col {
-                let f = a[r][col];
-                if f != 0.0 {
-                    for j in 0..n {
-                        a[r][j] -= f * a[col][j];
-                        inv[r][j] -= f * inv[col][j];
-                    }
-                }
-            }
-        }
-    }
-    Some(inv)
-}
-
 fn design_fits(exp: &Experiment, paired: &Paired, warnings: &mut Vec<String>) -> Vec<DesignFit> {
     let Some(arms) = &exp.arms else {
         return Vec::new();
@@ -694,7 +656,7 @@ fn design_fits(exp: &Experiment, paired: &Paired, warnings: &mut Vec<String>) ->
                         .collect()
                 })
                 .collect();
-            let inv = invert(xtx)?;
+            let inv = crate::stats::linalg::invert_symmetric(&xtx)?;
             // A = (X'X)⁻¹ X' : p × runs
             Some(
                 (0..p)
@@ -793,13 +755,6 @@ impl<T> Map2<T> for (Vec<(usize, T)>, Vec<(usize, T)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn invert_small_and_singular() {
-        let inv = invert(vec![vec![4.0, 0.0], vec![0.0, 2.0]]).unwrap();
-        assert_eq!(inv, vec![vec![0.25, 0.0], vec![0.0, 0.5]]);
-        assert!(invert(vec![vec![1.0, 1.0], vec![1.0, 1.0]]).is_none());
-    }
 
     #[test]
     fn factorial_detection_needs_every_subset() {

@@ -19,6 +19,7 @@ pub mod shapley;
 pub mod stress;
 pub mod sweep;
 pub mod variance;
+pub mod vocab;
 
 use indicatif::{ProgressBar, ProgressStyle};
 

@@ -33,7 +33,8 @@ use serde::Serialize;
 
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::reweight;
-use crate::analysis::sweep::{SweepOutput, Verdict};
+use crate::analysis::sweep::SweepOutput;
+use crate::analysis::vocab::Verdict;
 use crate::error::{Error, Result};
 use crate::io::{Experiment, NeedRule};
 use crate::stats::moments::{self, Neumaier};

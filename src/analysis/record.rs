@@ -15,7 +15,8 @@ use crate::analysis::interactions::InteractionsOutput;
 use crate::analysis::need::NeedOutput;
 use crate::analysis::reweight::ReweightOutput;
 use crate::analysis::stress::StressOutput;
-use crate::analysis::sweep::{SweepOutput, Verdict};
+use crate::analysis::sweep::SweepOutput;
+use crate::analysis::vocab::Verdict;
 use crate::io::Experiment;
 
 /// The stress slice's part of the record.

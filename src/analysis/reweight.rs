@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::analysis::paired::{CaseSet, Paired};
-use crate::analysis::sweep::Verdict;
+use crate::analysis::vocab::Verdict;
 use crate::error::{Error, Result, Row};
 use crate::io::{Experiment, Mix};
 use crate::stats::moments;

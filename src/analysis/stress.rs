@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::analysis::paired::{CaseSet, Paired};
-use crate::analysis::sweep::Verdict;
+use crate::analysis::vocab::Verdict;
 use crate::io::Experiment;
 
 /// One arm on both sets.

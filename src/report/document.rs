@@ -13,7 +13,7 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::all::Analyses;
-use crate::analysis::sweep::Verdict;
+use crate::analysis::vocab::Verdict;
 use crate::error::{Error, Result};
 use crate::io::output::AtomicDir;
 use crate::report::charts::{BLUE, Bar, Chart, GREEN, GREY, Line, ORANGE};

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::reweight::{Method, ReweightOutput};
 use crate::analysis::stress::StressOutput;
-use crate::analysis::sweep::Verdict;
+use crate::analysis::vocab::Verdict;
 use crate::report::text::{Align, TextTable, num, signed};
 
 fn verdict(v: Option<Verdict>) -> String {

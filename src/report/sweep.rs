@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::analysis::sweep::{Confidence, SweepOutput};
+use crate::analysis::sweep::SweepOutput;
+use crate::analysis::vocab::Confidence;
 use crate::report::text::{Align, TextTable, num, pval, thousands};
 
 /// Renders the sweep for a terminal.

@@ -1,0 +1,73 @@
+//! The shared vocabulary of the analyses: the verdict rule agreed before the run and whether an
+//! interval supports it. Every verb that judges a drop (sweep, reweight, stress, need, record)
+//! uses these.
+
+use serde::Serialize;
+
+/// The point rule agreed in advance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// drop ≥ threshold_drop.
+    #[serde(rename = "needed")]
+    Needed,
+    /// drop < threshold_drop.
+    #[serde(rename = "removable-on-this-set")]
+    Removable,
+}
+
+impl Verdict {
+    /// The verdict of a drop against a threshold.
+    pub fn of(drop: f64, threshold: f64) -> Verdict {
+        if drop >= threshold {
+            Verdict::Needed
+        } else {
+            Verdict::Removable
+        }
+    }
+
+    /// The name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Needed => "needed",
+            Verdict::Removable => "removable-on-this-set",
+        }
+    }
+}
+
+/// Whether the interval supports the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The whole interval is on the verdict's side of the threshold.
+    Confident,
+    /// The interval straddles the threshold (or is undefined).
+    Inconclusive,
+}
+
+impl Confidence {
+    /// Confident when ci_low ≥ threshold for needed, or ci_high < threshold for removable.
+    pub fn of(
+        verdict: Verdict,
+        ci_low: Option<f64>,
+        ci_high: Option<f64>,
+        threshold: f64,
+    ) -> Confidence {
+        let confident = match verdict {
+            Verdict::Needed => ci_low.is_some_and(|l| l >= threshold),
+            Verdict::Removable => ci_high.is_some_and(|h| h < threshold),
+        };
+        if confident {
+            Confidence::Confident
+        } else {
+            Confidence::Inconclusive
+        }
+    }
+
+    /// The name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Confident => "confident",
+            Confidence::Inconclusive => "inconclusive",
+        }
+    }
+}
