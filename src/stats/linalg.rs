@@ -14,7 +14,7 @@ pub fn invert_symmetric(rows: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let svd = a.clone().svd(false, false);
     let max = svd.singular_values.max();
     let min = svd.singular_values.min();
-    if !(max > 0.0) || min <= 1e-9 * max {
+    if max.is_nan() || max <= 0.0 || min <= 1e-9 * max {
         return None;
     }
     let inv = a.try_inverse()?;
