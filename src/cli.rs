@@ -539,13 +539,14 @@ pub fn run(cli: Cli) -> Result<String> {
                 mixes: loaded,
                 by,
                 allow_unmeasured,
+                confidence: cli.global.confidence,
             };
             let r = analysis::reweight::run(&exp, &opts)?;
             emit_warned(json, &r, &exp, report::reweight::human)
         }
         Command::Stress { dir } => {
             let exp = load(&dir, &cli.global)?;
-            let r = analysis::stress::run(&exp);
+            let r = analysis::stress::run(&exp, cli.global.confidence);
             emit_warned(json, &r, &exp, report::reweight::human_stress)
         }
         Command::Record {

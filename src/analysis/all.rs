@@ -89,12 +89,18 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         Some(_) => optional(
             &mut skipped,
             "reweight",
-            reweight::run(exp, &ReweightOptions::default()),
+            reweight::run(
+                exp,
+                &ReweightOptions {
+                    confidence: cfg.confidence,
+                    ..ReweightOptions::default()
+                },
+            ),
         )?,
         None => None,
     };
     step("stress");
-    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp));
+    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, cfg.confidence));
     step("need");
     let need = match &exp.units {
         Some(_) => optional(&mut skipped, "need", need::run(exp, &sweep, false))?,
@@ -141,7 +147,9 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
     // From the outputs above: nothing is computed twice. Without stress cases the stress part is
     // empty, as `record` gives it.
     let record = need.as_ref().map(|need| {
-        let st = stress.clone().unwrap_or_else(|| stress::run(exp));
+        let st = stress
+            .clone()
+            .unwrap_or_else(|| stress::run(exp, cfg.confidence));
         record::assemble(
             exp,
             cfg,
@@ -215,6 +223,7 @@ pub fn record_only(
             exp,
             &ReweightOptions {
                 allow_unmeasured,
+                confidence: cfg.confidence,
                 ..ReweightOptions::default()
             },
         )?),
@@ -227,6 +236,6 @@ pub fn record_only(
         &sweep,
         &interactions,
         reweight.as_ref(),
-        &stress::run(exp),
+        &stress::run(exp, cfg.confidence),
     ))
 }

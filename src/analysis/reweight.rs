@@ -34,11 +34,12 @@ use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::vocab::Verdict;
 use crate::error::{Error, Result, Row};
 use crate::io::{Experiment, Mix};
+use crate::stats::estimate::Estimate;
 use crate::stats::moments;
 use crate::stats::survey::{self, RAKE_MAX_ROUNDS};
 
 /// Options of a reweighting run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReweightOptions {
     /// Production mixes: one → post-stratification, several → raking (one column each).
     pub mixes: Vec<Mix>,
@@ -46,6 +47,19 @@ pub struct ReweightOptions {
     pub by: Vec<String>,
     /// Renormalise over measured strata instead of failing on unmeasured ones.
     pub allow_unmeasured: bool,
+    /// Confidence level of the production drops' intervals.
+    pub confidence: f64,
+}
+
+impl Default for ReweightOptions {
+    fn default() -> Self {
+        ReweightOptions {
+            mixes: Vec::new(),
+            by: Vec::new(),
+            allow_unmeasured: false,
+            confidence: 0.95,
+        }
+    }
 }
 
 /// How the weights were made.
@@ -130,6 +144,10 @@ pub struct ReweightBaseline {
     pub score_production: Option<f64>,
     /// Its standard error.
     pub se_production: Option<f64>,
+    /// Lower end of its normal interval, score_production − z·se_production.
+    pub ci_low_production: Option<f64>,
+    /// Upper end of that interval.
+    pub ci_high_production: Option<f64>,
 }
 
 /// One arm, eval next to production.
@@ -143,6 +161,10 @@ pub struct ReweightArm {
     pub drop_production: Option<f64>,
     /// Its standard error.
     pub se_production: Option<f64>,
+    /// Lower end of its normal interval, drop_production − z·se_production.
+    pub ci_low_production: Option<f64>,
+    /// Upper end of that interval.
+    pub ci_high_production: Option<f64>,
     /// Verdict on the eval set.
     pub verdict_eval: Verdict,
     /// Verdict in production (null when the production drop is undefined).
@@ -613,6 +635,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         score_eval: moments::mean(&base_scores),
         score_production,
         se_production: se_base,
+        ci_low_production: score_production
+            .and_then(|p| Estimate::normal(p, se_base, opts.confidence).ci_low),
+        ci_high_production: score_production
+            .and_then(|p| Estimate::normal(p, se_base, opts.confidence).ci_high),
     };
 
     let mut arms = Vec::new();
@@ -629,6 +655,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 exp.results.arms[a]
             ));
         }
+        let production_ci = match drop_production {
+            Some(d) => Estimate::normal(d, se_production, opts.confidence),
+            None => Estimate::normal(f64::NAN, None, opts.confidence),
+        };
         let verdict_eval = Verdict::of(drop_eval, threshold);
         let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
         arms.push(ReweightArm {
@@ -636,6 +666,8 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             drop_eval,
             drop_production,
             se_production,
+            ci_low_production: production_ci.ci_low,
+            ci_high_production: production_ci.ci_high,
             verdict_eval,
             verdict_production,
             flipped: verdict_production.is_some_and(|v| v != verdict_eval),

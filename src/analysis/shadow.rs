@@ -65,6 +65,10 @@ pub struct ShadowStratum {
     pub excess_rate: Option<f64>,
     /// Its standard error.
     pub se: Option<f64>,
+    /// Normal interval of the excess rate (null without an se).
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
     /// One-sided p for excess > 0, Holm-adjusted across strata.
     pub p_holm: Option<f64>,
     /// p_holm < 1 − confidence.
@@ -415,6 +419,8 @@ pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOut
                 noise_rate: r.noise,
                 excess_rate: r.excess,
                 se: r.se,
+                ci_low: r.excess.zip(r.se).map(|(e, s)| e - z * s),
+                ci_high: r.excess.zip(r.se).map(|(e, s)| e + z * s),
                 p_holm: None,
                 flagged: false,
             });

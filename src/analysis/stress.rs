@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::vocab::Verdict;
 use crate::io::Experiment;
+use crate::stats::estimate::Estimate;
 
 /// One arm on both sets.
 #[derive(Debug, Clone, Serialize)]
@@ -21,10 +22,14 @@ pub struct StressArm {
     pub drop_main: Option<f64>,
     /// Its standard error.
     pub se_main: Option<f64>,
+    /// Normal interval of the main-set drop (lower, upper).
+    pub ci_main: Option<(f64, f64)>,
     /// Mean paired drop on the stress slice.
     pub drop_stress: Option<f64>,
     /// Its standard error.
     pub se_stress: Option<f64>,
+    /// Normal interval of the stress drop (lower, upper).
+    pub ci_stress: Option<(f64, f64)>,
     /// Verdict on the main set (threshold_drop).
     pub verdict_main: Option<Verdict>,
     /// Verdict on the stress slice (stress_threshold_drop).
@@ -51,8 +56,12 @@ pub struct StressOutput {
 }
 
 /// Runs the comparison. Without stress cases every stress field is null and nothing clears both.
-pub fn run(exp: &Experiment) -> StressOutput {
+pub fn run(exp: &Experiment, confidence: f64) -> StressOutput {
     let m = &exp.results.matrix;
+    let interval = |drop: Option<f64>, se: Option<f64>| {
+        let e = Estimate::normal(drop?, se, confidence);
+        e.ci_low.zip(e.ci_high)
+    };
     let main = Paired::new(exp, CaseSet::Main);
     let stress = Paired::new(exp, CaseSet::Stress);
     let (t_main, t_stress) = (
@@ -83,8 +92,10 @@ pub fn run(exp: &Experiment) -> StressOutput {
                 arm: exp.results.arms[a].clone(),
                 drop_main,
                 se_main,
+                ci_main: interval(drop_main, se_main),
                 drop_stress,
                 se_stress,
+                ci_stress: interval(drop_stress, se_stress),
                 verdict_main,
                 verdict_stress,
                 clears_both: verdict_main == Some(Verdict::Removable)

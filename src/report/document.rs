@@ -128,7 +128,6 @@ fn n(x: f64, digits: usize) -> String {
 fn sections(a: &Analyses) -> Vec<Section> {
     let mut out = Vec::new();
     let s = &a.sweep;
-    let z = crate::stats::dist::z_two_sided(s.confidence_level);
     let mut t = Table::new(&[
         "arm",
         "tokens removed",
@@ -218,7 +217,7 @@ fn sections(a: &Analyses) -> Vec<Section> {
                 bars.push(Bar {
                     label: format!("{} · production", arm.arm),
                     value: d,
-                    interval: arm.se_production.map(|se| (d - z * se, d + z * se)),
+                    interval: arm.ci_low_production.zip(arm.ci_high_production),
                     color: ORANGE,
                 });
             }
@@ -332,15 +331,15 @@ fn sections(a: &Analyses) -> Vec<Section> {
                     "no".into()
                 },
             ]);
-            for (side, d, se, color) in [
-                ("main", arm.drop_main, arm.se_main, BLUE),
-                ("stress", arm.drop_stress, arm.se_stress, ORANGE),
+            for (side, d, ci, color) in [
+                ("main", arm.drop_main, arm.ci_main, BLUE),
+                ("stress", arm.drop_stress, arm.ci_stress, ORANGE),
             ] {
                 if let Some(d) = d {
                     bars.push(Bar {
                         label: format!("{} · {side}", arm.arm),
                         value: d,
-                        interval: se.map(|s| (d - z * s, d + z * s)),
+                        interval: ci,
                         color,
                     });
                 }
@@ -608,46 +607,61 @@ fn sections(a: &Analyses) -> Vec<Section> {
             "stratum", "requests", "changed", "noise", "excess", "se", "p_holm", "flagged",
         ]);
         let mut bars = Vec::new();
-        let all = (
-            "all requests".to_string(),
-            sh.requests,
-            sh.changed_rate,
-            sh.noise_rate,
-            sh.excess_rate,
-            sh.se,
-            None,
-            false,
-        );
-        for (label, requests, changed, noise, excess, se, p, flagged) in
-            std::iter::once(all).chain(sh.by_stratum.iter().map(|s| {
-                (
-                    s.stratum.clone(),
-                    s.requests,
-                    s.changed_rate,
-                    s.noise_rate,
-                    s.excess_rate,
-                    s.se,
-                    s.p_holm,
-                    s.flagged,
-                )
-            }))
-        {
+        /// One row of the shadow table: the whole traffic, then each stratum.
+        struct Row {
+            label: String,
+            requests: u64,
+            changed: f64,
+            noise: Option<f64>,
+            excess: Option<f64>,
+            se: Option<f64>,
+            ci: Option<(f64, f64)>,
+            p_holm: Option<f64>,
+            flagged: bool,
+        }
+        let rows = std::iter::once(Row {
+            label: "all requests".into(),
+            requests: sh.requests,
+            changed: sh.changed_rate,
+            noise: sh.noise_rate,
+            excess: sh.excess_rate,
+            se: sh.se,
+            ci: sh.ci_low.zip(sh.ci_high),
+            p_holm: None,
+            flagged: false,
+        })
+        .chain(sh.by_stratum.iter().map(|s| Row {
+            label: s.stratum.clone(),
+            requests: s.requests,
+            changed: s.changed_rate,
+            noise: s.noise_rate,
+            excess: s.excess_rate,
+            se: s.se,
+            ci: s.ci_low.zip(s.ci_high),
+            p_holm: s.p_holm,
+            flagged: s.flagged,
+        }));
+        for r in rows {
             t.rows.push(vec![
-                label.clone(),
-                requests.to_string(),
-                n(changed, 4),
-                num(noise, 4),
-                num(excess, 4),
-                num(se, 4),
-                num(p, 4),
-                if flagged { "yes".into() } else { String::new() },
+                r.label.clone(),
+                r.requests.to_string(),
+                n(r.changed, 4),
+                num(r.noise, 4),
+                num(r.excess, 4),
+                num(r.se, 4),
+                num(r.p_holm, 4),
+                if r.flagged {
+                    "yes".into()
+                } else {
+                    String::new()
+                },
             ]);
-            if let Some(e) = excess {
+            if let Some(e) = r.excess {
                 bars.push(Bar {
-                    label,
+                    label: r.label,
                     value: e,
-                    interval: se.map(|s| (e - z * s, e + z * s)),
-                    color: if flagged { ORANGE } else { BLUE },
+                    interval: r.ci,
+                    color: if r.flagged { ORANGE } else { BLUE },
                 });
             }
         }
