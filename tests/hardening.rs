@@ -436,17 +436,7 @@ fn charts_cut_long_labels_and_png_matches_svg() {
     w.edit("arms.csv", "without-ex1,", &format!("{long},"));
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("rep");
-    let run = ablate()
-        .args(["report", "--quiet", "--bootstrap", "200", "--out"])
-        .arg(&out)
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    common::report_into(&out, &w.dir);
     let svg = std::fs::read_to_string(out.join("charts/drops.svg")).unwrap();
     assert!(!svg.contains(&long) && svg.contains('…'), "label not cut");
     let csv = std::fs::read_to_string(out.join("tables/drops.csv")).unwrap();

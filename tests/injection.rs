@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Workdir, ablate};
+use common::Workdir;
 
 const SET: &str = "</title><script>alert('set')</script>\nline two & \"more\"";
 const ARM: &str = "<img src=x onerror=alert(1)>'q'&";
@@ -74,17 +74,7 @@ fn no_name_reaches_the_report_unescaped() {
     let w = hostile();
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("rep");
-    let run = ablate()
-        .args(["report", "--quiet", "--bootstrap", "200", "--out"])
-        .arg(&out)
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    common::report_into(&out, &w.dir);
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     for raw in ["<script", "<img", "<b>01", "<i>shot", "onerror=alert(1)>"] {

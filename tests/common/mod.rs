@@ -142,3 +142,18 @@ pub fn assert_mentions(text: &str, needles: &[&str]) {
         assert!(text.contains(n), "expected {n:?} in:\n{text}");
     }
 }
+
+/// Runs `ablate report --quiet --bootstrap 200 --out OUT DIR`, which must succeed.
+pub fn report_into(out: &Path, dir: &Path) {
+    let run = ablate()
+        .args(["report", "--quiet", "--bootstrap", "200", "--out"])
+        .arg(out)
+        .arg(dir)
+        .output()
+        .expect("run");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
