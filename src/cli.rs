@@ -408,11 +408,6 @@ impl From<DesignArg> for analysis::plan::DesignKind {
     }
 }
 
-/// A confidence level as a percentage with the digits it needs ("95%", "99.99999%").
-fn crate_percent(confidence: f64) -> String {
-    ablate::report::text::percent_level(confidence)
-}
-
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
 const MAX_BOOTSTRAP: usize = 1_000_000;
 
@@ -426,10 +421,9 @@ fn validate(g: &Global) -> Result<()> {
     let min = analysis::min_bootstrap(g.confidence);
     if g.bootstrap > 0 && g.bootstrap < min {
         return Err(Error::Usage(format!(
-            "--bootstrap {} is too few resamples for {} intervals: a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {} or more, or --bootstrap 0 for normal-approximation intervals",
+            "--bootstrap {} is too few resamples for {} intervals: a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {min} or more (the default, 10,000, is better), or --bootstrap 0 for normal-approximation intervals",
             g.bootstrap,
-            crate_percent(g.confidence),
-            min.max(1000)
+            ablate::report::text::percent_level(g.confidence),
         )));
     }
     if g.bootstrap > MAX_BOOTSTRAP {
