@@ -60,9 +60,9 @@ pub struct BlockNeed {
 pub struct ForcedUnit {
     /// The unit.
     pub unit: String,
-    /// The measured cut, made only of removable units, that was needed.
+    /// The measured cut whose units need dropped together and that was needed.
     pub cut: String,
-    /// That cut's drop.
+    /// That cut's mean drop over the cases where need drops all its units (≥ threshold_drop).
     pub cut_drop: f64,
 }
 
@@ -87,7 +87,8 @@ pub struct NeedOutput {
     pub removable_units: BTreeMap<String, String>,
     /// Units `need` drops for at least one case, after the joint-cut check.
     pub jointly_removable: Vec<String>,
-    /// Units sent back to needed because a measured cut made only of removable units was needed.
+    /// Units sent back to needed because a measured cut of units need drops together was needed
+    /// on the cases where it drops them.
     pub forced_needed: Vec<ForcedUnit>,
     /// Whether one measured arm removes exactly `jointly_removable` (always true when it is
     /// empty). When false the fraction rests on the untested assumption that those units can go
