@@ -6,7 +6,8 @@
 //! command and every file ablate put there. An existing folder is replaced only when
 //!
 //! - it is empty, or
-//! - it holds the marker and nothing but the files the marker lists.
+//! - it holds the marker and nothing but the files the marker lists, or
+//! - it is a report from before markers existed: only report files, and ablate's index.html.
 //!
 //! Anything else (a folder of the user's, a marker beside files someone added, a file where a
 //! folder is expected, a symbolic link) is refused with [`Error::Output`] (exit 2), naming the
@@ -200,6 +201,9 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
         if files.iter().any(|f| f == MARKER) {
             return None;
         }
+        if is_legacy_report(target, &files) {
+            return Some(Ok(()));
+        }
         return Some(Err(refuse(
             target,
             format!(
@@ -224,6 +228,32 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
         )));
     }
     Some(Ok(()))
+}
+
+/// Whether a folder without a marker is a report written by ablate before markers existed
+/// (0.1.0 up to this change): only report files (index.html, report.md, analysis.json,
+/// record.json, charts/*.svg|png, tables/*.csv), and an index.html that ablate's template opens.
+fn is_legacy_report(dir: &Path, files: &[String]) -> bool {
+    let report_file = |f: &str| {
+        matches!(
+            f,
+            "index.html" | "report.md" | "analysis.json" | "record.json"
+        ) || (f.starts_with("charts/")
+            && !f[7..].contains('/')
+            && (f.ends_with(".svg") || f.ends_with(".png")))
+            || (f.starts_with("tables/") && !f[7..].contains('/') && f.ends_with(".csv"))
+    };
+    if !files.iter().all(|f| report_file(f)) {
+        return false;
+    }
+    let mut head = [0u8; 96];
+    let Ok(n) = std::fs::File::open(dir.join("index.html"))
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+    else {
+        return false;
+    };
+    head[..n]
+        .starts_with(b"<!doctype html><html><head><meta charset=\"utf-8\"><title>ablate report")
 }
 
 /// Reads a folder's marker, if it has a valid one.
@@ -550,6 +580,27 @@ mod tests {
         let err = AtomicDir::create(&target).unwrap_err();
         assert!(err.to_string().contains("my-notes.txt"), "{err}");
         assert!(target.join("charts/my-notes.txt").exists());
+    }
+
+    #[test]
+    fn a_report_from_before_markers_is_replaced_anything_else_is_not() {
+        let root = tempfile::tempdir().unwrap();
+        let old = root.path().join("old");
+        std::fs::create_dir_all(old.join("charts")).unwrap();
+        std::fs::write(
+            old.join("index.html"),
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>ablate report — x</title>",
+        )
+        .unwrap();
+        std::fs::write(old.join("charts/drops.svg"), "<svg/>").unwrap();
+        check_folder_target(&old).unwrap();
+        // The same with a file of the user's beside it: refused.
+        std::fs::write(old.join("notes.txt"), "mine").unwrap();
+        assert!(check_folder_target(&old).is_err());
+        // Report-shaped names with another page: refused.
+        std::fs::remove_file(old.join("notes.txt")).unwrap();
+        std::fs::write(old.join("index.html"), "<html>my site</html>").unwrap();
+        assert!(check_folder_target(&old).is_err());
     }
 
     #[test]
