@@ -30,7 +30,7 @@ use crate::analysis::shapley;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
-use crate::stats::estimate::{self, CiMethod, Estimate};
+use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
 
 /// Whether a composed cut costs more or less than the sum of its parts.
@@ -367,22 +367,17 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         let measured_drop = base_score - measured_score;
         let predicted_drop = moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
         let (interaction, se) = paired.mean_se(&w.e, &w.units);
-        let n_units = Paired::distinct_units(&w.units);
-        let est = if n_units >= 2 && estimate::no_variation(&w.e) {
-            // No spread: the exact bound, with e = d_S − Σ_k d_k within ±(k + 1)·score range.
-            let reach = (w.components.len() + 1) as f64 * (hi - lo);
-            Estimate::no_variation(interaction, n_units, -reach, reach, cfg.confidence)
-        } else {
-            match &draws {
-                Some(d) => Estimate::bootstrap(
-                    interaction,
-                    se,
-                    d.percentile_ci(k, cfg.confidence),
-                    cfg.confidence,
-                ),
-                None => Estimate::normal(interaction, se, cfg.confidence),
-            }
-        };
+        // e = d_S − Σ_k d_k lies within ±(k + 1)·score range.
+        let reach = (w.components.len() + 1) as f64 * (hi - lo);
+        let est = Paired::estimate(
+            interaction,
+            se,
+            &w.e,
+            &w.units,
+            (-reach, reach),
+            draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
+            cfg.confidence,
+        );
         let interaction_verdict = match (est.ci_low, est.ci_high) {
             (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
             (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,

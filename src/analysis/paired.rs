@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::RatioSums;
+use crate::stats::estimate::{self, Estimate};
 use crate::stats::moments;
 
 /// Which cases an analysis uses.
@@ -101,6 +102,30 @@ impl Paired {
     /// Mean and se of per-case values whose units are `units` (clustered when the design is).
     pub fn mean_se(&self, values: &[f64], units: &[u32]) -> (f64, Option<f64>) {
         moments::mean_se(values, self.clustered.then_some(units))
+    }
+
+    /// The estimate of a mean of per-case `values` (drops, interactions) over their `units`:
+    /// when at least two units all gave the same value, the exact bound of
+    /// [`Estimate::no_variation`] for a quantity within `reach`; otherwise the joint-bootstrap
+    /// percentile interval `bootstrap_ci` (`Some` when resamples were drawn) or the normal one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn estimate(
+        point: f64,
+        se: Option<f64>,
+        values: &[f64],
+        units: &[u32],
+        reach: (f64, f64),
+        bootstrap_ci: Option<Option<(f64, f64)>>,
+        confidence: f64,
+    ) -> Estimate {
+        let n_units = Paired::distinct_units(units);
+        if n_units >= 2 && estimate::no_variation(values) {
+            return Estimate::no_variation(point, n_units, reach.0, reach.1, confidence);
+        }
+        match bootstrap_ci {
+            Some(ci) => Estimate::bootstrap(point, se, ci, confidence),
+            None => Estimate::normal(point, se, confidence),
+        }
     }
 
     /// Number of distinct units among `units`.

@@ -6,7 +6,7 @@
 //! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
 //! - CI: percentile bootstrap over cases (clusters), one joint resample for all arms; with
 //!   `--bootstrap 0`, drop ± z·se. When every paired case has the same drop (no spread), the se is
-//!   null and the CI is the exact bound of [`Estimate::no_variation`] (`ci_method` `exact-bound`),
+//!   null and the CI is the exact bound of [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`),
 //!   and the p-value is an exact sign test over the units;
 //! - `verdict` = needed if drop ≥ threshold_drop else removable-on-this-set; `confidence` =
 //!   confident when the CI lies wholly on the verdict's side (ci_low ≥ threshold for needed,
@@ -30,7 +30,7 @@ use crate::analysis::paired::{self, CaseSet, Paired};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
 use crate::stats::dist;
-use crate::stats::estimate::{self, CiMethod, Estimate};
+use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
 
 use crate::analysis::vocab::{Confidence, Verdict};
@@ -202,26 +202,24 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let mut mcnemar_withheld = false;
     for (k, (&a, p)) in arm_ids.iter().zip(&pairs).enumerate() {
         let (drop, se) = paired.mean_se(&p.drop, &p.unit);
-        let flat = estimate::no_variation(&p.drop);
-        let est = if flat {
-            let n_units = Paired::distinct_units(&p.unit);
+        let est = Paired::estimate(
+            drop,
+            se,
+            &p.drop,
+            &p.unit,
+            (lo - hi, hi - lo),
+            draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
+            cfg.confidence,
+        );
+        let flat = est.ci_method == CiMethod::ExactBound;
+        if flat {
             warnings.push(format!(
-                "arm \"{}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {n_units} {}",
+                "arm \"{}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
                 exp.results.arms[a],
+                Paired::distinct_units(&p.unit),
                 if paired.clustered { "clusters" } else { "cases" }
             ));
-            Estimate::no_variation(drop, n_units, lo - hi, hi - lo, cfg.confidence)
-        } else {
-            match &draws {
-                Some(d) => Estimate::bootstrap(
-                    drop,
-                    se,
-                    d.percentile_ci(k, cfg.confidence),
-                    cfg.confidence,
-                ),
-                None => Estimate::normal(drop, se, cfg.confidence),
-            }
-        };
+        }
         let se = est.se;
         let verdict = Verdict::of(drop, threshold);
         let confidence = Confidence::of(verdict, est.ci_low, est.ci_high, threshold);
