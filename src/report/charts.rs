@@ -20,7 +20,7 @@ const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
 /// Widest a category label on a chart axis gets, in display columns.
-pub const MAX_LABEL_WIDTH: usize = 40;
+pub const MAX_LABEL_WIDTH: usize = 48;
 
 /// The palette: blue (eval / main), orange (production / stress), grey, red (thresholds).
 pub const BLUE: RGBColor = RGBColor(49, 104, 176);
