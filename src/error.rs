@@ -127,6 +127,18 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// The input is valid but this analysis cannot be done on it: raking margins that no weights
+    /// satisfy, a context call with no model limit, a limit that leaves no input budget.
+    #[error("{what}: {reason}. {fix}")]
+    Unsupported {
+        /// The analysis and the file or setting concerned.
+        what: String,
+        /// Why it cannot be done.
+        reason: String,
+        /// What to do about it.
+        fix: String,
+    },
+
     /// An output path that ablate may not write: a folder or file it did not write, a file where a
     /// folder is expected, a name from the data that cannot be a path.
     #[error("{path}: {problem}. {fix}")]
@@ -167,7 +179,8 @@ pub enum Error {
 }
 
 impl Error {
-    /// Process exit code: 2 for bad input or usage, 1 for anything else.
+    /// Process exit code: 2 for bad input, bad usage and an analysis the data cannot support
+    /// ([`Error::Unsupported`]); 1 for internal failures (I/O, Polars, [`Error::Invariant`]).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Io { .. } | Error::Polars { .. } | Error::Invariant(_) => 1,

@@ -238,11 +238,13 @@ fn curve_by_hand() {
     };
     let r = analysis::curve::run(
         &exp,
-        &Config {
-            bootstrap: 400,
-            ..Config::default()
+        &analysis::curve::CurveOptions {
+            config: Config {
+                bootstrap: 400,
+                ..Config::default()
+            },
+            pricing: Some(pricing),
         },
-        Some(pricing),
     );
     let c = &r.selectors[0];
     assert_eq!(c.selector, "random");

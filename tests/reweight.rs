@@ -315,7 +315,10 @@ fn stress_by_hand() {
         "s1,without-ex1,1,1\n",
         "s1,without-ex1,1,0\n",
     );
-    let r = ablate::analysis::stress::run(&Experiment::load(&w.dir).unwrap(), 0.95);
+    let r = ablate::analysis::stress::run(
+        &Experiment::load(&w.dir).unwrap(),
+        &ablate::analysis::Config::default(),
+    );
     let ex1 = r.arms.iter().find(|a| a.arm == "without-ex1").unwrap();
     assert_eq!(ex1.drop_main, Some(0.0));
     assert_eq!(ex1.drop_stress, Some(1.0));

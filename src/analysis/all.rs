@@ -9,19 +9,20 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::check::{self, CheckReport};
-use crate::analysis::context::{self, ContextOutput, Policy};
-use crate::analysis::curve::{self, CurveOutput};
+use crate::analysis::context::{self, ContextOptions, ContextOutput};
+use crate::analysis::curve::{self, CurveOptions, CurveOutput};
 use crate::analysis::interactions::{self, InteractionsOutput};
-use crate::analysis::need::{self, NeedOutput};
-use crate::analysis::record::{self, DecisionRecord};
+use crate::analysis::need::{self, NeedOptions, NeedOutput};
+use crate::analysis::record::{self, DecisionRecord, Upstream};
 use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
 use crate::analysis::selector::{self, SelectorOutput};
-use crate::analysis::shadow::{self, ShadowOutput};
+use crate::analysis::shadow::{self, ShadowOptions, ShadowOutput};
 use crate::analysis::stress::{self, StressOutput};
 use crate::analysis::sweep::{self, SweepOutput};
 use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
 use crate::io::Experiment;
+use crate::io::logs::{ContextLog, ShadowLog};
 use crate::io::table::TableFile;
 
 /// The outputs of every analysis, each null when its inputs are missing.
@@ -100,10 +101,14 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         None => None,
     };
     step("stress");
-    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, cfg.confidence));
+    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, cfg));
     step("need");
     let need = match &exp.units {
-        Some(_) => optional(&mut skipped, "need", need::run(exp, &sweep, false))?,
+        Some(_) => optional(
+            &mut skipped,
+            "need",
+            need::run(exp, &sweep, &NeedOptions::default()),
+        )?,
         None => None,
     };
     step("curve");
@@ -112,7 +117,15 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             .iter()
             .any(|s| s.budget_ratio.is_some() && s.arm != exp.manifest.baseline_arm)
     });
-    let curve = has_budget.then(|| curve::run(exp, cfg, None));
+    let curve = has_budget.then(|| {
+        curve::run(
+            exp,
+            &CurveOptions {
+                config: cfg.clone(),
+                pricing: None,
+            },
+        )
+    });
     step("selector");
     let selector = match &exp.passages {
         Some(_) => optional(&mut skipped, "selector", selector::run(exp, &sweep))?,
@@ -129,7 +142,14 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             optional(
                 &mut skipped,
                 "shadow",
-                shadow::run(&TableFile::at(&log.path), &by, cfg.confidence),
+                ShadowLog::open(&TableFile::at(&log.path), &by).and_then(|log| {
+                    shadow::run(
+                        &log,
+                        &ShadowOptions {
+                            confidence: cfg.confidence,
+                        },
+                    )
+                }),
             )?
         }
         None => None,
@@ -139,7 +159,8 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         Some(log) => optional(
             &mut skipped,
             "context",
-            context::run(&TableFile::at(&log.path), None, &Policy::default()),
+            ContextLog::open(&TableFile::at(&log.path))
+                .and_then(|log| context::run(&log, &ContextOptions::default())),
         )?,
         None => None,
     };
@@ -147,17 +168,17 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
     // From the outputs above: nothing is computed twice. Without stress cases the stress part is
     // empty, as `record` gives it.
     let record = need.as_ref().map(|need| {
-        let st = stress
-            .clone()
-            .unwrap_or_else(|| stress::run(exp, cfg.confidence));
-        record::assemble(
+        let st = stress.clone().unwrap_or_else(|| stress::run(exp, cfg));
+        record::run(
             exp,
+            &Upstream {
+                need,
+                sweep: &sweep,
+                interactions: &interactions,
+                reweight: reweight.as_ref(),
+                stress: &st,
+            },
             cfg,
-            need,
-            &sweep,
-            &interactions,
-            reweight.as_ref(),
-            &st,
         )
     });
     Ok(Analyses {
@@ -194,7 +215,7 @@ fn verdicts(exp: &Experiment) -> SweepOutput {
 /// # Errors
 /// As [`need::run`].
 pub fn need_only(exp: &Experiment, allow_unmeasured: bool) -> Result<NeedOutput> {
-    need::run(exp, &verdicts(exp), allow_unmeasured)
+    need::run(exp, &verdicts(exp), &NeedOptions { allow_unmeasured })
 }
 
 /// `ablate selector` alone: the sweep drops it rests on, then the replay.
@@ -216,7 +237,7 @@ pub fn record_only(
     allow_unmeasured: bool,
 ) -> Result<DecisionRecord> {
     let sweep = sweep::run(exp, cfg);
-    let need = need::run(exp, &sweep, allow_unmeasured)?;
+    let need = need::run(exp, &sweep, &NeedOptions { allow_unmeasured })?;
     let interactions = interactions::run(exp, cfg)?;
     let reweight = match &exp.mix {
         Some(_) => Some(reweight::run(
@@ -229,13 +250,15 @@ pub fn record_only(
         )?),
         None => None,
     };
-    Ok(record::assemble(
+    Ok(record::run(
         exp,
+        &Upstream {
+            need: &need,
+            sweep: &sweep,
+            interactions: &interactions,
+            reweight: reweight.as_ref(),
+            stress: &stress::run(exp, cfg),
+        },
         cfg,
-        &need,
-        &sweep,
-        &interactions,
-        reweight.as_ref(),
-        &stress::run(exp, cfg.confidence),
     ))
 }

@@ -23,8 +23,8 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::io::logs;
-use crate::io::table::{self, TableFile};
+use crate::io::logs::ContextLog;
+use crate::io::table;
 use crate::stats::moments::{self, Neumaier};
 use crate::stats::percentile::sorted_quantile;
 
@@ -232,14 +232,23 @@ fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
         .collect())
 }
 
-/// Analyses a context log.
+/// Settings of `ablate context`.
+#[derive(Debug, Clone, Default)]
+pub struct ContextOptions {
+    /// A budget policy to replay; its limits take the place of `limits`.
+    pub policy: Option<Policy>,
+    /// Limits for calls the log gives none (from the command line), and the defaults.
+    pub limits: Policy,
+}
+
+/// Analyses a context log opened by [`ContextLog::open`].
 ///
 /// # Errors
 /// Unreadable file, bad columns or values, no model limit known for some call, hard limits ≤ 0.
-pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result<ContextOutput> {
-    let path = file.path.clone();
-    let specs = logs::context_columns();
-    let log = logs::open(file, &specs)?;
+pub fn run(context: &ContextLog, opts: &ContextOptions) -> Result<ContextOutput> {
+    let (policy, limits) = (opts.policy.as_ref(), &opts.limits);
+    let log = &context.log;
+    let path = log.summary.path.clone();
     let lf = log.lf.clone();
     let has = |c: &str| log.has(c);
     let mut keys = vec![col("request_id")];
@@ -279,21 +288,23 @@ pub fn run(file: &TableFile, policy: Option<&Policy>, limits: &Policy) -> Result
     )?;
     let mut hard = Vec::with_capacity(n);
     for i in 0..n {
-        let m = model[i].ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: a call has no model_limit; log it, or give --model-limit or a policy with model_limit",
-                path.display()
-            ))
+        let m = model[i].ok_or_else(|| Error::Unsupported {
+            what: format!("context analysis of {}", path.display()),
+            reason: "a call has no model_limit, so its hard input limit is unknown".into(),
+            fix: "log model_limit, or give --model-limit or a policy with model_limit".into(),
         })?;
         let h = m - (expected[i].unwrap_or(0) + p.output_buffer) - p.safety_margin;
         if h <= 0 {
-            return Err(Error::Usage(format!(
-                "{}: model_limit {m} leaves no input budget after expected output {}, output buffer {} and safety margin {}",
-                path.display(),
-                expected[i].unwrap_or(0),
-                p.output_buffer,
-                p.safety_margin
-            )));
+            return Err(Error::Unsupported {
+                what: format!("context analysis of {}", path.display()),
+                reason: format!(
+                    "model_limit {m} leaves no input budget after expected output {}, output buffer {} and safety margin {}",
+                    expected[i].unwrap_or(0),
+                    p.output_buffer,
+                    p.safety_margin
+                ),
+                fix: "check the model limit, or lower the output buffer or safety margin".into(),
+            });
         }
         hard.push(h as f64);
     }

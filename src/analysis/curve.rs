@@ -95,8 +95,18 @@ pub struct CurveOutput {
     pub warnings: Vec<String>,
 }
 
+/// Settings of `ablate curve`.
+#[derive(Debug, Clone, Default)]
+pub struct CurveOptions {
+    /// Seed, bootstrap resamples and confidence of the retention bands.
+    pub config: Config,
+    /// Price and traffic, for the cost; `None` leaves the cost out.
+    pub pricing: Option<Pricing>,
+}
+
 /// Builds the curves.
-pub fn run(exp: &Experiment, cfg: &Config, pricing: Option<Pricing>) -> CurveOutput {
+pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
+    let (cfg, pricing) = (&opts.config, opts.pricing);
     let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
     let base = paired.baseline;

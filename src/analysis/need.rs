@@ -102,12 +102,20 @@ pub struct NeedOutput {
     pub warnings: Vec<String>,
 }
 
+/// Settings of `ablate need`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NeedOptions {
+    /// Leave production strata with no eval case out of `value_production` instead of failing.
+    pub allow_unmeasured: bool,
+}
+
 /// Computes the needed context fraction.
 ///
 /// # Errors
 /// No units table; mix problems (as `reweight`), including production strata with no eval case
 /// unless `allow_unmeasured`.
-pub fn run(exp: &Experiment, sweep: &SweepOutput, allow_unmeasured: bool) -> Result<NeedOutput> {
+pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<NeedOutput> {
+    let allow_unmeasured = opts.allow_unmeasured;
     let units = exp.units.as_ref().ok_or_else(|| Error::NotFound {
         path: exp.dir.join("units.parquet"),
         fix:

@@ -59,12 +59,58 @@ pub struct PlanOptions {
     pub tokens_per_call: Option<f64>,
     /// Price per million input tokens.
     pub price_per_mtok: Option<f64>,
-    /// sd of per-case paired differences.
-    pub sd: Option<f64>,
+    /// Where the sd of per-case paired differences comes from, for power.
+    pub sd: Option<SdSource>,
     /// Threshold to detect (default: the pilot's, else 0.005).
     pub threshold_drop: Option<f64>,
     /// Confidence level (α = 1 − confidence).
     pub confidence: f64,
+}
+
+/// The sd of per-case paired differences a plan's power rests on.
+#[derive(Debug, Clone)]
+pub enum SdSource {
+    /// Given on the command line (`--sd`).
+    Given(f64),
+    /// Estimated from a pilot experiment (`--pilot DIR`), adjusted to the planned repeats.
+    Pilot {
+        /// The pilot's folder, for the report.
+        dir: std::path::PathBuf,
+        /// What the pilot measured.
+        pilot: Pilot,
+    },
+}
+
+impl SdSource {
+    /// The sd at `repeats` repeats per case.
+    pub fn sd(&self, repeats: u32) -> f64 {
+        match self {
+            SdSource::Given(sd) => *sd,
+            SdSource::Pilot { pilot, .. } => pilot.sd_at(repeats),
+        }
+    }
+
+    /// Where it came from, in words.
+    pub fn describe(&self, repeats: u32) -> String {
+        match self {
+            SdSource::Given(_) => "--sd".into(),
+            SdSource::Pilot { dir, pilot } => format!(
+                "pilot {}: sd {:.4} at {:.0} repeats, {:.4} at {repeats}",
+                dir.display(),
+                pilot.sd,
+                pilot.repeats,
+                pilot.sd_at(repeats)
+            ),
+        }
+    }
+
+    /// The threshold the pilot was run with, if any.
+    pub fn threshold_drop(&self) -> Option<f64> {
+        match self {
+            SdSource::Given(_) => None,
+            SdSource::Pilot { pilot, .. } => Some(pilot.threshold_drop),
+        }
+    }
 }
 
 /// One planned arm.
@@ -224,7 +270,9 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
 /// Unknown or repeated units in `only`; fewer than 1 unit; zero cases or repeats; tokens per
 /// call below the chosen units' tokens; factorial with k > 12; fractional with k < 4 or no design
 /// within 128 runs; a call count beyond 2^64.
-pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Result<PlanOutput> {
+pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
+    let sd = opts.sd.as_ref().map(|s| s.sd(opts.repeats));
+    let sd_source = opts.sd.as_ref().map(|s| s.describe(opts.repeats));
     let chosen: Vec<&crate::io::units::UnitSpec> = if opts.only.is_empty() {
         units.specs.iter().collect()
     } else {
@@ -385,11 +433,12 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
         .checked_mul(per_arm_calls)
         .ok_or_else(too_big)?;
     let tokens = moments::sum(arms.iter().map(|a| a.tokens_per_call)) * per_arm_calls as f64;
-    let threshold = opts.threshold_drop.unwrap_or(0.005);
+    let threshold = opts
+        .threshold_drop
+        .or_else(|| opts.sd.as_ref().and_then(SdSource::threshold_drop))
+        .unwrap_or(0.005);
     let multiplier = dist::power_multiplier(opts.confidence, crate::analysis::variance::POWER);
-    let mde = opts
-        .sd
-        .map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
+    let mde = sd.map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
     let n_runs = arms.len() as f64;
     let mde_main_effect = match opts.design {
         DesignKind::Factorial | DesignKind::Fractional => mde.map(|m| m / (n_runs / 2.0).sqrt()),
@@ -405,13 +454,12 @@ pub fn run(units: &Units, opts: &PlanOptions, sd_source: Option<String>) -> Resu
         calls,
         tokens,
         cost: opts.price_per_mtok.map(|p| tokens / 1e6 * p),
-        sd: opts.sd,
+        sd,
         sd_source,
         threshold_drop: threshold,
         mde,
         mde_main_effect,
-        cases_needed: opts
-            .sd
+        cases_needed: sd
             .filter(|_| threshold > 0.0)
             .map(|sd| ((multiplier * sd / threshold).powi(2)).ceil() as u64),
         fraction: fraction_info,

@@ -106,16 +106,30 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
         .collect()
 }
 
+/// The analyses a decision record rests on.
+#[derive(Debug, Clone, Copy)]
+pub struct Upstream<'a> {
+    /// The needed context fraction.
+    pub need: &'a NeedOutput,
+    /// Drops and verdicts.
+    pub sweep: &'a SweepOutput,
+    /// Whether a composed cut was measured.
+    pub interactions: &'a InteractionsOutput,
+    /// The production weighting, when the experiment has a mix.
+    pub reweight: Option<&'a ReweightOutput>,
+    /// The stress slice (empty without stress cases).
+    pub stress: &'a StressOutput,
+}
+
 /// Builds the record from the analyses it rests on ([`crate::analysis::all`] runs them once).
-pub fn assemble(
-    exp: &Experiment,
-    cfg: &Config,
-    need: &NeedOutput,
-    sweep: &SweepOutput,
-    interactions: &InteractionsOutput,
-    reweight: Option<&ReweightOutput>,
-    st: &StressOutput,
-) -> DecisionRecord {
+pub fn run(exp: &Experiment, up: &Upstream<'_>, cfg: &Config) -> DecisionRecord {
+    let Upstream {
+        need,
+        sweep,
+        interactions,
+        reweight,
+        stress: st,
+    } = *up;
     let composition_checked = !interactions.composed.is_empty();
     let known_coverage_gap = reweight.and_then(|r| r.known_coverage_gap.clone());
     let stress = (st.stress_cases > 0).then(|| StressSummary {

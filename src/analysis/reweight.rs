@@ -562,11 +562,11 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 .map(|w| (w.stratum.clone(), w.share.clone()))
                 .collect();
             survey::rake(&margins, paired.cases.len()).map_err(|(margin, dev)| {
-                Error::Usage(format!(
-                    "raking did not converge in {RAKE_MAX_ROUNDS} rounds: margin {} ({}) is still {dev:.2e} from its target. The margins may be incompatible with the eval's cases (e.g. a combination production needs that the set lacks)",
-                    mixes[margin].path.display(),
-                    columns[margin]
-                ))
+                Error::Unsupported {
+                    what: format!("raking to {} ({})", mixes[margin].path.display(), columns[margin]),
+                    reason: format!("did not converge in {RAKE_MAX_ROUNDS} rounds; this margin is still {dev:.2e} from its target"),
+                    fix: "the margins may be incompatible with the eval's cases (e.g. a combination production needs that the set lacks); pass the crossed strata as one mix, or drop a margin".into(),
+                }
             })?
         }
     };

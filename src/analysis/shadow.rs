@@ -19,8 +19,8 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result, Row};
-use crate::io::logs;
-use crate::io::table::{self, Col, Kind, TableFile};
+use crate::io::logs::ShadowLog;
+use crate::io::table;
 use crate::stats::dist;
 
 /// The three variants.
@@ -129,31 +129,30 @@ fn get_f64(df: &DataFrame, column: &str, row: usize) -> Option<f64> {
         .and_then(|v| v.extract::<f64>())
 }
 
-/// Runs the shadow analysis on a shadow-traffic table.
+/// Settings of `ablate shadow`.
+#[derive(Debug, Clone, Copy)]
+pub struct ShadowOptions {
+    /// Confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+}
+
+impl Default for ShadowOptions {
+    fn default() -> Self {
+        ShadowOptions { confidence: 0.95 }
+    }
+}
+
+/// Runs the shadow analysis on a shadow-traffic log opened by [`ShadowLog::open`] (its stratum
+/// columns are the log's `by`).
 ///
 /// # Errors
-/// Unreadable file; missing or mistyped columns; unknown variants; a request with a variant twice;
-/// no request with both production and candidate rows.
-pub fn run(file: &TableFile, by: &[String], confidence: f64) -> Result<ShadowOutput> {
-    let path = file.path.clone();
-    let mut specs = logs::shadow_columns();
-    for (i, c) in by.iter().enumerate() {
-        if by[..i].contains(c) {
-            return Err(Error::Usage(format!(
-                "--by {c} is given twice; give each stratum column once"
-            )));
-        }
-        if matches!(
-            c.as_str(),
-            "request_id" | "variant" | "answer" | "score" | "tokens_in"
-        ) {
-            return Err(Error::Usage(format!(
-                "--by {c}: `{c}` is one of the shadow log's own columns, not a stratum; use a column that describes the request (e.g. --by turns)"
-            )));
-        }
-    }
-    specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
-    let log = logs::open(file, &specs)?;
+/// Unknown variants; a request with a variant twice; no request with both production and
+/// candidate rows; a failure reading the file while streaming.
+pub fn run(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowOutput> {
+    let confidence = opts.confidence;
+    let log = &shadow.log;
+    let by = shadow.by.as_slice();
+    let path = log.summary.path.clone();
     let lf = log.lf.clone();
     let has = |c: &str| log.has(c);
 

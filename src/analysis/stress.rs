@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::Config;
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::vocab::Verdict;
 use crate::io::Experiment;
@@ -56,7 +57,9 @@ pub struct StressOutput {
 }
 
 /// Runs the comparison. Without stress cases every stress field is null and nothing clears both.
-pub fn run(exp: &Experiment, confidence: f64) -> StressOutput {
+/// Intervals are normal, drop ± z(1 − (1 − confidence)/2)·se, at `cfg.confidence`.
+pub fn run(exp: &Experiment, cfg: &Config) -> StressOutput {
+    let confidence = cfg.confidence;
     let m = &exp.results.matrix;
     let interval = |drop: Option<f64>, se: Option<f64>| {
         let e = Estimate::normal(drop?, se, confidence);

@@ -247,3 +247,59 @@ pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
         schema,
     })
 }
+
+/// A shadow-traffic log opened for `ablate shadow`: columns and values checked, projected to the
+/// shadow columns and the stratum columns `by`.
+pub struct ShadowLog {
+    /// The checked scan.
+    pub log: CheckedLog,
+    /// Stratum columns, each a required text column of the log.
+    pub by: Vec<String>,
+}
+
+impl ShadowLog {
+    /// Opens `file` as a shadow log broken down by `by`.
+    ///
+    /// # Errors
+    /// A `by` column given twice or naming one of the log's own columns (usage); unreadable file,
+    /// missing or mistyped columns, the first bad value.
+    pub fn open(file: &TableFile, by: &[String]) -> Result<ShadowLog> {
+        let mut specs = shadow_columns();
+        for (i, c) in by.iter().enumerate() {
+            if by[..i].contains(c) {
+                return Err(Error::Usage(format!(
+                    "--by {c} is given twice; give each stratum column once"
+                )));
+            }
+            if specs.iter().any(|s| s.name == *c) {
+                return Err(Error::Usage(format!(
+                    "--by {c}: `{c}` is one of the shadow log's own columns, not a stratum; use a column that describes the request (e.g. --by turns)"
+                )));
+            }
+        }
+        specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
+        Ok(ShadowLog {
+            log: open(file, &specs)?,
+            by: by.to_vec(),
+        })
+    }
+}
+
+/// A context log opened for `ablate context`: columns and values checked, projected to the
+/// context columns.
+pub struct ContextLog {
+    /// The checked scan.
+    pub log: CheckedLog,
+}
+
+impl ContextLog {
+    /// Opens `file` as a context log.
+    ///
+    /// # Errors
+    /// Unreadable file, missing or mistyped columns, the first bad value.
+    pub fn open(file: &TableFile) -> Result<ContextLog> {
+        Ok(ContextLog {
+            log: open(file, &context_columns())?,
+        })
+    }
+}

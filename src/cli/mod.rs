@@ -1,0 +1,190 @@
+//! Command-line definitions (clap derive) and dispatch to the library. Each verb has an `Args`
+//! struct, whose doc comment is its `--help`, beside the function that runs it, in the module of
+//! its family; this module holds the global options, the verb list and what the verbs share.
+
+mod experiment;
+mod live;
+mod plan;
+mod report_cmd;
+mod reweight;
+mod simulate;
+
+use clap::{Args, Parser, Subcommand};
+
+use ablate::analysis;
+use ablate::error::{Error, Result};
+use ablate::io::Experiment;
+use ablate::io::table::TableFile;
+use ablate::report;
+
+/// Which parts of an LLM prompt are earning their tokens, with statistics you can defend.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ablate",
+    version,
+    about,
+    long_about = "ablate reads ablation experiments (a frozen eval set run with parts of the prompt \
+removed, each arm repeated), production mixes, shadow traffic and context logs from Parquet or CSV, \
+and tells you which prompt units are needed, with confidence intervals and verdicts against the \
+threshold you agreed before the run.\n\nAn experiment is a folder with experiment.toml and tables \
+(results, cases, arms, units, case_units, mix, passages, shadow, context_log), each as .parquet or \
+.csv. Try:\n  ablate simulate --out /tmp/demo\n  ablate check /tmp/demo",
+    after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, column and row), 1 any other failure."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every verb takes.
+#[derive(Debug, Args)]
+struct Global {
+    /// Machine-readable JSON on stdout instead of human tables.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Random seed for bootstrap resamples and simulations; the same seed gives byte-identical output.
+    #[arg(long, global = true, default_value_t = 0)]
+    seed: u64,
+    /// Bootstrap resamples for confidence intervals (0 = normal approximation only). At least
+    /// 10/(1 − confidence), so that 5 resamples lie beyond each end of the interval: 200 at the
+    /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000.
+    #[arg(long, global = true, default_value_t = 10_000)]
+    bootstrap: usize,
+    /// Confidence level of intervals, in (0, 1).
+    #[arg(long, global = true, default_value_t = 0.95)]
+    confidence: f64,
+    /// No progress bars on stderr.
+    #[arg(long, global = true)]
+    quiet: bool,
+}
+
+/// The verbs. Each one's `--help` is the doc comment of its `Args` struct.
+#[derive(Debug, Subcommand)]
+enum Command {
+    Check(experiment::CheckArgs),
+    Sweep(experiment::SweepArgs),
+    Variance(experiment::VarianceArgs),
+    Reweight(reweight::ReweightArgs),
+    Stress(experiment::StressArgs),
+    Interactions(experiment::InteractionsArgs),
+    Plan(plan::PlanArgs),
+    Need(experiment::NeedArgs),
+    Curve(experiment::CurveArgs),
+    Selector(experiment::SelectorArgs),
+    Record(experiment::RecordArgs),
+    Shadow(live::ShadowArgs),
+    Context(live::ContextArgs),
+    Report(report_cmd::ReportArgs),
+    Simulate(simulate::SimulateArgs),
+}
+
+/// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
+const MAX_BOOTSTRAP: usize = 1_000_000;
+
+fn validate(g: &Global) -> Result<()> {
+    if !(g.confidence > 0.0 && g.confidence < 1.0) {
+        return Err(Error::Usage(format!(
+            "--confidence {} is outside (0, 1); use e.g. 0.95",
+            g.confidence
+        )));
+    }
+    let min = analysis::min_bootstrap(g.confidence);
+    if g.bootstrap > 0 && g.bootstrap < min {
+        return Err(Error::Usage(format!(
+            "--bootstrap {} is too few resamples for {} intervals: a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {min} or more (the default, 10,000, is better), or --bootstrap 0 for normal-approximation intervals",
+            g.bootstrap,
+            ablate::report::text::percent_level(g.confidence),
+        )));
+    }
+    if g.bootstrap > MAX_BOOTSTRAP {
+        return Err(Error::Usage(format!(
+            "--bootstrap {} is more than {MAX_BOOTSTRAP} resamples; 10,000 already gives percentile intervals to about ±0.001 of their level",
+            g.bootstrap
+        )));
+    }
+    Ok(())
+}
+
+/// A log table given directly, or found by stem in an experiment folder.
+fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
+    if path.is_dir() {
+        ablate::io::table::find(path, stem)?.ok_or_else(|| Error::NotFound {
+            path: path.join(format!("{stem}.parquet")),
+            fix: format!(
+                "give the {stem} file itself, or a folder holding {stem}.parquet or {stem}.csv"
+            ),
+        })
+    } else if path.is_file() {
+        Ok(TableFile::at(path))
+    } else {
+        Err(Error::NotFound {
+            path: path.to_path_buf(),
+            fix: format!("give a {stem} table (.parquet or .csv) or an experiment folder"),
+        })
+    }
+}
+
+/// Loads an experiment and prints its warnings on stderr (unless --quiet).
+fn load(dir: &std::path::Path, g: &Global) -> Result<Experiment> {
+    let exp = Experiment::load(dir)?;
+    if !g.quiet {
+        for w in &exp.warnings {
+            eprintln!("ablate: warning: {w}");
+        }
+    }
+    Ok(exp)
+}
+
+fn config(g: &Global) -> analysis::Config {
+    analysis::Config {
+        seed: g.seed,
+        bootstrap: g.bootstrap,
+        confidence: g.confidence,
+        progress: !g.quiet,
+    }
+}
+
+/// JSON when asked for, else the human rendering.
+fn emit<T: serde::Serialize>(json: bool, r: &T, human: fn(&T) -> String) -> Result<String> {
+    if json { report::json(r) } else { Ok(human(r)) }
+}
+
+/// As [`emit`] for a verb run on an experiment: the JSON's `warnings` also carries the loader's
+/// warnings (printed on stderr for people), so a script sees every warning a person does.
+fn emit_warned<T: serde::Serialize>(
+    json: bool,
+    r: &T,
+    exp: &Experiment,
+    human: fn(&T) -> String,
+) -> Result<String> {
+    if json {
+        report::json(&report::with_warnings(r, &exp.warnings)?)
+    } else {
+        Ok(human(r))
+    }
+}
+
+/// Runs the parsed command and returns what to print on stdout.
+pub fn run(cli: Cli) -> Result<String> {
+    validate(&cli.global)?;
+    let g = &cli.global;
+    match cli.command {
+        Command::Check(args) => experiment::check(args, g),
+        Command::Sweep(args) => experiment::sweep(args, g),
+        Command::Variance(args) => experiment::variance(args, g),
+        Command::Reweight(args) => reweight::reweight(args, g),
+        Command::Stress(args) => experiment::stress(args, g),
+        Command::Interactions(args) => experiment::interactions(args, g),
+        Command::Plan(args) => plan::plan(args, g),
+        Command::Need(args) => experiment::need(args, g),
+        Command::Curve(args) => experiment::curve(args, g),
+        Command::Selector(args) => experiment::selector(args, g),
+        Command::Record(args) => experiment::record(args, g),
+        Command::Shadow(args) => live::shadow(args, g),
+        Command::Context(args) => live::context(args, g),
+        Command::Report(args) => report_cmd::report(args, g),
+        Command::Simulate(args) => simulate::simulate(args, g),
+    }
+}

@@ -1,0 +1,148 @@
+//! `ablate plan`: designs, their cost and power.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ablate::analysis;
+use ablate::analysis::plan::SdSource;
+use ablate::error::{Error, Result};
+use ablate::io::table::TableFile;
+use ablate::io::units::Units;
+use ablate::report;
+
+use super::{Global, load};
+
+/// Emit an arms table for a design, with its cost and power.
+///
+/// Designs over the units of a units table (or the --unit ones): loo (baseline + one arm per
+/// unit), pairs (+ every pair: the interaction matrix), factorial (all 2^k subsets, k ≤ 12:
+/// Shapley values), fractional (a regular two-level design of resolution V within 128 arms where
+/// one exists, else IV; e.g. 2^(5−1) in 16 arms with I = ABCDE; generators, defining relation and
+/// alias structure are printed). Reports arms, calls (arms × cases × repeats), input tokens and
+/// dollars, and with --sd or --pilot the minimum detectable drop at 80% power and the cases needed
+/// to detect threshold_drop. --out writes the arms table (.parquet or .csv) that `ablate` reads;
+/// `ablate simulate --design FILE` simulates it.
+#[derive(Debug, Args)]
+pub(super) struct PlanArgs {
+    /// Units table (unit, block, tokens): the units to design over.
+    #[arg(long, value_name = "FILE")]
+    units: PathBuf,
+    /// loo, pairs, factorial or fractional.
+    #[arg(long, value_enum)]
+    design: DesignArg,
+    /// Only these units (repeatable; default: every unit of the table).
+    #[arg(long = "unit", value_name = "UNIT")]
+    only: Vec<String>,
+    /// Cases per arm.
+    #[arg(long, default_value_t = 500)]
+    cases: usize,
+    /// Repeats per case.
+    #[arg(long, default_value_t = 3)]
+    repeats: u32,
+    /// Full prompt tokens per call (default: Σ unit tokens).
+    #[arg(long)]
+    tokens_per_call: Option<f64>,
+    /// Price per million input tokens, for the dollar cost.
+    #[arg(long)]
+    price_per_mtok: Option<f64>,
+    /// sd of per-case paired differences, for power.
+    #[arg(long, conflicts_with = "pilot")]
+    sd: Option<f64>,
+    /// A pilot experiment to estimate the sd from (median over its leave-one-out arms, adjusted
+    /// from the pilot's repeats to --repeats with its within-case variance).
+    #[arg(long, value_name = "DIR")]
+    pilot: Option<PathBuf>,
+    /// Drop to detect (default: the pilot's threshold_drop, else 0.005).
+    #[arg(long)]
+    threshold_drop: Option<f64>,
+    /// Write the arms table here (.parquet, or .csv). An existing file is replaced only if
+    /// ablate wrote it (a Parquet file with ablate's metadata), or with --force.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace an existing --out file that ablate cannot tell it wrote (any CSV, or a Parquet
+    /// file from another tool).
+    #[arg(long, requires = "out")]
+    force: bool,
+}
+
+/// Runs `ablate plan`.
+pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
+    let json = g.json;
+    let PlanArgs {
+        units,
+        design,
+        only,
+        cases,
+        repeats,
+        tokens_per_call,
+        price_per_mtok,
+        sd,
+        pilot,
+        threshold_drop,
+        out,
+        force,
+    } = args;
+    let units = Units::load(&TableFile::at(&units))?;
+    let sd = match pilot {
+        Some(dir) => {
+            let exp = load(&dir, g)?;
+            let pilot = analysis::plan::pilot(&exp).ok_or_else(|| {
+                Error::Usage(format!(
+                    "the pilot {} has no arm besides the baseline to estimate the sd from",
+                    dir.display()
+                ))
+            })?;
+            Some(SdSource::Pilot { dir, pilot })
+        }
+        None => sd.map(SdSource::Given),
+    };
+    let opts = analysis::plan::PlanOptions {
+        design: design.into(),
+        only,
+        cases,
+        repeats,
+        tokens_per_call,
+        price_per_mtok,
+        sd,
+        threshold_drop,
+        confidence: g.confidence,
+    };
+    let r = analysis::plan::run(&units, &opts)?;
+    if let Some(path) = &out {
+        let arms: Vec<(String, Vec<String>)> = r
+            .arms
+            .iter()
+            .map(|a| (a.arm.clone(), a.removed.clone()))
+            .collect();
+        ablate::io::write::arms_table(path, &arms, &r.design_label, force)?;
+    }
+    if json {
+        report::json(&r)
+    } else {
+        Ok(report::interactions::human_plan(
+            &r,
+            out.as_ref().map(|p| p.display().to_string()).as_deref(),
+        ))
+    }
+}
+
+/// The designs `ablate plan` can emit.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DesignArg {
+    Loo,
+    Pairs,
+    Factorial,
+    Fractional,
+}
+
+impl From<DesignArg> for analysis::plan::DesignKind {
+    fn from(d: DesignArg) -> Self {
+        match d {
+            DesignArg::Loo => Self::Loo,
+            DesignArg::Pairs => Self::Pairs,
+            DesignArg::Factorial => Self::Factorial,
+            DesignArg::Fractional => Self::Fractional,
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! `ablate report`: the main job.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ablate::analysis;
+use ablate::error::Result;
+use ablate::report;
+
+use super::{Global, config, load};
+
+/// Everything the inputs support, as a report with charts (the main job).
+///
+/// Runs every analysis the experiment supports (sweep, variance, interactions; reweight with
+/// a mix, stress with stress cases, need and record with units, curve with budget arms,
+/// selector with passages, shadow and context with their logs) and writes, atomically (a
+/// failed run leaves no half-written report), into --out (default reports/<set>/):
+/// index.html (self-contained, inline SVG charts beside their tables, opens offline),
+/// report.md, charts/*.svg and *.png, record.json, analysis.json (every verb's JSON) and
+/// tables/*.csv. Charts: drop per arm with CI and threshold; set vs production drops;
+/// coverage; main vs stress; predicted vs measured composed cuts; quality-vs-budget curves
+/// with bands; selector recovery; context size histogram with p50/p95/p99 and composition;
+/// shadow excess change by stratum; churn per arm.
+#[derive(Debug, Args)]
+pub(super) struct ReportArgs {
+    /// Experiment folder.
+    #[arg(default_value = "notebooks-data/support-eval-v3")]
+    dir: PathBuf,
+    /// Output folder (default: reports/<set>/, with the set name reduced to letters, digits,
+    /// `-`, `_` and `.`). An existing folder is replaced only if ablate wrote it (its
+    /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `ablate report`.
+pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
+    let json = g.json;
+    let ReportArgs { dir, out } = args;
+    let exp = load(&dir, g)?;
+    let out = match out {
+        Some(out) => out,
+        None => ablate::io::output::inside(
+            std::path::Path::new("reports"),
+            &exp.manifest.set,
+            "set name",
+        )?,
+    };
+    // Refuse a folder ablate may not replace before the analyses, not after them.
+    ablate::io::output::check_folder_target(&out)?;
+    let cfg = config(g);
+    let bar = cfg.progress_bar(24, "analysing");
+    let analyses = analysis::all::run(&exp, &cfg, |name| {
+        if let Some(b) = &bar {
+            b.set_message(name.to_string());
+            b.inc(1);
+        }
+    })?;
+    let written = report::document::write(&analyses, &out, bar.as_ref())?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if json {
+        report::json(&written)
+    } else {
+        Ok(format!(
+            "wrote {} ({} files): open {}/index.html, or read {}/report.md\n{}",
+            written.out,
+            written.files.len(),
+            written.out,
+            written.out,
+            analyses
+                .skipped
+                .iter()
+                .map(|s| format!("not analysed: {s}\n"))
+                .collect::<String>()
+        ))
+    }
+}

@@ -1,0 +1,73 @@
+//! `ablate reweight`: the eval weighted to production shares.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ablate::analysis;
+use ablate::error::Result;
+use ablate::io::Mix;
+use ablate::io::table::TableFile;
+use ablate::report;
+
+use super::{Global, emit_warned, load};
+
+/// Post-stratify (one mix) or rake (several) the eval to production shares; coverage gaps.
+///
+/// The eval set weights every case equally, so its composition silently claims how often each
+/// kind of traffic occurs. reweight replaces that claim with production's shares. With one mix
+/// (the experiment's mix table, or --mix FILE) it post-stratifies: x̂ = Σ_h W_h·mean_h x with
+/// se = √(Σ_h W_h²s_h²/n_h); strata are --by, else the manifest's `strata`, else the mix's text
+/// columns (crossed; the mix is marginalised onto them). With several --mix files, one column
+/// each, it rakes case weights by iterative proportional fitting to every margin (within 1e-10,
+/// at most 1000 rounds). For every arm it prints the drop on the set next to the drop in
+/// production and flags verdicts that flip; for every stratum, eval and production shares and
+/// whether the set under-samples it (production ≥ 2× eval). A production stratum with no eval
+/// case is an error unless --allow-unmeasured. Analysts have logs, not share tables:
+/// --mix-from LOG --by COL counts a production log (only `production` rows of a shadow file).
+#[derive(Debug, Args)]
+pub(super) struct ReweightArgs {
+    /// Experiment folder.
+    #[arg(default_value = "notebooks-data/support-eval-v3")]
+    dir: PathBuf,
+    /// Production mix file(s): stratum text columns + `share` or `count`. Repeat to rake.
+    #[arg(long = "mix", value_name = "FILE")]
+    mixes: Vec<PathBuf>,
+    /// Stratum column(s) to weight by (repeatable).
+    #[arg(long = "by", value_name = "COL")]
+    by: Vec<String>,
+    /// Derive the mix by counting this production log's --by columns.
+    #[arg(long, value_name = "LOG", conflicts_with = "mixes")]
+    mix_from: Option<PathBuf>,
+    /// Renormalise over measured strata instead of failing on production strata with no eval case.
+    #[arg(long)]
+    allow_unmeasured: bool,
+}
+
+/// Runs `ablate reweight`.
+pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
+    let json = g.json;
+    let ReweightArgs {
+        dir,
+        mixes,
+        by,
+        mix_from,
+        allow_unmeasured,
+    } = args;
+    let exp = load(&dir, g)?;
+    let mut loaded = Vec::new();
+    for path in &mixes {
+        loaded.push(Mix::load(&TableFile::at(path))?);
+    }
+    if let Some(log) = &mix_from {
+        loaded.push(Mix::from_log(&TableFile::at(log), &by)?);
+    }
+    let opts = analysis::reweight::ReweightOptions {
+        mixes: loaded,
+        by,
+        allow_unmeasured,
+        confidence: g.confidence,
+    };
+    let r = analysis::reweight::run(&exp, &opts)?;
+    emit_warned(json, &r, &exp, report::reweight::human)
+}

@@ -1,0 +1,98 @@
+//! `ablate simulate`: synthetic experiments.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ablate::error::Result;
+use ablate::io::Arms;
+use ablate::io::table::TableFile;
+use ablate::report;
+use ablate::simulate::{self, SimConfig};
+
+use super::Global;
+
+/// Write a synthetic experiment (the demo story, or large ones for benchmarks).
+///
+/// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
+/// churn between repeats); facts each case relies on, carried by units (the system prompt,
+/// four load-bearing examples, the gold passage, the conversation tail on multi-turn cases);
+/// the refund window carried redundantly by two examples and passage rank 3, so their joint cut
+/// loses cases in refunds/out-of-window that no single cut does; three judge votes per repeat
+/// with sampling noise; reranker scores per passage. Also writes the production mix (23%
+/// multi-turn vs 6% in the set), shadow traffic and a context log. With the default settings
+/// it writes notebooks-data/support-eval-v3. Output is written atomically.
+#[derive(Debug, Args)]
+pub(super) struct SimulateArgs {
+    /// Output folder. An existing folder is replaced only if ablate wrote it (its
+    /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
+    #[arg(long)]
+    out: PathBuf,
+    /// Main-set cases.
+    #[arg(long, default_value_t = 500)]
+    cases: usize,
+    /// Stress cases (default: 16% of --cases).
+    #[arg(long)]
+    stress_cases: Option<usize>,
+    /// Repeats per case and arm.
+    #[arg(long, default_value_t = 3)]
+    repeats: u32,
+    /// Total arms, baseline included (default: the demo's 42). Extra arms remove pairs of units.
+    #[arg(long)]
+    arms: Option<usize>,
+    /// Requests in shadow.parquet.
+    #[arg(long, default_value_t = 4000)]
+    shadow_requests: usize,
+    /// Agent requests in context_log.parquet.
+    #[arg(long, default_value_t = 1500)]
+    context_requests: usize,
+    /// Simulate the arms of this table (e.g. written by `ablate plan --out`) instead of the demo's.
+    #[arg(long, value_name = "ARMS_FILE", conflicts_with = "arms")]
+    design: Option<PathBuf>,
+}
+
+/// Runs `ablate simulate`.
+pub(super) fn simulate(args: SimulateArgs, g: &Global) -> Result<String> {
+    let json = g.json;
+    let SimulateArgs {
+        out,
+        cases,
+        stress_cases,
+        repeats,
+        arms,
+        shadow_requests,
+        context_requests,
+        design,
+    } = args;
+    let custom_arms = match design {
+        Some(path) => Some(Arms::load(&TableFile::at(&path))?.specs),
+        None => None,
+    };
+    let cfg = SimConfig {
+        custom_arms,
+        cases,
+        stress_cases,
+        seed: g.seed,
+        repeats,
+        arms,
+        shadow_requests,
+        context_requests,
+    };
+    let s = simulate::run(&cfg, &out)?;
+    if json {
+        report::json(&s)
+    } else {
+        Ok(format!(
+            "wrote {} (seed {}): {} main + {} stress cases, {} arms × {} repeats = {} result rows\nfiles: {}\nnext: ablate check {}\n",
+            s.out,
+            s.seed,
+            s.cases,
+            s.stress_cases,
+            s.arms,
+            s.repeats,
+            s.result_rows,
+            s.files.join(", "),
+            s.out
+        ))
+    }
+}
