@@ -108,7 +108,7 @@ pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
     let StressArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::stress::run(&exp, &config(g));
-    emit_warned(json, &r, &exp, report::reweight::human_stress)
+    emit_warned(json, &r, &exp, report::stress::human)
 }
 
 /// Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
@@ -167,7 +167,7 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
     } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::need_only(&exp, allow_unmeasured)?;
-    emit_warned(json, &r, &exp, report::budget::human_need)
+    emit_warned(json, &r, &exp, report::need::human)
 }
 
 /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
@@ -221,7 +221,7 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
             pricing,
         },
     );
-    emit_warned(json, &r, &exp, report::budget::human_curve)
+    emit_warned(json, &r, &exp, report::curve::human)
 }
 
 /// Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
@@ -244,7 +244,7 @@ pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
     let SelectorArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::selector_only(&exp)?;
-    emit_warned(json, &r, &exp, report::budget::human_selector)
+    emit_warned(json, &r, &exp, report::selector::human)
 }
 
 /// The decision record (JSON): the needed context fraction with what produced it.

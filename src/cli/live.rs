@@ -42,7 +42,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
             confidence: g.confidence,
         },
     )?;
-    emit(json, &r, report::live::human_shadow)
+    emit(json, &r, report::shadow::human)
 }
 
 /// Context sizes: percentiles, composition by source, budget use, overflow; policy replay.
@@ -122,5 +122,5 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
         .transpose()?;
     let log = ContextLog::open(&table)?;
     let r = analysis::context::run(&log, &analysis::context::ContextOptions { policy, limits })?;
-    emit(json, &r, report::live::human_context)
+    emit(json, &r, report::context::human)
 }

@@ -120,7 +120,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
     if json {
         report::json(&r)
     } else {
-        Ok(report::interactions::human_plan(
+        Ok(report::plan::human(
             &r,
             out.as_ref().map(|p| p.display().to_string()).as_deref(),
         ))

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use crate::analysis::check::CheckReport;
-use crate::report::text::{TextTable, thousands};
+use crate::report::section::Table;
+use crate::report::text::thousands;
 
 /// Renders the check summary for a terminal.
 pub fn human(r: &CheckReport) -> String {
@@ -54,7 +55,7 @@ pub fn human(r: &CheckReport) -> String {
 
     if !r.blocks.is_empty() {
         let _ = writeln!(s);
-        let mut t = TextTable::new(&["block", "units", "tokens", "need"]);
+        let mut t = Table::new(&["block", "units", "tokens", "need"]);
         for b in &r.blocks {
             t.row(vec![
                 b.block.clone(),
@@ -69,12 +70,12 @@ pub fn human(r: &CheckReport) -> String {
             r.total_tokens.map(thousands).unwrap_or_default(),
             String::new(),
         ]);
-        s.push_str(&t.align(3, crate::report::text::Align::Left).render());
+        s.push_str(&t.align(3, crate::report::section::Align::Left).text());
     }
 
     if !r.strata_counts.is_empty() {
         let _ = writeln!(s);
-        let mut t = TextTable::new(&["stratum", "main cases", "share", "stress cases"]);
+        let mut t = Table::new(&["stratum", "main cases", "share", "stress cases"]);
         for c in &r.strata_counts {
             t.row(vec![
                 format!("{}={}", c.column, c.value),
@@ -86,12 +87,12 @@ pub fn human(r: &CheckReport) -> String {
                 c.stress_cases.to_string(),
             ]);
         }
-        s.push_str(&t.render());
+        s.push_str(&t.text());
     }
 
     let _ = writeln!(s);
     let mut t =
-        TextTable::new(&["table", "rows", "file"]).align(2, crate::report::text::Align::Left);
+        Table::new(&["table", "rows", "file"]).align(2, crate::report::section::Align::Left);
     for tb in &r.tables {
         t.row(vec![
             tb.table.clone(),
@@ -99,7 +100,7 @@ pub fn human(r: &CheckReport) -> String {
             tb.file.clone(),
         ]);
     }
-    s.push_str(&t.render());
+    s.push_str(&t.text());
     if !r.absent.is_empty() {
         let _ = writeln!(s, "absent: {}", r.absent.join("; "));
     }

@@ -1,10 +1,12 @@
-//! Human rendering of [`InteractionsOutput`] and [`PlanOutput`].
+//! [`InteractionsOutput`] for people: composed cuts against the sum of their parts, pairwise
+//! interactions, Shapley values and design fits, and the report's interactions section.
 
 use std::fmt::Write;
 
-use crate::analysis::interactions::{Effect, InteractionsOutput};
-use crate::analysis::plan::PlanOutput;
-use crate::report::text::{Align, TextTable, num, thousands};
+use crate::analysis::interactions::{Effect, InteractionVerdict, InteractionsOutput};
+use crate::report::charts::{Bar, Chart, GREY, ORANGE};
+use crate::report::section::{Align, Section, Table};
+use crate::report::text::num;
 
 fn signed(v: f64) -> String {
     crate::report::text::signed(Some(v))
@@ -20,11 +22,104 @@ fn by_slice(m: &std::collections::BTreeMap<String, usize>) -> String {
 }
 
 fn effects_table(title: &str, effects: &[Effect]) -> String {
-    let mut t = TextTable::new(&[title, "effect of keeping", "se"]);
+    let mut t = Table::new(&[title, "effect of keeping", "se"]);
     for e in effects {
         t.row(vec![e.term.clone(), signed(e.effect), num(e.se, 4)]);
     }
-    t.render()
+    t.text()
+}
+
+/// Composed cuts, one row per composed arm.
+fn composed_table(r: &InteractionsOutput) -> Table {
+    let mut t = Table::new(&[
+        "arm",
+        "components",
+        "predicted drop",
+        "measured drop",
+        "interaction",
+        "ci_low",
+        "ci_high",
+        "verdict",
+        "lost",
+        "only jointly",
+        "lost by slice",
+    ])
+    .align(1, Align::Left)
+    .align(7, Align::Left)
+    .align(10, Align::Left);
+    for c in &r.composed {
+        t.row(vec![
+            c.arm.clone(),
+            c.components.join(" + "),
+            num(Some(c.predicted_drop), 4),
+            num(Some(c.measured_drop), 4),
+            num(Some(c.interaction), 4),
+            num(c.ci_low, 4),
+            num(c.ci_high, 4),
+            c.interaction_verdict.as_str().into(),
+            c.lost_cases.to_string(),
+            c.lost_only_jointly.to_string(),
+            c.lost_by_slice
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+    }
+    t
+}
+
+/// The report's section: predicted against measured composed cuts (none without a composed arm).
+pub fn sections(i: &InteractionsOutput) -> Vec<Section> {
+    if i.composed.is_empty() {
+        return Vec::new();
+    }
+    let mut bars = Vec::new();
+    for c in &i.composed {
+        bars.push(Bar {
+            label: format!("{} · predicted", c.arm),
+            value: c.predicted_drop,
+            interval: None,
+            color: GREY,
+        });
+        bars.push(Bar {
+            label: format!("{} · measured", c.arm),
+            value: c.measured_drop,
+            interval: None,
+            color: ORANGE,
+        });
+    }
+    let notes: Vec<String> = i
+        .composed
+        .iter()
+        .filter(|c| c.interaction_verdict == InteractionVerdict::SuperAdditive)
+        .map(|c| {
+            format!(
+                "{} is super-additive{}",
+                c.arm,
+                c.concentration
+                    .as_ref()
+                    .map(|w| format!(": {w}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    vec![Section {
+        name: "interactions",
+        title: "Composed cuts: the sum of the parts against the measured cut".into(),
+        note: if notes.is_empty() {
+            "Every composed cut is additive.".into()
+        } else {
+            notes.join("; ") + "."
+        },
+        chart: Chart::Bars {
+            title: "Predicted (sum of parts) vs measured drop".into(),
+            x_desc: "drop".into(),
+            bars,
+            marks: Vec::new(),
+        },
+        table: composed_table(i),
+    }]
 }
 
 /// Renders the interaction analysis for a terminal.
@@ -40,36 +135,11 @@ pub fn human(r: &InteractionsOutput) -> String {
             s,
             "Composed cuts: the sum of the parts' drops (predicted) against the cut measured as one arm.\n"
         );
-        let mut t = TextTable::new(&[
-            "arm",
-            "parts",
-            "predicted",
-            "measured",
-            "interaction",
-            "CI",
-            "verdict",
-            "lost",
-            "only jointly",
-        ])
-        .align(6, Align::Left);
-        for c in &r.composed {
-            t.row(vec![
-                c.arm.clone(),
-                c.components.len().to_string(),
-                format!("{:.3}", c.predicted_score),
-                format!("{:.3}", c.measured_score),
-                signed(c.interaction),
-                format!("[{}, {}]", num(c.ci_low, 4), num(c.ci_high, 4)),
-                c.interaction_verdict.as_str().into(),
-                c.lost_cases.to_string(),
-                c.lost_only_jointly.to_string(),
-            ]);
-        }
-        s.push_str(&t.render());
+        s.push_str(&composed_table(r).text());
         for c in r
             .composed
             .iter()
-            .filter(|c| c.interaction_verdict.as_str() != "additive")
+            .filter(|c| c.interaction_verdict != InteractionVerdict::Additive)
         {
             let _ = writeln!(
                 s,
@@ -104,7 +174,7 @@ pub fn human(r: &InteractionsOutput) -> String {
             s,
             "\nPairwise interactions (drop of the pair − the two single drops):"
         );
-        let mut t = TextTable::new(&["a", "b", "interaction", "se"]).align(1, Align::Left);
+        let mut t = Table::new(&["a", "b", "interaction", "se"]).align(1, Align::Left);
         for p in &r.pairwise {
             t.row(vec![
                 p.a.clone(),
@@ -113,7 +183,7 @@ pub fn human(r: &InteractionsOutput) -> String {
                 num(p.se, 4),
             ]);
         }
-        s.push_str(&t.render());
+        s.push_str(&t.text());
     }
     if let Some(sh) = &r.shapley {
         let _ = writeln!(
@@ -124,16 +194,16 @@ pub fn human(r: &InteractionsOutput) -> String {
             sh.v_all,
             sh.v_none
         );
-        let mut t = TextTable::new(&["unit", "φ (score contributed)"]);
+        let mut t = Table::new(&["unit", "φ (score contributed)"]);
         for (u, v) in &sh.values {
             t.row(vec![u.clone(), signed(*v)]);
         }
-        s.push_str(&t.render());
-        let mut t = TextTable::new(&["a", "b", "interaction index"]).align(1, Align::Left);
+        s.push_str(&t.text());
+        let mut t = Table::new(&["a", "b", "interaction index"]).align(1, Align::Left);
         for p in &sh.interactions {
             t.row(vec![p.a.clone(), p.b.clone(), signed(p.index)]);
         }
-        s.push_str(&t.render());
+        s.push_str(&t.text());
         let _ = writeln!(
             s,
             "(negative index: the two units substitute for each other — redundant copies of something)"
@@ -160,106 +230,4 @@ pub fn human(r: &InteractionsOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
-}
-
-/// Renders a plan for a terminal.
-pub fn human_plan(r: &PlanOutput, written: Option<&str>) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} over {} units: {} arms × {} cases × {} repeats = {} calls, {} input tokens{}",
-        r.design_label,
-        r.units.len(),
-        r.n_arms,
-        r.cases,
-        r.repeats,
-        thousands(r.calls as f64),
-        thousands(r.tokens),
-        r.cost.map(|c| format!(", ${c:.2}")).unwrap_or_default()
-    );
-    if let Some(f) = &r.fraction {
-        let _ = writeln!(
-            s,
-            "\n{} resolution {} · generators {}",
-            f.name,
-            roman(f.resolution),
-            f.generators.join(", ")
-        );
-        let _ = writeln!(
-            s,
-            "defining relation: I = {}",
-            f.defining_relation.join(" = ")
-        );
-        let _ = writeln!(
-            s,
-            "factors: {}",
-            f.factors
-                .iter()
-                .map(|(l, u)| format!("{l} = {u}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let _ = writeln!(s, "aliases:");
-        for a in &f.aliases {
-            let _ = writeln!(s, "  {a}");
-        }
-    }
-    match (r.mde, r.sd) {
-        (Some(mde), Some(sd)) => {
-            let _ = writeln!(
-                s,
-                "\npower (sd of paired differences {sd:.4}{}): a paired contrast detects {mde:.4} at 80% power; detecting {} needs {} cases{}",
-                r.sd_source
-                    .as_ref()
-                    .map(|x| format!(", from {x}"))
-                    .unwrap_or_default(),
-                r.threshold_drop,
-                r.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
-                r.mde_main_effect
-                    .map(|m| format!(
-                        "; a main effect of this design detects about {m:.4} (optimistic)"
-                    ))
-                    .unwrap_or_default()
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                s,
-                "\npower: give --sd S or --pilot DIR to see the detectable drop and the cases needed"
-            );
-        }
-    }
-    match written {
-        Some(path) => {
-            let _ = writeln!(s, "\nwrote the arms table to {path}");
-        }
-        None => {
-            let _ = writeln!(
-                s,
-                "\narms (write them with --out arms.parquet or arms.csv):"
-            );
-            let mut t = TextTable::new(&["arm", "removed", "tokens/call"]).align(1, Align::Left);
-            for a in &r.arms {
-                t.row(vec![
-                    a.arm.clone(),
-                    a.removed.join(", "),
-                    thousands(a.tokens_per_call),
-                ]);
-            }
-            s.push_str(&t.render());
-        }
-    }
-    s
-}
-
-fn roman(n: usize) -> String {
-    match n {
-        3 => "III".into(),
-        4 => "IV".into(),
-        5 => "V".into(),
-        6 => "VI".into(),
-        7 => "VII".into(),
-        8 => "VIII".into(),
-        _ => n.to_string(),
-    }
 }

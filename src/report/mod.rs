@@ -1,14 +1,21 @@
-//! Output for people and scripts: human tables and JSON. Renderers read only the output structs
-//! of [`crate::analysis`]; they never compute statistics.
+//! Output for people and scripts: human tables, JSON and the report. One module per verb turns
+//! that verb's output into text for a terminal and into [`section::Section`]s for the report;
+//! renderers read only the output structs of [`crate::analysis`] and never compute statistics.
 
-pub mod budget;
 pub mod charts;
 pub mod check;
+pub mod context;
+pub mod curve;
 pub mod document;
 pub mod escape;
 pub mod interactions;
-pub mod live;
+pub mod need;
+pub mod plan;
 pub mod reweight;
+pub mod section;
+pub mod selector;
+pub mod shadow;
+pub mod stress;
 pub mod sweep;
 pub mod text;
 pub mod variance;

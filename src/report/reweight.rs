@@ -1,27 +1,175 @@
-//! Human rendering of [`ReweightOutput`] and [`StressOutput`]: which verdicts flip under
-//! production weights, which strata the set under-samples, and which cuts clear the stress slice.
+//! [`ReweightOutput`] for people: which verdicts flip under production weights and which strata
+//! the set under-samples, and the report's production and coverage sections.
 
 use std::fmt::Write;
 
 use crate::analysis::reweight::{Method, ReweightOutput};
-use crate::analysis::stress::StressOutput;
 use crate::analysis::vocab::Verdict;
-use crate::report::text::{Align, TextTable, num, signed};
+use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
+use crate::report::section::{Align, Section, Table};
+use crate::report::text::{num, signed};
 
-fn verdict(v: Option<Verdict>) -> String {
+/// A verdict, or "—" when undefined.
+pub(crate) fn verdict(v: Option<Verdict>) -> String {
     v.map_or("—".into(), |v| v.as_str().to_string())
+}
+
+fn method(r: &ReweightOutput) -> &'static str {
+    match r.method {
+        Method::PostStratified => "post-stratified",
+        Method::Raked => "raked",
+    }
+}
+
+/// Drops on the set next to drops in production, one row per arm.
+fn production_table(r: &ReweightOutput) -> Table {
+    let mut t = Table::new(&[
+        "arm",
+        "drop (set)",
+        "verdict (set)",
+        "drop (production)",
+        "se",
+        "ci_low",
+        "ci_high",
+        "verdict (production)",
+        "flipped",
+    ])
+    .align(2, Align::Left)
+    .align(7, Align::Left)
+    .align(8, Align::Left);
+    for a in &r.arms {
+        t.row(vec![
+            a.arm.clone(),
+            num(Some(a.drop_eval), 4),
+            a.verdict_eval.as_str().into(),
+            num(a.drop_production, 4),
+            num(a.se_production, 4),
+            num(a.ci_low_production, 4),
+            num(a.ci_high_production, 4),
+            verdict(a.verdict_production),
+            if a.flipped {
+                "← flips".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    t
+}
+
+/// Eval and production shares, one row per stratum.
+fn coverage_table(r: &ReweightOutput) -> Table {
+    let mut t = Table::new(&[
+        "stratum",
+        "eval cases",
+        "eval share",
+        "production share",
+        "ratio",
+        "status",
+    ])
+    .align(5, Align::Left);
+    for c in &r.coverage {
+        t.row(vec![
+            c.label(),
+            c.eval_cases.to_string(),
+            num(Some(c.eval_share), 3),
+            num(Some(c.production_share), 3),
+            num(c.ratio, 2),
+            c.status.as_str().into(),
+        ]);
+    }
+    t
+}
+
+/// The report's sections: the set's drops next to production's, and coverage.
+pub fn sections(r: &ReweightOutput) -> Vec<Section> {
+    let mut bars = Vec::new();
+    for arm in &r.arms {
+        bars.push(Bar {
+            label: format!("{} · set", arm.arm),
+            value: arm.drop_eval,
+            interval: None,
+            color: BLUE,
+        });
+        if let Some(d) = arm.drop_production {
+            bars.push(Bar {
+                label: format!("{} · production", arm.arm),
+                value: d,
+                interval: arm.ci_low_production.zip(arm.ci_high_production),
+                color: ORANGE,
+            });
+        }
+    }
+    let flips: Vec<&str> = r
+        .arms
+        .iter()
+        .filter(|a| a.flipped)
+        .map(|a| a.arm.as_str())
+        .collect();
+    let production = Section {
+        name: "production",
+        title: "The set's drops next to production's".into(),
+        note: format!(
+            "Drops {} to production shares by {}. {}",
+            method(r),
+            r.strata.join(" × "),
+            if flips.is_empty() {
+                "No verdict flips.".to_string()
+            } else {
+                format!("Verdicts that flip: {}.", flips.join(", "))
+            }
+        ),
+        chart: Chart::Bars {
+            title: "Drop on the set vs in production".into(),
+            x_desc: "drop".into(),
+            bars,
+            marks: vec![(r.threshold_drop, format!("threshold {}", r.threshold_drop))],
+        },
+        table: production_table(r),
+    };
+    let mut bars = Vec::new();
+    for c in &r.coverage {
+        let name = c.label();
+        bars.push(Bar {
+            label: format!("{name} · set"),
+            value: c.eval_share,
+            interval: None,
+            color: BLUE,
+        });
+        bars.push(Bar {
+            label: format!("{name} · production"),
+            value: c.production_share,
+            interval: None,
+            color: ORANGE,
+        });
+    }
+    let coverage = Section {
+        name: "coverage",
+        title: "Coverage: the set's shares next to production's".into(),
+        note: r
+            .known_coverage_gap
+            .as_ref()
+            .map_or("No stratum is under-sampled.".into(), |g| {
+                format!("Known coverage gap: {g}.")
+            }),
+        chart: Chart::Bars {
+            title: "Share per stratum".into(),
+            x_desc: "share".into(),
+            bars,
+            marks: Vec::new(),
+        },
+        table: coverage_table(r),
+    };
+    vec![production, coverage]
 }
 
 /// Renders the reweighting for a terminal.
 pub fn human(r: &ReweightOutput) -> String {
     let mut s = String::new();
-    let how = match r.method {
-        Method::PostStratified => "post-stratified",
-        Method::Raked => "raked",
-    };
     let _ = writeln!(
         s,
-        "{how} to production by {} · {} cases · Kish effective cases {:.0}",
+        "{} to production by {} · {} cases · Kish effective cases {:.0}",
+        method(r),
         r.strata.join(" × "),
         r.cases,
         r.effective_cases
@@ -62,55 +210,9 @@ pub fn human(r: &ReweightOutput) -> String {
         }
         let _ = writeln!(s);
     }
-    let mut t = TextTable::new(&[
-        "arm",
-        "drop (set)",
-        "verdict (set)",
-        "drop (production)",
-        "se",
-        "verdict (production)",
-        "",
-    ])
-    .align(2, Align::Left)
-    .align(5, Align::Left)
-    .align(6, Align::Left);
-    for a in &r.arms {
-        t.row(vec![
-            a.arm.clone(),
-            signed(Some(a.drop_eval)),
-            a.verdict_eval.as_str().into(),
-            signed(a.drop_production),
-            num(a.se_production, 4),
-            verdict(a.verdict_production),
-            if a.flipped {
-                "← flips".into()
-            } else {
-                String::new()
-            },
-        ]);
-    }
-    s.push_str(&t.render());
+    s.push_str(&production_table(r).text());
     let _ = writeln!(s);
-    let mut c = TextTable::new(&[
-        "stratum",
-        "eval cases",
-        "eval share",
-        "production share",
-        "ratio",
-        "status",
-    ])
-    .align(5, Align::Left);
-    for row in &r.coverage {
-        c.row(vec![
-            row.label(),
-            row.eval_cases.to_string(),
-            format!("{:.1}%", 100.0 * row.eval_share),
-            format!("{:.1}%", 100.0 * row.production_share),
-            row.ratio.map_or("—".into(), |x| format!("{x:.2}")),
-            row.status.as_str().into(),
-        ]);
-    }
-    s.push_str(&c.render());
+    s.push_str(&coverage_table(r).text());
     match &r.known_coverage_gap {
         Some(gap) => {
             let _ = writeln!(s, "known coverage gap: {gap}");
@@ -131,71 +233,6 @@ pub fn human(r: &ReweightOutput) -> String {
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
-    }
-    s
-}
-
-/// Renders the stress comparison for a terminal.
-pub fn human_stress(r: &StressOutput) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "main set {} cases (threshold {}) · stress slice {} cases (threshold {})\n",
-        r.main_cases, r.threshold_drop, r.stress_cases, r.stress_threshold_drop
-    );
-    if r.stress_cases == 0 {
-        let _ = writeln!(
-            s,
-            "There is no stress slice (no case has stress = true): build one from the shapes the main set under-samples."
-        );
-        return s;
-    }
-    let mut t = TextTable::new(&[
-        "arm",
-        "drop (main)",
-        "se",
-        "verdict (main)",
-        "drop (stress)",
-        "se",
-        "verdict (stress)",
-        "lost (stress)",
-        "clears both",
-    ])
-    .align(3, Align::Left)
-    .align(6, Align::Left)
-    .align(8, Align::Left);
-    for a in &r.arms {
-        t.row(vec![
-            a.arm.clone(),
-            signed(a.drop_main),
-            num(a.se_main, 4),
-            verdict(a.verdict_main),
-            signed(a.drop_stress),
-            num(a.se_stress, 4),
-            verdict(a.verdict_stress),
-            a.lost_stress.to_string(),
-            if a.clears_both {
-                "yes".into()
-            } else {
-                "no".into()
-            },
-        ]);
-    }
-    s.push_str(&t.render());
-    let caught: Vec<&str> = r
-        .arms
-        .iter()
-        .filter(|a| {
-            a.verdict_main == Some(Verdict::Removable) && a.verdict_stress == Some(Verdict::Needed)
-        })
-        .map(|a| a.arm.as_str())
-        .collect();
-    if !caught.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nremovable on the main set but needed on the stress slice: {}",
-            caught.join(", ")
-        );
     }
     s
 }

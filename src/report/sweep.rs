@@ -1,11 +1,116 @@
-//! Human rendering of [`SweepOutput`]: the seed's table (arm · tokens · score · drop [CI] ·
-//! verdict) with lost cases and churn, and the churn floor under it.
+//! [`SweepOutput`] for people: the seed's table (arm · tokens · score · drop with its CI ·
+//! verdict) with lost cases and churn, the churn floor under it, and the report's drops and churn
+//! sections.
 
 use std::fmt::Write;
 
 use crate::analysis::sweep::SweepOutput;
-use crate::analysis::vocab::Confidence;
-use crate::report::text::{Align, TextTable, num, pval, thousands};
+use crate::analysis::vocab::Verdict;
+use crate::report::charts::{BLUE, Bar, Chart, GREY, ORANGE};
+use crate::report::section::{Align, Section, Table};
+use crate::report::text::{num, percent_level, pval, thousands};
+
+/// The drops table: one row per arm.
+fn drops_table(r: &SweepOutput) -> Table {
+    let mut t = Table::new(&[
+        "arm",
+        "tokens removed",
+        "score",
+        "drop",
+        "ci_low",
+        "ci_high",
+        "p_holm",
+        "verdict",
+        "confidence",
+        "lost",
+        "churn",
+    ])
+    .align(7, Align::Left)
+    .align(8, Align::Left);
+    for a in &r.arms {
+        t.row(vec![
+            a.arm.clone(),
+            num(a.tokens_removed, 0),
+            num(Some(a.score), 3),
+            num(Some(a.drop), 4),
+            num(a.ci_low, 4),
+            num(a.ci_high, 4),
+            pval(a.p_holm),
+            a.verdict.as_str().into(),
+            a.confidence.as_str().into(),
+            a.lost_cases.to_string(),
+            a.churn.map_or("—".into(), |c| c.to_string()),
+        ]);
+    }
+    t
+}
+
+/// The report's sections: drop per arm with its interval, and churn per arm.
+pub fn sections(s: &SweepOutput) -> Vec<Section> {
+    let mut out = vec![Section {
+        name: "drops",
+        title: "Drop per arm, with its confidence interval".into(),
+        note: format!(
+            "Paired drop (baseline − arm) on {} main-set cases; whiskers are {} intervals; the red line is the threshold agreed before the run ({}). Orange bars are needed, blue removable-on-this-set.",
+            s.cases,
+            percent_level(s.confidence_level),
+            s.threshold_drop
+        ),
+        chart: Chart::Bars {
+            title: "Drop per arm".into(),
+            x_desc: "drop in score (baseline − arm)".into(),
+            bars: s
+                .arms
+                .iter()
+                .map(|arm| Bar {
+                    label: arm.arm.clone(),
+                    value: arm.drop,
+                    interval: arm.ci_low.zip(arm.ci_high),
+                    color: if arm.verdict == Verdict::Needed {
+                        ORANGE
+                    } else {
+                        BLUE
+                    },
+                })
+                .collect(),
+            marks: vec![(s.threshold_drop, format!("threshold {}", s.threshold_drop))],
+        },
+        table: drops_table(s),
+    }];
+    let mut t = Table::new(&["arm", "churn"]);
+    let mut bars = Vec::new();
+    for arm in &s.arms {
+        if let Some(c) = arm.churn {
+            t.row(vec![arm.arm.clone(), c.to_string()]);
+            bars.push(Bar {
+                label: arm.arm.clone(),
+                value: c as f64,
+                interval: None,
+                color: GREY,
+            });
+        }
+    }
+    if !bars.is_empty() {
+        out.push(Section {
+            name: "churn",
+            title: "Churn per arm: cases whose pass/fail changes between repeats".into(),
+            note: s.churn_baseline.map_or(String::new(), |c| {
+                format!("The baseline's churn ({c} cases) is the noise floor of lost cases.")
+            }),
+            chart: Chart::Bars {
+                title: "Churn per arm".into(),
+                x_desc: "cases".into(),
+                bars,
+                marks: s
+                    .churn_baseline
+                    .map(|c| vec![(c as f64, format!("baseline churn {c}"))])
+                    .unwrap_or_default(),
+            },
+            table: t,
+        });
+    }
+    out
+}
 
 /// Renders the sweep for a terminal.
 pub fn human(r: &SweepOutput) -> String {
@@ -25,7 +130,7 @@ pub fn human(r: &SweepOutput) -> String {
             .unwrap_or_default(),
         r.repeats,
         r.threshold_drop,
-        crate::report::text::percent_level(r.confidence_level)
+        percent_level(r.confidence_level)
     );
     let _ = writeln!(
         s,
@@ -34,34 +139,7 @@ pub fn human(r: &SweepOutput) -> String {
         r.baseline.score,
         num(r.baseline.se, 3)
     );
-    let ci_head = format!(
-        "{} CI",
-        crate::report::text::percent_level(r.confidence_level)
-    );
-    let mut t = TextTable::new(&[
-        "arm", "tokens", "score", "drop", &ci_head, "p_holm", "verdict", "lost", "churn",
-    ])
-    .align(6, Align::Left);
-    for a in &r.arms {
-        let verdict = match a.confidence {
-            Confidence::Confident => format!("{} (confident)", a.verdict.as_str()),
-            Confidence::Inconclusive => format!("{} (inconclusive)", a.verdict.as_str()),
-        };
-        t.row(vec![
-            a.arm.clone(),
-            a.tokens_removed
-                .map(thousands)
-                .unwrap_or_else(|| "—".into()),
-            format!("{:.3}", a.score),
-            format!("{:+.4}", a.drop),
-            format!("[{}, {}]", num(a.ci_low, 4), num(a.ci_high, 4)),
-            pval(a.p_holm),
-            verdict,
-            a.lost_cases.to_string(),
-            a.churn.map_or("—".into(), |c| c.to_string()),
-        ]);
-    }
-    s.push_str(&t.render());
+    s.push_str(&drops_table(r).text());
     let _ = writeln!(s);
     match r.churn_baseline {
         Some(c) => {
@@ -79,8 +157,9 @@ pub fn human(r: &SweepOutput) -> String {
     }
     let _ = writeln!(
         s,
-        "verdict: needed when drop ≥ {}; confident when the whole CI is on the verdict's side (a confident removable is a non-inferiority result).",
-        r.threshold_drop
+        "verdict: needed when drop ≥ {}; confident when the whole {} CI is on the verdict's side (a confident removable is a non-inferiority result).",
+        r.threshold_drop,
+        percent_level(r.confidence_level)
     );
     for a in r.arms.iter().filter(|a| a.missing_cases > 0) {
         let _ = writeln!(

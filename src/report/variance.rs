@@ -4,13 +4,14 @@
 use std::fmt::Write;
 
 use crate::analysis::variance::VarianceOutput;
+use crate::report::section::Table;
 use crate::report::text::num;
-use crate::report::text::{TextTable, thousands};
+use crate::report::text::thousands;
 
 /// Renders the variance analysis for a terminal.
 pub fn human(r: &VarianceOutput) -> String {
     let mut s = String::new();
-    let mut t = TextTable::new(&[
+    let mut t = Table::new(&[
         "arm",
         "within var",
         "case-means var",
@@ -33,7 +34,7 @@ pub fn human(r: &VarianceOutput) -> String {
             a.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
         ]);
     }
-    s.push_str(&t.render());
+    s.push_str(&t.text());
     let _ = writeln!(s);
     let alpha = 1.0 - r.confidence_level;
     if let Some(mde) = r.typical_mde {

@@ -1,0 +1,135 @@
+//! [`CurveOutput`] for people: retention by budget per selector, the smallest budget that keeps
+//! quality, the cost, and the report's budget section.
+
+use std::fmt::Write;
+
+use crate::analysis::curve::{Curve, CurveOutput};
+use crate::report::charts::{BLUE, Chart, GREEN, GREY, Line, ORANGE};
+use crate::report::section::{Section, Table};
+use crate::report::text::{num, thousands};
+
+/// Every measured point of these curves, one row each.
+fn points_table(curves: &[Curve]) -> Table {
+    let mut t = Table::new(&[
+        "selector",
+        "budget_ratio",
+        "tokens",
+        "score",
+        "retention",
+        "ci_low",
+        "ci_high",
+    ]);
+    for sel in curves {
+        for p in &sel.points {
+            t.row(vec![
+                sel.selector.clone(),
+                num(Some(p.budget_ratio), 2),
+                num(p.tokens, 0),
+                num(Some(p.score), 3),
+                num(p.retention, 4),
+                num(p.ci_low, 4),
+                num(p.ci_high, 4),
+            ]);
+        }
+    }
+    t
+}
+
+/// The report's section: quality against context budget, one line per selector.
+pub fn sections(c: &CurveOutput) -> Vec<Section> {
+    let palette = [BLUE, ORANGE, GREEN, GREY];
+    let lines = c
+        .selectors
+        .iter()
+        .enumerate()
+        .map(|(k, sel)| Line {
+            name: format!("{} (min budget {})", sel.selector, num(sel.min_budget, 2)),
+            points: sel
+                .points
+                .iter()
+                .filter_map(|p| Some((p.budget_ratio, p.retention?)))
+                .collect(),
+            band: sel
+                .points
+                .iter()
+                .filter_map(|p| Some((p.budget_ratio, p.ci_low?, p.ci_high?)))
+                .collect(),
+            color: palette[k % palette.len()],
+        })
+        .collect();
+    let target = format!("{:.0}% target", 100.0 * c.quality_threshold);
+    vec![Section {
+        name: "budget",
+        title: "Quality against context budget".into(),
+        note: format!(
+            "Retention = arm score / baseline score over paired cases, with bootstrap bands; the red line is the {target}."
+        ),
+        chart: Chart::Lines {
+            title: "Retention by budget and selector".into(),
+            x_desc: "budget (share of the full context)".into(),
+            y_desc: "retention".into(),
+            lines,
+            marks: vec![(c.quality_threshold, target)],
+        },
+        table: points_table(&c.selectors),
+    }]
+}
+
+/// Renders the budget curves for a terminal.
+pub fn human(r: &CurveOutput) -> String {
+    let mut s = String::new();
+    for c in &r.selectors {
+        let _ = writeln!(s, "selector {}:", c.selector);
+        s.push_str(&points_table(std::slice::from_ref(c)).text());
+        let target = format!("{:.0}%", 100.0 * r.quality_threshold);
+        match (c.min_budget, c.min_budget_confident) {
+            (Some(b), _) if b >= 1.0 => {
+                let _ = writeln!(
+                    s,
+                    "no measured budget below full reaches {target} retention\n"
+                );
+            }
+            (Some(b), Some(bc)) if bc >= 1.0 => {
+                let _ = writeln!(
+                    s,
+                    "reaches {target} retention at budget {b:.2}, but no budget below full clears it confidently (CI lower end)\n"
+                );
+            }
+            (Some(b), Some(bc)) => {
+                let _ = writeln!(
+                    s,
+                    "reaches {target} retention at budget {b:.2}; confidently (CI lower end) at {bc:.2}\n"
+                );
+            }
+            (Some(b), None) => {
+                let _ = writeln!(
+                    s,
+                    "reaches {target} retention at budget {b:.2}, but no measured budget below full clears it confidently\n"
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "no measured budget below full reaches {target} retention\n"
+                );
+            }
+        }
+    }
+    if let Some(c) = &r.cost {
+        let _ = writeln!(
+            s,
+            "cost with {} at budget {:.2}: ${} a day instead of ${} — saves ${} a day, ${} a month ({:.0}%)",
+            c.selector,
+            c.budget_ratio,
+            thousands(c.daily_at_min_budget),
+            thousands(c.daily_full),
+            thousands(c.savings_daily),
+            thousands(c.savings_monthly),
+            c.savings_percent
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}

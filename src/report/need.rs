@@ -1,0 +1,70 @@
+//! [`NeedOutput`] for people: needed and sent tokens per block, and the needed fraction.
+
+use std::fmt::Write;
+
+use crate::analysis::need::NeedOutput;
+use crate::report::section::{Align, Table};
+use crate::report::text::thousands;
+
+fn percent(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v))
+}
+
+/// Renders the needed context fraction for a terminal.
+pub fn human(r: &NeedOutput) -> String {
+    let mut s = String::new();
+    let mut t =
+        Table::new(&["block", "rule", "needed", "sent", "needed share"]).align(1, Align::Left);
+    for (block, b) in &r.by_block {
+        t.row(vec![
+            block.clone(),
+            b.rule.clone(),
+            thousands(b.needed_tokens_mean),
+            thousands(b.total_tokens_mean),
+            percent(
+                (b.total_tokens_mean > 0.0).then(|| b.needed_tokens_mean / b.total_tokens_mean),
+            ),
+        ]);
+    }
+    t.row(vec![
+        "total".into(),
+        String::new(),
+        thousands(r.needed_tokens_mean),
+        thousands(r.total_tokens_mean),
+        percent(Some(r.value)),
+    ]);
+    s.push_str(&t.text());
+    let _ = writeln!(
+        s,
+        "\n{} tokens of the {} sent per request are needed: {:.0}% (over {} main-set cases){}.",
+        thousands(r.needed_tokens_mean),
+        thousands(r.total_tokens_mean),
+        100.0 * r.value,
+        r.cases,
+        r.value_production
+            .map(|v| format!("; {:.0}% weighted to production traffic", 100.0 * v))
+            .unwrap_or_default()
+    );
+    if r.oracle {
+        let _ = writeln!(
+            s,
+            "This is an oracle figure ({}): an upper bound on what any deployable selector can save, not a plan.",
+            r.oracle_note.as_deref().unwrap_or_default()
+        );
+    }
+    if !r.removable_units.is_empty() {
+        let _ = writeln!(
+            s,
+            "units judged removable by a measured arm: {}",
+            r.removable_units
+                .iter()
+                .map(|(u, a)| format!("{u} ({a})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}

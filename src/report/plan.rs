@@ -1,0 +1,109 @@
+//! [`PlanOutput`] for people: the design, its cost and power, and the arms it emits.
+
+use std::fmt::Write;
+
+use crate::analysis::plan::PlanOutput;
+use crate::report::section::{Align, Table};
+use crate::report::text::thousands;
+
+/// Renders a plan for a terminal.
+pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} over {} units: {} arms × {} cases × {} repeats = {} calls, {} input tokens{}",
+        r.design_label,
+        r.units.len(),
+        r.n_arms,
+        r.cases,
+        r.repeats,
+        thousands(r.calls as f64),
+        thousands(r.tokens),
+        r.cost.map(|c| format!(", ${c:.2}")).unwrap_or_default()
+    );
+    if let Some(f) = &r.fraction {
+        let _ = writeln!(
+            s,
+            "\n{} resolution {} · generators {}",
+            f.name,
+            roman(f.resolution),
+            f.generators.join(", ")
+        );
+        let _ = writeln!(
+            s,
+            "defining relation: I = {}",
+            f.defining_relation.join(" = ")
+        );
+        let _ = writeln!(
+            s,
+            "factors: {}",
+            f.factors
+                .iter()
+                .map(|(l, u)| format!("{l} = {u}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let _ = writeln!(s, "aliases:");
+        for a in &f.aliases {
+            let _ = writeln!(s, "  {a}");
+        }
+    }
+    match (r.mde, r.sd) {
+        (Some(mde), Some(sd)) => {
+            let _ = writeln!(
+                s,
+                "\npower (sd of paired differences {sd:.4}{}): a paired contrast detects {mde:.4} at 80% power; detecting {} needs {} cases{}",
+                r.sd_source
+                    .as_ref()
+                    .map(|x| format!(", from {x}"))
+                    .unwrap_or_default(),
+                r.threshold_drop,
+                r.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
+                r.mde_main_effect
+                    .map(|m| format!(
+                        "; a main effect of this design detects about {m:.4} (optimistic)"
+                    ))
+                    .unwrap_or_default()
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "\npower: give --sd S or --pilot DIR to see the detectable drop and the cases needed"
+            );
+        }
+    }
+    match written {
+        Some(path) => {
+            let _ = writeln!(s, "\nwrote the arms table to {path}");
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "\narms (write them with --out arms.parquet or arms.csv):"
+            );
+            let mut t = Table::new(&["arm", "removed", "tokens/call"]).align(1, Align::Left);
+            for a in &r.arms {
+                t.row(vec![
+                    a.arm.clone(),
+                    a.removed.join(", "),
+                    thousands(a.tokens_per_call),
+                ]);
+            }
+            s.push_str(&t.text());
+        }
+    }
+    s
+}
+
+fn roman(n: usize) -> String {
+    match n {
+        3 => "III".into(),
+        4 => "IV".into(),
+        5 => "V".into(),
+        6 => "VI".into(),
+        7 => "VII".into(),
+        8 => "VIII".into(),
+        _ => n.to_string(),
+    }
+}

@@ -1,0 +1,101 @@
+//! [`SelectorOutput`] for people: a reranker threshold's saving against the oracle's, gold
+//! misses and measured drops, and the report's selector section.
+
+use std::fmt::Write;
+
+use crate::analysis::selector::SelectorOutput;
+use crate::report::charts::{BLUE, Chart, Line, ORANGE};
+use crate::report::section::{Section, Table};
+use crate::report::text::{fixed, num, thousands};
+
+fn percent(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v))
+}
+
+/// One row per replayed threshold.
+fn table(r: &SelectorOutput) -> Table {
+    let mut t = Table::new(&[
+        "threshold",
+        "kept tokens",
+        "saved tokens",
+        "recovery",
+        "gold miss rate",
+        "measured drop",
+    ]);
+    for p in &r.points {
+        t.row(vec![
+            num(Some(p.threshold), 2),
+            num(Some(p.kept_tokens_mean), 0),
+            num(Some(p.saving_mean), 0),
+            num(p.recovery, 3),
+            num(p.gold_miss_rate, 3),
+            num(p.measured_drop, 4),
+        ]);
+    }
+    t
+}
+
+/// The report's section: recovery and gold misses by threshold.
+pub fn sections(sel: &SelectorOutput) -> Vec<Section> {
+    let line =
+        |name: &str, color, y: fn(&crate::analysis::selector::SelectorPoint) -> Option<f64>| Line {
+            name: name.into(),
+            points: sel
+                .points
+                .iter()
+                .filter_map(|p| Some((p.threshold, y(p)?)))
+                .collect(),
+            band: Vec::new(),
+            color,
+        };
+    vec![Section {
+        name: "selector",
+        title: "Reranker threshold: saving against the oracle".into(),
+        note: format!(
+            "Recovery = saving / oracle saving ({} tokens a case); gold miss rate = cases whose gold passage the threshold drops.",
+            num(Some(sel.oracle_saving_mean), 0)
+        ),
+        chart: Chart::Lines {
+            title: "Recovery and gold misses by threshold".into(),
+            x_desc: "reranker score threshold".into(),
+            y_desc: "share".into(),
+            lines: vec![
+                line("recovery of the oracle saving", BLUE, |p| p.recovery),
+                line("gold miss rate", ORANGE, |p| p.gold_miss_rate),
+            ],
+            marks: vec![(1.0, "oracle".into())],
+        },
+        table: table(sel),
+    }]
+}
+
+/// Renders the selector replay for a terminal.
+pub fn human(r: &SelectorOutput) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} main-set cases · passages {} tokens a case · oracle saving {} tokens ({:.0}%)\n",
+        r.cases,
+        thousands(r.full_tokens_mean),
+        thousands(r.oracle_saving_mean),
+        if r.full_tokens_mean > 0.0 {
+            100.0 * r.oracle_saving_mean / r.full_tokens_mean
+        } else {
+            0.0
+        }
+    );
+    s.push_str(&table(r).text());
+    for p in r.points.iter().filter(|p| p.measured_drop.is_some()) {
+        let _ = writeln!(
+            s,
+            "threshold {:.2} recovers {} of the oracle saving, drops the gold passage on {} of cases, and measured a drop of {} ({})",
+            p.threshold,
+            percent(p.recovery),
+            p.gold_miss_rate
+                .map_or("—".into(), |g| format!("{:.1}%", 100.0 * g)),
+            p.measured_drop.map_or("—".into(), |d| fixed(d, 4)),
+            p.measured_arm.as_deref().unwrap_or_default()
+        );
+    }
+    s
+}

@@ -1,0 +1,154 @@
+//! [`ShadowOutput`] for people: change above the replay noise floor, overall and per stratum,
+//! tokens and score, and the report's shadow section.
+
+use std::fmt::Write;
+
+use crate::analysis::shadow::ShadowOutput;
+use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
+use crate::report::section::{Section, Table};
+use crate::report::text::{num, pval, thousands};
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{:.2}%", 100.0 * v))
+}
+
+/// One row per stratum, with the whole traffic first when `with_total`.
+fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
+    let mut t = Table::new(&[
+        "stratum", "requests", "changed", "noise", "excess", "se", "ci_low", "ci_high", "p_holm",
+        "flagged",
+    ]);
+    if with_total {
+        t.row(vec![
+            "all requests".into(),
+            sh.requests.to_string(),
+            num(Some(sh.changed_rate), 4),
+            num(sh.noise_rate, 4),
+            num(sh.excess_rate, 4),
+            num(sh.se, 4),
+            num(sh.ci_low, 4),
+            num(sh.ci_high, 4),
+            "—".into(),
+            String::new(),
+        ]);
+    }
+    for st in &sh.by_stratum {
+        t.row(vec![
+            st.stratum.clone(),
+            st.requests.to_string(),
+            num(Some(st.changed_rate), 4),
+            num(st.noise_rate, 4),
+            num(st.excess_rate, 4),
+            num(st.se, 4),
+            num(st.ci_low, 4),
+            num(st.ci_high, 4),
+            pval(st.p_holm),
+            if st.flagged {
+                "yes".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    t
+}
+
+/// The report's section: excess change rate (candidate − replay), overall and per stratum.
+pub fn sections(sh: &ShadowOutput) -> Vec<Section> {
+    let overall = sh.excess_rate.map(|e| Bar {
+        label: "all requests".into(),
+        value: e,
+        interval: sh.ci_low.zip(sh.ci_high),
+        color: BLUE,
+    });
+    let strata = sh.by_stratum.iter().filter_map(|s| {
+        Some(Bar {
+            label: s.stratum.clone(),
+            value: s.excess_rate?,
+            interval: s.ci_low.zip(s.ci_high),
+            color: if s.flagged { ORANGE } else { BLUE },
+        })
+    });
+    vec![Section {
+        name: "shadow",
+        title: "Shadow traffic: change above the noise floor".into(),
+        note: format!(
+            "{} requests; the candidate changed {:.2}% of answers, a second production run {}. Orange strata changed beyond noise (Holm-adjusted).",
+            sh.requests,
+            100.0 * sh.changed_rate,
+            sh.noise_rate
+                .map_or("(no replay: noise unknown)".into(), |v| format!(
+                    "{:.2}%",
+                    100.0 * v
+                ))
+        ),
+        chart: Chart::Bars {
+            title: "Excess change rate (candidate − replay)".into(),
+            x_desc: "excess change rate".into(),
+            bars: overall.into_iter().chain(strata).collect(),
+            marks: vec![(0.0, "no excess".into())],
+        },
+        table: strata_table(sh, true),
+    }]
+}
+
+/// Renders the shadow analysis for a terminal.
+pub fn human(r: &ShadowOutput) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} requests with every variant",
+        thousands(r.requests as f64)
+    );
+    let _ = writeln!(
+        s,
+        "candidate changed the answer on {} of requests; replay (production against itself) on {}",
+        pct(Some(r.changed_rate)),
+        pct(r.noise_rate)
+    );
+    if let Some(e) = r.excess_rate {
+        let _ = writeln!(
+            s,
+            "excess change above the noise floor: {} (se {}, {} CI [{}, {}])",
+            pct(Some(e)),
+            pct(r.se),
+            crate::report::text::percent_level(r.confidence_level),
+            pct(r.ci_low),
+            pct(r.ci_high)
+        );
+    }
+    if !r.by_stratum.is_empty() {
+        let _ = writeln!(s);
+        s.push_str(&strata_table(r, false).text());
+    }
+    if let (Some(p), Some(c)) = (&r.tokens.production, &r.tokens.candidate) {
+        let _ = writeln!(s);
+        let mut t = Table::new(&["tokens", "mean", "p50", "p95", "p99"]);
+        for (name, v) in [("production", p), ("candidate", c)] {
+            t.row(vec![
+                name.into(),
+                thousands(v.mean),
+                thousands(v.p50),
+                thousands(v.p95),
+                thousands(v.p99),
+            ]);
+        }
+        s.push_str(&t.text());
+        let _ = writeln!(
+            s,
+            "saving: {} tokens per request",
+            r.tokens.saving_mean.map_or("—".into(), thousands)
+        );
+    }
+    if let Some(d) = r.score_delta {
+        let _ = writeln!(
+            s,
+            "score delta (candidate − production): {}",
+            num(Some(d), 4)
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
