@@ -1,5 +1,7 @@
-//! One module per verb. Each exposes a pure `run` from loaded inputs to a serialisable output
-//! struct; none of them reads files or prints (a progress bar on stderr is the one side channel).
+//! One module per verb. Each exposes `run(&inputs, [upstream outputs,] &options)` from inputs that
+//! [`crate::io`] loaded or opened to a serialisable output struct; none of them opens a file or
+//! prints (a progress bar on stderr is the one side channel), and none calls another's `run`:
+//! [`all`] wires them.
 
 pub mod all;
 pub mod check;

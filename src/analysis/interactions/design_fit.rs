@@ -1,0 +1,168 @@
+//! Arms labelled with a `design` (as `ablate plan` writes them), fitted by least squares on the
+//! ±1 coding (+1 = unit present): main effects and two-factor interactions where the design
+//! separates them, per case, so each effect has a case-level se.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analysis::paired::Paired;
+use crate::io::Experiment;
+
+use super::pairwise::removed_sets;
+use super::{DesignFit, Effect};
+use crate::stats::moments;
+
+pub(super) fn design_fits(
+    exp: &Experiment,
+    paired: &Paired,
+    warnings: &mut Vec<String>,
+) -> Vec<DesignFit> {
+    let Some(arms) = &exp.arms else {
+        return Vec::new();
+    };
+    let m = &exp.results.matrix;
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for spec in &arms.specs {
+        if let (Some(d), Some(a)) = (&spec.design, exp.results.arm_index(&spec.arm)) {
+            groups.entry(d.as_str()).or_default().push(a);
+        }
+    }
+    let sets = removed_sets(exp);
+    let mut out = Vec::new();
+    for (design, runs) in groups {
+        // Only arms that remove a fixed set of units can be runs of a two-level design.
+        let runs: Vec<usize> = runs.into_iter().filter(|&a| sets[a].is_some()).collect();
+        let units: Vec<String> = runs
+            .iter()
+            .flat_map(|&a| sets[a].iter().flatten().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let k = units.len();
+        if k == 0 || runs.len() < 2 {
+            continue;
+        }
+        let x = |a: usize, u: usize| {
+            if sets[a].as_ref().is_some_and(|s| s.contains(&units[u])) {
+                -1.0
+            } else {
+                1.0
+            }
+        };
+        let mains: Vec<Vec<usize>> = (0..k).map(|u| vec![u]).collect();
+        let pairs: Vec<Vec<usize>> = (0..k)
+            .flat_map(|a| ((a + 1)..k).map(move |b| vec![a, b]))
+            .collect();
+        let try_fit = |terms: &[Vec<usize>]| -> Option<Vec<Vec<f64>>> {
+            // Columns: intercept + terms; rows: runs.
+            let row = |a: usize| -> Vec<f64> {
+                std::iter::once(1.0)
+                    .chain(terms.iter().map(|t| t.iter().map(|&u| x(a, u)).product()))
+                    .collect()
+            };
+            let design: Vec<Vec<f64>> = runs.iter().map(|&a| row(a)).collect();
+            let p = terms.len() + 1;
+            if design.len() < p {
+                return None;
+            }
+            let xtx: Vec<Vec<f64>> = (0..p)
+                .map(|i| {
+                    (0..p)
+                        .map(|j| design.iter().map(|r| r[i] * r[j]).sum())
+                        .collect()
+                })
+                .collect();
+            let inv = crate::stats::linalg::invert_symmetric(&xtx)?;
+            // A = (X'X)⁻¹ X' : p × runs
+            Some(
+                (0..p)
+                    .map(|i| {
+                        design
+                            .iter()
+                            .map(|r| (0..p).map(|j| inv[i][j] * r[j]).sum())
+                            .collect()
+                    })
+                    .collect(),
+            )
+        };
+        let with_pairs: Vec<Vec<usize>> = mains.iter().chain(pairs.iter()).cloned().collect();
+        let (terms, solver, note) = match try_fit(&with_pairs) {
+            Some(a) => (with_pairs, a, None),
+            None => match try_fit(&mains) {
+                Some(a) => (
+                    mains.clone(),
+                    a,
+                    Some("two-factor interactions are aliased in this design (resolution < V, or too few runs); main effects only, each possibly aliased with two-factor interactions".to_string()),
+                ),
+                None => {
+                    warnings.push(format!(
+                        "design \"{design}\": its runs cannot separate the main effects of its {k} units; not fitted"
+                    ));
+                    continue;
+                }
+            },
+        };
+        let cases: Vec<(usize, usize)> = paired
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| runs.iter().all(|&a| m.present(**c, a)))
+            .map(|(p, c)| (p, *c))
+            .collect();
+        if cases.len() < 2 {
+            continue;
+        }
+        let unit_ids: Vec<u32> = cases.iter().map(|(p, _)| paired.unit[*p]).collect();
+        let effect = |t: usize| -> Effect {
+            let per_case: Vec<f64> = cases
+                .iter()
+                .map(|&(_, c)| {
+                    2.0 * moments::sum(
+                        runs.iter()
+                            .enumerate()
+                            .map(|(r, &a)| solver[t + 1][r] * m.mean[m.cell(c, a)]),
+                    )
+                })
+                .collect();
+            let (effect, se) = paired.mean_se(&per_case, &unit_ids);
+            Effect {
+                term: terms[t]
+                    .iter()
+                    .map(|&u| units[u].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" × "),
+                effect,
+                se,
+            }
+        };
+        let all: Vec<Effect> = (0..terms.len()).map(effect).collect();
+        let (main_effects, two_factor): (Vec<Effect>, Vec<Effect>) = all
+            .into_iter()
+            .enumerate()
+            .partition(|(i, _)| terms[*i].len() == 1)
+            .map2();
+        out.push(DesignFit {
+            design: design.to_string(),
+            units,
+            runs: runs.len(),
+            cases: cases.len(),
+            main_effects,
+            two_factor,
+            note,
+        });
+    }
+    out
+}
+
+/// Drops the indices of a partitioned `(index, value)` pair of vectors.
+trait Map2<T> {
+    fn map2(self) -> (Vec<T>, Vec<T>);
+}
+
+impl<T> Map2<T> for (Vec<(usize, T)>, Vec<(usize, T)>) {
+    fn map2(self) -> (Vec<T>, Vec<T>) {
+        (
+            self.0.into_iter().map(|(_, v)| v).collect(),
+            self.1.into_iter().map(|(_, v)| v).collect(),
+        )
+    }
+}
