@@ -9,10 +9,11 @@
 //!
 //! The crate has three layers, and data flows one way:
 //! - [`io`] turns files into checked, typed inputs (Polars lives here);
-//! - [`analysis`] has one module per verb, each a pure `run(&Input, &Config) -> Result<Output>`;
-//! - [`report`] renders `Output` structs as human tables and JSON.
+//! - [`analysis`] has one module per verb, each `run(&inputs, [upstream,] &options) -> output`;
+//! - [`report`] renders outputs as human tables, JSON and the report.
 //!
-//! [`stats`] holds the pure numeric code; [`simulate`] writes synthetic experiments.
+//! [`stats`] holds the pure numeric code; [`simulate`] writes synthetic experiments; [`import`]
+//! turns Inspect AI, lm-evaluation-harness and promptfoo logs into experiments.
 
 // Errors carry the file, column, row, value and a fix as owned text, so they are larger than
 // clippy's 128-byte default. They are built once, on the cold path, right before the process
@@ -21,6 +22,7 @@
 
 pub mod analysis;
 pub mod error;
+pub mod import;
 pub mod io;
 pub mod report;
 pub mod simulate;

@@ -3,6 +3,7 @@
 //! its family; this module holds the global options, the verb list and what the verbs share.
 
 mod experiment;
+mod import;
 mod live;
 mod plan;
 mod report_cmd;
@@ -78,6 +79,7 @@ enum Command {
     Context(live::ContextArgs),
     Report(report_cmd::ReportArgs),
     Simulate(simulate::SimulateArgs),
+    Import(import::ImportArgs),
 }
 
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
@@ -186,5 +188,6 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Context(args) => live::context(args, g),
         Command::Report(args) => report_cmd::report(args, g),
         Command::Simulate(args) => simulate::simulate(args, g),
+        Command::Import(args) => import::import(args, g),
     }
 }

@@ -183,6 +183,10 @@ impl Reader<'_> {
     }
 }
 
+/// The value `ablate import` writes for `threshold_drop` when `--threshold` is not given. Every
+/// verb refuses it: the threshold is agreed before the results are read, not chosen after.
+pub const THRESHOLD_PLACEHOLDER: &str = "unset: agree it before reading the results";
+
 impl Manifest {
     /// Reads and validates `experiment.toml` in `dir`.
     ///
@@ -256,6 +260,15 @@ impl Manifest {
         let baseline_arm = r
             .string("baseline_arm", "baseline_arm = \"baseline\"")?
             .unwrap_or_else(|| "baseline".to_string());
+        if let Some(Value::String(v)) = r.table.get("threshold_drop")
+            && v == THRESHOLD_PLACEHOLDER
+        {
+            return Err(r.err(
+                "threshold_drop",
+                "is the placeholder `ablate import` writes: no threshold was agreed yet".into(),
+                "agree the smallest drop that matters before reading the results, and write it here (e.g. threshold_drop = 0.02), or rerun `ablate import … --threshold 0.02`",
+            ));
+        }
         let threshold_drop = r
             .number("threshold_drop", "threshold_drop = 0.005")?
             .ok_or_else(|| {

@@ -1,0 +1,192 @@
+//! `ablate import`: harness logs in, an experiment folder out.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use ablate::error::Result;
+use ablate::import::{self, ImportOptions, ImportSummary};
+use ablate::report;
+
+use super::Global;
+
+/// The harnesses `ablate import` reads.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum Harness {
+    /// Inspect AI: .eval archives (DEFLATE or zstd) and older .json logs.
+    Inspect,
+    /// lm-evaluation-harness: samples_<task>_<date>.jsonl from --log_samples.
+    LmEval,
+    /// promptfoo: results.json (versions 2 and 3) or results.jsonl from `promptfoo eval -o`.
+    Promptfoo,
+}
+
+/// Turn a harness's logs into an experiment folder: Inspect AI, lm-evaluation-harness, promptfoo.
+///
+/// SOURCES are files or folders (read recursively for that harness's files). Writes results,
+/// cases, arms and sources (each file with its SHA-256, harness version and what was taken) as
+/// Parquet, and experiment.toml with set, model and measured_at from the logs, then prints what it
+/// found: cases, arms, repeats per arm, the scores found and the one chosen, and everything skipped
+/// and why. `ablate check` and `ablate report` work on the folder straight after.
+///
+/// inspect: case = sample id, repeat = epoch, score = scores[SCORER].value (C/I/P/N → 1/0/0.5/0,
+/// booleans 1/0; a dict or list value needs --score SCORER.KEY), tokens_in = input tokens (with
+/// cache reads and writes), arm = the task argument, task, model or tags that differ between logs.
+/// Logs not finished with status success, and samples with an error or a limit, are skipped and
+/// reported. lm-eval: case = doc_id (or --case-from doc_hash), arm = task, repeat = runs in date
+/// order, score = a per-sample metric (corpus metrics such as f1 are refused), --filter chooses
+/// among filters. promptfoo: arm = prompt label (| provider when several), case = the test's
+/// description or a hash of its vars (never testIdx), repeat = order of occurrence, score = score
+/// or --score NAMED_SCORE; error rows (failureReason 2) are skipped and reported.
+///
+/// Without --threshold, threshold_drop is written as a placeholder that every verb refuses: agree
+/// the drop that matters before reading the results. Example:
+///   ablate import inspect logs/ --out exp --threshold 0.02 --baseline full && ablate report exp
+#[derive(Debug, Args)]
+pub(super) struct ImportArgs {
+    /// inspect, lm-eval or promptfoo.
+    #[arg(value_enum)]
+    harness: Harness,
+    /// Log files, or folders holding them.
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// The experiment folder to write. An existing folder is replaced only if ablate wrote it.
+    #[arg(long)]
+    out: PathBuf,
+    /// The score: inspect SCORER or SCORER.KEY; lm-eval METRIC; promptfoo a named score.
+    #[arg(long, value_name = "NAME")]
+    score: Option<String>,
+    /// Where the arm comes from. inspect: task_arg:NAME, task, model, tag or file; lm-eval: task
+    /// or file.
+    #[arg(long, value_name = "KEY")]
+    arm_from: Option<String>,
+    /// lm-eval: doc_id (default) or doc_hash (matches documents across prompt variants).
+    #[arg(long, value_name = "KEY")]
+    case_from: Option<String>,
+    /// Metadata fields to keep as cases columns and name as strata in experiment.toml
+    /// (comma-separated; default: every scalar field, none named as strata).
+    #[arg(long, value_delimiter = ',', value_name = "COL,...")]
+    strata: Vec<String>,
+    /// threshold_drop, agreed before reading the results (default: a placeholder ablate refuses).
+    #[arg(long, value_name = "X")]
+    threshold: Option<f64>,
+    /// The baseline arm (the full prompt). Default: an arm named baseline or full, else the arm
+    /// with the most input tokens.
+    #[arg(long, value_name = "ARM")]
+    baseline: Option<String>,
+    /// The set name (default: the task, or promptfoo's description).
+    #[arg(long, value_name = "NAME")]
+    set: Option<String>,
+    /// lm-eval: the filter whose lines to take when a task has several (e.g. strict-match).
+    #[arg(long, value_name = "NAME")]
+    filter: Option<String>,
+    /// lm-eval: leave out samples whose score is NaN or infinite (reported) instead of failing.
+    #[arg(long)]
+    skip_nonfinite: bool,
+}
+
+/// Runs `ablate import`.
+pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
+    let opts = ImportOptions {
+        score: args.score,
+        arm_from: args.arm_from,
+        case_from: args.case_from,
+        strata: args.strata,
+        threshold: args.threshold,
+        baseline: args.baseline,
+        set: args.set,
+        filter: args.filter,
+        skip_nonfinite: args.skip_nonfinite,
+    };
+    ablate::io::output::check_folder_target(&args.out)?;
+    let (name, imported) = match args.harness {
+        Harness::Inspect => ("inspect", import::inspect::read(&args.sources, &opts)?),
+        Harness::LmEval => ("lm-eval", import::lm_eval::read(&args.sources, &opts)?),
+        Harness::Promptfoo => ("promptfoo", import::promptfoo::read(&args.sources, &opts)?),
+    };
+    let summary = import::write(name, imported, &opts, &args.out)?;
+    if g.json {
+        report::json(&summary)
+    } else {
+        Ok(human(&summary))
+    }
+}
+
+fn human(s: &ImportSummary) -> String {
+    use ablate::report::section::{Align, Table};
+    use ablate::report::text::num;
+    use std::fmt::Write;
+    let mut out = format!(
+        "wrote {} from {} {} file(s): {} cases, {} arms, {} result rows\n\n",
+        s.out,
+        s.files,
+        s.harness,
+        s.cases,
+        s.arms.len(),
+        s.rows
+    );
+    let mut t = Table::new(&["arm", "cases", "repeats", "mean score", "tokens_in", ""])
+        .align(5, Align::Left);
+    for a in &s.arms {
+        t.row(vec![
+            a.arm.clone(),
+            a.cases.to_string(),
+            if a.repeats_min == a.repeats_max {
+                a.repeats_min.to_string()
+            } else {
+                format!("{}–{}", a.repeats_min, a.repeats_max)
+            },
+            num(Some(a.mean_score), 4),
+            num(a.tokens_in_mean, 0),
+            if a.arm == s.baseline {
+                "← baseline".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    out.push_str(&t.text());
+    let _ = writeln!(out, "\nbaseline: {} ({})", s.baseline, s.baseline_choice);
+    let _ = writeln!(out, "arms from: {}", s.arm_choice);
+    let _ = writeln!(
+        out,
+        "score: {} · found: {}",
+        s.score_choice,
+        s.scores_found.join(", ")
+    );
+    if !s.case_columns.is_empty() {
+        let _ = writeln!(
+            out,
+            "case columns: {}{}",
+            s.case_columns.join(", "),
+            if s.strata.is_empty() {
+                " (name strata with --strata to reweight by them)".to_string()
+            } else {
+                format!(" · strata: {}", s.strata.join(", "))
+            }
+        );
+    }
+    for n in &s.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    for k in &s.skipped {
+        let _ = writeln!(out, "skipped: {k}");
+    }
+    match s.threshold_drop {
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "threshold_drop {t}\nnext: ablate check {0} && ablate report {0}",
+                s.out
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "threshold_drop: a placeholder. Agree the drop that matters before reading the results, then set it in {}/experiment.toml (or rerun with --threshold X).",
+                s.out
+            );
+        }
+    }
+    out
+}

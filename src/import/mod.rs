@@ -1,0 +1,679 @@
+//! `ablate import`: the logs of the harness an analyst already runs (Inspect AI, lm-evaluation-
+//! harness, promptfoo) turned into an experiment folder that every verb reads.
+//!
+//! Each reader ([`inspect`], [`lm_eval`], [`promptfoo`]) turns its files into [`Observation`]s:
+//! one scored sample each, with its case, arm, an ordering key for repeats, tokens and strata. It
+//! reports every file it read ([`Source`], with its SHA-256) and everything it skipped, and why.
+//! [`write`] then numbers the repeats (1, 2, … per case and arm, in the order the harness ran
+//! them), chooses the baseline, and writes `results`, `cases`, `arms` and `sources` as Parquet
+//! with `experiment.toml`, atomically, into a folder ablate may write.
+
+pub mod inspect;
+pub mod lm_eval;
+pub mod promptfoo;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::io::manifest::THRESHOLD_PLACEHOLDER;
+use crate::io::output::AtomicDir;
+
+/// Settings of an import, shared by the three readers (each uses those that apply to it).
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The score to take: a scorer (`match`), a key of a scorer's dict value (`scorer.key`), a
+    /// metric (lm-eval) or a named score (promptfoo). `None`: the only one there is.
+    pub score: Option<String>,
+    /// Where the arm comes from (harness-specific, e.g. `task_arg:NAME`, `model`, `tag`, `file`).
+    pub arm_from: Option<String>,
+    /// Where the case id comes from (lm-eval: `doc_id` or `doc_hash`).
+    pub case_from: Option<String>,
+    /// Metadata fields to keep as stratum columns of `cases` (empty: every scalar field).
+    pub strata: Vec<String>,
+    /// `threshold_drop` for experiment.toml; `None` writes a placeholder every verb refuses.
+    pub threshold: Option<f64>,
+    /// The baseline arm; `None`: an arm named `baseline` or `full`, else the one with the most
+    /// input tokens.
+    pub baseline: Option<String>,
+    /// The set name; `None`: from the logs.
+    pub set: Option<String>,
+    /// lm-eval: the filter whose lines to take when several filters repeat a doc_id.
+    pub filter: Option<String>,
+    /// lm-eval: skip samples whose score is NaN or infinite instead of failing.
+    pub skip_nonfinite: bool,
+}
+
+/// One scored sample.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// Case id (the sample's id in the harness).
+    pub case_id: String,
+    /// Arm label.
+    pub arm: String,
+    /// Order in which the harness ran it, among the same case and arm: repeats are numbered by
+    /// it. (file rank, epoch or run, position within the file).
+    pub order: (usize, i64, usize),
+    /// The score, finite.
+    pub score: f64,
+    /// Input tokens of the sample, when the harness logged them.
+    pub tokens_in: Option<i64>,
+    /// Scalar metadata of the sample, as text: candidate stratum columns.
+    pub strata: BTreeMap<String, String>,
+}
+
+/// A file that was read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    /// Its path as given (or found under a given folder).
+    pub file: String,
+    /// SHA-256 of its bytes, in hex.
+    pub sha256: String,
+    /// inspect, lm-eval or promptfoo.
+    pub harness: String,
+    /// The harness version the file records, when it does.
+    pub version: Option<String>,
+    /// What was taken from it, in words.
+    pub taken: String,
+}
+
+/// What a reader found.
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    /// The scored samples.
+    pub observations: Vec<Observation>,
+    /// Every file read.
+    pub sources: Vec<Source>,
+    /// What was left out, and why (a cancelled log, an errored sample, …).
+    pub skipped: Vec<String>,
+    /// Scores found (scorers, metrics or named scores).
+    pub scores_found: Vec<String>,
+    /// The score taken, and why.
+    pub score_choice: String,
+    /// Where arms came from, and why.
+    pub arm_choice: String,
+    /// Set name from the logs.
+    pub set: Option<String>,
+    /// Model from the logs.
+    pub model: Option<String>,
+    /// When the logs were made (a date).
+    pub measured_at: Option<String>,
+    /// Other things to know (e.g. what tokens_in counts).
+    pub notes: Vec<String>,
+}
+
+/// One arm of the imported experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmSummary {
+    /// Label.
+    pub arm: String,
+    /// Cases with at least one scored sample.
+    pub cases: usize,
+    /// Fewest repeats of a case.
+    pub repeats_min: usize,
+    /// Most repeats of a case.
+    pub repeats_max: usize,
+    /// Mean score over every sample.
+    pub mean_score: f64,
+    /// Mean input tokens, when logged.
+    pub tokens_in_mean: Option<f64>,
+}
+
+/// What `ablate import` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportSummary {
+    /// The experiment folder written.
+    pub out: String,
+    /// inspect, lm-eval or promptfoo.
+    pub harness: String,
+    /// Files read.
+    pub files: usize,
+    /// Distinct cases.
+    pub cases: usize,
+    /// Result rows written.
+    pub rows: usize,
+    /// Per arm: cases, repeats, mean score.
+    pub arms: Vec<ArmSummary>,
+    /// The baseline arm.
+    pub baseline: String,
+    /// Why it is the baseline.
+    pub baseline_choice: String,
+    /// Scores found.
+    pub scores_found: Vec<String>,
+    /// The score taken, and why.
+    pub score_choice: String,
+    /// Where arms came from, and why.
+    pub arm_choice: String,
+    /// Metadata columns written to `cases`.
+    pub case_columns: Vec<String>,
+    /// Stratum columns named in experiment.toml (`--strata`).
+    pub strata: Vec<String>,
+    /// threshold_drop, or null when a placeholder was written.
+    pub threshold_drop: Option<f64>,
+    /// What was skipped, and why.
+    pub skipped: Vec<String>,
+    /// Other things to know.
+    pub notes: Vec<String>,
+    /// Files written, relative to `out`.
+    pub written: Vec<String>,
+}
+
+/// SHA-256 of a file's bytes, in hex, read in blocks.
+///
+/// # Errors
+/// The file cannot be read.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The files to read: each given file, and every file under each given folder (recursively)
+/// whose name `wanted` accepts, sorted by path so the same folder always imports the same way.
+///
+/// # Errors
+/// A source that does not exist; no file found.
+pub fn collect_files(
+    sources: &[PathBuf],
+    wanted: impl Fn(&Path) -> bool,
+    what: &str,
+) -> Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, wanted: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) -> Result<()> {
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let path = entry.path();
+            let kind = entry.file_type().map_err(|e| Error::io(&path, e))?;
+            if kind.is_dir() {
+                walk(&path, wanted, out)?;
+            } else if kind.is_file() && wanted(&path) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    for s in sources {
+        if s.is_dir() {
+            let mut found = Vec::new();
+            walk(s, &wanted, &mut found)?;
+            found.sort();
+            files.extend(found);
+        } else if s.is_file() {
+            files.push(s.clone());
+        } else {
+            return Err(Error::NotFound {
+                path: s.clone(),
+                fix: format!("give {what} files, or folders holding them"),
+            });
+        }
+    }
+    let mut seen = BTreeSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    if files.is_empty() {
+        return Err(Error::NotFound {
+            path: sources.first().cloned().unwrap_or_default(),
+            fix: format!(
+                "no {what} file found there; give the files themselves, or a folder holding them"
+            ),
+        });
+    }
+    Ok(files)
+}
+
+/// A score value as Inspect's `value_to_float` reads it: `C` (correct) 1, `I` (incorrect) 0,
+/// `P` (partial) 0.5, `N` (no answer) 0; `yes`/`true` 1 and `no`/`false` 0 (any case); a
+/// numeric string as its number; booleans 1/0; numbers as they are. `None` for anything else.
+pub fn value_to_float(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        serde_json::Value::String(s) => match s.as_str() {
+            "C" => Some(1.0),
+            "I" | "N" => Some(0.0),
+            "P" => Some(0.5),
+            other => match other.to_ascii_lowercase().as_str() {
+                "yes" | "true" => Some(1.0),
+                "no" | "false" => Some(0.0),
+                t => t.parse::<f64>().ok().filter(|x| x.is_finite()),
+            },
+        },
+        _ => None,
+    }
+}
+
+/// A scalar JSON value (text, number, boolean) as text; `None` for null, lists and objects.
+pub fn scalar_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The scalar fields of a JSON object (metadata, a dataset row) as text, candidate stratum
+/// columns; fields whose name starts with `_` are the harness's own and are left out.
+pub fn scalar_fields(v: Option<&serde_json::Value>) -> BTreeMap<String, String> {
+    v.and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !k.starts_with('_'))
+                .filter_map(|(k, v)| Some((k.clone(), scalar_text(v)?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Writes the experiment folder for `imp` into `out` and returns the summary.
+///
+/// # Errors
+/// Nothing scored; a baseline that is not an arm; a folder ablate may not write; a write failure.
+pub fn write(
+    harness: &str,
+    mut imp: Imported,
+    opts: &ImportOptions,
+    out: &Path,
+) -> Result<ImportSummary> {
+    if imp.observations.is_empty() {
+        return Err(Error::Usage(format!(
+            "no scored sample in the {harness} logs{}; nothing to import",
+            if imp.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" (skipped: {})", imp.skipped.join("; "))
+            }
+        )));
+    }
+    if let Some(t) = opts.threshold
+        && !(t.is_finite() && t >= 0.0)
+    {
+        return Err(Error::Usage(format!(
+            "--threshold {t}: a drop threshold is a finite number, 0 or more (e.g. 0.02)"
+        )));
+    }
+    // Repeats: 1, 2, … per (case, arm) in the order the harness ran them.
+    imp.observations
+        .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
+    let mut repeats = Vec::with_capacity(imp.observations.len());
+    for (i, o) in imp.observations.iter().enumerate() {
+        let same = i > 0 && {
+            let p = &imp.observations[i - 1];
+            p.arm == o.arm && p.case_id == o.case_id
+        };
+        repeats.push(if same { repeats[i - 1] + 1 } else { 1i64 });
+    }
+
+    let arms = arm_summaries(&imp.observations, &repeats);
+    let (baseline, baseline_choice) = choose_baseline(&arms, opts.baseline.as_deref())?;
+
+    // Case columns: the --strata fields, or every scalar metadata field every case has. Only
+    // --strata become the manifest's `strata` (reweighting crosses them all).
+    let mut per_case: BTreeMap<&str, &BTreeMap<String, String>> = BTreeMap::new();
+    for o in &imp.observations {
+        per_case.entry(o.case_id.as_str()).or_insert(&o.strata);
+    }
+    let strata: Vec<String> = if opts.strata.is_empty() {
+        let mut common: Option<BTreeSet<&String>> = None;
+        for m in per_case.values() {
+            let keys: BTreeSet<&String> = m.keys().collect();
+            common = Some(match common {
+                None => keys,
+                Some(c) => c.intersection(&keys).copied().collect(),
+            });
+        }
+        common
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|k| !matches!(k.as_str(), "case_id" | "stress" | "cluster" | "gold_rank"))
+            .cloned()
+            .collect()
+    } else {
+        for s in &opts.strata {
+            if !per_case.values().any(|m| m.contains_key(s)) {
+                let found: BTreeSet<&String> = per_case.values().flat_map(|m| m.keys()).collect();
+                return Err(Error::Usage(format!(
+                    "--strata {s}: no sample has a scalar metadata field `{s}`; fields found: {}",
+                    if found.is_empty() {
+                        "none".to_string()
+                    } else {
+                        found.into_iter().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                )));
+            }
+        }
+        opts.strata.clone()
+    };
+
+    let dir = AtomicDir::create(out)?;
+    let mut written = Vec::new();
+    let polars = |what: &str, e: PolarsError| Error::Polars {
+        context: format!("building {what}"),
+        source: e,
+    };
+
+    let obs = &imp.observations;
+    let mut columns = vec![
+        Column::new(
+            "case_id".into(),
+            obs.iter().map(|o| o.case_id.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "arm".into(),
+            obs.iter().map(|o| o.arm.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new("repeat".into(), repeats.clone()),
+        Column::new(
+            "score".into(),
+            obs.iter().map(|o| o.score).collect::<Vec<_>>(),
+        ),
+    ];
+    if obs.iter().any(|o| o.tokens_in.is_some()) {
+        columns.push(Column::new(
+            "tokens_in".into(),
+            obs.iter().map(|o| o.tokens_in).collect::<Vec<_>>(),
+        ));
+    }
+    let mut results = DataFrame::new(obs.len(), columns).map_err(|e| polars("results", e))?;
+    put_parquet(&dir, &mut written, "results.parquet", &mut results)?;
+
+    let ids: Vec<&str> = per_case.keys().copied().collect();
+    let mut columns = vec![Column::new("case_id".into(), ids.clone())];
+    for s in &strata {
+        columns.push(Column::new(
+            s.as_str().into(),
+            ids.iter()
+                .map(|id| per_case[id].get(s).cloned())
+                .collect::<Vec<Option<String>>>(),
+        ));
+    }
+    let mut cases = DataFrame::new(ids.len(), columns).map_err(|e| polars("cases", e))?;
+    put_parquet(&dir, &mut written, "cases.parquet", &mut cases)?;
+
+    let names: Vec<&str> = arms.iter().map(|a| a.arm.as_str()).collect();
+    let empty: Vec<Series> = names
+        .iter()
+        .map(|_| Series::new_empty("".into(), &DataType::String))
+        .collect();
+    let removed = Series::new("removed".into(), empty);
+    let mut arms_df = DataFrame::new(
+        names.len(),
+        vec![
+            Column::new("arm".into(), names.clone()),
+            removed.into_column(),
+            Column::new(
+                "imported_from".into(),
+                names
+                    .iter()
+                    .map(|_| imp.arm_choice.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+        ],
+    )
+    .map_err(|e| polars("arms", e))?;
+    put_parquet(&dir, &mut written, "arms.parquet", &mut arms_df)?;
+
+    let src = &imp.sources;
+    let mut sources = DataFrame::new(
+        src.len(),
+        vec![
+            Column::new(
+                "file".into(),
+                src.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "sha256".into(),
+                src.iter().map(|s| s.sha256.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "harness".into(),
+                src.iter().map(|s| s.harness.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "version".into(),
+                src.iter().map(|s| s.version.clone()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "taken".into(),
+                src.iter().map(|s| s.taken.as_str()).collect::<Vec<_>>(),
+            ),
+        ],
+    )
+    .map_err(|e| polars("sources", e))?;
+    put_parquet(&dir, &mut written, "sources.parquet", &mut sources)?;
+
+    let set = opts
+        .set
+        .clone()
+        .or(imp.set.clone())
+        .unwrap_or_else(|| format!("{harness}-import"));
+    let manifest = manifest_text(harness, &set, &imp, &baseline, opts.threshold, &opts.strata);
+    let path = dir.path("experiment.toml");
+    std::fs::write(&path, manifest).map_err(|e| Error::io(&path, e))?;
+    written.push("experiment.toml".into());
+    written.sort();
+    let committed = dir.commit()?;
+
+    Ok(ImportSummary {
+        out: committed.display().to_string(),
+        harness: harness.to_string(),
+        files: imp.sources.len(),
+        cases: ids.len(),
+        rows: obs.len(),
+        arms,
+        baseline,
+        baseline_choice,
+        scores_found: imp.scores_found,
+        score_choice: imp.score_choice,
+        arm_choice: imp.arm_choice,
+        case_columns: strata,
+        strata: opts.strata.clone(),
+        threshold_drop: opts.threshold,
+        skipped: imp.skipped,
+        notes: imp.notes,
+        written,
+    })
+}
+
+fn put_parquet(
+    dir: &AtomicDir,
+    written: &mut Vec<String>,
+    name: &str,
+    df: &mut DataFrame,
+) -> Result<()> {
+    crate::io::write::parquet(df, &dir.path(name))?;
+    written.push(name.to_string());
+    Ok(())
+}
+
+/// Cases, repeats, mean score and tokens per arm (observations sorted by arm).
+fn arm_summaries(obs: &[Observation], repeats: &[i64]) -> Vec<ArmSummary> {
+    let mut out: Vec<ArmSummary> = Vec::new();
+    let mut i = 0;
+    while i < obs.len() {
+        let arm = &obs[i].arm;
+        let mut j = i;
+        let mut per_case: BTreeMap<&str, usize> = BTreeMap::new();
+        while j < obs.len() && obs[j].arm == *arm {
+            *per_case.entry(obs[j].case_id.as_str()).or_insert(0) += 1;
+            j += 1;
+        }
+        let scores = obs[i..j].iter().map(|o| o.score);
+        let tokens: Vec<f64> = obs[i..j]
+            .iter()
+            .filter_map(|o| o.tokens_in.map(|t| t as f64))
+            .collect();
+        debug_assert!(repeats[i..j].iter().all(|r| *r >= 1));
+        out.push(ArmSummary {
+            arm: arm.clone(),
+            cases: per_case.len(),
+            repeats_min: per_case.values().copied().min().unwrap_or(0),
+            repeats_max: per_case.values().copied().max().unwrap_or(0),
+            mean_score: crate::stats::moments::mean(&scores.collect::<Vec<_>>()),
+            tokens_in_mean: (!tokens.is_empty()).then(|| crate::stats::moments::mean(&tokens)),
+        });
+        i = j;
+    }
+    out
+}
+
+/// The baseline: the one asked for; else an arm named `baseline` or `full`; else the arm with
+/// the most input tokens (the full prompt sends the most); else the only arm.
+fn choose_baseline(arms: &[ArmSummary], asked: Option<&str>) -> Result<(String, String)> {
+    let names = || {
+        arms.iter()
+            .map(|a| a.arm.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(b) = asked {
+        return if arms.iter().any(|a| a.arm == b) {
+            Ok((b.to_string(), "--baseline".into()))
+        } else {
+            Err(Error::Usage(format!(
+                "--baseline {b} is not an arm of these logs; arms: {}",
+                names()
+            )))
+        };
+    }
+    for name in ["baseline", "full"] {
+        if arms.iter().any(|a| a.arm == name) {
+            return Ok((name.to_string(), format!("the arm named `{name}`")));
+        }
+    }
+    if arms.len() == 1 {
+        return Ok((arms[0].arm.clone(), "the only arm".into()));
+    }
+    let with_tokens: Vec<&ArmSummary> =
+        arms.iter().filter(|a| a.tokens_in_mean.is_some()).collect();
+    if with_tokens.len() == arms.len() {
+        let mut sorted = with_tokens.clone();
+        sorted.sort_by(|a, b| {
+            b.tokens_in_mean
+                .partial_cmp(&a.tokens_in_mean)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if sorted[0].tokens_in_mean > sorted[1].tokens_in_mean {
+            return Ok((
+                sorted[0].arm.clone(),
+                format!(
+                    "the arm with the most input tokens ({:.0} a sample): the full prompt sends the most; use --baseline to choose another",
+                    sorted[0].tokens_in_mean.unwrap_or(0.0)
+                ),
+            ));
+        }
+    }
+    Err(Error::Usage(format!(
+        "cannot tell which arm is the baseline (the full prompt): none is named `baseline` or `full`, and input tokens do not single one out. Give --baseline ARM; arms: {}",
+        names()
+    )))
+}
+
+/// A TOML string literal.
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// experiment.toml for an import.
+fn manifest_text(
+    harness: &str,
+    set: &str,
+    imp: &Imported,
+    baseline: &str,
+    threshold: Option<f64>,
+    strata: &[String],
+) -> String {
+    let mut s = format!(
+        "# Written by `ablate import {harness}` from {} file(s); see sources.parquet for each file and its SHA-256.\n",
+        imp.sources.len()
+    );
+    s.push_str(&format!("set = {}\n", toml_str(set)));
+    if let Some(m) = &imp.model {
+        s.push_str(&format!("model = {}\n", toml_str(m)));
+    }
+    if let Some(d) = &imp.measured_at {
+        s.push_str(&format!("measured_at = {}\n", toml_str(d)));
+    }
+    s.push_str(&format!("baseline_arm = {}\n", toml_str(baseline)));
+    match threshold {
+        Some(t) => s.push_str(&format!("threshold_drop = {t:?}\n")),
+        None => {
+            s.push_str("# PLACEHOLDER: agree the smallest drop that matters before reading the results, and\n# write it here as a number (e.g. threshold_drop = 0.02). Every verb refuses this placeholder.\n");
+            s.push_str(&format!(
+                "threshold_drop = {}\n",
+                toml_str(THRESHOLD_PLACEHOLDER)
+            ));
+        }
+    }
+    if !strata.is_empty() {
+        s.push_str(&format!(
+            "strata = [{}]\n",
+            strata
+                .iter()
+                .map(|x| toml_str(x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inspect_values_map_like_value_to_float() {
+        for (v, want) in [
+            (json!("C"), Some(1.0)),
+            (json!("I"), Some(0.0)),
+            (json!("P"), Some(0.5)),
+            (json!("N"), Some(0.0)),
+            (json!(true), Some(1.0)),
+            (json!(false), Some(0.0)),
+            (json!("yes"), Some(1.0)),
+            (json!("0.25"), Some(0.25)),
+            (json!(0.75), Some(0.75)),
+            (json!(3), Some(3.0)),
+            (json!({"a": 1}), None),
+            (json!([1, 2]), None),
+            (json!("maybe"), None),
+            (json!(null), None),
+        ] {
+            assert_eq!(value_to_float(&v), want, "{v}");
+        }
+    }
+
+    fn arm(name: &str, tokens: Option<f64>) -> ArmSummary {
+        ArmSummary {
+            arm: name.into(),
+            cases: 1,
+            repeats_min: 1,
+            repeats_max: 1,
+            mean_score: 0.5,
+            tokens_in_mean: tokens,
+        }
+    }
+
+    #[test]
+    fn baseline_is_named_or_the_longest_prompt() {
+        let arms = vec![arm("a", Some(100.0)), arm("full", Some(50.0))];
+        assert_eq!(choose_baseline(&arms, None).unwrap().0, "full");
+        let arms = vec![arm("a", Some(100.0)), arm("b", Some(150.0))];
+        assert_eq!(choose_baseline(&arms, None).unwrap().0, "b");
+        assert_eq!(choose_baseline(&arms, Some("a")).unwrap().0, "a");
+        assert!(choose_baseline(&arms, Some("zzz")).is_err());
+        let arms = vec![arm("a", None), arm("b", None)];
+        assert!(choose_baseline(&arms, None).is_err());
+    }
+}

@@ -1,0 +1,385 @@
+//! promptfoo `eval -o results.json` (results versions 2 and 3) and `-o results.jsonl` (one v3 row
+//! per line).
+//!
+//! Mapping: arm = the prompt's label (else its id), with the provider's label (else id) after a
+//! `|` when the rows have several providers; case = `testCase.description`, else a hash of
+//! `vars` (never `testIdx`: every repeat of a test gets a new one); repeat = order of occurrence
+//! per (case, arm), in `testIdx` order; score = `score`, or `namedScores[NAME]` with `--score`;
+//! tokens_in = `response.tokenUsage.prompt`; strata = scalar `testCase.metadata` fields. A row
+//! that failed with an error (`failureReason` 2; in version 2 files, `success: false` with an
+//! `error` and no grading) is an error, not a score of 0: it is reported and skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result, Row};
+use crate::import::{ImportOptions, Imported, Observation, Source, scalar_fields, sha256_file};
+
+/// `failureReason` of a row that errored (promptfoo's `ResultFailureReason.ERROR`).
+const FAILURE_ERROR: i64 = 2;
+
+struct File {
+    path: PathBuf,
+    /// `results.version` (3 for .jsonl rows).
+    version: i64,
+    promptfoo: Option<String>,
+    created: Option<String>,
+    description: Option<String>,
+    rows: Vec<Value>,
+}
+
+fn unreadable(path: &Path, problem: String) -> Error {
+    Error::Unreadable {
+        path: path.to_path_buf(),
+        problem,
+        fix: "give the file promptfoo wrote with `promptfoo eval -o results.json` (or .jsonl)"
+            .into(),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Option<File>> {
+    let jsonl = path.extension().is_some_and(|e| e == "jsonl");
+    let handle = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, handle);
+    if jsonl {
+        let mut rows = Vec::new();
+        for (i, line) in reader.lines().enumerate() {
+            let line = line.map_err(|e| Error::io(path, e))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            rows.push(
+                serde_json::from_str(&line)
+                    .map_err(|e| unreadable(path, format!("line {} is not JSON: {e}", i + 1)))?,
+            );
+        }
+        return Ok(Some(File {
+            path: path.to_path_buf(),
+            version: 3,
+            promptfoo: None,
+            created: None,
+            description: None,
+            rows,
+        }));
+    }
+    let v: Value = serde_json::from_reader(reader)
+        .map_err(|e| unreadable(path, format!("not valid JSON: {e}")))?;
+    let Some(results) = v.get("results").filter(|r| r.get("results").is_some()) else {
+        return Ok(None);
+    };
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    Ok(Some(File {
+        path: path.to_path_buf(),
+        version: results.get("version").and_then(Value::as_i64).unwrap_or(0),
+        promptfoo: s(v.get("metadata").and_then(|m| m.get("promptfooVersion"))),
+        created: s(v.get("metadata").and_then(|m| m.get("evaluationCreatedAt")))
+            .or_else(|| s(results.get("timestamp"))),
+        description: s(v.get("config").and_then(|c| c.get("description"))),
+        rows: results
+            .get("results")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    }))
+}
+
+fn text_of(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// A prompt's name: its label, else its id, else its raw text.
+fn prompt_name(row: &Value) -> String {
+    let p = row.get("prompt");
+    text_of(p.and_then(|p| p.get("label")))
+        .or_else(|| text_of(row.get("promptId")))
+        .or_else(|| text_of(p.and_then(|p| p.get("raw"))))
+        .unwrap_or_else(|| "(prompt)".into())
+}
+
+/// A provider's name: its label, else its id.
+fn provider_name(row: &Value) -> String {
+    match row.get("provider") {
+        Some(Value::String(s)) => s.clone(),
+        Some(p) => text_of(p.get("label"))
+            .or_else(|| text_of(p.get("id")))
+            .unwrap_or_else(|| "(provider)".into()),
+        None => "(provider)".into(),
+    }
+}
+
+/// JSON with object keys sorted, so equal vars give equal text.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, String> =
+                m.iter().map(|(k, v)| (k, canonical(v))).collect();
+            format!(
+                "{{{}}}",
+                sorted
+                    .iter()
+                    .map(|(k, v)| format!("{}:{v}", Value::String((*k).clone())))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The case of a row: the test's description, else `vars-` and the first 12 hex digits of the
+/// SHA-256 of its vars (canonical JSON).
+fn case_of(row: &Value) -> String {
+    let test = row.get("testCase");
+    if let Some(d) =
+        text_of(test.and_then(|t| t.get("description"))).or_else(|| text_of(row.get("description")))
+    {
+        return d;
+    }
+    let vars = test
+        .and_then(|t| t.get("vars"))
+        .or_else(|| row.get("vars"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let hash = Sha256::digest(canonical(&vars).as_bytes());
+    format!(
+        "vars-{}",
+        hash.iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
+}
+
+/// Whether a row failed with an error rather than a score.
+fn is_error(row: &Value) -> bool {
+    match row.get("failureReason").and_then(Value::as_i64) {
+        Some(r) => r == FAILURE_ERROR,
+        None => {
+            row.get("success") == Some(&Value::Bool(false))
+                && row.get("gradingResult").is_none_or(Value::is_null)
+                && row.get("error").is_some_and(|e| !e.is_null())
+        }
+    }
+}
+
+fn is_results(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("json") | Some("jsonl")
+    )
+}
+
+/// Reads promptfoo results files.
+///
+/// # Errors
+/// Unreadable files; a `--score` name no row has; a score that is not a finite number.
+pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
+    let paths =
+        crate::import::collect_files(sources, is_results, "promptfoo results (.json or .jsonl)")?;
+    let mut imp = Imported::default();
+    let mut files = Vec::new();
+    for p in paths {
+        match read_file(&p)? {
+            Some(f) => files.push(f),
+            None => imp.skipped.push(format!(
+                "{}: a .json file that is not promptfoo output (no results.results)",
+                p.display()
+            )),
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::Usage(format!(
+            "no promptfoo results to import: {}",
+            imp.skipped.join("; ")
+        )));
+    }
+    let providers: BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| f.rows.iter().map(provider_name))
+        .collect();
+    let with_provider = providers.len() > 1;
+    imp.arm_choice = if with_provider {
+        format!(
+            "prompt label | provider, since the rows have {} providers ({})",
+            providers.len(),
+            providers.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        "the prompt's label (one provider)".into()
+    };
+
+    let mut named = BTreeSet::new();
+    for f in &files {
+        for r in &f.rows {
+            if let Some(m) = r.get("namedScores").and_then(Value::as_object) {
+                named.extend(m.keys().cloned());
+            }
+        }
+    }
+    imp.scores_found = std::iter::once("score".to_string())
+        .chain(named.iter().cloned())
+        .collect();
+    let named_choice = match opts.score.as_deref() {
+        None | Some("score") => {
+            imp.score_choice = "score (promptfoo's weighted mean of the assertions)".into();
+            None
+        }
+        Some(n) if named.contains(n) => {
+            imp.score_choice = format!("namedScores.{n} (--score)");
+            Some(n.to_string())
+        }
+        Some(n) => {
+            return Err(Error::Usage(format!(
+                "--score {n}: no row has that named score; scores found: {}",
+                imp.scores_found.join(", ")
+            )));
+        }
+    };
+
+    let mut created = BTreeSet::new();
+    let mut descriptions = BTreeSet::new();
+    for (rank, f) in files.iter().enumerate() {
+        if let Some(c) = &f.created
+            && c.len() >= 10
+        {
+            created.insert(c[..10].to_string());
+        }
+        if let Some(d) = &f.description {
+            descriptions.insert(d.clone());
+        }
+        let mut order: Vec<usize> = (0..f.rows.len()).collect();
+        order.sort_by_key(|&i| (f.rows[i].get("testIdx").and_then(Value::as_i64), i));
+        let (mut taken, mut errors, mut without) = (0usize, 0usize, 0usize);
+        let mut arms = BTreeSet::new();
+        for (position, &i) in order.iter().enumerate() {
+            let row = &f.rows[i];
+            let case_id = case_of(row);
+            if is_error(row) {
+                errors += 1;
+                continue;
+            }
+            let value = match &named_choice {
+                None => row.get("score"),
+                Some(n) => row.get("namedScores").and_then(|m| m.get(n)),
+            };
+            let Some(value) = value else {
+                without += 1;
+                continue;
+            };
+            let score =
+                value
+                    .as_f64()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        Error::BadValue {
+                    path: f.path.clone(),
+                    column: named_choice
+                        .as_ref()
+                        .map_or("score".into(), |n| format!("namedScores.{n}")),
+                    row: Row(Some(i + 1)),
+                    value: value.to_string(),
+                    problem: "the score is not a finite number".into(),
+                    fix:
+                        "check the assertions that produce it, or choose another score with --score"
+                            .into(),
+                }
+                    })?;
+            let mut arm = prompt_name(row);
+            if with_provider {
+                arm = format!("{arm} | {}", provider_name(row));
+            }
+            arms.insert(arm.clone());
+            let tokens_in = row
+                .get("response")
+                .and_then(|r| r.get("tokenUsage"))
+                .and_then(|t| t.get("prompt"))
+                .and_then(Value::as_i64);
+            let strata = scalar_fields(
+                row.get("testCase")
+                    .and_then(|t| t.get("metadata"))
+                    .or_else(|| row.get("metadata")),
+            );
+            imp.observations.push(Observation {
+                case_id,
+                arm,
+                order: (rank, 0, position),
+                score,
+                tokens_in,
+                strata,
+            });
+            taken += 1;
+        }
+        if errors > 0 {
+            imp.skipped.push(format!(
+                "{}: {errors} row(s) that failed with an error (failureReason 2), not a score of 0",
+                f.path.display()
+            ));
+        }
+        if without > 0 {
+            imp.skipped.push(format!(
+                "{}: {without} row(s) without the chosen score",
+                f.path.display()
+            ));
+        }
+        imp.sources.push(Source {
+            file: f.path.display().to_string(),
+            sha256: sha256_file(&f.path)?,
+            harness: "promptfoo".into(),
+            version: f.promptfoo.clone(),
+            taken: format!(
+                "{taken} rows (results version {}) as arms {}",
+                f.version,
+                arms.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    imp.set = (descriptions.len() == 1)
+        .then(|| descriptions.into_iter().next())
+        .flatten();
+    imp.model = Some(providers.into_iter().collect::<Vec<_>>().join(", "));
+    imp.measured_at = created.into_iter().next();
+    imp.notes
+        .push("tokens_in = response.tokenUsage.prompt as the provider reported it".into());
+    Ok(imp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cases_never_come_from_test_idx() {
+        let a = json!({"testIdx": 0, "vars": {"b": 2, "a": 1}});
+        let b = json!({"testIdx": 7, "vars": {"a": 1, "b": 2}});
+        assert_eq!(case_of(&a), case_of(&b));
+        let d = json!({"testIdx": 3, "testCase": {"description": "small sum", "vars": {}}});
+        assert_eq!(case_of(&d), "small sum");
+    }
+
+    #[test]
+    fn errors_are_not_scores() {
+        assert!(is_error(
+            &json!({"success": false, "failureReason": 2, "score": 0})
+        ));
+        assert!(!is_error(
+            &json!({"success": false, "failureReason": 1, "score": 0})
+        ));
+        assert!(is_error(
+            &json!({"success": false, "error": "503", "score": 0})
+        ));
+        assert!(!is_error(
+            &json!({"success": false, "error": "assert", "gradingResult": {"pass": false}})
+        ));
+    }
+}
