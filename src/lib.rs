@@ -26,6 +26,7 @@ pub mod import;
 pub mod io;
 pub mod report;
 pub mod simulate;
+pub mod sql;
 pub mod stats;
 
 pub use error::{Error, Result};

@@ -32,7 +32,7 @@ pub(super) struct CheckArgs {
 pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
     let json = g.json;
     let CheckArgs { dir } = args;
-    let exp = Experiment::load(&dir)?;
+    let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
     let r = analysis::check::run(&exp);
     emit(json, &r, report::check::human)
 }

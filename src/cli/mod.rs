@@ -9,6 +9,7 @@ mod plan;
 mod report_cmd;
 mod reweight;
 mod simulate;
+mod sql;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -59,6 +60,11 @@ struct Global {
     /// No progress bars on stderr.
     #[arg(long, global = true)]
     quiet: bool,
+    /// Read the case × arm matrix from this file (Parquet or CSV: the result of the query
+    /// `ablate sql VERB` prints, run where the results live) instead of the folder's results
+    /// table. For the verbs that read an experiment folder.
+    #[arg(long, global = true, value_name = "FILE")]
+    from_aggregates: Option<std::path::PathBuf>,
 }
 
 /// The verbs. Each one's `--help` is the doc comment of its `Args` struct.
@@ -80,6 +86,7 @@ enum Command {
     Report(report_cmd::ReportArgs),
     Simulate(simulate::SimulateArgs),
     Import(import::ImportArgs),
+    Sql(sql::SqlArgs),
 }
 
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
@@ -130,7 +137,7 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
 
 /// Loads an experiment and prints its warnings on stderr (unless --quiet).
 fn load(dir: &std::path::Path, g: &Global) -> Result<Experiment> {
-    let exp = Experiment::load(dir)?;
+    let exp = Experiment::load_from(dir, g.from_aggregates.as_deref())?;
     if !g.quiet {
         for w in &exp.warnings {
             eprintln!("ablate: warning: {w}");
@@ -172,6 +179,21 @@ fn emit_warned<T: serde::Serialize>(
 pub fn run(cli: Cli) -> Result<String> {
     validate(&cli.global)?;
     let g = &cli.global;
+    if g.from_aggregates.is_some()
+        && matches!(
+            cli.command,
+            Command::Plan(_)
+                | Command::Shadow(_)
+                | Command::Context(_)
+                | Command::Simulate(_)
+                | Command::Import(_)
+                | Command::Sql(_)
+        )
+    {
+        return Err(Error::Usage(
+            "--from-aggregates replaces an experiment folder's results table: it applies to check, sweep, variance, reweight, stress, interactions, need, curve, selector, record and report".into(),
+        ));
+    }
     match cli.command {
         Command::Check(args) => experiment::check(args, g),
         Command::Sweep(args) => experiment::sweep(args, g),
@@ -189,5 +211,6 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Report(args) => report_cmd::report(args, g),
         Command::Simulate(args) => simulate::simulate(args, g),
         Command::Import(args) => import::import(args, g),
+        Command::Sql(args) => sql::sql(args, g),
     }
 }

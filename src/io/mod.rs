@@ -73,6 +73,17 @@ impl Experiment {
     /// # Errors
     /// Any input error: see the module documentation and [`Error`].
     pub fn load(dir: &Path) -> Result<Experiment> {
+        Experiment::load_from(dir, None)
+    }
+
+    /// As [`Experiment::load`], with the case × arm matrix read from `aggregates` (the output of
+    /// the query `ablate sql` prints, run in the engine where the results live) instead of the
+    /// folder's results table. The folder supplies everything else (experiment.toml, cases,
+    /// arms, units, mix, …).
+    ///
+    /// # Errors
+    /// As [`Experiment::load`], and as [`Results::from_aggregates`].
+    pub fn load_from(dir: &Path, aggregates: Option<&Path>) -> Result<Experiment> {
         if !dir.is_dir() {
             return Err(Error::NotFound {
                 path: dir.to_path_buf(),
@@ -97,12 +108,20 @@ impl Experiment {
         if let (Some(arms), Some(units)) = (&arms, &units) {
             check_removed_units(arms, units)?;
         }
-        let results = Results::load(
-            &required(dir, "results", "one row per case × arm × repeat")?,
-            &cases,
-            manifest.pass_mark,
-            arms.as_ref(),
-        )?;
+        let results = match aggregates {
+            Some(file) => Results::from_aggregates(
+                &table::TableFile::at(file),
+                &cases,
+                manifest.pass_mark,
+                arms.as_ref(),
+            )?,
+            None => Results::load(
+                &required(dir, "results", "one row per case × arm × repeat")?,
+                &cases,
+                manifest.pass_mark,
+                arms.as_ref(),
+            )?,
+        };
         let baseline =
             results
                 .arm_index(&manifest.baseline_arm)
