@@ -207,18 +207,7 @@ impl Results {
             arm_code.push(code);
         }
 
-        // Final arm order: the arms table's order, then the rest by first appearance.
-        let mut arms: Vec<String> = arms_table
-            .map(|t| t.labels())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|a| arm_index.contains_key(a.as_str()))
-            .collect();
-        for a in &arm_seen {
-            if !arms.contains(a) {
-                arms.push(a.clone());
-            }
-        }
+        let arms = arm_order(arms_table, &arm_seen);
         let position: HashMap<&str, u32> = arms
             .iter()
             .enumerate()
@@ -379,17 +368,7 @@ impl Results {
                 seen.push(a.to_string());
             }
         }
-        let mut arms: Vec<String> = arms_table
-            .map(|t| t.labels())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|a| seen.contains(a))
-            .collect();
-        for a in seen {
-            if !arms.contains(&a) {
-                arms.push(a);
-            }
-        }
+        let arms = arm_order(arms_table, &seen);
         let position: HashMap<&str, usize> = arms
             .iter()
             .enumerate()
@@ -501,6 +480,22 @@ impl Results {
     pub fn arm_index(&self, arm: &str) -> Option<usize> {
         self.arms.iter().position(|a| a == arm)
     }
+}
+
+/// The matrix's arm order: the arms table's order, then arms it lacks by first appearance.
+fn arm_order(arms_table: Option<&Arms>, seen: &[String]) -> Vec<String> {
+    let mut arms: Vec<String> = arms_table
+        .map(|t| t.labels())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| seen.contains(a))
+        .collect();
+    for a in seen {
+        if !arms.contains(a) {
+            arms.push(a.clone());
+        }
+    }
+    arms
 }
 
 /// The encoded rows of a results table, column by column.
