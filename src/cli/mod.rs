@@ -30,7 +30,7 @@ removed, each arm repeated), production mixes, shadow traffic and context logs f
 and tells you which prompt units are needed, with confidence intervals and verdicts against the \
 threshold you agreed before the run.\n\nAn experiment is a folder with experiment.toml and tables \
 (results, cases, arms, units, case_units, mix, passages, shadow, context_log), each as .parquet or \
-.csv. Try:\n  ablate simulate --out /tmp/demo\n  ablate check /tmp/demo",
+.csv. Try:\n  ablate simulate --out /tmp/demo\n  ablate check /tmp/demo\n\nFrom a harness's logs (Inspect AI, lm-evaluation-harness, promptfoo):\n  ablate import inspect logs/ --out exp --threshold 0.02\nWhere the results live (DuckDB, Spark, Trino, BigQuery): print the reduction, run it there, then\n  ablate sweep exp --from-aggregates agg.parquet   (see ablate sql --help)",
     after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, column and row), 1 any other failure."
 )]
 pub struct Cli {

@@ -313,7 +313,7 @@ pub fn write(
         repeats.push(if same { repeats[i - 1] + 1 } else { 1i64 });
     }
 
-    let arms = arm_summaries(&imp.observations, &repeats);
+    let arms = arm_summaries(&imp.observations);
     let (baseline, baseline_choice) = choose_baseline(&arms, opts.baseline.as_deref())?;
 
     // Case columns: the --strata fields, or every scalar metadata field every case has. Only
@@ -496,7 +496,7 @@ fn put_parquet(
 }
 
 /// Cases, repeats, mean score and tokens per arm (observations sorted by arm).
-fn arm_summaries(obs: &[Observation], repeats: &[i64]) -> Vec<ArmSummary> {
+fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
     let mut out: Vec<ArmSummary> = Vec::new();
     let mut i = 0;
     while i < obs.len() {
@@ -512,7 +512,6 @@ fn arm_summaries(obs: &[Observation], repeats: &[i64]) -> Vec<ArmSummary> {
             .iter()
             .filter_map(|o| o.tokens_in.map(|t| t as f64))
             .collect();
-        debug_assert!(repeats[i..j].iter().all(|r| *r >= 1));
         out.push(ArmSummary {
             arm: arm.clone(),
             cases: per_case.len(),
