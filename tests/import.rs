@@ -512,3 +512,36 @@ fn imported_experiments_make_a_report() {
     let md = std::fs::read_to_string(root.path().join("report/report.md")).unwrap();
     assert_mentions(&md, &["arith", "no\\_examples"]);
 }
+
+#[test]
+fn inspect_cancelled_and_errored_logs_are_skipped_with_their_reason() {
+    let root = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("inspect/v0.3.285/arm_full_json.json")).unwrap();
+    let mut log: Value = serde_json::from_str(&text).unwrap();
+    log["status"] = "error".into();
+    log["error"] =
+        serde_json::json!({"message": "RuntimeError: the provider went away\nTraceback…"});
+    let errored = root.path().join("errored.json");
+    std::fs::write(&errored, log.to_string()).unwrap();
+    log["status"] = "cancelled".into();
+    let cancelled = root.path().join("cancelled.json");
+    std::fs::write(&cancelled, log.to_string()).unwrap();
+    let s = import(
+        "inspect",
+        &[
+            errored,
+            cancelled,
+            fixture("inspect/v0.3.285/arm_no_examples.eval"),
+        ],
+        &root.path().join("out"),
+        &[],
+    );
+    assert_mentions(
+        &s["skipped"].to_string(),
+        &[
+            "errored.json: the whole log (12 samples), status error: RuntimeError: the provider went away",
+            "cancelled.json: the whole log (12 samples), status cancelled",
+        ],
+    );
+    assert_eq!(s["rows"], 12, "only the finished log is imported");
+}
