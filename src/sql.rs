@@ -47,8 +47,21 @@ impl fmt::Display for Dialect {
     }
 }
 
-/// The verbs whose input reduces to the case × arm matrix.
-pub const MATRIX_VERBS: &[&str] = &["sweep", "variance", "stress", "reweight", "interactions"];
+/// The verbs whose input reduces to the case × arm matrix (every verb on an experiment folder:
+/// `report` and `record` rest on the same matrix).
+pub const MATRIX_VERBS: &[&str] = &[
+    "sweep",
+    "variance",
+    "stress",
+    "reweight",
+    "interactions",
+    "need",
+    "curve",
+    "selector",
+    "record",
+    "report",
+    "check",
+];
 
 /// Settings of the emitted query.
 #[derive(Debug, Clone)]

@@ -146,3 +146,32 @@ fn aggregates_are_checked() {
     );
     assert!(err.contains("--from-aggregates"), "{err}");
 }
+
+#[test]
+fn the_report_reads_aggregates_too() {
+    let root = tempfile::tempdir().unwrap();
+    let agg = root.path().join("agg.parquet");
+    reduce(&printed_query("report"), scan_results(), &agg);
+    let analyses = |name: &str, aggregates: Option<&Path>| -> Value {
+        let out = root.path().join(name);
+        let mut cmd = ablate();
+        cmd.args(["report", "--quiet", "--bootstrap", "200", "--out"])
+            .arg(&out)
+            .arg(demo());
+        if let Some(a) = aggregates {
+            cmd.arg("--from-aggregates").arg(a);
+        }
+        assert!(cmd.output().unwrap().status.success());
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap())
+                .unwrap();
+        // Where the matrix came from is the one thing that differs.
+        v["check"]["tables"] = Value::Null;
+        v
+    };
+    same(
+        &analyses("direct", None),
+        &analyses("agg", Some(&agg)),
+        "analysis",
+    );
+}

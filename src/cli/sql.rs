@@ -34,7 +34,9 @@ pub(super) enum DialectArg {
 /// direct run (counts exactly, estimates to rounding).
 #[derive(Debug, Args)]
 pub(super) struct SqlArgs {
-    /// The verb to reduce for: sweep, variance, stress, reweight or interactions.
+    /// The verb to reduce for: any verb on an experiment folder (sweep, variance, stress,
+    /// reweight, interactions, need, curve, selector, record, report, check); the query is the
+    /// same for all of them.
     verb: String,
     /// Experiment folder (for experiment.toml: the pass mark).
     #[arg(default_value = "notebooks-data/support-eval-v3")]
