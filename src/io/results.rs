@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 
-use polars::prelude::PlHashMap;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result, Row};
@@ -79,7 +78,7 @@ impl Results {
         pass_mark: f64,
         arms_table: Option<&Arms>,
     ) -> Result<Results> {
-        let mut t = table::read(
+        let mut t = table::read_coded(
             file,
             &[
                 Col::req("case_id", Kind::Str),
@@ -88,6 +87,7 @@ impl Results {
                 Col::req("score", Kind::Float),
                 Col::opt("tokens_in", Kind::Int),
             ],
+            &["case_id", "arm"],
         )?;
         // One contiguous buffer per column, so scores and repeats are read in place, not copied.
         t.df.rechunk_mut_par();
@@ -95,9 +95,13 @@ impl Results {
         let n = t.height();
         let get = |name: &str| t.df.column(name).map_err(|e| polars_unreadable(&path, e));
         let case_col = get("case_id")?
-            .str()
+            .cat32()
             .map_err(|e| polars_unreadable(&path, e))?;
-        let arm_col = get("arm")?.str().map_err(|e| polars_unreadable(&path, e))?;
+        let arm_col = get("arm")?
+            .cat32()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let (case_map, arm_map) = (case_col.get_mapping(), arm_col.get_mapping());
+        let (case_codes, arm_codes) = (case_col.physical(), arm_col.physical());
         let repeat_col = get("repeat")?
             .i64()
             .map_err(|e| polars_unreadable(&path, e))?;
@@ -117,16 +121,16 @@ impl Results {
         for (name, nulls, first) in [
             (
                 "case_id",
-                case_col.null_count(),
-                case_col.iter().position(|v| v.is_none()),
+                case_codes.null_count(),
+                case_codes.iter().position(|v| v.is_none()),
             ),
-            ("arm", arm_col.null_count(), None),
+            ("arm", arm_codes.null_count(), None),
             ("repeat", repeat_col.null_count(), None),
             ("score", score_col.null_count(), None),
         ] {
             if nulls > 0 {
                 let row = first.or_else(|| match name {
-                    "arm" => arm_col.iter().position(|v| v.is_none()),
+                    "arm" => arm_codes.iter().position(|v| v.is_none()),
                     "repeat" => repeat_col.iter().position(|v| v.is_none()),
                     _ => score_col.iter().position(|v| v.is_none()),
                 });
@@ -162,55 +166,52 @@ impl Results {
             .cont_slice()
             .map_err(|e| polars_unreadable(&path, e))?;
 
-        // Encode ids. Rows usually come in runs of one case and arm (the repeats): compare with
-        // the previous row's text before hashing.
+        // Encode ids: each distinct dictionary code is looked up once (a case in `cases`, an arm
+        // in the arms table), then every row is one array index; no string per row.
+        let case_codes = case_codes.rechunk();
+        let arm_codes = arm_codes.rechunk();
+        let case_codes: &[u32] = case_codes
+            .cont_slice()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let arm_codes: &[u32] = arm_codes
+            .cont_slice()
+            .map_err(|e| polars_unreadable(&path, e))?;
+        let text = |map: &polars::prelude::CategoricalMapping, code: u32| -> String {
+            map.cat_to_str(code).unwrap_or_default().to_string()
+        };
+        const UNSEEN: u32 = u32::MAX;
+        let mut case_of = vec![UNSEEN; case_map.num_cats_upper_bound()];
+        let mut arm_of = vec![UNSEEN; arm_map.num_cats_upper_bound()];
+        let mut arm_seen: Vec<String> = Vec::new();
         let mut case_code = Vec::with_capacity(n);
         let mut arm_code = Vec::with_capacity(n);
-        let mut arm_index: PlHashMap<&str, u32> = PlHashMap::default();
-        let mut arm_seen: Vec<String> = Vec::new();
-        let mut last_case: Option<(&str, u32)> = None;
-        let mut last_arm: Option<(&str, u32)> = None;
-        let case_values = case_col.downcast_iter().flat_map(|arr| arr.values_iter());
-        let arm_values = arm_col.downcast_iter().flat_map(|arr| arr.values_iter());
-        for (row, (c, a)) in case_values.zip(arm_values).enumerate() {
-            let case = match last_case {
-                Some((text, code)) if text == c => code,
-                _ => {
-                    let code = cases.lookup(c, &path, row)?;
-                    last_case = Some((c, code));
-                    code
+        for (row, (&c, &a)) in case_codes.iter().zip(arm_codes).enumerate() {
+            let c = c as usize;
+            if case_of[c] == UNSEEN {
+                case_of[c] = cases.lookup(&text(case_map, c as u32), &path, row)?;
+            }
+            case_code.push(case_of[c]);
+            let a = a as usize;
+            if arm_of[a] == UNSEEN {
+                let label = text(arm_map, a as u32);
+                if let Some(table) = arms_table
+                    && table.get(&label).is_none()
+                {
+                    return Err(Error::BadValue {
+                        path: path.clone(),
+                        column: "arm".into(),
+                        row: Row::at(row),
+                        value: format!("\"{label}\""),
+                        problem: format!("this arm is not in {}", table.path.display()),
+                        fix: "add a row for it to the arms table (with the units it removed)"
+                            .into(),
+                    });
                 }
-            };
-            case_code.push(case);
-            let code = match last_arm {
-                Some((text, code)) if text == a => code,
-                _ => match arm_index.get(a) {
-                    Some(code) => *code,
-                    None => {
-                        if let Some(table) = arms_table
-                            && table.get(a).is_none()
-                        {
-                            return Err(Error::BadValue {
-                                path: path.clone(),
-                                column: "arm".into(),
-                                row: Row::at(row),
-                                value: format!("\"{a}\""),
-                                problem: format!("this arm is not in {}", table.path.display()),
-                                fix:
-                                    "add a row for it to the arms table (with the units it removed)"
-                                        .into(),
-                            });
-                        }
-                        table::check_id(&path, "arm", row, a)?;
-                        let code = arm_seen.len() as u32;
-                        arm_index.insert(a, code);
-                        arm_seen.push(a.to_string());
-                        code
-                    }
-                },
-            };
-            last_arm = Some((a, code));
-            arm_code.push(code);
+                table::check_id(&path, "arm", row, &label)?;
+                arm_of[a] = arm_seen.len() as u32;
+                arm_seen.push(label);
+            }
+            arm_code.push(arm_of[a]);
         }
 
         let arms = arm_order(arms_table, &arm_seen);
@@ -262,8 +263,8 @@ impl Results {
             pass_mark,
             |row| {
                 (
-                    case_col.get(row).unwrap_or_default().to_string(),
-                    arm_col.get(row).unwrap_or_default().to_string(),
+                    text(case_map, case_codes[row]),
+                    text(arm_map, arm_codes[row]),
                 )
             },
         )?;

@@ -314,6 +314,16 @@ pub struct Table {
 /// A required column is missing, a column has the wrong type, the file is unreadable or the table
 /// has no rows.
 pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
+    read_coded(file, specs, &[])
+}
+
+/// As [`read`], with the text columns `coded` read as categoricals: one dictionary of distinct
+/// values and a u32 code per row, instead of a string per row (for ids repeated over millions of
+/// rows, such as results' case_id and arm).
+///
+/// # Errors
+/// As [`read`].
+pub fn read_coded(file: &TableFile, specs: &[Col], coded: &[&str]) -> Result<Table> {
     let text: Vec<&str> = specs
         .iter()
         .filter(|c| matches!(c.kind, Kind::Str | Kind::StrList))
@@ -342,8 +352,15 @@ pub fn read(file: &TableFile, specs: &[Col]) -> Result<Table> {
         }
         other => other?,
     };
+    let categorical = DataType::from_categories(Categories::global());
     let mut df = lf
         .select(exprs)
+        .with_columns(
+            coded
+                .iter()
+                .map(|c| col(*c).cast(categorical.clone()))
+                .collect::<Vec<_>>(),
+        )
         .collect()
         .map_err(|e| polars_unreadable(&file.path, e))?;
     for spec in specs.iter().filter(|s| s.kind == Kind::Int) {
