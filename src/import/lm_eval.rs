@@ -324,10 +324,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     let paths = crate::import::collect_files(sources, is_samples_file, "lm-eval samples (.jsonl)")?;
     let mut imp = Imported::default();
     let mut files = Vec::new();
+    // A run's results file is shared by its tasks' samples files: read each once.
+    let mut runs: BTreeMap<PathBuf, RunInfo> = BTreeMap::new();
     for path in paths {
         let results = results_of(&path);
         let run = match &results {
-            Some(r) => read_run(r)?,
+            Some(r) => match runs.get(r) {
+                Some(run) => run.clone(),
+                None => {
+                    let run = read_run(r)?;
+                    runs.insert(r.clone(), run.clone());
+                    run
+                }
+            },
             None => RunInfo::default(),
         };
         let task = task_of(&path, &run);

@@ -6,11 +6,7 @@ use std::fmt::Write;
 use crate::analysis::context::ContextOutput;
 use crate::report::charts::{BLUE, Bar, Chart};
 use crate::report::section::{Section, Table};
-use crate::report::text::{num, thousands};
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{:.2}%", 100.0 * v))
-}
+use crate::report::text::{num, percent, thousands};
 
 /// Sources by their share of all logged tokens, largest first.
 fn sources(r: &ContextOutput) -> Vec<(&String, f64)> {
@@ -108,8 +104,8 @@ pub fn human(r: &ContextOutput) -> String {
             ""
         },
         100.0 * r.utilisation,
-        pct(Some(r.overflow_rate)),
-        pct(Some(r.soft_crossing_rate))
+        percent(Some(r.overflow_rate), 2),
+        percent(Some(r.soft_crossing_rate), 2)
     );
     if let Some(g) = r.growth_per_step {
         let _ = writeln!(s, "growth: {} tokens per agent step", thousands(g));

@@ -4,11 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::need::NeedOutput;
 use crate::report::section::{Align, Table};
-use crate::report::text::thousands;
-
-fn percent(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v))
-}
+use crate::report::text::{percent, thousands};
 
 /// Renders the needed context fraction for a terminal.
 pub fn human(r: &NeedOutput) -> String {
@@ -23,6 +19,7 @@ pub fn human(r: &NeedOutput) -> String {
             thousands(b.total_tokens_mean),
             percent(
                 (b.total_tokens_mean > 0.0).then(|| b.needed_tokens_mean / b.total_tokens_mean),
+                0,
             ),
         ]);
     }
@@ -31,7 +28,7 @@ pub fn human(r: &NeedOutput) -> String {
         String::new(),
         thousands(r.needed_tokens_mean),
         thousands(r.total_tokens_mean),
-        percent(Some(r.value)),
+        percent(Some(r.value), 0),
     ]);
     s.push_str(&t.text());
     let _ = writeln!(

@@ -6,11 +6,7 @@ use std::fmt::Write;
 use crate::analysis::selector::SelectorOutput;
 use crate::report::charts::{BLUE, Chart, Line, ORANGE};
 use crate::report::section::{Section, Table};
-use crate::report::text::{fixed, num, thousands};
-
-fn percent(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v))
-}
+use crate::report::text::{fixed, num, percent, thousands};
 
 /// One row per replayed threshold.
 fn table(r: &SelectorOutput) -> Table {
@@ -90,9 +86,8 @@ pub fn human(r: &SelectorOutput) -> String {
             s,
             "threshold {:.2} recovers {} of the oracle saving, drops the gold passage on {} of cases, and measured a drop of {} ({})",
             p.threshold,
-            percent(p.recovery),
-            p.gold_miss_rate
-                .map_or("—".into(), |g| format!("{:.1}%", 100.0 * g)),
+            percent(p.recovery, 0),
+            percent(p.gold_miss_rate, 1),
             p.measured_drop.map_or("—".into(), |d| fixed(d, 4)),
             p.measured_arm.as_deref().unwrap_or_default()
         );

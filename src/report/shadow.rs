@@ -6,11 +6,7 @@ use std::fmt::Write;
 use crate::analysis::shadow::ShadowOutput;
 use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
 use crate::report::section::{Section, Table};
-use crate::report::text::{num, pval, thousands};
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{:.2}%", 100.0 * v))
-}
+use crate::report::text::{num, percent, pval, thousands};
 
 /// One row per stratum, with the whole traffic first when `with_total`.
 fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
@@ -103,18 +99,18 @@ pub fn human(r: &ShadowOutput) -> String {
     let _ = writeln!(
         s,
         "candidate changed the answer on {} of requests; replay (production against itself) on {}",
-        pct(Some(r.changed_rate)),
-        pct(r.noise_rate)
+        percent(Some(r.changed_rate), 2),
+        percent(r.noise_rate, 2)
     );
     if let Some(e) = r.excess_rate {
         let _ = writeln!(
             s,
             "excess change above the noise floor: {} (se {}, {} CI [{}, {}])",
-            pct(Some(e)),
-            pct(r.se),
+            percent(Some(e), 2),
+            percent(r.se, 2),
             crate::report::text::percent_level(r.confidence_level),
-            pct(r.ci_low),
-            pct(r.ci_high)
+            percent(r.ci_low, 2),
+            percent(r.ci_high, 2)
         );
     }
     if !r.by_stratum.is_empty() {

@@ -76,6 +76,15 @@ pub fn signed(x: Option<f64>) -> String {
     }
 }
 
+/// A share as a percentage with `digits` decimals (0.1234 → "12.3%" at 1), or "—" when absent or
+/// not finite.
+pub fn percent(x: Option<f64>, digits: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{}%", fixed(100.0 * v, digits)),
+        _ => "—".into(),
+    }
+}
+
 /// A confidence level as a percentage with the digits it needs and no more: 0.95 → "95%",
 /// 0.999 → "99.9%", 0.9999999 → "99.99999%" (never a rounded "100%").
 pub fn percent_level(confidence: f64) -> String {
