@@ -44,20 +44,35 @@ fn same(a: &Value, b: &Value, at: &str) {
 
 /// Runs the printed query on `results` with Polars SQL and writes the output to `out`.
 fn reduce(query: &str, results: LazyFrame, out: &Path) -> DataFrame {
-    let mut ctx = SQLContext::new();
-    ctx.register("results", results);
-    let mut df = ctx.execute(query).unwrap().collect().unwrap();
+    reduce_table(query, "results", results, out)
+}
+
+/// Runs the printed query on table `name` with Polars SQL and writes the output to `out`.
+fn reduce_table(query: &str, name: &str, table: LazyFrame, out: &Path) -> DataFrame {
+    // Polars plans a long UNION ALL recursively: unoptimised (the test profile) it needs more
+    // than a test thread's 2 MiB of stack.
+    let (query, name) = (query.to_string(), name.to_string());
+    let mut df = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut ctx = SQLContext::new();
+            ctx.register(&name, table);
+            ctx.execute(&query).unwrap().collect().unwrap()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
     let mut file = std::fs::File::create(out).unwrap();
     ParquetWriter::new(&mut file).finish(&mut df).unwrap();
     df
 }
 
 fn printed_query(verb: &str) -> String {
-    let out = ablate()
-        .args(["sql", verb, "--dialect", "polars"])
-        .arg(demo())
-        .output()
-        .unwrap();
+    printed(&[verb, "--dialect", "polars"])
+}
+
+fn printed(args: &[&str]) -> String {
+    let out = ablate().arg("sql").args(args).arg(demo()).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -67,7 +82,11 @@ fn printed_query(verb: &str) -> String {
 }
 
 fn scan_results() -> LazyFrame {
-    let path = demo().join("results.parquet");
+    scan_demo("results")
+}
+
+fn scan_demo(stem: &str) -> LazyFrame {
+    let path = demo().join(format!("{stem}.parquet"));
     LazyFrame::scan_parquet(
         PlRefPath::new(path.to_string_lossy().to_string()),
         ScanArgsParquet::default(),
@@ -134,15 +153,24 @@ fn aggregates_are_checked() {
     );
     let err = fails(
         ablate()
-            .args(["sql", "shadow", "--dialect", "duckdb"])
+            .args(["sql", "plan", "--dialect", "duckdb"])
             .arg(demo()),
     );
-    assert!(err.contains("not available yet"), "{err}");
+    assert!(err.contains("no reduction"), "{err}");
+    // Matrix aggregates are not shadow aggregates.
     let err = fails(
         ablate()
             .args(["shadow", "--from-aggregates"])
             .arg(&agg)
             .arg(demo()),
+    );
+    assert!(err.contains("not shadow aggregates"), "{err}");
+    let err = fails(
+        ablate()
+            .args(["simulate", "--out"])
+            .arg(root.path().join("sim"))
+            .arg("--from-aggregates")
+            .arg(&agg),
     );
     assert!(err.contains("--from-aggregates"), "{err}");
 }
@@ -174,4 +202,209 @@ fn the_report_reads_aggregates_too() {
         &analyses("agg", Some(&agg)),
         "analysis",
     );
+}
+
+fn write_parquet(df: &mut DataFrame, out: &Path) {
+    let mut file = std::fs::File::create(out).unwrap();
+    ParquetWriter::new(&mut file).finish(df).unwrap();
+}
+
+fn log_verb(args: &[&str], aggregates: Option<&Path>) -> Value {
+    let mut cmd = ablate();
+    cmd.args(["--quiet", "--json"]).args(args);
+    match aggregates {
+        Some(a) => cmd.arg("--from-aggregates").arg(a),
+        None => cmd.arg(demo()),
+    };
+    json(&mut cmd)
+}
+
+/// Asserts a percentile read from log bins is within the stated bound of the exact one.
+fn within_bound(exact: &Value, binned: &Value, bound: f64, at: &str) {
+    let (e, b) = (exact.as_f64().unwrap(), binned.as_f64().unwrap());
+    assert!((b - e).abs() <= bound * e + 1e-9, "{at}: {b} vs exact {e}");
+}
+
+/// The shadow query, run by Polars SQL, gives the direct run's answers: every count, rate, se,
+/// interval and p-value (to rounding), token means exactly, token percentiles within the bound
+/// the output states.
+#[test]
+fn polars_sql_reduction_reproduces_shadow() {
+    let root = tempfile::tempdir().unwrap();
+    let agg = root.path().join("shadow-agg.parquet");
+    let query = printed(&["shadow", "--dialect", "polars", "--by", "turns"]);
+    assert!(query.contains("merge by addition"), "{query}");
+    reduce_table(&query, "shadow", scan_demo("shadow"), &agg);
+    let direct = log_verb(&["shadow", "--by", "turns"], None);
+    let mut from = log_verb(&["shadow", "--by", "turns"], Some(&agg));
+    let bound = from["tokens"]["percentile_error"].as_f64().unwrap();
+    assert!((bound - 0.0443).abs() < 1e-3);
+    assert!(direct["tokens"]["percentile_error"].is_null());
+    for v in ["production", "candidate"] {
+        for p in ["p50", "p95", "p99"] {
+            within_bound(
+                &direct["tokens"][v][p],
+                &from["tokens"][v][p],
+                bound,
+                &format!("{v}.{p}"),
+            );
+            from["tokens"][v][p] = direct["tokens"][v][p].clone();
+        }
+    }
+    from["tokens"]["percentile_error"] = Value::Null;
+    let warnings = from["warnings"].as_array_mut().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("log-spaced"))
+    );
+    warnings.retain(|w| !w.as_str().unwrap().contains("log-spaced"));
+    same(&direct, &from, "shadow");
+}
+
+/// The shadow query's output over two partitions of requests, stacked, gives the same answers.
+#[test]
+fn shadow_aggregates_merge_by_addition() {
+    let root = tempfile::tempdir().unwrap();
+    let query = printed(&["shadow", "--dialect", "polars", "--by", "turns"]);
+    let (a, b) = (root.path().join("a.parquet"), root.path().join("b.parquet"));
+    let split = col("request_id").lt(lit("r001000"));
+    let mut first = reduce_table(
+        &query,
+        "shadow",
+        scan_demo("shadow").filter(split.clone()),
+        &a,
+    );
+    let rest = reduce_table(
+        &query,
+        "shadow",
+        scan_demo("shadow").filter(split.not()),
+        &b,
+    );
+    let whole = root.path().join("whole.parquet");
+    reduce_table(&query, "shadow", scan_demo("shadow"), &whole);
+    first.vstack_mut(&rest).unwrap();
+    let stacked = root.path().join("stacked.parquet");
+    write_parquet(&mut first, &stacked);
+    same(
+        &log_verb(&["shadow", "--by", "turns"], Some(&whole)),
+        &log_verb(&["shadow", "--by", "turns"], Some(&stacked)),
+        "shadow",
+    );
+}
+
+/// The context query, run by Polars SQL, gives the direct run's counts, rates, means, hard limit,
+/// growth slope and composition; percentiles and the largest call within the stated bound.
+#[test]
+fn polars_sql_reduction_reproduces_context() {
+    let root = tempfile::tempdir().unwrap();
+    let agg = root.path().join("context-agg.parquet");
+    let query = printed(&["context", "--dialect", "polars"]);
+    let mut df = reduce_table(&query, "context_log", scan_demo("context_log"), &agg);
+    // Stacking the result with itself doubles every count: the merge is by addition.
+    let direct = log_verb(&["context"], None);
+    let mut from = log_verb(&["context"], Some(&agg));
+    let bound = from["percentile_error"].as_f64().unwrap();
+    for p in ["p50", "p95", "p99", "max"] {
+        within_bound(&direct["size"][p], &from["size"][p], bound, p);
+        from["size"][p] = direct["size"][p].clone();
+    }
+    // The 20 equal bins are rebuilt from log bins: same total, bins approximate.
+    let total = |v: &Value| -> u64 {
+        v["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["calls"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(total(&direct), total(&from));
+    from["histogram"] = direct["histogram"].clone();
+    from["percentile_error"] = Value::Null;
+    from["warnings"] = direct["warnings"].clone();
+    same(&direct, &from, "context");
+
+    let copy = df.clone();
+    df.vstack_mut(&copy).unwrap();
+    let doubled = root.path().join("doubled.parquet");
+    write_parquet(&mut df, &doubled);
+    let twice = log_verb(&["context"], Some(&doubled));
+    assert_eq!(
+        twice["calls"].as_u64().unwrap(),
+        2 * direct["calls"].as_u64().unwrap()
+    );
+    same(
+        &twice["overflow_rate"],
+        &direct["overflow_rate"],
+        "overflow",
+    );
+    same(&twice["utilisation"], &direct["utilisation"], "utilisation");
+
+    // Aggregates written for other limits are refused, naming both.
+    let err = fails(
+        ablate()
+            .args(["context", "--model-limit", "99", "--from-aggregates"])
+            .arg(&agg)
+            .arg(demo()),
+    );
+    assert!(
+        err.contains("model_limit=none") && err.contains("model_limit=99"),
+        "{err}"
+    );
+    let policy = root.path().join("p.toml");
+    std::fs::write(&policy, "model_limit = 32000\n").unwrap();
+    let err = fails(
+        ablate()
+            .args(["context", "--policy"])
+            .arg(&policy)
+            .arg("--from-aggregates")
+            .arg(&agg)
+            .arg(demo()),
+    );
+    assert!(err.contains("items"), "{err}");
+}
+
+/// Each dialect draws the Poisson weights from its own 64-bit hash, sign-safely; Polars SQL has
+/// none and says so.
+#[test]
+fn clustered_shadow_queries_use_each_engine_hash() {
+    for (dialect, hash) in [
+        ("duckdb", "hash(CONCAT(cluster_key"),
+        ("spark", "xxhash64(CONCAT(cluster_key"),
+        ("trino", "from_big_endian_64(xxhash64(to_utf8("),
+        ("bigquery", "FARM_FINGERPRINT(CONCAT(cluster_key"),
+    ] {
+        let q = printed(&[
+            "shadow",
+            "--dialect",
+            dialect,
+            "--by",
+            "turns",
+            "--cluster-by",
+            "slice",
+        ]);
+        assert!(q.contains(hash), "{dialect}: {q}");
+        assert!(
+            q.contains("9007199254740991") || q.contains("% 9007199254740992"),
+            "{dialect}"
+        );
+        assert!(
+            q.contains("WHEN u < 0.36787944117144"),
+            "{dialect}: the Poisson(1) ladder"
+        );
+        assert!(q.contains("replicate_d"), "{dialect}");
+    }
+    let err = fails(
+        ablate()
+            .args([
+                "sql",
+                "shadow",
+                "--dialect",
+                "polars",
+                "--cluster-by",
+                "slice",
+            ])
+            .arg(demo()),
+    );
+    assert!(err.contains("no hash function"), "{err}");
 }

@@ -142,11 +142,14 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             optional(
                 &mut skipped,
                 "shadow",
-                ShadowLog::open(&TableFile::at(&log.path), &by).and_then(|log| {
+                ShadowLog::open(&TableFile::at(&log.path), &by, None).and_then(|log| {
                     shadow::run(
                         &log,
                         &ShadowOptions {
                             confidence: cfg.confidence,
+                            memory: cfg.memory,
+                            progress: cfg.progress,
+                            ..ShadowOptions::default()
                         },
                     )
                 }),
@@ -159,8 +162,16 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
         Some(log) => optional(
             &mut skipped,
             "context",
-            ContextLog::open(&TableFile::at(&log.path))
-                .and_then(|log| context::run(&log, &ContextOptions::default())),
+            ContextLog::open(&TableFile::at(&log.path)).and_then(|log| {
+                context::run(
+                    &log,
+                    &ContextOptions {
+                        memory: cfg.memory,
+                        progress: cfg.progress,
+                        ..ContextOptions::default()
+                    },
+                )
+            }),
         )?,
         None => None,
     };

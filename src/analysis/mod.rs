@@ -36,6 +36,8 @@ pub struct Config {
     pub confidence: f64,
     /// Whether long work may show a progress bar (it only appears when stderr is a terminal).
     pub progress: bool,
+    /// Memory budget in bytes for streaming production logs (shadow, context).
+    pub memory: u64,
 }
 
 impl Default for Config {
@@ -45,6 +47,7 @@ impl Default for Config {
             bootstrap: 10_000,
             confidence: 0.95,
             progress: false,
+            memory: shadow::DEFAULT_MEMORY,
         }
     }
 }

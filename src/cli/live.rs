@@ -7,6 +7,7 @@ use clap::Args;
 use ablate::analysis;
 use ablate::error::{Error, Result};
 use ablate::io::logs::{ContextLog, ShadowLog};
+use ablate::io::table::TableFile;
 use ablate::report;
 
 use super::{Global, emit, log_table};
@@ -19,29 +20,62 @@ use super::{Global, emit, log_table};
 /// production answer; excess_rate = mean(changed − noise) with se and CI. With --by COL, the
 /// same per stratum with Holm-adjusted one-sided p-values, flagging strata that changed beyond
 /// the noise. Tokens (mean, p50, p95, p99) per variant and the saving; score delta when scored.
-/// Streams the file: it is never loaded whole.
+///
+/// Requests of one user are not independent: --cluster-by user gives standard errors from a
+/// Poisson bootstrap over users (each user weighted Poisson(1) per replicate, from a hash).
+///
+/// The file is streamed, never loaded whole: when its requests do not fit --memory (default
+/// 4GiB) it is read in several passes, each over a hash partition of request ids (of clusters
+/// with --cluster-by). For a log in a warehouse, `ablate sql shadow` prints the reduction to run
+/// there; then `ablate shadow --from-aggregates agg.parquet --by COL` (token percentiles from
+/// its log-spaced bins are within 4.4%; everything else is exact).
 #[derive(Debug, Args)]
 pub(super) struct ShadowArgs {
-    /// Shadow table, or an experiment folder with one.
+    /// Shadow table, or an experiment folder with one (unused with --from-aggregates).
     #[arg(default_value = "notebooks-data/support-eval-v3")]
     file: PathBuf,
     /// Stratum column(s) to break the change rates down by (repeatable).
     #[arg(long = "by", value_name = "COL")]
     by: Vec<String>,
+    /// Column grouping requests into clusters (e.g. user): standard errors from a Poisson
+    /// bootstrap over clusters.
+    #[arg(long, value_name = "COL")]
+    cluster_by: Option<String>,
+    /// Poisson-bootstrap replicates with --cluster-by.
+    #[arg(long, default_value_t = analysis::shadow::DEFAULT_REPLICATES as u64, value_parser = clap::value_parser!(u64).range(20..=100_000))]
+    replicates: u64,
 }
 
 /// Runs `ablate shadow`.
 pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
     let json = g.json;
-    let ShadowArgs { file, by } = args;
-    let table = log_table(&file, "shadow")?;
-    let log = ShadowLog::open(&table, &by)?;
-    let r = analysis::shadow::run(
-        &log,
-        &analysis::shadow::ShadowOptions {
-            confidence: g.confidence,
-        },
-    )?;
+    let ShadowArgs {
+        file,
+        by,
+        cluster_by,
+        replicates,
+    } = args;
+    let opts = analysis::shadow::ShadowOptions {
+        confidence: g.confidence,
+        memory: g.memory,
+        replicates: replicates as usize,
+        progress: !g.quiet,
+    };
+    let r = match &g.from_aggregates {
+        Some(agg) => {
+            let sums = analysis::shadow::aggregates::read(
+                &TableFile::at(agg),
+                &by,
+                cluster_by.as_deref(),
+            )?;
+            analysis::shadow::finish(&sums, &by, &opts, agg)?
+        }
+        None => {
+            let table = log_table(&file, "shadow")?;
+            let log = ShadowLog::open(&table, &by, cluster_by.as_deref())?;
+            analysis::shadow::run(&log, &opts)?
+        }
+    };
     emit(json, &r, report::shadow::human)
 }
 
@@ -58,6 +92,12 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
 /// mandatory first, CONTEXT_BUDGET_EXCEEDED when mandatory alone overflows (counted, never
 /// truncated), then optional items by priority (lower number first), then relevance (higher
 /// first), within per-source and global budgets.
+///
+/// The log is streamed; when it does not fit --memory it is read in several passes over hash
+/// partitions of request ids. For a log in a warehouse, `ablate sql context` prints the
+/// reduction (with the same limit flags); then `ablate context --from-aggregates agg.parquet`
+/// (size percentiles, the largest call and the histogram from log-spaced bins, within 4.4%;
+/// counts, rates and means exact; no policy replay, which needs every item).
 #[derive(Debug, Args)]
 pub(super) struct ContextArgs {
     /// Context log, or an experiment folder with one.
@@ -66,6 +106,14 @@ pub(super) struct ContextArgs {
     /// Budget policy to replay (TOML).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// The hard- and soft-limit flags of `context` (and of `sql context`, which writes them into
+/// its query).
+#[derive(Debug, Args)]
+pub(super) struct LimitArgs {
     /// Model context window, for calls the log gives none.
     #[arg(long)]
     model_limit: Option<i64>,
@@ -83,44 +131,72 @@ pub(super) struct ContextArgs {
     soft_limit_ratio: Option<f64>,
 }
 
+impl LimitArgs {
+    /// Whether any limit flag was given.
+    fn any(&self) -> bool {
+        self.model_limit.is_some()
+            || self.expected_output.is_some()
+            || self.output_buffer.is_some()
+            || self.safety_margin.is_some()
+            || self.soft_limit_ratio.is_some()
+    }
+
+    /// The limits, with the defaults for flags not given, checked.
+    pub(super) fn policy(&self) -> Result<analysis::context::Policy> {
+        let defaults = analysis::context::Policy::default();
+        let limits = analysis::context::Policy {
+            model_limit: self.model_limit,
+            expected_output: self.expected_output,
+            output_buffer: self.output_buffer.unwrap_or(defaults.output_buffer),
+            safety_margin: self.safety_margin.unwrap_or(defaults.safety_margin),
+            soft_limit_ratio: self.soft_limit_ratio.unwrap_or(defaults.soft_limit_ratio),
+            ..defaults
+        };
+        limits.validate(std::path::Path::new("(command line)"))?;
+        Ok(limits)
+    }
+}
+
 /// Runs `ablate context`.
 pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
     let json = g.json;
     let ContextArgs {
         file,
         policy,
-        model_limit,
-        expected_output,
-        output_buffer,
-        safety_margin,
-        soft_limit_ratio,
+        limits,
     } = args;
-    let table = log_table(&file, "context_log")?;
-    if policy.is_some()
-        && (model_limit.is_some()
-            || expected_output.is_some()
-            || output_buffer.is_some()
-            || safety_margin.is_some()
-            || soft_limit_ratio.is_some())
-    {
+    if policy.is_some() && limits.any() {
         return Err(Error::Usage(
             "--model-limit, --expected-output, --output-buffer, --safety-margin and --soft-limit-ratio go in the policy file when --policy is given (one place for every limit)".into(),
         ));
     }
-    let defaults = analysis::context::Policy::default();
-    let limits = analysis::context::Policy {
-        model_limit,
-        expected_output,
-        output_buffer: output_buffer.unwrap_or(defaults.output_buffer),
-        safety_margin: safety_margin.unwrap_or(defaults.safety_margin),
-        soft_limit_ratio: soft_limit_ratio.unwrap_or(defaults.soft_limit_ratio),
-        ..defaults
-    };
-    limits.validate(std::path::Path::new("(command line)"))?;
+    let limits = limits.policy()?;
     let policy = policy
         .map(|p| analysis::context::Policy::load(&p))
         .transpose()?;
-    let log = ContextLog::open(&table)?;
-    let r = analysis::context::run(&log, &analysis::context::ContextOptions { policy, limits })?;
+    let opts = analysis::context::ContextOptions {
+        policy,
+        limits,
+        memory: g.memory,
+        progress: !g.quiet,
+    };
+    let r = match &g.from_aggregates {
+        Some(agg) => {
+            if opts.policy.is_some() {
+                return Err(Error::Unsupported {
+                    what: "ablate context --policy --from-aggregates".into(),
+                    reason: "the policy replay admits items one by one, so it needs the log's items, not sums".into(),
+                    fix: "run the replay on the log itself (it streams in bounded memory), or on a sample of requests exported from the warehouse".into(),
+                });
+            }
+            let sums =
+                analysis::context::aggregates::read(&TableFile::at(agg), &opts.effective_limits())?;
+            analysis::context::finish(&sums, None)
+        }
+        None => {
+            let log = ContextLog::open(&log_table(&file, "context_log")?)?;
+            analysis::context::run(&log, &opts)?
+        }
+    };
     emit(json, &r, report::context::human)
 }

@@ -60,11 +60,21 @@ struct Global {
     /// No progress bars on stderr.
     #[arg(long, global = true)]
     quiet: bool,
-    /// Read the case × arm matrix from this file (Parquet or CSV: the result of the query
-    /// `ablate sql VERB` prints, run where the results live) instead of the folder's results
-    /// table. For the verbs that read an experiment folder.
+    /// Read the data from this file (Parquet or CSV: the result of the query `ablate sql VERB`
+    /// prints, run where the data lives) instead of the raw table: the case × arm matrix for the
+    /// verbs that read an experiment folder, the shadow or context sums for `shadow` and
+    /// `context`.
     #[arg(long, global = true, value_name = "FILE")]
     from_aggregates: Option<std::path::PathBuf>,
+    /// Memory budget for streaming production logs (shadow, context, and report with them):
+    /// a log too large for it is read in several passes, each over a hash partition of request
+    /// ids. E.g. 4GiB, 512MiB, 8GB.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "4GiB", value_parser = parse_memory)]
+    memory: u64,
+}
+
+fn parse_memory(s: &str) -> std::result::Result<u64, String> {
+    ablate::io::logs::parse_memory(s).map_err(|e| e.to_string())
 }
 
 /// The verbs. Each one's `--help` is the doc comment of its `Args` struct.
@@ -152,6 +162,7 @@ fn config(g: &Global) -> analysis::Config {
         bootstrap: g.bootstrap,
         confidence: g.confidence,
         progress: !g.quiet,
+        memory: g.memory,
     }
 }
 
@@ -182,16 +193,11 @@ pub fn run(cli: Cli) -> Result<String> {
     if g.from_aggregates.is_some()
         && matches!(
             cli.command,
-            Command::Plan(_)
-                | Command::Shadow(_)
-                | Command::Context(_)
-                | Command::Simulate(_)
-                | Command::Import(_)
-                | Command::Sql(_)
+            Command::Plan(_) | Command::Simulate(_) | Command::Import(_) | Command::Sql(_)
         )
     {
         return Err(Error::Usage(
-            "--from-aggregates replaces an experiment folder's results table: it applies to check, sweep, variance, reweight, stress, interactions, need, curve, selector, record and report".into(),
+            "--from-aggregates replaces a raw table by the engine's reduction of it: it applies to check, sweep, variance, reweight, stress, interactions, need, curve, selector, record, report, shadow and context".into(),
         ));
     }
     match cli.command {

@@ -7,9 +7,10 @@ use clap::{Args, ValueEnum};
 
 use ablate::error::{Error, Result};
 use ablate::io::manifest::Manifest;
-use ablate::sql::{self, Dialect, SqlOptions};
+use ablate::sql::{self, ContextQuery, Dialect, ShadowQuery, SqlOptions};
 
 use super::Global;
+use super::live::LimitArgs;
 
 /// SQL engines.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -32,13 +33,25 @@ pub(super) enum DialectArg {
 ///   ablate sweep DIR --from-aggregates agg.parquet
 /// DIR still supplies experiment.toml, cases, arms, units and mix; the answers are those of the
 /// direct run (counts exactly, estimates to rounding).
+///
+/// For shadow (table `shadow`): per (stratum, whether the request had a replay row) the requests,
+/// changed, noise and Σ(changed − noise)² counts, score and token sums, and token histograms in
+/// fixed log-spaced bins (16 per doubling: percentiles within 4.4%); with --cluster-by COL,
+/// Poisson-bootstrap replicate sums from the engine's own 64-bit hash of (cluster, replicate)
+/// (DuckDB, Spark, Trino, BigQuery; Polars SQL has no hash function). For context (table
+/// `context_log`): the call-size histogram, overflow and soft-limit counts against the hard limit
+/// (from the log's model_limit and expected_output, else the flags), utilisation and step sums,
+/// and tokens per source. Both are long tables (stat, keys, bin, value) that merge by addition.
+/// Which optional columns the log has is read from DIR's log when it has one; else give
+/// --without COL for each one missing.
 #[derive(Debug, Args)]
 pub(super) struct SqlArgs {
-    /// The verb to reduce for: any verb on an experiment folder (sweep, variance, stress,
-    /// reweight, interactions, need, curve, selector, record, report, check); the query is the
-    /// same for all of them.
+    /// The verb to reduce for: shadow, context, or any verb on an experiment folder (sweep,
+    /// variance, stress, reweight, interactions, need, curve, selector, record, report, check:
+    /// one query serves them all).
     verb: String,
-    /// Experiment folder (for experiment.toml: the pass mark).
+    /// Experiment folder (experiment.toml for the pass mark; its shadow or context log, if any,
+    /// for the columns).
     #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// The engine.
@@ -51,11 +64,34 @@ pub(super) struct SqlArgs {
     /// The results table has no tokens_in column: leave the token sums out.
     #[arg(long)]
     no_tokens: bool,
+    /// shadow: stratum column(s) (repeatable).
+    #[arg(long = "by", value_name = "COL")]
+    by: Vec<String>,
+    /// shadow: column grouping requests into clusters (e.g. user), for Poisson-bootstrap
+    /// replicate sums.
+    #[arg(long, value_name = "COL")]
+    cluster_by: Option<String>,
+    /// shadow: Poisson-bootstrap replicates with --cluster-by.
+    #[arg(long, default_value_t = ablate::analysis::shadow::DEFAULT_REPLICATES)]
+    replicates: usize,
+    /// shadow, context: an optional column the log does not have (score, tokens_in; step,
+    /// model_limit, expected_output). Repeatable. Read from DIR's log when it has one.
+    #[arg(long, value_name = "COL")]
+    without: Vec<String>,
+    /// context: the limits to write into the query (as `ablate context` takes them).
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Runs `ablate sql`.
 pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
-    let manifest = Manifest::load(&args.dir)?;
+    let log_verb = matches!(args.verb.as_str(), "shadow" | "context");
+    // The logs' queries need no experiment.toml: a warehouse log may have no folder at all.
+    let pass_mark = if log_verb {
+        0.5
+    } else {
+        Manifest::load(&args.dir)?.pass_mark
+    };
     let mut tables = BTreeMap::new();
     for t in &args.tables {
         let (name, source) = t.split_once('=').ok_or_else(|| {
@@ -63,9 +99,15 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
                 "--table {t}: write NAME=SOURCE, e.g. --table results=lake.evals.results"
             ))
         })?;
-        if name != "results" {
+        let reads = match args.verb.as_str() {
+            "shadow" => "shadow",
+            "context" => "context_log",
+            _ => "results",
+        };
+        if name != reads {
             return Err(Error::Usage(format!(
-                "--table {name}=…: the query reads only `results`; the experiment folder supplies the other tables"
+                "--table {name}=…: the {} query reads only `{reads}`; the experiment folder supplies the other tables",
+                args.verb
             )));
         }
         tables.insert(name.to_string(), source.to_string());
@@ -77,13 +119,61 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
         DialectArg::Bigquery => Dialect::BigQuery,
         DialectArg::Polars => Dialect::Polars,
     };
+    // The log's optional columns: from the folder's log when there is one, else all but
+    // --without.
+    let columns = |stem: &str| -> Result<Option<Vec<String>>> {
+        if !args.dir.is_dir() {
+            return Ok(None);
+        }
+        Ok(match ablate::io::table::find(&args.dir, stem)? {
+            Some(file) => Some(
+                ablate::io::table::schema(&file, &[])?
+                    .iter_names()
+                    .map(|n| n.to_string())
+                    .collect(),
+            ),
+            None => None,
+        })
+    };
+    let stem = if args.verb == "context" {
+        "context_log"
+    } else {
+        "shadow"
+    };
+    let present = if log_verb { columns(stem)? } else { None };
+    let has = |c: &str| {
+        !args.without.iter().any(|w| w == c)
+            && present
+                .as_ref()
+                .is_none_or(|cols| cols.iter().any(|x| x == c))
+    };
+    let limits = args.limits.policy()?;
+    if args.cluster_by.is_some() && !(2..=100_000).contains(&args.replicates) {
+        return Err(Error::Usage(format!(
+            "--replicates {}: give between 2 and 100000 (200 is plenty for a standard error)",
+            args.replicates
+        )));
+    }
     sql::query(
         &args.verb,
         &SqlOptions {
             dialect,
             tables,
-            pass_mark: manifest.pass_mark,
+            pass_mark,
             tokens: !args.no_tokens,
+            shadow: ShadowQuery {
+                by: args.by.clone(),
+                cluster: args.cluster_by.clone(),
+                replicates: args.replicates,
+                score: has("score"),
+                tokens: has("tokens_in"),
+            },
+            context: ContextQuery {
+                limits,
+                step: has("step"),
+                model_limit: has("model_limit"),
+                expected_output: has("expected_output"),
+            },
         },
     )
 }

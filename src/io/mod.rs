@@ -6,6 +6,7 @@
 //! warnings for what an analysis can go on with: unbalanced repeats, cases missing from an arm,
 //! arms without results, unknown manifest keys, production strata with no eval cases.
 
+pub mod aggregates;
 pub mod arms;
 pub mod cases;
 pub mod logs;

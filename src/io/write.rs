@@ -31,6 +31,39 @@ pub fn parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Writes frames one after another into one Parquet file (as [`parquet`]): for tables too large
+/// to hold whole, produced a chunk at a time. `next` returns `None` when done.
+///
+/// # Errors
+/// The file cannot be created or written; `next` fails.
+pub fn parquet_chunks(
+    path: &Path,
+    mut next: impl FnMut() -> Result<Option<DataFrame>>,
+) -> Result<()> {
+    let polars_error = |e: PolarsError| Error::Polars {
+        context: format!("writing {}", path.display()),
+        source: e,
+    };
+    let Some(first) = next()? else {
+        return Ok(());
+    };
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = ParquetWriter::new(file)
+        .with_compression(ParquetCompression::Zstd(None))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
+            output::PARQUET_KEY.to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        )])))
+        .batched(first.schema())
+        .map_err(polars_error)?;
+    writer.write_batch(&first).map_err(polars_error)?;
+    while let Some(df) = next()? {
+        writer.write_batch(&df).map_err(polars_error)?;
+    }
+    writer.finish().map_err(polars_error)?;
+    Ok(())
+}
+
 /// Neutralises a CSV cell that a spreadsheet would run as a formula (OWASP's rule against CSV
 /// injection: a leading `=`, `+`, `-`, `@`, tab or carriage return gets a `'` in front). A cell
 /// that parses as a number (such as `-0.0042`) is left alone.

@@ -112,6 +112,9 @@ pub fn human(r: &ShadowOutput) -> String {
             percent(r.ci_low, 2),
             percent(r.ci_high, 2)
         );
+        if r.se_method != "independent requests" {
+            let _ = writeln!(s, "standard errors: {}", r.se_method);
+        }
     }
     if !r.by_stratum.is_empty() {
         let _ = writeln!(s);

@@ -662,10 +662,18 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
     )?;
 
     // shadow traffic (none asked for: no table, rather than an empty one that `check` refuses)
+    // Written 100,000 requests (300,000 rows, one Parquet row group) at a time, so that a 100M-row
+    // log needs no more memory than a small one.
     if cfg.shadow_requests > 0 {
-        let s = traffic::shadow(cfg.seed, cfg.shadow_requests);
-        put(
-            "shadow.parquet",
+        let mut stream = traffic::ShadowStream::new(cfg.seed);
+        let mut left = cfg.shadow_requests;
+        write::parquet_chunks(&dir.path("shadow.parquet"), || {
+            if left == 0 {
+                return Ok(None);
+            }
+            let n = left.min(100_000);
+            left -= n;
+            let s = stream.take(n);
             frame(
                 vec![
                     Column::new("request_id".into(), s.request_id),
@@ -677,15 +685,22 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
                     Column::new("slice".into(), s.slice),
                 ],
                 "shadow",
-            )?,
-        )?;
+            )
+            .map(Some)
+        })?;
     }
 
     // context log
     if cfg.context_requests > 0 {
-        let c = traffic::context_log(cfg.seed, cfg.context_requests);
-        put(
-            "context_log.parquet",
+        let mut stream = traffic::ContextStream::new(cfg.seed);
+        let mut left = cfg.context_requests;
+        write::parquet_chunks(&dir.path("context_log.parquet"), || {
+            if left == 0 {
+                return Ok(None);
+            }
+            let n = left.min(10_000);
+            left -= n;
+            let c = stream.take(n);
             frame(
                 vec![
                     Column::new("request_id".into(), c.request_id),
@@ -700,10 +715,17 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
                     Column::new("expected_output".into(), c.expected_output),
                 ],
                 "context_log",
-            )?,
-        )?;
+            )
+            .map(Some)
+        })?;
     }
 
+    if cfg.shadow_requests > 0 {
+        files.push("shadow.parquet".into());
+    }
+    if cfg.context_requests > 0 {
+        files.push("context_log.parquet".into());
+    }
     let toml_path = dir.path("experiment.toml");
     std::fs::write(&toml_path, manifest(cfg, n_stress)).map_err(|e| Error::io(&toml_path, e))?;
     files.push("experiment.toml".into());

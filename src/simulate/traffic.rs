@@ -56,17 +56,44 @@ pub const PRODUCTION_SLICE_SHARES: [f64; 5] = [0.20, 0.16, 0.22, 0.24, 0.18];
 
 /// Generates the shadow-traffic rows for `n` requests.
 pub fn shadow(seed: u64, n: usize) -> ShadowRows {
-    let mut rng = stream(seed, 10);
+    ShadowStream::new(seed).take(n)
+}
+
+/// Shadow traffic generated a chunk of requests at a time (the same rows as [`shadow`], in the
+/// same order), for logs too large to hold whole.
+pub struct ShadowStream {
+    rng: ChaCha8Rng,
+    next: usize,
+}
+
+impl ShadowStream {
+    /// The stream of seed `seed`, from its first request.
+    pub fn new(seed: u64) -> ShadowStream {
+        ShadowStream {
+            rng: stream(seed, 10),
+            next: 0,
+        }
+    }
+
+    /// The rows of the next `n` requests.
+    pub fn take(&mut self, n: usize) -> ShadowRows {
+        let first = self.next;
+        self.next += n;
+        shadow_rows(&mut self.rng, first, n)
+    }
+}
+
+fn shadow_rows(rng: &mut ChaCha8Rng, first: usize, n: usize) -> ShadowRows {
     let mut rows = ShadowRows::default();
-    for i in 0..n {
+    for i in first..first + n {
         let id = format!("r{:06}", i + 1);
         let multi = rng.random::<f64>() < MULTI_TURN.2;
         let turns = if multi { "multi" } else { "single" };
-        let slice = pick_slice(&mut rng);
+        let slice = pick_slice(rng);
         let base_answer = rng.random::<u32>();
         let pass = rng.random::<f64>() < 0.88;
-        let tail = (900.0 + 250.0 * normal(&mut rng)).clamp(150.0, 1800.0);
-        let prod_tokens = (13100.0 + 1200.0 * normal(&mut rng)).max(4000.0) + tail;
+        let tail = (900.0 + 250.0 * normal(rng)).clamp(150.0, 1800.0);
+        let prod_tokens = (13100.0 + 1200.0 * normal(rng)).max(4000.0) + tail;
         let replay_changed = rng.random::<f64>() < 0.02;
         let candidate_changed = rng.random::<f64>() < 0.02 || (multi && rng.random::<f64>() < 0.10);
         let candidate_pass = if candidate_changed && multi {
@@ -157,20 +184,47 @@ impl ContextRows {
 
 /// Generates the context log for `n` agent requests.
 pub fn context_log(seed: u64, n: usize) -> ContextRows {
-    let mut rng = stream(seed, 11);
+    ContextStream::new(seed).take(n)
+}
+
+/// The context log generated a chunk of requests at a time (the same rows as [`context_log`], in
+/// the same order), for logs too large to hold whole.
+pub struct ContextStream {
+    rng: ChaCha8Rng,
+    next: usize,
+}
+
+impl ContextStream {
+    /// The stream of seed `seed`, from its first request.
+    pub fn new(seed: u64) -> ContextStream {
+        ContextStream {
+            rng: stream(seed, 11),
+            next: 0,
+        }
+    }
+
+    /// The rows of the next `n` agent requests.
+    pub fn take(&mut self, n: usize) -> ContextRows {
+        let first = self.next;
+        self.next += n;
+        context_rows(&mut self.rng, first, n)
+    }
+}
+
+fn context_rows(rng: &mut ChaCha8Rng, first: usize, n: usize) -> ContextRows {
     let mut rows = ContextRows::default();
-    for i in 0..n {
+    for i in first..first + n {
         let id = format!("a{:05}", i + 1);
         let mut steps = 1;
         while steps < 12 && rng.random::<f64>() > 0.3 {
             steps += 1;
         }
-        let task_tokens = (600.0 + 200.0 * normal(&mut rng)).max(100.0);
+        let task_tokens = (600.0 + 200.0 * normal(rng)).max(100.0);
         let docs: Vec<(u32, f64)> = (0..8)
             .map(|_| {
                 (
                     rng.random::<u32>(),
-                    (1500.0 + 400.0 * normal(&mut rng)).max(200.0),
+                    (1500.0 + 400.0 * normal(rng)).max(200.0),
                 )
             })
             .collect();
@@ -231,7 +285,7 @@ pub fn context_log(seed: u64, n: usize) -> ContextRows {
                     format!("conv-{id}-{step}"),
                     expected,
                 );
-                let tool = (7.3 + 0.9 * normal(&mut rng)).exp();
+                let tool = (7.3 + 0.9 * normal(rng)).exp();
                 let relevance = 0.2 + 0.5 * rng.random::<f64>();
                 rows.push(
                     &id,

@@ -14,11 +14,19 @@
 //! of those verbs is reproduced (churn from passes, within-case variance, lost cases, the
 //! bootstrap over case means). Rows of the same (case_id, arm) add: partitions or days queried
 //! separately merge by summing each column, which the header comment of the query says.
+//!
+//! `shadow` and `context` reduce their production logs to long tables of sums and log-spaced
+//! histograms ([`shadow`], [`context`]); those too merge by addition.
+
+pub mod context;
+pub mod shadow;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::{Error, Result};
+pub use context::ContextQuery;
+pub use shadow::ShadowQuery;
 
 /// SQL engines `ablate sql` writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +82,42 @@ pub struct SqlOptions {
     pub pass_mark: f64,
     /// Whether results has `tokens_in`.
     pub tokens: bool,
+    /// For `shadow`: the log's strata, clusters and columns.
+    pub shadow: ShadowQuery,
+    /// For `context`: the log's columns and the limits.
+    pub context: ContextQuery,
+}
+
+/// The dialect's text type.
+fn text(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Spark | Dialect::BigQuery => "STRING",
+        _ => "VARCHAR",
+    }
+}
+
+/// The dialect's double type.
+fn double(d: Dialect) -> &'static str {
+    match d {
+        Dialect::BigQuery => "FLOAT64",
+        _ => "DOUBLE",
+    }
+}
+
+/// The dialect's 64-bit integer type.
+fn int(d: Dialect) -> &'static str {
+    match d {
+        Dialect::BigQuery => "INT64",
+        _ => "BIGINT",
+    }
+}
+
+/// A quoted identifier (a user's column name).
+fn ident(d: Dialect, name: &str) -> String {
+    match d {
+        Dialect::Spark | Dialect::BigQuery => format!("`{}`", name.replace('`', "``")),
+        _ => format!("\"{}\"", name.replace('"', "\"\"")),
+    }
 }
 
 /// How a table is referenced: a name as given, or for a file path a dialect's file reader.
@@ -112,11 +156,16 @@ fn literal(x: f64) -> String {
 /// # Errors
 /// A verb whose reduction is not written yet; a file path for an engine that reads tables only.
 pub fn query(verb: &str, opts: &SqlOptions) -> Result<String> {
-    if !MATRIX_VERBS.contains(&verb) {
-        return Err(Error::Usage(format!(
-            "ablate sql {verb}: not available yet; the reductions written so far are for {} (one row per case and arm)",
-            MATRIX_VERBS.join(", ")
-        )));
+    match verb {
+        "shadow" => return shadow::query(opts, &opts.shadow),
+        "context" => return context::query(opts, &opts.context),
+        v if !MATRIX_VERBS.contains(&v) => {
+            return Err(Error::Usage(format!(
+                "ablate sql {verb}: no reduction for this verb; there are reductions for shadow, context and {} (one row per case and arm)",
+                MATRIX_VERBS.join(", ")
+            )));
+        }
+        _ => {}
     }
     let results = table_ref("results", opts)?;
     let pm = literal(opts.pass_mark);
@@ -163,6 +212,8 @@ mod tests {
             tables: BTreeMap::new(),
             pass_mark: 0.5,
             tokens: true,
+            shadow: ShadowQuery::default(),
+            context: ContextQuery::default(),
         }
     }
 
@@ -194,6 +245,6 @@ mod tests {
         assert!(q.contains("merge by addition"));
         assert!(q.contains("GROUP BY case_id, arm"));
         assert!(q.contains("score >= 0.5"));
-        assert!(query("shadow", &opts(Dialect::Trino)).is_err());
+        assert!(query("plan", &opts(Dialect::Trino)).is_err());
     }
 }

@@ -1,0 +1,497 @@
+//! `ablate shadow`: changed behaviour of a candidate prompt on live traffic, above the noise
+//! floor (Diffy's idea, with a confidence interval).
+//!
+//! Each request is served by `production`, by a second production run (`replay`) and by the
+//! `candidate`. Per request with all three: changed = candidate answer ≠ production answer,
+//! noise = replay answer ≠ production answer (what re-running production alone changes), and
+//! d = changed − noise ∈ {−1, 0, 1}. excess_rate = mean d with se = sd(d)/√n and a normal interval
+//! (n is large; the counts are integers, so the sums are exact). Without replay rows the noise is
+//! unknown: changed_rate is reported and excess_rate is null. With `by` columns the same is done per
+//! stratum, with one-sided p-values for excess > 0 (normal approximation; an exact sign test on the
+//! discordant requests when the stratum shows no spread, e.g. 10 of 10 changed and none in
+//! replay), Holm-adjusted across every stratum, and `flagged` when p_holm < 1 − confidence. Tokens: mean, p50, p95, p99 (linear
+//! interpolation) per variant, and the mean saving.
+//!
+//! With a cluster column (`cluster_by`, e.g. the user), requests of one cluster are not
+//! independent: the se is then the sd over B Poisson-bootstrap replicates of Σ w·d / Σ w, where
+//! each cluster's weight w ~ Poisson(1) comes from a hash of (cluster, replicate) (Chamandy et
+//! al., 2012), so replicate sums computed on separate partitions or days add up.
+//!
+//! The file is never loaded whole: it is reduced to [`ShadowSums`] (integer sums per stratum, exact
+//! token counts) in as many hash partitions of request ids as fit the memory budget, each
+//! streamed by Polars; an engine can compute the same sums (`ablate sql shadow`).
+
+pub mod aggregates;
+mod scan;
+
+pub use scan::BYTES_PER_REQUEST;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result, Row};
+use crate::io::logs::ShadowLog;
+use crate::stats::histogram::{BINS_PER_DOUBLING, Counts};
+use crate::stats::{dist, moments};
+
+/// The three variants.
+pub const VARIANTS: [&str; 3] = ["production", "replay", "candidate"];
+
+/// Token statistics of one variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenStats {
+    /// Mean input tokens.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Tokens per variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowTokens {
+    /// Production.
+    pub production: Option<TokenStats>,
+    /// Candidate.
+    pub candidate: Option<TokenStats>,
+    /// production mean − candidate mean.
+    pub saving_mean: Option<f64>,
+    /// Bound on the percentiles' relative error: null when exact (read from the log), 2^(1/16) − 1
+    /// when read from an engine's log-spaced bins.
+    pub percentile_error: Option<f64>,
+}
+
+/// One stratum.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowStratum {
+    /// Column → value, joined as `col=value, …`.
+    pub stratum: String,
+    /// Requests with every variant.
+    pub requests: u64,
+    /// Share whose candidate answer changed.
+    pub changed_rate: f64,
+    /// Share whose replay answer changed (null without replay).
+    pub noise_rate: Option<f64>,
+    /// changed − noise (null without replay).
+    pub excess_rate: Option<f64>,
+    /// Its standard error.
+    pub se: Option<f64>,
+    /// Normal interval of the excess rate (null without an se).
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
+    /// One-sided p for excess > 0, Holm-adjusted across strata.
+    pub p_holm: Option<f64>,
+    /// p_holm < 1 − confidence.
+    pub flagged: bool,
+}
+
+/// What `ablate shadow` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShadowOutput {
+    /// Requests with every variant needed (production and candidate, and replay when present).
+    pub requests: u64,
+    /// Share whose candidate answer differs from production's.
+    pub changed_rate: f64,
+    /// Share whose replay answer differs from production's (null without replay rows).
+    pub noise_rate: Option<f64>,
+    /// changed − noise.
+    pub excess_rate: Option<f64>,
+    /// Its standard error.
+    pub se: Option<f64>,
+    /// Lower end of its interval (normal).
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
+    /// Confidence level.
+    pub confidence_level: f64,
+    /// How the standard errors were computed: independent requests, or a Poisson bootstrap over
+    /// clusters.
+    pub se_method: String,
+    /// Per stratum, when `by` columns were given.
+    pub by_stratum: Vec<ShadowStratum>,
+    /// Tokens per variant and the saving.
+    pub tokens: ShadowTokens,
+    /// Mean candidate score − production score (null without scores).
+    pub score_delta: Option<f64>,
+    /// Requests left out because a variant was missing.
+    pub incomplete_requests: u64,
+    /// Notes, e.g. that the noise floor is unknown.
+    pub warnings: Vec<String>,
+}
+
+/// Settings of `ablate shadow`.
+#[derive(Debug, Clone)]
+pub struct ShadowOptions {
+    /// Confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Memory budget in bytes for the per-request state: the log is read in as many hash
+    /// partitions of request ids (or of clusters) as keep each pass under it.
+    pub memory: u64,
+    /// Poisson-bootstrap replicates when the log has a cluster column.
+    pub replicates: usize,
+    /// Show a progress bar when the log takes more than one pass.
+    pub progress: bool,
+}
+
+/// Default memory budget: 4 GiB.
+pub const DEFAULT_MEMORY: u64 = 4 << 30;
+
+/// Default number of Poisson-bootstrap replicates.
+pub const DEFAULT_REPLICATES: usize = 200;
+
+impl Default for ShadowOptions {
+    fn default() -> Self {
+        ShadowOptions {
+            confidence: 0.95,
+            memory: DEFAULT_MEMORY,
+            replicates: DEFAULT_REPLICATES,
+            progress: false,
+        }
+    }
+}
+
+/// Input-token sums of one variant over the paired requests (both variants logged tokens).
+#[derive(Debug, Clone, Default)]
+pub struct TokenSums {
+    /// Requests counted.
+    pub n: u64,
+    /// Σ tokens.
+    pub sum: i128,
+    /// Their distribution (exact values, or log bins from an engine).
+    pub counts: Counts,
+}
+
+impl TokenSums {
+    fn merge(&mut self, o: &TokenSums) {
+        self.n += o.n;
+        self.sum += o.sum;
+        self.counts.merge(&o.counts);
+    }
+}
+
+/// Sufficient statistics of the complete requests of one stratum: everything the shadow
+/// analysis needs, and all of it adds across partitions and days.
+#[derive(Debug, Clone, Default)]
+pub struct CellSums {
+    /// Requests (production and candidate once each; replay once or never, as the cell says).
+    pub requests: u64,
+    /// Σ changed (candidate answer ≠ production answer).
+    pub changed: u64,
+    /// Σ noise (replay answer ≠ production answer).
+    pub noise: u64,
+    /// Σ (changed − noise)².
+    pub d2: u64,
+    /// Requests where both variants have a score.
+    pub score_n: u64,
+    /// Σ (candidate score − production score).
+    pub score_delta: f64,
+    /// Production, then candidate, input tokens.
+    pub tokens: [TokenSums; 2],
+    /// Per Poisson-bootstrap replicate b: (Σ w_b·d, Σ w_b) with w_b ~ Poisson(1) per cluster.
+    pub replicates: Vec<(i64, i64)>,
+}
+
+impl CellSums {
+    /// Adds another cell's sums.
+    pub fn merge(&mut self, o: &CellSums) {
+        self.requests += o.requests;
+        self.changed += o.changed;
+        self.noise += o.noise;
+        self.d2 += o.d2;
+        self.score_n += o.score_n;
+        self.score_delta += o.score_delta;
+        for (t, u) in self.tokens.iter_mut().zip(&o.tokens) {
+            t.merge(u);
+        }
+        if self.replicates.len() < o.replicates.len() {
+            self.replicates.resize(o.replicates.len(), (0, 0));
+        }
+        for (r, s) in self.replicates.iter_mut().zip(&o.replicates) {
+            r.0 += s.0;
+            r.1 += s.1;
+        }
+    }
+
+    /// Σ d = Σ changed − Σ noise.
+    fn d(&self) -> i64 {
+        self.changed as i64 - self.noise as i64
+    }
+}
+
+/// A stratum (its values of the `by` columns) and whether its requests had a replay row.
+pub type CellKey = (Vec<String>, bool);
+
+/// The whole log reduced: what [`finish`] turns into the report. Built by streaming the log
+/// ([`run`]) or from an engine's aggregates ([`aggregates::read`]).
+#[derive(Debug, Clone, Default)]
+pub struct ShadowSums {
+    /// Complete requests per (stratum, replay present).
+    pub cells: BTreeMap<CellKey, CellSums>,
+    /// Requests missing production or candidate.
+    pub incomplete: u64,
+    /// Rows with variant = replay, over the whole log.
+    pub replay_rows: u64,
+    /// Poisson-bootstrap replicates (0 without clusters).
+    pub replicates: usize,
+    /// The cluster column, when the se is clustered.
+    pub cluster: Option<String>,
+}
+
+impl ShadowSums {
+    /// Adds another partition's sums.
+    pub fn merge(&mut self, o: ShadowSums) {
+        for (k, c) in o.cells {
+            self.cells.entry(k).or_default().merge(&c);
+        }
+        self.incomplete += o.incomplete;
+        self.replay_rows += o.replay_rows;
+        self.replicates = self.replicates.max(o.replicates);
+        if self.cluster.is_none() {
+            self.cluster = o.cluster;
+        }
+    }
+}
+
+/// The cumulative probabilities of Poisson(1), P(W ≤ k) for k = 0, 1, …: the ladder that turns a
+/// uniform number into a replicate weight (w = the first k with u < P(W ≤ k)).
+pub fn poisson1_cdf() -> Vec<f64> {
+    let mut out = Vec::new();
+    let (mut term, mut total) = ((-1f64).exp(), 0.0);
+    for k in 0..12 {
+        total += term;
+        out.push(total);
+        term /= f64::from(k + 1);
+    }
+    out
+}
+
+/// A Poisson(1) weight from a uniform u in [0, 1) (at most 12).
+pub fn poisson1_weight(u: f64, cdf: &[f64]) -> i64 {
+    cdf.iter().position(|c| u < *c).unwrap_or(cdf.len()) as i64
+}
+
+/// The standard error of a mean from Poisson-bootstrap replicates: the sample sd over replicates
+/// of Σ w·d / Σ w (replicates with Σ w = 0 skipped); undefined with fewer than two or no spread.
+fn replicate_se(reps: &[(i64, i64)]) -> Option<f64> {
+    let means: Vec<f64> = reps
+        .iter()
+        .filter(|(_, w)| *w > 0)
+        .map(|(d, w)| *d as f64 / *w as f64)
+        .collect();
+    if means.len() < 2 {
+        return None;
+    }
+    let sd = moments::sample_variance(&means).sqrt();
+    (sd > 0.0).then_some(sd)
+}
+
+struct Rates {
+    changed: f64,
+    noise: Option<f64>,
+    excess: Option<f64>,
+    se: Option<f64>,
+}
+
+fn rates(c: &CellSums, has_replay: bool, clustered: bool) -> Rates {
+    let n = c.requests as f64;
+    let changed = c.changed as f64 / n;
+    if !has_replay {
+        return Rates {
+            changed,
+            noise: None,
+            excess: None,
+            se: None,
+        };
+    }
+    let (s, s2) = (c.d() as f64, c.d2 as f64);
+    let mean = s / n;
+    let se = if clustered {
+        replicate_se(&c.replicates)
+    } else {
+        // No spread (every request moved the same way) leaves the se undefined, not zero.
+        let var = if n >= 2.0 {
+            ((s2 - s * s / n) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        (var > 0.0).then(|| var.sqrt() / n.sqrt())
+    };
+    Rates {
+        changed,
+        noise: Some(c.noise as f64 / n),
+        excess: Some(mean),
+        se,
+    }
+}
+
+/// Runs the shadow analysis on a shadow-traffic log opened by [`ShadowLog::open`] (its stratum
+/// columns are the log's `by`), streaming it in hash partitions that fit `opts.memory`.
+///
+/// # Errors
+/// Unknown variants; a request with a variant twice; no request with both production and
+/// candidate rows; a failure reading the file while streaming.
+pub fn run(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowOutput> {
+    let sums = scan::sums(shadow, opts)?;
+    finish(&sums, &shadow.by, opts, &shadow.log.summary.path)
+}
+
+/// Turns the reduced log into the report: rates, intervals, per-stratum tests, tokens.
+///
+/// # Errors
+/// No request with every variant needed.
+pub fn finish(
+    sums: &ShadowSums,
+    by: &[String],
+    opts: &ShadowOptions,
+    path: &Path,
+) -> Result<ShadowOutput> {
+    let confidence = opts.confidence;
+    let has_replay = sums.replay_rows > 0;
+    let clustered = sums.replicates > 0;
+    let mut all = CellSums::default();
+    let mut strata: BTreeMap<&Vec<String>, CellSums> = BTreeMap::new();
+    let mut incomplete = sums.incomplete;
+    for ((key, replay), c) in &sums.cells {
+        if *replay != has_replay {
+            // With replay rows in the log, a request without one is incomplete.
+            incomplete += c.requests;
+            continue;
+        }
+        all.merge(c);
+        strata.entry(key).or_default().merge(c);
+    }
+    let n = all.requests;
+    if n == 0 {
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: "variant".into(),
+            row: Row::none(),
+            value: format!("{incomplete} requests"),
+            problem: if has_replay {
+                "no request has all three variants (production, replay and candidate)".into()
+            } else {
+                "no request has both a production and a candidate row".into()
+            },
+            fix: "log the candidate beside production for the same request_id".into(),
+        });
+    }
+    let overall = rates(&all, has_replay, clustered);
+    let z = dist::z_two_sided(confidence);
+
+    let mut by_stratum = Vec::new();
+    if !by.is_empty() {
+        let mut p = Vec::new();
+        for (key, c) in &strata {
+            let r = rates(c, has_replay, clustered);
+            let label = by
+                .iter()
+                .zip(key.iter())
+                .map(|(col, v)| format!("{col}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            // With spread, the normal approximation. Without (every request moved the same way,
+            // or one request), an exact sign test on the discordant requests: d ∈ {−1, 0, 1}, so
+            // Σd = pos − neg and Σd² = pos + neg. Every stratum with a replay stays in the family.
+            p.push(match (r.excess, r.se) {
+                (Some(e), Some(s)) if s > 0.0 => dist::p_one_sided_positive(e, s),
+                (Some(_), _) => {
+                    let (d, d2) = (c.d(), c.d2 as i64);
+                    dist::sign_test_greater(((d2 + d) / 2) as u64, ((d2 - d) / 2) as u64)
+                }
+                _ => f64::NAN,
+            });
+            by_stratum.push(ShadowStratum {
+                stratum: label,
+                requests: c.requests,
+                changed_rate: r.changed,
+                noise_rate: r.noise,
+                excess_rate: r.excess,
+                se: r.se,
+                ci_low: r.excess.zip(r.se).map(|(e, s)| e - z * s),
+                ci_high: r.excess.zip(r.se).map(|(e, s)| e + z * s),
+                p_holm: None,
+                flagged: false,
+            });
+        }
+        let defined: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+        let adjusted = dist::holm(&defined.iter().map(|&i| p[i]).collect::<Vec<_>>());
+        for (i, q) in defined.into_iter().zip(adjusted) {
+            by_stratum[i].p_holm = Some(q);
+            by_stratum[i].flagged = q < 1.0 - confidence;
+        }
+    }
+
+    // Tokens per variant over the complete requests where both logged them (a paired saving),
+    // with exact integer sums for the means.
+    let token_stats = |t: &TokenSums| -> Option<TokenStats> {
+        (t.n > 0).then(|| TokenStats {
+            mean: t.sum as f64 / t.n as f64,
+            p50: t.counts.quantile(0.5),
+            p95: t.counts.quantile(0.95),
+            p99: t.counts.quantile(0.99),
+        })
+    };
+    let (production, candidate) = (token_stats(&all.tokens[0]), token_stats(&all.tokens[1]));
+    let percentile_error = if production.is_some() {
+        all.tokens[0].counts.error_bound()
+    } else {
+        None
+    };
+    let tokens = ShadowTokens {
+        saving_mean: production
+            .as_ref()
+            .zip(candidate.as_ref())
+            .map(|(p, c)| p.mean - c.mean),
+        production,
+        candidate,
+        percentile_error,
+    };
+    let score_delta = (all.score_n > 0).then(|| all.score_delta / all.score_n as f64);
+
+    let mut warnings = Vec::new();
+    if !has_replay {
+        warnings.push(
+            "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`".into(),
+        );
+    }
+    if incomplete > 0 {
+        warnings.push(format!(
+            "{incomplete} requests lack a variant and are left out"
+        ));
+    }
+    if let Some(e) = percentile_error {
+        warnings.push(format!(
+            "token percentiles come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): each is within {} of the exact value",
+            crate::report::text::percent(Some(e), 1)
+        ));
+    }
+    let se_method = match &sums.cluster {
+        Some(c) if clustered => format!(
+            "Poisson bootstrap over clusters of `{c}` ({} replicates)",
+            sums.replicates
+        ),
+        _ => "independent requests".into(),
+    };
+    Ok(ShadowOutput {
+        requests: n,
+        changed_rate: overall.changed,
+        noise_rate: overall.noise,
+        excess_rate: overall.excess,
+        se: overall.se,
+        ci_low: overall.excess.zip(overall.se).map(|(e, s)| e - z * s),
+        ci_high: overall.excess.zip(overall.se).map(|(e, s)| e + z * s),
+        confidence_level: confidence,
+        se_method,
+        by_stratum,
+        tokens,
+        score_delta,
+        incomplete_requests: incomplete,
+        warnings,
+    })
+}

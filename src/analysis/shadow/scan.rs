@@ -1,0 +1,452 @@
+//! Streams a shadow log into [`ShadowSums`]: one Polars streaming pass per hash partition of
+//! request ids (of clusters, with `cluster_by`), each holding only its share of the requests.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use super::{CellKey, CellSums, ShadowOptions, ShadowSums, TokenSums, poisson1_cdf};
+use crate::error::{Error, Result, Row};
+use crate::io::logs::{self, ShadowLog};
+use crate::io::table;
+
+/// Memory per request held by a pass (Polars' group-by state for the request id, the hashed
+/// answers and a few numbers; then the per-request frame): 500–700 bytes measured on
+/// `ablate simulate` logs, with headroom.
+pub const BYTES_PER_REQUEST: u64 = 800;
+
+fn variant(v: &str) -> Expr {
+    col("variant").eq(lit(v))
+}
+
+fn get_i64(df: &DataFrame, column: &str, row: usize) -> i64 {
+    df.column(column)
+        .ok()
+        .and_then(|c| c.get(row).ok())
+        .and_then(|v| v.extract::<i64>())
+        .unwrap_or(0)
+}
+
+fn ints(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<i64>>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::Int64)?
+        .i64()?
+        .iter()
+        .collect())
+}
+
+fn texts(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
+}
+
+/// The cell keys of a grouped frame: the `by` values and the replay flag, per row.
+fn keys(df: &DataFrame, by: &[String]) -> PolarsResult<Vec<CellKey>> {
+    let cols = by
+        .iter()
+        .map(|c| texts(df, c))
+        .collect::<PolarsResult<Vec<_>>>()?;
+    let replay = ints(df, "replay")?;
+    Ok((0..df.height())
+        .map(|i| {
+            (
+                cols.iter().map(|c| c[i].clone()).collect(),
+                replay[i] == Some(1),
+            )
+        })
+        .collect())
+}
+
+/// A uniform number in [0, 1) from a cluster's hash and a replicate index (SplitMix64 finaliser).
+fn uniform(h: u64, b: u64) -> f64 {
+    let mut z = h ^ (b.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Reduces the log to sums, in as many partitions as `opts.memory` needs.
+pub(super) fn sums(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowSums> {
+    let log = &shadow.log;
+    let by = shadow.by.as_slice();
+    let path = log.summary.path.clone();
+    let lf = log.lf.clone();
+    let has = |c: &str| log.has(c);
+
+    // Unknown variants, and the rows of each variant: one light scan of one column.
+    let counts = table::collect_streaming(
+        lf.clone().select([
+            variant("production").sum().alias("p"),
+            variant("replay").sum().alias("r"),
+            variant("candidate").sum().alias("c"),
+            len().alias("rows"),
+        ]),
+        &path,
+    )?;
+    let (np, nr, nc) = (
+        get_i64(&counts, "p", 0),
+        get_i64(&counts, "r", 0),
+        get_i64(&counts, "c", 0),
+    );
+    if np + nr + nc < get_i64(&counts, "rows", 0) {
+        let unknown = table::collect_streaming(
+            lf.clone()
+                .select([col("variant")])
+                .with_row_index("__row", None)
+                .filter(
+                    variant("production")
+                        .not()
+                        .and(variant("replay").not())
+                        .and(variant("candidate").not()),
+                )
+                .limit(1),
+            &path,
+        )?;
+        let value = unknown
+            .column("variant")
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        return Err(Error::BadValue {
+            path: path.clone(),
+            column: "variant".into(),
+            row: Row::at(get_i64(&unknown, "__row", 0) as usize),
+            value,
+            problem: "variants are production, replay or candidate".into(),
+            fix: "rename the variant, or filter other experiments out of the file".into(),
+        });
+    }
+
+    let cluster = shadow.cluster.as_deref();
+    let split_by = cluster.unwrap_or("request_id");
+    let passes = logs::passes(np.max(nc) as u64, BYTES_PER_REQUEST, opts.memory);
+    let mut total = ShadowSums {
+        replay_rows: nr as u64,
+        replicates: if cluster.is_some() {
+            opts.replicates
+        } else {
+            0
+        },
+        cluster: cluster.map(str::to_string),
+        ..ShadowSums::default()
+    };
+    let bar = logs::pass_bar(passes, opts.progress, "shadow: partitions of the log");
+    for pass in 0..passes {
+        let part = if passes > 1 {
+            lf.clone().filter(logs::partition(split_by, pass, passes))
+        } else {
+            lf.clone()
+        };
+        let one = partition_sums(part, by, cluster, opts.replicates, has)
+            .map_err(|e| table::polars_unreadable(&path, e))?;
+        if one.duplicates > 0 {
+            return Err(duplicate_error(&lf, &path)?);
+        }
+        total.merge(one.sums);
+        logs::release_freed_memory();
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(total)
+}
+
+struct PartitionSums {
+    sums: ShadowSums,
+    duplicates: u64,
+}
+
+/// The sums of one partition: group its rows by request, then reduce the requests (held in
+/// memory: this partition's share only) to per-cell sums.
+fn partition_sums(
+    part: LazyFrame,
+    by: &[String],
+    cluster: Option<&str>,
+    replicates: usize,
+    has: impl Fn(&str) -> bool,
+) -> PolarsResult<PartitionSums> {
+    // Per row, each variant's values in their own columns (null on the other variants' rows), so
+    // that the group-by needs only sums and maxima: reductions Polars' streaming engine keeps as
+    // a few numbers per request, instead of gathering each request's rows.
+    let on = |v: &str, e: Expr| when(variant(v)).then(e).otherwise(lit(NULL));
+    let mut rows = vec![
+        col("request_id"),
+        variant("production").cast(DataType::UInt32).alias("n_p"),
+        variant("replay").cast(DataType::UInt32).alias("n_r"),
+        variant("candidate").cast(DataType::UInt32).alias("n_c"),
+    ];
+    let mut aggs = vec![col("n_p").sum(), col("n_r").sum(), col("n_c").sum()];
+    let mut per_variant = |name: &str, v: &str, e: Expr| {
+        rows.push(on(v, e).alias(name));
+        aggs.push(col(name).max());
+    };
+    per_variant("h_p", "production", logs::hash64("answer"));
+    per_variant("h_r", "replay", logs::hash64("answer"));
+    per_variant("h_c", "candidate", logs::hash64("answer"));
+    if has("score") {
+        per_variant("s_p", "production", col("score"));
+        per_variant("s_c", "candidate", col("score"));
+    }
+    if has("tokens_in") {
+        per_variant("t_p", "production", col("tokens_in"));
+        per_variant("t_c", "candidate", col("tokens_in"));
+    }
+    // A request's stratum (and cluster) is the largest value on its rows, as the SQL takes it.
+    for c in by.iter().map(String::as_str).chain(cluster) {
+        rows.push(col(c));
+        aggs.push(col(c).max());
+    }
+    let mut per_request = part
+        .select(rows)
+        .group_by([col("request_id")])
+        .agg(aggs)
+        .drop(cols(["request_id"]))
+        .collect_with_engine(Engine::Streaming)?
+        .unwrap_single();
+    if has("score") {
+        per_request = per_request
+            .lazy()
+            .with_column((col("s_c") - col("s_p")).alias("sd"))
+            .collect()?;
+    }
+
+    let n = |c: &str| col(c).cast(DataType::Int64);
+    let complete = n("n_p")
+        .eq(lit(1))
+        .and(n("n_c").eq(lit(1)))
+        .and(n("n_r").lt_eq(lit(1)));
+    let duplicate = n("n_p")
+        .gt(lit(1))
+        .or(n("n_r").gt(lit(1)))
+        .or(n("n_c").gt(lit(1)));
+    let status = per_request
+        .clone()
+        .lazy()
+        .select([
+            duplicate.clone().cast(DataType::Int64).sum().alias("dup"),
+            complete
+                .clone()
+                .not()
+                .and(duplicate.clone().not())
+                .cast(DataType::Int64)
+                .sum()
+                .alias("incomplete"),
+        ])
+        .collect()?;
+    let duplicates = get_i64(&status, "dup", 0) as u64;
+    if duplicates > 0 {
+        return Ok(PartitionSums {
+            sums: ShadowSums::default(),
+            duplicates,
+        });
+    }
+    let changed = col("h_c").neq(col("h_p")).cast(DataType::Int64);
+    let noise = col("h_r")
+        .neq(col("h_p"))
+        .fill_null(lit(false))
+        .cast(DataType::Int64);
+    let cells = per_request
+        .lazy()
+        .filter(complete)
+        .with_columns([
+            n("n_r").alias("replay"),
+            changed.clone().alias("changed"),
+            noise.clone().alias("noise"),
+            (changed - noise).alias("d"),
+        ])
+        .collect()?;
+    let mut key_cols: Vec<Expr> = by.iter().map(|c| col(c.as_str())).collect();
+    key_cols.push(col("replay"));
+
+    let mut aggs = vec![
+        len().alias("requests"),
+        col("changed").sum(),
+        col("noise").sum(),
+        col("d").abs().sum().alias("d2"),
+    ];
+    let paired_tokens = has("tokens_in");
+    let token_filter = || col("t_p").is_not_null().and(col("t_c").is_not_null());
+    if has("score") {
+        aggs.push(col("sd").count().alias("score_n"));
+        aggs.push(col("sd").sum().alias("score_delta"));
+    }
+    if paired_tokens {
+        for v in ["t_p", "t_c"] {
+            aggs.push(
+                token_filter()
+                    .cast(DataType::Int64)
+                    .sum()
+                    .alias(format!("{v}_n")),
+            );
+            aggs.push(
+                col(v)
+                    .filter(token_filter())
+                    .cast(DataType::Int64)
+                    .sum()
+                    .alias(format!("{v}_sum")),
+            );
+        }
+    }
+    let grouped = cells
+        .clone()
+        .lazy()
+        .group_by(key_cols.clone())
+        .agg(aggs)
+        .collect()?;
+    let mut out: BTreeMap<CellKey, CellSums> = BTreeMap::new();
+    let cell_keys = keys(&grouped, by)?;
+    let column = |name: &str| ints(&grouped, name);
+    let (requests, changed, noise, d2) = (
+        column("requests")?,
+        column("changed")?,
+        column("noise")?,
+        column("d2")?,
+    );
+    let score = if has("score") {
+        Some((
+            column("score_n")?,
+            grouped
+                .column("score_delta")?
+                .cast(&DataType::Float64)?
+                .f64()?
+                .iter()
+                .collect::<Vec<_>>(),
+        ))
+    } else {
+        None
+    };
+    let tokens = if paired_tokens {
+        Some([
+            (column("t_p_n")?, column("t_p_sum")?),
+            (column("t_c_n")?, column("t_c_sum")?),
+        ])
+    } else {
+        None
+    };
+    for (i, key) in cell_keys.into_iter().enumerate() {
+        let c = out.entry(key).or_default();
+        let u = |v: &[Option<i64>]| v[i].unwrap_or(0) as u64;
+        c.requests = u(&requests);
+        c.changed = u(&changed);
+        c.noise = u(&noise);
+        c.d2 = u(&d2);
+        if let Some((sn, sd)) = &score {
+            c.score_n = u(sn);
+            c.score_delta = sd[i].unwrap_or(0.0);
+        }
+        if let Some(t) = &tokens {
+            for (slot, (tn, ts)) in c.tokens.iter_mut().zip(t) {
+                slot.n = u(tn);
+                slot.sum = i128::from(ts[i].unwrap_or(0));
+            }
+        }
+    }
+
+    // Exact token counts per cell: one row per (cell, value).
+    if paired_tokens {
+        for (slot, v) in ["t_p", "t_c"].into_iter().enumerate() {
+            let mut k = key_cols.clone();
+            k.push(col(v).alias("value"));
+            let df = cells
+                .clone()
+                .lazy()
+                .filter(token_filter())
+                .group_by(k)
+                .agg([len().alias("n")])
+                .collect()?;
+            let (ks, vals, ns) = (keys(&df, by)?, ints(&df, "value")?, ints(&df, "n")?);
+            for (i, key) in ks.into_iter().enumerate() {
+                let t: &mut TokenSums = &mut out.entry(key).or_default().tokens[slot];
+                t.counts
+                    .add(vals[i].unwrap_or(0), ns[i].unwrap_or(0) as u64);
+            }
+        }
+    }
+
+    // Poisson-bootstrap replicate sums: per cluster, its requests and Σ d, weighted by
+    // w_b ~ Poisson(1) from a hash of (cluster, b).
+    if let Some(cluster) = cluster {
+        let mut k = key_cols.clone();
+        k.push(col(cluster));
+        let df = cells
+            .lazy()
+            .group_by(k)
+            .agg([len().alias("n"), col("d").sum().alias("d")])
+            .with_column(logs::hash64(cluster).alias("h"))
+            .collect()?;
+        let (ks, ns, ds) = (keys(&df, by)?, ints(&df, "n")?, ints(&df, "d")?);
+        let hashes: Vec<u64> = df
+            .column("h")?
+            .u64()?
+            .iter()
+            .map(|h| h.unwrap_or(0))
+            .collect();
+        let cdf = poisson1_cdf();
+        for (i, key) in ks.into_iter().enumerate() {
+            let c = out.entry(key).or_default();
+            if c.replicates.len() < replicates {
+                c.replicates.resize(replicates, (0, 0));
+            }
+            let (n, d) = (ns[i].unwrap_or(0), ds[i].unwrap_or(0));
+            for (b, r) in c.replicates.iter_mut().enumerate() {
+                let w = super::poisson1_weight(uniform(hashes[i], b as u64), &cdf);
+                r.0 += w * d;
+                r.1 += w * n;
+            }
+        }
+    }
+    for c in out.values_mut() {
+        for t in &mut c.tokens {
+            t.counts.binned = false;
+        }
+    }
+    Ok(PartitionSums {
+        sums: ShadowSums {
+            cells: out,
+            incomplete: get_i64(&status, "incomplete", 0) as u64,
+            replay_rows: 0,
+            replicates: 0,
+            cluster: None,
+        },
+        duplicates: 0,
+    })
+}
+
+/// The error for a request with a variant twice, naming the first such request.
+fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
+    let dup = table::collect_streaming(
+        lf.clone()
+            .group_by([col("request_id"), col("variant")])
+            .agg([len().alias("n")])
+            .filter(col("n").gt(lit(1)))
+            .sort(["request_id"], SortMultipleOptions::default())
+            .select([col("request_id")])
+            .limit(1),
+        path,
+    )?;
+    let id = dup
+        .column("request_id")
+        .ok()
+        .and_then(|c| c.get(0).ok())
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    Ok(Error::BadValue {
+        path: path.to_path_buf(),
+        column: "request_id, variant".into(),
+        row: Row::none(),
+        value: id,
+        problem: "this request has a variant more than once".into(),
+        fix: "keep one row per request and variant".into(),
+    })
+}

@@ -1,0 +1,302 @@
+//! The shadow-traffic reduction: per (stratum, whether the request had a replay row) the integer
+//! sums `ablate shadow` needs, log-spaced token histograms, and with a cluster column the
+//! Poisson-bootstrap replicate sums (Chamandy et al., 2012).
+
+use super::{Dialect, double, ident, int, table_ref, text};
+use crate::analysis::shadow::poisson1_cdf;
+use crate::error::{Error, Result};
+use crate::stats::histogram::BINS_PER_DOUBLING;
+
+/// What the shadow query needs to know about the log.
+#[derive(Debug, Clone, Default)]
+pub struct ShadowQuery {
+    /// Stratum columns.
+    pub by: Vec<String>,
+    /// Cluster column for the Poisson bootstrap.
+    pub cluster: Option<String>,
+    /// Replicates of the Poisson bootstrap.
+    pub replicates: usize,
+    /// Whether the log has `score`.
+    pub score: bool,
+    /// Whether the log has `tokens_in`.
+    pub tokens: bool,
+}
+
+/// Output columns the stratum columns may not be named.
+const RESERVED: &[&str] = &["stat", "replay", "bin", "value"];
+
+/// A uniform number in [0, 1) from the dialect's own 64-bit hash of `expr` (text): the low 53
+/// bits, taken sign-safely (a mask or an unsigned remainder), over 2^53.
+fn uniform(dialect: Dialect, expr: &str) -> Result<String> {
+    let bits = match dialect {
+        Dialect::DuckDb => format!("hash({expr}) % 9007199254740992"),
+        Dialect::Spark => format!("xxhash64({expr}) & 9007199254740991"),
+        Dialect::Trino => {
+            format!("bitwise_and(from_big_endian_64(xxhash64(to_utf8({expr}))), 9007199254740991)")
+        }
+        Dialect::BigQuery => format!("FARM_FINGERPRINT({expr}) & 9007199254740991"),
+        Dialect::Polars => {
+            return Err(Error::Unsupported {
+                what: "ablate sql shadow --cluster-by for Polars".into(),
+                reason: "Polars SQL has no hash function to draw the replicate weights from".into(),
+                fix: "run `ablate shadow --cluster-by COL` on the file directly (it streams in bounded memory), or emit the query for DuckDB or Spark".into(),
+            });
+        }
+    };
+    Ok(format!(
+        "CAST({bits} AS {}) / 9007199254740992.0",
+        double(dialect)
+    ))
+}
+
+/// The replicate indexes 0..B as a one-column table `b`.
+fn replicate_table(dialect: Dialect, b: usize) -> String {
+    let last = b.saturating_sub(1);
+    match dialect {
+        Dialect::DuckDb => format!("SELECT range AS b FROM range(0, {b})"),
+        Dialect::Spark => format!("SELECT explode(sequence(0, {last})) AS b"),
+        Dialect::Trino => format!("SELECT b FROM UNNEST(sequence(0, {last})) AS t(b)"),
+        Dialect::BigQuery => format!("SELECT b FROM UNNEST(GENERATE_ARRAY(0, {last})) AS b"),
+        Dialect::Polars => String::new(),
+    }
+}
+
+/// The log-bin expression of an integer column (NULL stays NULL; 0 is bin −1).
+pub(super) fn log_bin(dialect: Dialect, c: &str) -> String {
+    format!(
+        "CASE WHEN {c} IS NULL THEN NULL WHEN {c} < 1 THEN -1 ELSE CAST(FLOOR(LN(CAST({c} AS {d})) / 0.6931471805599453 * {BINS_PER_DOUBLING} + 0.000000001) AS {i}) END",
+        d = double(dialect),
+        i = int(dialect),
+    )
+}
+
+/// The shadow query.
+///
+/// # Errors
+/// A stratum column named like an output column; a cluster column for Polars (no hash function).
+pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String> {
+    let d = opts.dialect;
+    for c in q.by.iter().chain(&q.cluster) {
+        if RESERVED.contains(&c.to_ascii_lowercase().as_str()) {
+            return Err(Error::Usage(format!(
+                "--by/--cluster-by {c}: the aggregates have a column of that name ({}); rename the column in a view first",
+                RESERVED.join(", ")
+            )));
+        }
+    }
+    let shadow = table_ref("shadow", opts)?;
+    let (tx, dbl, i64t) = (text(d), double(d), int(d));
+    let by: Vec<String> = q.by.iter().map(|c| ident(d, c)).collect();
+    let variant = |v: &str, e: &str| format!("CASE WHEN variant = '{v}' THEN {e} END");
+    let mut per_request = vec!["request_id".to_string()];
+    for c in &by {
+        per_request.push(format!("CAST(MAX({c}) AS {tx}) AS {c}"));
+    }
+    if let Some(c) = &q.cluster {
+        per_request.push(format!("CAST(MAX({}) AS {tx}) AS cluster_key", ident(d, c)));
+    }
+    for (v, s) in [("production", "p"), ("replay", "r"), ("candidate", "c")] {
+        per_request.push(format!(
+            "SUM(CASE WHEN variant = '{v}' THEN 1 ELSE 0 END) AS n_{s}"
+        ));
+        per_request.push(format!("MAX({}) AS a_{s}", variant(v, "answer")));
+    }
+    if q.score {
+        for (v, s) in [("production", "p"), ("candidate", "c")] {
+            per_request.push(format!("MAX({}) AS s_{s}", variant(v, "score")));
+        }
+    }
+    if q.tokens {
+        for (v, s) in [("production", "p"), ("candidate", "c")] {
+            per_request.push(format!("MAX({}) AS t_{s}", variant(v, "tokens_in")));
+        }
+    }
+    let mut complete = by.clone();
+    if q.cluster.is_some() {
+        complete.push("cluster_key".into());
+    }
+    complete.push("n_r AS replay".into());
+    complete.push("CASE WHEN a_c <> a_p THEN 1 ELSE 0 END AS changed".into());
+    complete.push("CASE WHEN n_r = 1 AND a_r <> a_p THEN 1 ELSE 0 END AS noise".into());
+    if q.score {
+        complete.push("s_c - s_p AS score_delta".into());
+    }
+    if q.tokens {
+        complete.push(
+            "CASE WHEN t_p IS NOT NULL AND t_c IS NOT NULL THEN 1 ELSE 0 END AS paired".into(),
+        );
+        complete.push("t_p".into());
+        complete.push("t_c".into());
+        complete.push(format!("{} AS bin_p", log_bin(d, "t_p")));
+        complete.push(format!("{} AS bin_c", log_bin(d, "t_c")));
+    }
+    let keys: Vec<String> = by.iter().cloned().chain(["replay".into()]).collect();
+    let key_list = keys.join(", ");
+    let empty_keys: String = by
+        .iter()
+        .map(|c| format!("CAST('' AS {tx}) AS {c}, "))
+        .collect();
+    let row = |stat: &str, bin: &str, value: &str, from: &str, group: &str| {
+        format!(
+            "SELECT '{stat}' AS stat, {key_list}, CAST({bin} AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM {from} GROUP BY {group}"
+        )
+    };
+    let mut parts = vec![
+        row("requests", "0", "COUNT(*)", "complete", &key_list),
+        row("changed", "0", "SUM(changed)", "complete", &key_list),
+        row("noise", "0", "SUM(noise)", "complete", &key_list),
+        row(
+            "d2",
+            "0",
+            "SUM((changed - noise) * (changed - noise))",
+            "complete",
+            &key_list,
+        ),
+    ];
+    if q.score {
+        parts.push(row(
+            "score_n",
+            "0",
+            "COUNT(score_delta)",
+            "complete",
+            &key_list,
+        ));
+        parts.push(row(
+            "score_delta",
+            "0",
+            "COALESCE(SUM(score_delta), 0)",
+            "complete",
+            &key_list,
+        ));
+    }
+    if q.tokens {
+        for (v, s) in [("production", "p"), ("candidate", "c")] {
+            parts.push(row(
+                &format!("tokens_{v}_n"),
+                "0",
+                "SUM(paired)",
+                "complete",
+                &key_list,
+            ));
+            parts.push(row(
+                &format!("tokens_{v}_sum"),
+                "0",
+                &format!("COALESCE(SUM(CASE WHEN paired = 1 THEN t_{s} ELSE 0 END), 0)"),
+                "complete",
+                &key_list,
+            ));
+            parts.push(row(
+                &format!("tokens_{v}_hist"),
+                &format!("bin_{s}"),
+                "COUNT(*)",
+                "complete WHERE paired = 1",
+                &format!("{key_list}, bin_{s}"),
+            ));
+        }
+    }
+    let global = |stat: &str, value: &str, filter: &str| {
+        format!(
+            "SELECT '{stat}' AS stat, {empty_keys}CAST(0 AS {i64t}) AS replay, CAST(0 AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM per_request{filter}"
+        )
+    };
+    parts.push(global(
+        "incomplete",
+        "COUNT(*)",
+        " WHERE NOT (n_p = 1 AND n_c = 1 AND n_r <= 1) AND n_p <= 1 AND n_r <= 1 AND n_c <= 1",
+    ));
+    parts.push(global(
+        "duplicates",
+        "COUNT(*)",
+        " WHERE n_p > 1 OR n_r > 1 OR n_c > 1",
+    ));
+    parts.push(global("replay_rows", "COALESCE(SUM(n_r), 0)", ""));
+
+    let mut ctes = vec![
+        format!(
+            "per_request AS (\n  SELECT\n    {}\n  FROM {shadow}\n  GROUP BY request_id\n)",
+            per_request.join(",\n    ")
+        ),
+        format!(
+            "complete AS (\n  SELECT\n    {}\n  FROM per_request\n  WHERE n_p = 1 AND n_c = 1 AND n_r <= 1\n)",
+            complete.join(",\n    ")
+        ),
+    ];
+    if q.cluster.is_some() {
+        let cdf = poisson1_cdf();
+        let mut ladder = String::from("CASE");
+        for (k, c) in cdf.iter().enumerate() {
+            ladder.push_str(&format!(" WHEN u < {} THEN {k}", super::literal(*c)));
+        }
+        ladder.push_str(&format!(" ELSE {} END", cdf.len()));
+        let u = uniform(
+            d,
+            &format!("CONCAT(cluster_key, '#', CAST(replicates.b AS {tx}))"),
+        )?;
+        ctes.push(format!(
+            "clusters AS (\n  SELECT {key_list}, cluster_key, COUNT(*) AS n, SUM(changed - noise) AS d\n  FROM complete\n  GROUP BY {key_list}, cluster_key\n)"
+        ));
+        ctes.push(format!(
+            "replicates AS (\n  {}\n)",
+            replicate_table(d, q.replicates)
+        ));
+        ctes.push(format!(
+            "weighted AS (\n  SELECT {key_list}, b, n, d, {ladder} AS w\n  FROM (\n    SELECT clusters.*, replicates.b AS b, {u} AS u\n    FROM clusters CROSS JOIN replicates\n  ) drawn\n)"
+        ));
+        parts.push(row(
+            "replicate_d",
+            "b",
+            "SUM(w * d)",
+            "weighted",
+            &format!("{key_list}, b"),
+        ));
+        parts.push(row(
+            "replicate_n",
+            "b",
+            "SUM(w * n)",
+            "weighted",
+            &format!("{key_list}, b"),
+        ));
+    }
+    let cluster_note = match &q.cluster {
+        Some(c) => format!(
+            "\n-- Replicates: w_b ~ Poisson(1) per cluster of `{c}`, from this engine's 64-bit hash of\n-- (cluster, b) through the Poisson(1) CDF; replicate_d = Σ w_b·(changed − noise) and\n-- replicate_n = Σ w_b·requests, per b = 0..{}. The same cluster draws the same weights on every\n-- partition, so replicate sums add across partitions and days too.",
+            q.replicates.saturating_sub(1)
+        ),
+        None => String::new(),
+    };
+    Ok(format!(
+        "-- ablate {version} · sufficient statistics for `ablate shadow --from-aggregates FILE` ({d})
+-- Long format: one row per (stat, {keys_doc}, bin) with a value. `replay` = 1 for requests
+-- that had a replay row. Stats: requests, changed, noise, d2 = Σ(changed − noise)²{score_doc}{token_doc};
+-- and incomplete, duplicates, replay_rows (whole log). Token histograms: bin k holds tokens in
+-- [2^(k/16), 2^((k+1)/16)) (bin −1 holds 0), so percentiles read from them are within
+-- 2^(1/16) − 1 = 4.4% of the exact value.{cluster_note}
+-- Results of this query over separate partitions or days merge by addition: stack them, or
+-- GROUP BY stat, {keys_doc}, bin and SUM(value).
+-- Save the result as Parquet or CSV and run: ablate shadow DIR --from-aggregates FILE{by_doc}
+WITH {ctes}
+{union}
+ORDER BY stat, {key_list}, bin
+",
+        version = env!("CARGO_PKG_VERSION"),
+        keys_doc = keys.join(", "),
+        score_doc = if q.score {
+            ",\n-- score_n, score_delta (Σ candidate − production score)"
+        } else {
+            ""
+        },
+        token_doc = if q.tokens {
+            ",\n-- tokens_{production,candidate}_{n,sum,hist} over requests where both logged tokens"
+        } else {
+            ""
+        },
+        by_doc = q
+            .by
+            .iter()
+            .map(|c| format!(" --by {c}"))
+            .chain(q.cluster.iter().map(|c| format!(" --cluster-by {c}")))
+            .collect::<String>(),
+        ctes = ctes.join(",\n"),
+        union = parts.join("\nUNION ALL\n"),
+    ))
+}
