@@ -79,7 +79,7 @@ fn demo_report_has_every_part() {
         assert!(csv.lines().count() > 1, "{chart}.csv");
     }
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("<table>"));
+    assert!(html.contains("<svg") && html.contains("<table class=\"data\">"));
     assert!(!html.contains("src=\"http"), "the HTML must open offline");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert_mentions(
@@ -163,4 +163,85 @@ fn report_on_a_minimal_experiment() {
         serde_json::from_slice(&std::fs::read(out.join("analysis.json")).unwrap()).unwrap();
     assert!(analysis["curve"].is_null() && analysis["shadow"].is_null());
     assert!(out.join("charts/drops.svg").is_file());
+}
+
+/// The page opens with the decision, and the decision agrees with the analyses it sorts: a cut
+/// arm is confidently removable on the main set (interval below the threshold), on the stress
+/// slice and in production; a kept arm is needed somewhere; a flip is a reweight flip.
+#[test]
+fn the_report_leads_with_a_decision_that_matches_the_analyses() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    assert!(report(&out, &["--quiet"]).status.success());
+    let a: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let d = &a["decision"];
+    let thr = a["sweep"]["threshold_drop"].as_f64().unwrap();
+    let sweep_arm = |name: &str| {
+        a["sweep"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["arm"] == name)
+            .unwrap()
+            .clone()
+    };
+    let cut = d["cut"].as_array().unwrap();
+    assert!(!cut.is_empty());
+    for c in cut {
+        let name = c["arm"].as_str().unwrap();
+        let s = sweep_arm(name);
+        assert!(s["ci_high"].as_f64().unwrap() < thr, "{name}");
+        let st = a["stress"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["arm"] == name)
+            .unwrap();
+        assert!(
+            st["ci_stress"][1].as_f64().unwrap()
+                < a["stress"]["stress_threshold_drop"].as_f64().unwrap()
+        );
+        let rw = a["reweight"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["arm"] == name)
+            .unwrap();
+        assert!(rw["ci_high_production"].as_f64().unwrap() < thr, "{name}");
+    }
+    // Σ tokens of the cut arms.
+    let tokens: f64 = cut
+        .iter()
+        .map(|c| c["tokens_removed"].as_f64().unwrap())
+        .sum();
+    assert!((d["tokens_saved"].as_f64().unwrap() - tokens).abs() < 1e-9);
+    for k in d["keep"].as_array().unwrap() {
+        let s = sweep_arm(k["arm"].as_str().unwrap());
+        assert!(s["verdict"] == "needed" || k["reason"].as_str().unwrap().contains("needed"));
+    }
+    let flips: Vec<&str> = a["reweight"]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["flipped"] == true)
+        .map(|x| x["arm"].as_str().unwrap())
+        .collect();
+    let decided: Vec<&str> = d["flips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["arm"].as_str().unwrap())
+        .collect();
+    assert_eq!(flips, decided);
+    assert!(!d["interactions"].as_array().unwrap().is_empty());
+
+    // First thing on the page and in the Markdown, naming the cut units.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let body = &html[html.find("<body>").unwrap()..];
+    let first = cut[0]["arm"].as_str().unwrap();
+    assert!(body.find("class=\"decision\"").unwrap() < body.find("<h2>").unwrap());
+    assert!(body.contains(first));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.find("**Decision**").unwrap() < md.find("\n## ").unwrap());
 }

@@ -11,6 +11,7 @@ use crate::analysis::Config;
 use crate::analysis::check::{self, CheckReport};
 use crate::analysis::context::{self, ContextOptions, ContextOutput};
 use crate::analysis::curve::{self, CurveOptions, CurveOutput};
+use crate::analysis::decision::{self, Decision};
 use crate::analysis::interactions::{self, InteractionsOutput};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
 use crate::analysis::record::{self, DecisionRecord, Upstream};
@@ -30,6 +31,8 @@ use crate::io::table::TableFile;
 pub struct Analyses {
     /// What the folder holds.
     pub check: CheckReport,
+    /// The decision the analyses support (what to cut, keep, settle; flips; interactions).
+    pub decision: Decision,
     /// Every arm against the baseline.
     pub sweep: SweepOutput,
     /// Repeat variance and power.
@@ -192,8 +195,10 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             cfg,
         )
     });
+    let decision = decision::run(&sweep, stress.as_ref(), reweight.as_ref(), &interactions);
     Ok(Analyses {
         check,
+        decision,
         sweep,
         variance,
         reweight,

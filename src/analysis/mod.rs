@@ -8,6 +8,7 @@ pub mod check;
 pub mod context;
 pub mod cover;
 pub mod curve;
+pub mod decision;
 pub mod design;
 pub mod interactions;
 pub mod need;

@@ -18,7 +18,11 @@ use super::{Global, config, load};
 /// failed run leaves no half-written report), into --out (default reports/<set>/):
 /// index.html (self-contained, inline SVG charts beside their tables, opens offline),
 /// report.md, charts/*.svg and *.png, record.json, analysis.json (every verb's JSON) and
-/// tables/*.csv. Charts: drop per arm with CI and threshold; set vs production drops;
+/// tables/*.csv. The page opens with the decision: what can be cut (confidently, on the main
+/// set, the stress slice and in production), what must stay, what is not settled and about
+/// how many cases would settle it, which verdicts flip in production and which composed cuts
+/// interact. Its tables sort (click a header) and filter, long ones show 15 rows until asked,
+/// and it prints cleanly. Charts: drop per arm as a forest plot centred on the threshold; set vs production drops;
 /// coverage; main vs stress; predicted vs measured composed cuts; quality-vs-budget curves
 /// with bands; selector recovery; context size histogram with p50/p95/p99 and composition;
 /// shadow excess change by stratum; churn per arm.
@@ -32,12 +36,42 @@ pub(super) struct ReportArgs {
     /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Open the page in the default browser when the report is written (when there is a
+    /// display; otherwise say where it is).
+    #[arg(long)]
+    open: bool,
+}
+
+/// Opens `page` in the user's browser: `open` on macOS, `start` on Windows, `xdg-open` where
+/// there is an X or Wayland display. Returns why not, when it cannot.
+fn open_in_browser(page: &std::path::Path) -> std::result::Result<(), String> {
+    let display = cfg!(any(target_os = "macos", target_os = "windows"))
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if !display {
+        return Err("no display here".into());
+    }
+    let mut cmd = if cfg!(target_os = "macos") {
+        std::process::Command::new("open")
+    } else if cfg!(target_os = "windows") {
+        let mut c = std::process::Command::new("cmd");
+        c.args(["/C", "start", ""]);
+        c
+    } else {
+        std::process::Command::new("xdg-open")
+    };
+    cmd.arg(page)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("could not start a browser ({e})"))
 }
 
 /// Runs `ablate report`.
 pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     let json = g.json;
-    let ReportArgs { dir, out } = args;
+    let ReportArgs { dir, out, open } = args;
     let exp = load(&dir, g)?;
     let out = match out {
         Some(out) => out,
@@ -60,6 +94,15 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     let written = report::document::write(&analyses, &out, bar.as_ref())?;
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if open {
+        let page = std::path::Path::new(&written.out).join("index.html");
+        if let Err(why) = open_in_browser(&page) {
+            eprintln!(
+                "ablate: not opening the report ({why}): open {}",
+                page.display()
+            );
+        }
     }
     if json {
         report::json(&written)

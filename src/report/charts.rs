@@ -26,6 +26,10 @@ pub const MAX_LABEL_WIDTH: usize = 48;
 pub const BLUE: RGBColor = RGBColor(49, 104, 176);
 /// Second series.
 pub const ORANGE: RGBColor = RGBColor(230, 126, 34);
+/// Needed, but not confidently.
+pub const LIGHT_ORANGE: RGBColor = RGBColor(240, 185, 120);
+/// Removable, but not confidently.
+pub const LIGHT_BLUE: RGBColor = RGBColor(140, 180, 225);
 /// Neutral.
 pub const GREY: RGBColor = RGBColor(140, 140, 140);
 /// Thresholds and limits.
@@ -44,6 +48,37 @@ pub struct Bar {
     pub interval: Option<(f64, f64)>,
     /// Fill.
     pub color: RGBColor,
+}
+
+/// A forest plot's colour for a verdict and its confidence: dark orange confidently needed, light
+/// orange needed but not settled, dark blue confidently removable, light blue removable but not
+/// settled.
+pub fn verdict_color(
+    v: crate::analysis::vocab::Verdict,
+    c: crate::analysis::vocab::Confidence,
+) -> RGBColor {
+    use crate::analysis::vocab::{Confidence, Verdict};
+    match (v, c) {
+        (Verdict::Needed, Confidence::Confident) => ORANGE,
+        (Verdict::Needed, Confidence::Inconclusive) => LIGHT_ORANGE,
+        (Verdict::Removable, Confidence::Confident) => BLUE,
+        (Verdict::Removable, Confidence::Inconclusive) => LIGHT_BLUE,
+    }
+}
+
+/// One row of a forest plot: an estimate with its interval.
+#[derive(Debug, Clone)]
+pub struct ForestRow {
+    /// Category label.
+    pub label: String,
+    /// The estimate.
+    pub value: f64,
+    /// Its interval.
+    pub interval: Option<(f64, f64)>,
+    /// Colour (verdict × confidence).
+    pub color: RGBColor,
+    /// A mark after the label (e.g. a verdict that flips in production).
+    pub flag: Option<String>,
 }
 
 /// One line, with an optional band.
@@ -72,6 +107,19 @@ pub enum Chart {
         bars: Vec<Bar>,
         /// Vertical lines (x, label).
         marks: Vec<(f64, String)>,
+    },
+    /// A forest plot: estimates with intervals, the x-axis centred on a threshold so that the
+    /// region where verdicts are decided is readable. Rows far outside it are drawn at the edge,
+    /// marked off-scale with their value, and never set the scale.
+    Forest {
+        /// Title.
+        title: String,
+        /// Axis description.
+        x_desc: String,
+        /// Rows, top to bottom.
+        rows: Vec<ForestRow>,
+        /// The decision threshold.
+        threshold: f64,
     },
     /// Lines with bands and horizontal reference lines.
     Lines {
@@ -163,11 +211,144 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// Pixels for the widest of `labels` at `per_char` pixels a column, with a margin.
+fn label_width(labels: &[String], per_char: u32) -> u32 {
+    labels
+        .iter()
+        .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
+        .max()
+        .unwrap_or(4) as u32
+        * per_char
+        + 12
+}
+
+/// The x window of a forest plot: the threshold ± w, with w = max(4·|threshold|, 3 × the median
+/// interval half-width), widened to show 0.
+fn forest_window(rows: &[ForestRow], threshold: f64) -> (f64, f64) {
+    let mut half: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.interval.map(|(l, h)| (h - l) / 2.0))
+        .filter(|w| w.is_finite() && *w > 0.0)
+        .collect();
+    half.sort_by(f64::total_cmp);
+    let median = half.get(half.len() / 2).copied().unwrap_or(0.0);
+    let w = (4.0 * threshold.abs()).max(3.0 * median).max(1e-6);
+    let (lo, hi) = (threshold - w, threshold + w);
+    (lo.min(-0.1 * w), hi.max(0.1 * w))
+}
+
+fn draw_forest<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    rows: &[ForestRow],
+    threshold: f64,
+) -> std::result::Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+    let n = rows.len().max(1);
+    let (x0, x1) = forest_window(rows, threshold);
+    let labels: Vec<String> = rows
+        .iter()
+        .rev()
+        .map(|r| {
+            let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
+            if let Some(f) = &r.flag {
+                l = format!("{l} {f}");
+            }
+            if r.value > x1 {
+                l = format!("{l} ▶ {}", tick(&r.value));
+            } else if r.value < x0 {
+                l = format!("{l} ◀ {}", tick(&r.value));
+            }
+            l
+        })
+        .collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(42)
+        .y_label_area_size(label_width(&labels, 8).min(460))
+        .build_cartesian_2d(x0..x1, (0..n - 1).into_segmented())
+        .map_err(err)?;
+    let at = |i: usize| n - 1 - i;
+    let formatter = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(GREY.mix(0.25))
+        .x_labels(7)
+        .y_labels(n)
+        .y_label_formatter(&formatter)
+        .x_label_formatter(&tick)
+        .x_desc(x_desc)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(err)?;
+    let top = SegmentValue::Last;
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, SegmentValue::Exact(0)), (0.0, top.clone())],
+            GREY.stroke_width(1),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(threshold, SegmentValue::Exact(0)), (threshold, top)],
+            RED.stroke_width(2),
+        )))
+        .map_err(err)?
+        .label(format!("threshold {}", tick(&threshold)))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RED.stroke_width(2)));
+    let clamp = |v: f64| v.clamp(x0, x1);
+    chart
+        .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+            r.interval.map(|(l, h)| {
+                PathElement::new(
+                    vec![
+                        (clamp(l), SegmentValue::CenterOf(at(i))),
+                        (clamp(h), SegmentValue::CenterOf(at(i))),
+                    ],
+                    r.color.stroke_width(2),
+                )
+            })
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, r)| {
+            let off = r.value > x1 || r.value < x0;
+            let style = if off {
+                r.color.stroke_width(2)
+            } else {
+                r.color.filled()
+            };
+            Circle::new(
+                (clamp(r.value), SegmentValue::CenterOf(at(i))),
+                if off { 6 } else { 5 },
+                style,
+            )
+        }))
+        .map_err(err)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(GREY)
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
 impl Chart {
     /// Pixel size.
     pub fn size(&self) -> (u32, u32) {
         match self {
             Chart::Bars { bars, .. } => (900, (90 + 18 * bars.len().max(1) as u32).max(240)),
+            Chart::Forest { rows, .. } => (960, (100 + 20 * rows.len().max(1) as u32).max(240)),
             _ => (900, 420),
         }
     }
@@ -205,18 +386,11 @@ impl Chart {
                     .rev()
                     .map(|b| crate::report::text::truncate(&b.label, MAX_LABEL_WIDTH))
                     .collect();
-                let label_width = labels
-                    .iter()
-                    .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
-                    .max()
-                    .unwrap_or(4) as u32
-                    * 7
-                    + 10;
                 let mut chart = ChartBuilder::on(root)
                     .caption(title, ("sans-serif", 17))
                     .margin(12)
                     .x_label_area_size(38)
-                    .y_label_area_size(label_width.min(420))
+                    .y_label_area_size(label_width(&labels, 7).min(420))
                     .build_cartesian_2d(lo..hi, (0..n).into_segmented())
                     .map_err(err)?;
                 // The first bar at the top: segment k holds bar n − 1 − k.
@@ -281,6 +455,12 @@ impl Chart {
                         .map_err(err)?;
                 }
             }
+            Chart::Forest {
+                title,
+                x_desc,
+                rows,
+                threshold,
+            } => draw_forest(root, title, x_desc, rows, *threshold)?,
             Chart::Lines {
                 title,
                 x_desc,

@@ -20,18 +20,29 @@ use crate::report::escape::{self, Prose};
 use crate::report::section::Section;
 use crate::report::text::num;
 
-/// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy).
-const CSS: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1600px}section{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start;border-top:1px solid #ddd;padding-top:12px}section>div{flex:1 1 700px;overflow-x:auto}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}";
+/// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy). Long
+/// tables show their first rows until "show all" is pressed; printing shows every row and hides
+/// the controls.
+const CSS: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1600px}.decision{background:#f6f8fb;border-left:4px solid #3168b0;padding:8px 14px;font-size:15px;line-height:1.5}section{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start;border-top:1px solid #ddd;padding-top:12px}section>div{flex:1 1 700px;overflow-x:auto}svg{max-width:100%;height:auto}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}th{cursor:pointer;background:#f3f3f3}th[aria-sort]::after{content:' \\2195'}table.long:not(.open) tbody tr:nth-child(n+16){display:none}.controls{margin:4px 0;font-size:12px}.controls input{font-size:12px;margin-right:8px}@media print{body{margin:0;max-width:none}.controls,button{display:none}table.long tbody tr{display:table-row!important}section{break-inside:avoid;display:block}h2{break-after:avoid}}";
+
+/// The page's script (inline; allowed by its hash in the Content-Security-Policy, and nothing
+/// else may run). For each data table: click a header to sort by that column (numbers as numbers,
+/// again to reverse), type to filter rows, and "show all" for long tables. It loads nothing.
+const JS: &str = "(function(){function key(t){var s=t.replace(/[,%\\s]/g,'').replace(/^[<>≤≥~]/,'');if(s===''||s==='—')return null;var n=Number(s);return isNaN(n)?null:n}document.querySelectorAll('table.data').forEach(function(t){var body=t.tBodies[0];if(!body)return;var rows=Array.prototype.slice.call(body.rows);var bar=document.createElement('div');bar.className='controls';var box=document.createElement('input');box.type='search';box.placeholder='filter rows';box.setAttribute('aria-label','filter rows');bar.appendChild(box);if(rows.length>15){t.classList.add('long');var b=document.createElement('button');b.type='button';b.textContent='show all '+rows.length+' rows';b.addEventListener('click',function(){t.classList.toggle('open');b.textContent=t.classList.contains('open')?'show fewer':'show all '+rows.length+' rows'});bar.appendChild(b)}t.parentNode.insertBefore(bar,t);box.addEventListener('input',function(){var q=box.value.toLowerCase();if(q)t.classList.add('open');rows.forEach(function(r){r.style.display=!q||r.textContent.toLowerCase().indexOf(q)>=0?'':'none'})});Array.prototype.forEach.call(t.tHead.rows[0].cells,function(th,i){th.setAttribute('aria-sort','none');th.addEventListener('click',function(){var asc=th.getAttribute('aria-sort')!=='ascending';Array.prototype.forEach.call(t.tHead.rows[0].cells,function(o){o.setAttribute('aria-sort','none')});th.setAttribute('aria-sort',asc?'ascending':'descending');rows.sort(function(a,b){var x=a.cells[i].textContent,y=b.cells[i].textContent,p=key(x),q=key(y),c=(p!==null&&q!==null)?p-q:x.localeCompare(y);return asc?c:-c});rows.forEach(function(r){body.appendChild(r)})})})})})();";
 
 /// A `<meta>` Content-Security-Policy for the report: nothing is fetched from anywhere (no network,
-/// no other file), no script runs, and the only style is the page's own, allowed by its SHA-256.
+/// no other file), and the only style and script are the page's own, each allowed by its SHA-256
+/// (no other script, inline handler or injected tag can run).
 /// Inline SVG needs no source. A report mailed around cannot run what a hostile name smuggles in.
 fn content_security_policy() -> String {
     use base64::Engine as _;
     use sha2::Digest as _;
-    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(CSS));
+    let sha =
+        |text: &str| base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(text));
     format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'\">",
+        sha(CSS),
+        sha(JS)
     )
 }
 
@@ -53,7 +64,8 @@ const PAGE_ORDER: [&str; 11] = [
 
 /// Every section the analyses have, from each verb's report module, in page order.
 fn sections(a: &Analyses) -> Vec<Section> {
-    let mut all = report::sweep::sections(&a.sweep);
+    let flipped: Vec<String> = a.decision.flips.iter().map(|f| f.arm.clone()).collect();
+    let mut all = report::sweep::sections(&a.sweep, &flipped);
     all.extend(a.reweight.iter().flat_map(report::reweight::sections));
     all.extend(a.stress.iter().flat_map(report::stress::sections));
     all.extend(report::interactions::sections(&a.interactions));
@@ -150,15 +162,18 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     }
     let sections = sections(a);
     let head = headline(a);
+    let decision = report::decision::prose(&a.decision, a.check.threshold_drop);
     let mut md = format!(
-        "# ablate report — {}\n\n{}\n",
+        "# ablate report — {}\n\n{}\n\n{}\n",
         escape::markdown(&a.check.set),
+        decision.markdown(),
         head.markdown()
     );
     let mut html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body><h1>ablate report — {set}</h1><p>{head}</p>",
+        "<!doctype html><html><head><meta charset=\"utf-8\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body><h1>ablate report — {set}</h1><div class=\"decision\">{decision}</div><p>{head}</p>",
         csp = content_security_policy(),
         set = escape::html(&a.check.set),
+        decision = decision.html(),
         head = head.html()
     );
     for sec in &sections {
@@ -183,7 +198,7 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         );
         let _ = write!(
             html,
-            "<h2>{}</h2><p>{}</p><section><div>{svg}</div><div>{}</div></section>",
+            "<h2>{}</h2><p>{}</p><section><div>{svg}</div><div>{}<p class=\"controls\"><a href=\"{csv}\">{csv}</a></p></div></section>",
             escape::html(&sec.title),
             escape::html(&sec.note),
             sec.table.html()
@@ -192,7 +207,7 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             bar.inc(1);
         }
     }
-    html.push_str("</body></html>\n");
+    let _ = writeln!(html, "<script>{JS}</script></body></html>");
     put(&dir, &mut files, "report.md", &md)?;
     put(&dir, &mut files, "index.html", &html)?;
     files.sort();

@@ -100,12 +100,13 @@ impl Prose {
             .collect()
     }
 
-    /// As Markdown (bold as `**`, line breaks kept as paragraph breaks).
+    /// As Markdown (bold as `**`, line breaks as Markdown hard breaks: two spaces, then the
+    /// break).
     pub fn markdown(&self) -> String {
         self.spans
             .iter()
             .map(|(t, b)| {
-                let t = t.split('\n').map(markdown).collect::<Vec<_>>().join("\n");
+                let t = t.split('\n').map(markdown).collect::<Vec<_>>().join("  \n");
                 if *b && !t.is_empty() {
                     format!("**{t}**")
                 } else {
@@ -148,7 +149,8 @@ mod tests {
     fn prose_escapes_every_span() {
         let p = Prose::new().text("Set ").bold("<b>x</b>|").text(".\nNext");
         assert_eq!(p.html(), "Set <b>&lt;b&gt;x&lt;/b&gt;|</b>.<br>Next");
-        assert_eq!(p.markdown(), "Set **&lt;b&gt;x&lt;/b&gt;\\|**.\nNext");
+        // A line break is a Markdown hard break: two spaces, then the break.
+        assert_eq!(p.markdown(), "Set **&lt;b&gt;x&lt;/b&gt;\\|**.  \nNext");
         assert_eq!(p.plain(), "Set <b>x</b>|.\nNext");
     }
 }

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod check;
 pub mod context;
 pub mod curve;
+pub mod decision;
 pub mod document;
 pub mod escape;
 pub mod interactions;

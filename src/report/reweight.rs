@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::analysis::reweight::{Method, ReweightOutput};
-use crate::analysis::vocab::Verdict;
-use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
+use crate::analysis::reweight::{Method, ReweightArm, ReweightOutput};
+use crate::analysis::vocab::{Confidence, Verdict};
+use crate::report::charts::{BLUE, Bar, Chart, ForestRow, GREY, ORANGE, verdict_color};
 use crate::report::section::{Align, Section, Table};
 use crate::report::text::{num, signed};
 
@@ -83,20 +83,33 @@ fn coverage_table(r: &ReweightOutput) -> Table {
 
 /// The report's sections: the set's drops next to production's, and coverage.
 pub fn sections(r: &ReweightOutput) -> Vec<Section> {
-    let mut bars = Vec::new();
-    for arm in &r.arms {
-        bars.push(Bar {
+    let mut arms: Vec<&ReweightArm> = r.arms.iter().collect();
+    arms.sort_by(|a, b| b.drop_eval.total_cmp(&a.drop_eval));
+    let mut rows = Vec::new();
+    for arm in arms {
+        // The set's drop has no interval here (the drops chart has it): grey, for comparison.
+        rows.push(ForestRow {
             label: format!("{} · set", arm.arm),
             value: arm.drop_eval,
             interval: None,
-            color: BLUE,
+            color: GREY,
+            flag: None,
         });
-        if let Some(d) = arm.drop_production {
-            bars.push(Bar {
+        if let (Some(d), Some(v)) = (arm.drop_production, arm.verdict_production) {
+            rows.push(ForestRow {
                 label: format!("{} · production", arm.arm),
                 value: d,
                 interval: arm.ci_low_production.zip(arm.ci_high_production),
-                color: ORANGE,
+                color: verdict_color(
+                    v,
+                    Confidence::of(
+                        v,
+                        arm.ci_low_production,
+                        arm.ci_high_production,
+                        r.threshold_drop,
+                    ),
+                ),
+                flag: arm.flipped.then(|| "⚑".to_string()),
             });
         }
     }
@@ -110,7 +123,7 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
         name: "production",
         title: "The set's drops next to production's".into(),
         note: format!(
-            "Drops {} to production shares by {}. {}",
+            "Drops {} to production shares by {} (coloured by the production verdict and its confidence, as in the drops chart; grey: the set's drop; ⚑: the verdict flips). {}",
             method(r),
             r.strata.join(" × "),
             if flips.is_empty() {
@@ -119,11 +132,11 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
                 format!("Verdicts that flip: {}.", flips.join(", "))
             }
         ),
-        chart: Chart::Bars {
+        chart: Chart::Forest {
             title: "Drop on the set vs in production".into(),
             x_desc: "drop".into(),
-            bars,
-            marks: vec![(r.threshold_drop, format!("threshold {}", r.threshold_drop))],
+            rows,
+            threshold: r.threshold_drop,
         },
         table: production_table(r),
     };

@@ -133,7 +133,7 @@ impl Table {
     /// An HTML `<table>`, every cell escaped.
     pub fn html(&self) -> String {
         let esc = escape::html;
-        let mut s = String::from("<table><thead><tr>");
+        let mut s = String::from("<table class=\"data\"><thead><tr>");
         for h in &self.headers {
             let _ = write!(s, "<th>{}</th>", esc(h));
         }

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::stress::StressOutput;
-use crate::analysis::vocab::Verdict;
-use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
+use crate::analysis::vocab::{Confidence, Verdict};
+use crate::report::charts::{Chart, ForestRow, verdict_color};
 use crate::report::reweight::verdict;
 use crate::report::section::{Align, Section, Table};
 use crate::report::text::num;
@@ -48,44 +48,56 @@ fn table(r: &StressOutput) -> Table {
 
 /// The report's section: drops on the main set next to the stress slice.
 pub fn sections(st: &StressOutput) -> Vec<Section> {
-    let mut bars = Vec::new();
-    for arm in &st.arms {
-        for (side, d, ci, color) in [
-            ("main", arm.drop_main, arm.ci_main, BLUE),
-            ("stress", arm.drop_stress, arm.ci_stress, ORANGE),
+    let mut arms: Vec<_> = st.arms.iter().collect();
+    arms.sort_by(|a, b| {
+        b.drop_main
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&a.drop_main.unwrap_or(f64::NEG_INFINITY))
+    });
+    let mut rows = Vec::new();
+    for arm in arms {
+        for (side, d, ci, v, thr) in [
+            (
+                "main",
+                arm.drop_main,
+                arm.ci_main,
+                arm.verdict_main,
+                st.threshold_drop,
+            ),
+            (
+                "stress",
+                arm.drop_stress,
+                arm.ci_stress,
+                arm.verdict_stress,
+                st.stress_threshold_drop,
+            ),
         ] {
-            if let Some(d) = d {
-                bars.push(Bar {
+            if let (Some(d), Some(v)) = (d, v) {
+                rows.push(ForestRow {
                     label: format!("{} · {side}", arm.arm),
                     value: d,
                     interval: ci,
-                    color,
+                    color: verdict_color(
+                        v,
+                        Confidence::of(v, ci.map(|c| c.0), ci.map(|c| c.1), thr),
+                    ),
+                    flag: None,
                 });
             }
         }
-    }
-    let mut marks = vec![(
-        st.threshold_drop,
-        format!("threshold {}", st.threshold_drop),
-    )];
-    if st.stress_threshold_drop != st.threshold_drop {
-        marks.push((
-            st.stress_threshold_drop,
-            format!("stress threshold {}", st.stress_threshold_drop),
-        ));
     }
     vec![Section {
         name: "stress",
         title: "Main set next to the stress slice".into(),
         note: format!(
-            "{} main-set and {} stress cases; a cut must be removable on both.",
-            st.main_cases, st.stress_cases
+            "{} main-set and {} stress cases; a cut must be removable on both. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one).",
+            st.main_cases, st.stress_cases, st.threshold_drop, st.stress_threshold_drop
         ),
-        chart: Chart::Bars {
+        chart: Chart::Forest {
             title: "Drop on the main set vs the stress slice".into(),
             x_desc: "drop".into(),
-            bars,
-            marks,
+            rows,
+            threshold: st.threshold_drop,
         },
         table: table(st),
     }]

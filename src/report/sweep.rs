@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
+use crate::analysis::sweep::SweepArm;
 use crate::analysis::sweep::SweepOutput;
-use crate::analysis::vocab::Verdict;
-use crate::report::charts::{BLUE, Bar, Chart, GREY, ORANGE};
+use crate::report::charts::{Bar, Chart, ForestRow, GREY, verdict_color};
 use crate::report::section::{Align, Section, Table};
 use crate::report::text::{num, percent_level, pval, thousands};
 
@@ -45,35 +45,34 @@ fn drops_table(r: &SweepOutput) -> Table {
     t
 }
 
-/// The report's sections: drop per arm with its interval, and churn per arm.
-pub fn sections(s: &SweepOutput) -> Vec<Section> {
+/// The report's sections: drop per arm with its interval (a forest plot centred on the threshold,
+/// largest drop first; arms in `flipped` are marked), and churn per arm.
+pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
+    let mut arms: Vec<&SweepArm> = s.arms.iter().filter(|a| a.arm != s.baseline_arm).collect();
+    arms.sort_by(|a, b| b.drop.total_cmp(&a.drop));
     let mut out = vec![Section {
         name: "drops",
         title: "Drop per arm, with its confidence interval".into(),
         note: format!(
-            "Paired drop (baseline − arm) on {} main-set cases; whiskers are {} intervals; the red line is the threshold agreed before the run ({}). Orange bars are needed, blue removable-on-this-set.",
+            "Paired drop (baseline − arm) on {} main-set cases with {} intervals, largest first. The axis is centred on the threshold agreed before the run ({}, red): dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled. Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
             s.cases,
             percent_level(s.confidence_level),
             s.threshold_drop
         ),
-        chart: Chart::Bars {
-            title: "Drop per arm".into(),
+        chart: Chart::Forest {
+            title: "Drop per arm against the threshold".into(),
             x_desc: "drop in score (baseline − arm)".into(),
-            bars: s
-                .arms
+            rows: arms
                 .iter()
-                .map(|arm| Bar {
+                .map(|arm| ForestRow {
                     label: arm.arm.clone(),
                     value: arm.drop,
                     interval: arm.ci_low.zip(arm.ci_high),
-                    color: if arm.verdict == Verdict::Needed {
-                        ORANGE
-                    } else {
-                        BLUE
-                    },
+                    color: verdict_color(arm.verdict, arm.confidence),
+                    flag: flipped.contains(&arm.arm).then(|| "⚑".to_string()),
                 })
                 .collect(),
-            marks: vec![(s.threshold_drop, format!("threshold {}", s.threshold_drop))],
+            threshold: s.threshold_drop,
         },
         table: drops_table(s),
     }];
