@@ -51,6 +51,9 @@ pub struct SweepArm {
     pub arm: String,
     /// Units it removed (from the arms table; empty when there is none).
     pub removed: Vec<String>,
+    /// The block of the units it removes (from the units table): null without units or when it
+    /// removes none, `mixed` when they span blocks.
+    pub block: Option<String>,
     /// Mean score of the arm over its paired cases.
     pub score: f64,
     /// Mean paired drop (baseline − arm); positive = the arm does worse.
@@ -149,6 +152,23 @@ pub fn tokens_removed(exp: &Experiment, paired: &Paired, arm: usize) -> Option<f
         .filter(|d| !d.is_nan())
         .collect();
     (!diffs.is_empty()).then(|| moments::mean(&diffs))
+}
+
+/// The block of the units an arm removes: their common block, `mixed` when they span several,
+/// `None` without a units table, without removed units, or with a unit the table lacks.
+fn block_of(exp: &Experiment, arm: &str) -> Option<String> {
+    let units = exp.units.as_ref()?;
+    let removed = &exp.arms.as_ref()?.get(arm)?.removed;
+    let mut blocks = removed
+        .iter()
+        .map(|u| units.index.get(u).map(|&i| units.specs[i].block.as_str()));
+    let first = blocks.next()??;
+    for b in blocks {
+        if b? != first {
+            return Some("mixed".into());
+        }
+    }
+    Some(first.to_string())
 }
 
 /// Runs the sweep.
@@ -274,6 +294,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 .and_then(|t| t.get(&exp.results.arms[a]))
                 .map(|s| s.removed.clone())
                 .unwrap_or_default(),
+            block: block_of(exp, &exp.results.arms[a]),
             score: moments::mean(&p.arm),
             drop,
             se,

@@ -48,13 +48,45 @@ fn drops_table(r: &SweepOutput) -> Table {
 /// The report's sections: drop per arm with its interval (a forest plot centred on the threshold,
 /// largest drop first; arms in `flipped` are marked), and churn per arm.
 pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
+    // Grouped by block (the block with the largest drop first; arms without one last), largest
+    // drop first within each.
     let mut arms: Vec<&SweepArm> = s.arms.iter().filter(|a| a.arm != s.baseline_arm).collect();
-    arms.sort_by(|a, b| b.drop.total_cmp(&a.drop));
+    let top = |block: &Option<String>| {
+        arms.iter()
+            .filter(|a| &a.block == block)
+            .map(|a| a.drop)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let mut order: Vec<(Option<String>, f64)> = Vec::new();
+    for a in &arms {
+        if !order.iter().any(|(b, _)| *b == a.block) {
+            order.push((a.block.clone(), top(&a.block)));
+        }
+    }
+    order.sort_by(|x, y| x.0.is_none().cmp(&y.0.is_none()).then(y.1.total_cmp(&x.1)));
+    let rank = |b: &Option<String>| order.iter().position(|(o, _)| o == b).unwrap_or(0);
+    arms.sort_by(|a, b| {
+        rank(&a.block)
+            .cmp(&rank(&b.block))
+            .then(b.drop.total_cmp(&a.drop))
+    });
+    let mut previous: Option<&Option<String>> = None;
+    let labels: Vec<String> = arms
+        .iter()
+        .map(|a| {
+            let first = previous != Some(&a.block);
+            previous = Some(&a.block);
+            match (&a.block, first) {
+                (Some(b), true) => format!("[{b}] {}", a.arm),
+                _ => a.arm.clone(),
+            }
+        })
+        .collect();
     let mut out = vec![Section {
         name: "drops",
         title: "Drop per arm, with its confidence interval".into(),
         note: format!(
-            "Paired drop (baseline − arm) on {} main-set cases with {} intervals, largest first. The axis is centred on the threshold agreed before the run ({}, red): dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled. Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
+            "Paired drop (baseline − arm) on {} main-set cases with {} intervals, grouped by the block of the units removed ([block] starts a group), largest first. The axis is centred on the threshold agreed before the run ({}, red): dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled. Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
             s.cases,
             percent_level(s.confidence_level),
             s.threshold_drop
@@ -64,8 +96,9 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
             x_desc: "drop in score (baseline − arm)".into(),
             rows: arms
                 .iter()
-                .map(|arm| ForestRow {
-                    label: arm.arm.clone(),
+                .zip(labels)
+                .map(|(arm, label)| ForestRow {
+                    label,
                     value: arm.drop,
                     interval: arm.ci_low.zip(arm.ci_high),
                     color: verdict_color(arm.verdict, arm.confidence),
