@@ -172,7 +172,14 @@ fn report_on_a_minimal_experiment() {
 fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("rep");
-    assert!(report(&out, &["--quiet"]).status.success());
+    let priced = [
+        "--quiet",
+        "--price-per-mtok",
+        "3",
+        "--requests-per-day",
+        "2000000",
+    ];
+    assert!(report(&out, &priced).status.success());
     let a: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
     let d = &a["decision"];
@@ -216,6 +223,8 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
         .map(|c| c["tokens_removed"].as_f64().unwrap())
         .sum();
     assert!((d["tokens_saved"].as_f64().unwrap() - tokens).abs() < 1e-9);
+    // $3 per million tokens, 2M requests a day: tokens × 6 dollars a day.
+    assert!((d["cost_saved_per_day"].as_f64().unwrap() - tokens * 6.0).abs() < 1e-6);
     for k in d["keep"].as_array().unwrap() {
         let s = sweep_arm(k["arm"].as_str().unwrap());
         assert!(s["verdict"] == "needed" || k["reason"].as_str().unwrap().contains("needed"));
@@ -244,4 +253,5 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     assert!(body.contains(first));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.find("**Decision**").unwrap() < md.find("\n## ").unwrap());
+    assert!(md.contains("a day") && md.contains("Live shadow traffic"));
 }

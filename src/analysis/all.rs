@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::analysis::Config;
 use crate::analysis::check::{self, CheckReport};
 use crate::analysis::context::{self, ContextOptions, ContextOutput};
+use crate::analysis::curve::Pricing;
 use crate::analysis::curve::{self, CurveOptions, CurveOutput};
 use crate::analysis::decision::{self, Decision};
 use crate::analysis::interactions::{self, InteractionsOutput};
@@ -78,7 +79,12 @@ fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Result<Op
 /// # Errors
 /// Errors of the core analyses (the optional ones are listed in `skipped`), and internal failures
 /// of any.
-pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result<Analyses> {
+pub fn run(
+    exp: &Experiment,
+    cfg: &Config,
+    pricing: Option<Pricing>,
+    mut step: impl FnMut(&str),
+) -> Result<Analyses> {
     let mut skipped = Vec::new();
     step("check");
     let check = check::run(exp);
@@ -125,7 +131,7 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             exp,
             &CurveOptions {
                 config: cfg.clone(),
-                pricing: None,
+                pricing,
             },
         )
     });
@@ -195,7 +201,13 @@ pub fn run(exp: &Experiment, cfg: &Config, mut step: impl FnMut(&str)) -> Result
             cfg,
         )
     });
-    let decision = decision::run(&sweep, stress.as_ref(), reweight.as_ref(), &interactions);
+    let decision = decision::run(
+        &sweep,
+        stress.as_ref(),
+        reweight.as_ref(),
+        &interactions,
+        pricing,
+    );
     Ok(Analyses {
         check,
         decision,

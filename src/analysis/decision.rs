@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::curve::Pricing;
 use crate::analysis::interactions::{InteractionVerdict, InteractionsOutput};
 use crate::analysis::reweight::ReweightOutput;
 use crate::analysis::stress::StressOutput;
@@ -74,6 +75,8 @@ pub struct Decision {
     /// Σ tokens_removed over the cut arms, when every one logs tokens (the units are cut
     /// together; the composed cuts say whether their losses add).
     pub tokens_saved: Option<f64>,
+    /// Dollars saved per day with pricing: tokens_saved / 10⁶ × price_per_mtok × requests_per_day.
+    pub cost_saved_per_day: Option<f64>,
     /// Verdicts production weights reverse.
     pub flips: Vec<Flip>,
     /// Composed cuts that interact.
@@ -99,6 +102,7 @@ pub fn run(
     stress: Option<&StressOutput>,
     reweight: Option<&ReweightOutput>,
     interactions: &InteractionsOutput,
+    pricing: Option<Pricing>,
 ) -> Decision {
     let thr = sweep.threshold_drop;
     let z = dist::z_two_sided(sweep.confidence_level);
@@ -226,11 +230,15 @@ pub fn run(
                 .map(|(s, n)| format!("{s} ({n} cases lost)")),
         })
         .collect();
+    let cost_saved_per_day = tokens_saved
+        .zip(pricing)
+        .map(|(t, p)| t / 1e6 * p.price_per_mtok * p.requests_per_day);
     Decision {
         cut,
         keep,
         inconclusive,
         tokens_saved,
+        cost_saved_per_day,
         flips,
         interactions,
     }

@@ -183,6 +183,13 @@ pub(super) struct CurveArgs {
     /// Experiment folder.
     #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
+    #[command(flatten)]
+    pricing: PricingArgs,
+}
+
+/// Prices for the cost figures (`curve`, and the decision in `report`).
+#[derive(Debug, Args)]
+pub(super) struct PricingArgs {
     /// Dollars per million input tokens.
     #[arg(long, requires = "requests_per_day")]
     price_per_mtok: Option<f64>,
@@ -191,29 +198,33 @@ pub(super) struct CurveArgs {
     requests_per_day: Option<f64>,
 }
 
+impl PricingArgs {
+    /// The pricing, when both flags are given.
+    ///
+    /// # Errors
+    /// A negative or non-finite price or request count.
+    pub(super) fn pricing(&self) -> Result<Option<analysis::curve::Pricing>> {
+        match (self.price_per_mtok, self.requests_per_day) {
+            (Some(p), Some(r)) if p >= 0.0 && r >= 0.0 && p.is_finite() && r.is_finite() => {
+                Ok(Some(analysis::curve::Pricing {
+                    price_per_mtok: p,
+                    requests_per_day: r,
+                }))
+            }
+            (Some(_), Some(_)) => Err(Error::Usage(
+                "--price-per-mtok and --requests-per-day must be finite and not negative".into(),
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// Runs `ablate curve`.
 pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
     let json = g.json;
-    let CurveArgs {
-        dir,
-        price_per_mtok,
-        requests_per_day,
-    } = args;
+    let CurveArgs { dir, pricing } = args;
+    let pricing = pricing.pricing()?;
     let exp = load(&dir, g)?;
-    let pricing = match (price_per_mtok, requests_per_day) {
-        (Some(p), Some(r)) if p >= 0.0 && r >= 0.0 && p.is_finite() && r.is_finite() => {
-            Some(analysis::curve::Pricing {
-                price_per_mtok: p,
-                requests_per_day: r,
-            })
-        }
-        (Some(_), Some(_)) => {
-            return Err(Error::Usage(
-                "--price-per-mtok and --requests-per-day must be finite and not negative".into(),
-            ));
-        }
-        _ => None,
-    };
     let r = analysis::curve::run(
         &exp,
         &analysis::curve::CurveOptions {

@@ -36,6 +36,8 @@ pub(super) struct ReportArgs {
     /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    pricing: super::experiment::PricingArgs,
     /// Open the page in the default browser when the report is written (when there is a
     /// display; otherwise say where it is).
     #[arg(long)]
@@ -71,7 +73,13 @@ fn open_in_browser(page: &std::path::Path) -> std::result::Result<(), String> {
 /// Runs `ablate report`.
 pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     let json = g.json;
-    let ReportArgs { dir, out, open } = args;
+    let ReportArgs {
+        dir,
+        out,
+        pricing,
+        open,
+    } = args;
+    let pricing = pricing.pricing()?;
     let exp = load(&dir, g)?;
     let out = match out {
         Some(out) => out,
@@ -85,7 +93,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     ablate::io::output::check_folder_target(&out)?;
     let cfg = config(g);
     let bar = cfg.progress_bar(24, "analysing");
-    let analyses = analysis::all::run(&exp, &cfg, |name| {
+    let analyses = analysis::all::run(&exp, &cfg, pricing, |name| {
         if let Some(b) = &bar {
             b.set_message(name.to_string());
             b.inc(1);

@@ -28,8 +28,11 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
             .bold(names(&d.cut))
             .text(match d.tokens_saved {
                 Some(t) => format!(
-                    " — {} tokens per request together ({}).\n",
+                    " — {} tokens per request together{} ({}).\n",
                     thousands(t),
+                    d.cost_saved_per_day
+                        .map(|c| format!(", ${} a day", thousands(c)))
+                        .unwrap_or_default(),
                     d.cut[0].reason
                 ),
                 None => format!(" ({}).\n", d.cut[0].reason),

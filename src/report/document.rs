@@ -131,6 +131,40 @@ fn headline(a: &Analyses) -> Prose {
                     .unwrap_or_default()
             ));
     }
+    // The live checks, after the offline evidence.
+    if let Some(sh) = &a.shadow {
+        let flagged: Vec<&str> = sh
+            .by_stratum
+            .iter()
+            .filter(|s| s.flagged)
+            .map(|s| s.stratum.as_str())
+            .collect();
+        p = p.text(format!(
+            "\nLive shadow traffic: {} requests; the candidate changed {} of answers against a replay noise floor of {}, excess {} ({} CI [{}, {}]){}.\n",
+            report::text::thousands(sh.requests as f64),
+            report::text::percent(Some(sh.changed_rate), 2),
+            report::text::percent(sh.noise_rate, 2),
+            report::text::percent(sh.excess_rate, 2),
+            report::text::percent_level(sh.confidence_level),
+            report::text::percent(sh.ci_low, 2),
+            report::text::percent(sh.ci_high, 2),
+            if flagged.is_empty() {
+                String::new()
+            } else {
+                format!("; changed beyond noise in {}", flagged.join("; "))
+            }
+        ));
+    }
+    if let Some(cx) = &a.context {
+        p = p.text(format!(
+            "Context in production: {} calls, p95 {} tokens against a hard limit of {}; {} over it, {} over the soft limit.\n",
+            report::text::thousands(cx.calls as f64),
+            report::text::thousands(cx.size.p95),
+            report::text::thousands(cx.hard_limit),
+            report::text::percent(Some(cx.overflow_rate), 2),
+            report::text::percent(Some(cx.soft_crossing_rate), 2)
+        ));
+    }
     for skipped in &a.skipped {
         p = p.text(format!("\nNot analysed: {skipped}\n"));
     }
