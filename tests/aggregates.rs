@@ -71,6 +71,11 @@ fn printed_query(verb: &str) -> String {
     printed(&[verb, "--dialect", "polars"])
 }
 
+/// `ablate sql ARGS DEMO`, which must fail: its message.
+fn sql_fails(args: &[&str]) -> String {
+    fails(ablate().arg("sql").args(args).arg(demo()))
+}
+
 fn printed(args: &[&str]) -> String {
     let out = ablate().arg("sql").args(args).arg(demo()).output().unwrap();
     assert!(
@@ -157,6 +162,8 @@ fn aggregates_are_checked() {
             .arg(demo()),
     );
     assert!(err.contains("no reduction"), "{err}");
+    let err = sql_fails(&["shadow", "--dialect", "duckdb", "--without", "tokens"]);
+    assert!(err.contains("score, tokens_in"), "{err}");
     // Matrix aggregates are not shadow aggregates.
     let err = fails(
         ablate()
@@ -394,17 +401,6 @@ fn clustered_shadow_queries_use_each_engine_hash() {
         );
         assert!(q.contains("replicate_d"), "{dialect}");
     }
-    let err = fails(
-        ablate()
-            .args([
-                "sql",
-                "shadow",
-                "--dialect",
-                "polars",
-                "--cluster-by",
-                "slice",
-            ])
-            .arg(demo()),
-    );
+    let err = sql_fails(&["shadow", "--dialect", "polars", "--cluster-by", "slice"]);
     assert!(err.contains("no hash function"), "{err}");
 }

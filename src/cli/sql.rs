@@ -148,10 +148,30 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
                 .is_none_or(|cols| cols.iter().any(|x| x == c))
     };
     let limits = args.limits.policy()?;
-    if args.cluster_by.is_some() && !(2..=100_000).contains(&args.replicates) {
+    if args.cluster_by.is_some() && !(20..=100_000).contains(&args.replicates) {
         return Err(Error::Usage(format!(
-            "--replicates {}: give between 2 and 100000 (200 is plenty for a standard error)",
+            "--replicates {}: give between 20 and 100000 (200 is plenty for a standard error)",
             args.replicates
+        )));
+    }
+    let optional: &[&str] = match args.verb.as_str() {
+        "shadow" => &["score", "tokens_in"],
+        "context" => &["step", "model_limit", "expected_output"],
+        _ => &[],
+    };
+    if let Some(w) = args
+        .without
+        .iter()
+        .find(|w| !optional.contains(&w.as_str()))
+    {
+        return Err(Error::Usage(format!(
+            "--without {w}: the {} query's optional columns are {}",
+            args.verb,
+            if optional.is_empty() {
+                "none (use --no-tokens for results without tokens_in)".to_string()
+            } else {
+                optional.join(", ")
+            }
         )));
     }
     sql::query(

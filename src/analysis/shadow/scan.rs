@@ -145,10 +145,11 @@ pub(super) fn sums(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowSum
         } else {
             lf.clone()
         };
-        let one = partition_sums(part, by, cluster, opts.replicates, has)
+        let one = partition_sums(part.clone(), by, cluster, opts.replicates, has)
             .map_err(|e| table::polars_unreadable(&path, e))?;
         if one.duplicates > 0 {
-            return Err(duplicate_error(&lf, &path)?);
+            // Looked up in this partition only: the whole log may not fit.
+            return Err(duplicate_error(&part, &path)?);
         }
         total.merge(one.sums);
         logs::release_freed_memory();
