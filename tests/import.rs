@@ -65,6 +65,19 @@ fn drop_of(dir: &Path, arm_name: &str) -> f64 {
         .unwrap()
 }
 
+/// `ablate check` accepts the imported folder.
+fn passes_check(out: &std::path::Path) {
+    assert!(
+        ablate()
+            .arg("check")
+            .arg(out)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+}
+
 #[test]
 fn inspect_zstd_and_deflate_logs_round_trip_through_sweep() {
     let e = expected();
@@ -231,15 +244,7 @@ fn the_threshold_placeholder_is_refused_until_it_is_agreed() {
             .join("\n"),
     )
     .unwrap();
-    assert!(
-        ablate()
-            .arg("check")
-            .arg(&out)
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    passes_check(&out);
 }
 
 #[test]
@@ -346,15 +351,7 @@ fn lm_eval_runs_are_repeats_and_filters_are_chosen() {
         (4.0 / 6.0 + 5.0 / 6.0) / 2.0 - (2.0 / 6.0 + 3.0 / 6.0) / 2.0,
     );
     assert_eq!(s["harness"], "lm-eval");
-    assert!(
-        ablate()
-            .arg("check")
-            .arg(&out)
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    passes_check(&out);
 }
 
 #[test]
