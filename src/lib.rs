@@ -22,6 +22,7 @@
 
 pub mod analysis;
 pub mod error;
+pub mod export;
 pub mod import;
 pub mod io;
 pub mod report;

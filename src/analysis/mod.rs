@@ -17,6 +17,7 @@ pub mod plan;
 pub mod record;
 pub mod reweight;
 pub mod selector;
+pub mod sequential;
 pub mod shadow;
 pub mod shapley;
 pub mod stress;

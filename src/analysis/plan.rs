@@ -178,6 +178,9 @@ pub struct PlanOutput {
     pub fraction: Option<FractionInfo>,
     /// The arms.
     pub arms: Vec<PlanArm>,
+    /// With `--sequential`: the calls a sequential run (`ablate watch`/`next`) is projected to
+    /// make, next to the fixed design's.
+    pub sequential: Option<crate::analysis::sequential::SequentialPlan>,
 }
 
 fn label(removed: &[String]) -> String {
@@ -464,6 +467,7 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             .map(|sd| ((multiplier * sd / threshold).powi(2)).ceil() as u64),
         fraction: fraction_info,
         arms,
+        sequential: None,
     })
 }
 

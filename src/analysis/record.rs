@@ -89,6 +89,13 @@ pub struct DecisionRecord {
     pub bootstrap: usize,
 }
 
+/// [`set_hash`] of an experiment's main-set cases that have baseline results (the cases the
+/// decision record counts).
+pub fn experiment_set_hash(exp: &Experiment) -> String {
+    let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
+    set_hash(paired.cases.iter().map(|&c| exp.cases.ids[c].as_str()))
+}
+
 /// First 16 hex digits of SHA-256 over the sorted ids, each followed by a newline.
 pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
     let mut ids: Vec<&str> = ids.into_iter().collect();
@@ -151,16 +158,13 @@ pub fn run(exp: &Experiment, up: &Upstream<'_>, cfg: &Config) -> DecisionRecord 
             .map(|a| a.arm.clone())
             .collect(),
     });
-    // The same cases `cases` counts: the main set with baseline results.
-    let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
-    let main_ids = paired.cases.iter().map(|&c| exp.cases.ids[c].as_str());
     DecisionRecord {
         claim: "needed_context_fraction",
         value: need.value,
         needed_tokens_mean: need.needed_tokens_mean,
         total_tokens_mean: need.total_tokens_mean,
         set: exp.manifest.set.clone(),
-        set_sha256: set_hash(main_ids),
+        set_sha256: experiment_set_hash(exp),
         cases: sweep.cases,
         threshold_drop: exp.manifest.threshold_drop,
         baseline: sweep.baseline.score,

@@ -30,11 +30,10 @@ pub(super) struct CheckArgs {
 
 /// Runs `ablate check`.
 pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let CheckArgs { dir } = args;
     let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
     let r = analysis::check::run(&exp);
-    emit(json, &r, report::check::human)
+    emit(g, "check", &r, Some(&exp), report::check::human)
 }
 
 /// Every arm against the baseline: drops with confidence intervals, verdicts, churn, lost cases.
@@ -59,11 +58,10 @@ pub(super) struct SweepArgs {
 
 /// Runs `ablate sweep`.
 pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let SweepArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::sweep::run(&exp, &config(g));
-    emit_warned(json, &r, &exp, report::sweep::human)
+    emit_warned(g, "sweep", &r, &exp, report::sweep::human)
 }
 
 /// Repeat variance, churn, the minimum detectable drop and the cases needed.
@@ -83,11 +81,10 @@ pub(super) struct VarianceArgs {
 
 /// Runs `ablate variance`.
 pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let VarianceArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::variance::run(&exp, &config(g));
-    emit_warned(json, &r, &exp, report::variance::human)
+    emit_warned(g, "variance", &r, &exp, report::variance::human)
 }
 
 /// The main set next to the stress slice: a cut must clear both thresholds.
@@ -104,11 +101,10 @@ pub(super) struct StressArgs {
 
 /// Runs `ablate stress`.
 pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let StressArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::stress::run(&exp, &config(g));
-    emit_warned(json, &r, &exp, report::stress::human)
+    emit_warned(g, "stress", &r, &exp, report::stress::human)
 }
 
 /// Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
@@ -132,11 +128,10 @@ pub(super) struct InteractionsArgs {
 
 /// Runs `ablate interactions`.
 pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let InteractionsArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::interactions::run(&exp, &config(g))?;
-    emit_warned(json, &r, &exp, report::interactions::human)
+    emit_warned(g, "interactions", &r, &exp, report::interactions::human)
 }
 
 /// Per-case needed tokens (oracle) and the needed context fraction.
@@ -160,14 +155,13 @@ pub(super) struct NeedArgs {
 
 /// Runs `ablate need`.
 pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let NeedArgs {
         dir,
         allow_unmeasured,
     } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::need_only(&exp, allow_unmeasured)?;
-    emit_warned(json, &r, &exp, report::need::human)
+    emit_warned(g, "need", &r, &exp, report::need::human)
 }
 
 /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
@@ -221,7 +215,6 @@ impl PricingArgs {
 
 /// Runs `ablate curve`.
 pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let CurveArgs { dir, pricing } = args;
     let pricing = pricing.pricing()?;
     let exp = load(&dir, g)?;
@@ -232,7 +225,7 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
             pricing,
         },
     );
-    emit_warned(json, &r, &exp, report::curve::human)
+    emit_warned(g, "curve", &r, &exp, report::curve::human)
 }
 
 /// Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
@@ -251,11 +244,10 @@ pub(super) struct SelectorArgs {
 
 /// Runs `ablate selector`.
 pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let SelectorArgs { dir } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::selector_only(&exp)?;
-    emit_warned(json, &r, &exp, report::selector::human)
+    emit_warned(g, "selector", &r, &exp, report::selector::human)
 }
 
 /// The decision record (JSON): the needed context fraction with what produced it.
@@ -282,9 +274,9 @@ pub(super) fn record(args: RecordArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
     } = args;
     let exp = load(&dir, g)?;
-    report::json(&analysis::all::record_only(
-        &exp,
-        &config(g),
-        allow_unmeasured,
-    )?)
+    let r = analysis::all::record_only(&exp, &config(g), allow_unmeasured)?;
+    if g.export.is_some() {
+        super::export(g, "record", &super::to_value(&r)?, Some(&exp))?;
+    }
+    report::json(&r)
 }

@@ -48,7 +48,6 @@ pub(super) struct ShadowArgs {
 
 /// Runs `ablate shadow`.
 pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let ShadowArgs {
         file,
         by,
@@ -76,7 +75,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
             analysis::shadow::run(&log, &opts)?
         }
     };
-    emit(json, &r, report::shadow::human)
+    emit(g, "shadow", &r, None, report::shadow::human)
 }
 
 /// Context sizes: percentiles, composition by source, budget use, overflow; policy replay.
@@ -159,7 +158,6 @@ impl LimitArgs {
 
 /// Runs `ablate context`.
 pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let ContextArgs {
         file,
         policy,
@@ -198,5 +196,5 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
             analysis::context::run(&log, &opts)?
         }
     };
-    emit(json, &r, report::context::human)
+    emit(g, "context", &r, None, report::context::human)
 }

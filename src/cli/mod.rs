@@ -8,6 +8,7 @@ mod live;
 mod plan;
 mod report_cmd;
 mod reweight;
+mod sequential;
 mod simulate;
 mod sql;
 
@@ -71,6 +72,13 @@ struct Global {
     /// ids. E.g. 4GiB, 512MiB, 8GB.
     #[arg(long, global = true, value_name = "SIZE", default_value = "4GiB", value_parser = parse_memory)]
     memory: u64,
+    /// Also write the verb's tables as Parquet files into this folder (one per table, named as
+    /// in its JSON: arms.parquet, …), with the set, its hash, the model, seed, bootstrap,
+    /// confidence, version and command line in each file's metadata. Columns and types are
+    /// fixed per verb (README, "Tables for notebooks"). The folder is replaced only when ablate
+    /// wrote it.
+    #[arg(long, global = true, value_name = "DIR")]
+    export: Option<std::path::PathBuf>,
 }
 
 fn parse_memory(s: &str) -> std::result::Result<u64, String> {
@@ -93,6 +101,8 @@ enum Command {
     Record(experiment::RecordArgs),
     Shadow(live::ShadowArgs),
     Context(live::ContextArgs),
+    Watch(sequential::WatchArgs),
+    Next(sequential::NextArgs),
     Report(report_cmd::ReportArgs),
     Simulate(simulate::SimulateArgs),
     Import(import::ImportArgs),
@@ -166,21 +176,72 @@ fn config(g: &Global) -> analysis::Config {
     }
 }
 
-/// JSON when asked for, else the human rendering.
-fn emit<T: serde::Serialize>(json: bool, r: &T, human: fn(&T) -> String) -> Result<String> {
-    if json { report::json(r) } else { Ok(human(r)) }
+/// With `--export DIR`: writes the tables of `verb` (filled from its JSON, `value`) into DIR,
+/// with the run's provenance, and says so on stderr.
+fn export(
+    g: &Global,
+    verb: &str,
+    value: &serde_json::Value,
+    exp: Option<&Experiment>,
+) -> Result<()> {
+    let Some(dir) = &g.export else {
+        return Ok(());
+    };
+    let tables = ablate::export::frames(ablate::export::spec::tables(verb), value)?;
+    write_export(g, dir, verb, tables, exp)
+}
+
+fn write_export(
+    g: &Global,
+    dir: &std::path::Path,
+    verb: &str,
+    tables: Vec<(String, polars::prelude::DataFrame)>,
+    exp: Option<&Experiment>,
+) -> Result<()> {
+    let n = tables.len();
+    let provenance = ablate::export::Provenance::new(verb, &config(g), exp);
+    let written = ablate::export::write(dir, tables, &provenance)?;
+    if !g.quiet {
+        eprintln!("ablate: wrote {n} tables to {}", written.display());
+    }
+    Ok(())
+}
+
+fn to_value<T: serde::Serialize>(r: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(r).map_err(|e| Error::Invariant(format!("cannot serialise output: {e}")))
+}
+
+/// JSON when asked for, else the human rendering; with `--export`, the tables too.
+fn emit<T: serde::Serialize>(
+    g: &Global,
+    verb: &str,
+    r: &T,
+    exp: Option<&Experiment>,
+    human: fn(&T) -> String,
+) -> Result<String> {
+    if g.export.is_some() {
+        export(g, verb, &to_value(r)?, exp)?;
+    }
+    if g.json {
+        report::json(r)
+    } else {
+        Ok(human(r))
+    }
 }
 
 /// As [`emit`] for a verb run on an experiment: the JSON's `warnings` also carries the loader's
 /// warnings (printed on stderr for people), so a script sees every warning a person does.
 fn emit_warned<T: serde::Serialize>(
-    json: bool,
+    g: &Global,
+    verb: &str,
     r: &T,
     exp: &Experiment,
     human: fn(&T) -> String,
 ) -> Result<String> {
-    if json {
-        report::json(&report::with_warnings(r, &exp.warnings)?)
+    let value = report::with_warnings(r, &exp.warnings)?;
+    export(g, verb, &value, Some(exp))?;
+    if g.json {
+        report::json(&value)
     } else {
         Ok(human(r))
     }
@@ -200,6 +261,16 @@ pub fn run(cli: Cli) -> Result<String> {
             "--from-aggregates replaces a raw table by the engine's reduction of it: it applies to check, sweep, variance, reweight, stress, interactions, need, curve, selector, record, report, shadow and context".into(),
         ));
     }
+    if g.export.is_some()
+        && matches!(
+            cli.command,
+            Command::Simulate(_) | Command::Import(_) | Command::Sql(_)
+        )
+    {
+        return Err(Error::Usage(
+            "--export writes a verb's result tables: simulate and import already write tables (--out), and sql prints a query. It applies to check, sweep, variance, reweight, stress, interactions, plan, need, curve, selector, record, shadow, context, watch, next and report".into(),
+        ));
+    }
     match cli.command {
         Command::Check(args) => experiment::check(args, g),
         Command::Sweep(args) => experiment::sweep(args, g),
@@ -214,6 +285,8 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Record(args) => experiment::record(args, g),
         Command::Shadow(args) => live::shadow(args, g),
         Command::Context(args) => live::context(args, g),
+        Command::Watch(args) => sequential::watch(args, g),
+        Command::Next(args) => sequential::next(args, g),
         Command::Report(args) => report_cmd::report(args, g),
         Command::Simulate(args) => simulate::simulate(args, g),
         Command::Import(args) => import::import(args, g),

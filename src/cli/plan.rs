@@ -60,6 +60,12 @@ pub(super) struct PlanArgs {
     /// ablate wrote it (a Parquet file with ablate's metadata), or with --force.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Also project the calls of a sequential run (ablate watch / next: each arm stops once its
+    /// anytime-valid confidence sequence clears the threshold) next to the fixed design's, from
+    /// the --pilot's drops: an arm the pilot measured takes its drop and sd, the others the
+    /// pilot's median distance from the threshold.
+    #[arg(long, requires = "pilot")]
+    sequential: bool,
     /// Replace an existing --out file that ablate cannot tell it wrote (any CSV, or a Parquet
     /// file from another tool).
     #[arg(long, requires = "out")]
@@ -81,13 +87,15 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         pilot,
         threshold_drop,
         out,
+        sequential,
         force,
     } = args;
     let units = Units::load(&TableFile::at(&units))?;
+    let mut pilot_exp = None;
     let sd = match pilot {
         Some(dir) => {
-            let exp = load(&dir, g)?;
-            let pilot = analysis::plan::pilot(&exp).ok_or_else(|| {
+            let exp = pilot_exp.insert(load(&dir, g)?);
+            let pilot = analysis::plan::pilot(exp).ok_or_else(|| {
                 Error::Usage(format!(
                     "the pilot {} has no arm besides the baseline to estimate the sd from",
                     dir.display()
@@ -108,7 +116,14 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         threshold_drop,
         confidence: g.confidence,
     };
-    let r = analysis::plan::run(&units, &opts)?;
+    let mut r = analysis::plan::run(&units, &opts)?;
+    if sequential && let Some(exp) = &pilot_exp {
+        r.sequential = Some(analysis::sequential::plan_sequential(
+            &r,
+            exp,
+            1.0 - g.confidence,
+        ));
+    }
     if let Some(path) = &out {
         let arms: Vec<(String, Vec<String>)> = r
             .arms
@@ -116,6 +131,9 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
             .map(|a| (a.arm.clone(), a.removed.clone()))
             .collect();
         ablate::io::write::arms_table(path, &arms, &r.design_label, force)?;
+    }
+    if g.export.is_some() {
+        super::export(g, "plan", &super::to_value(&r)?, None)?;
     }
     if json {
         report::json(&r)

@@ -99,6 +99,10 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
             b.inc(1);
         }
     })?;
+    if let Some(dir) = &g.export {
+        let tables = ablate::export::report_frames(&super::to_value(&analyses)?)?;
+        super::write_export(g, dir, "report", tables, Some(&exp))?;
+    }
     let written = report::document::write(&analyses, &out, bar.as_ref())?;
     if let Some(b) = bar {
         b.finish_and_clear();

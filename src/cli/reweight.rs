@@ -46,7 +46,6 @@ pub(super) struct ReweightArgs {
 
 /// Runs `ablate reweight`.
 pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
-    let json = g.json;
     let ReweightArgs {
         dir,
         mixes,
@@ -69,5 +68,5 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         confidence: g.confidence,
     };
     let r = analysis::reweight::run(&exp, &opts)?;
-    emit_warned(json, &r, &exp, report::reweight::human)
+    emit_warned(g, "reweight", &r, &exp, report::reweight::human)
 }

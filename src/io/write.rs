@@ -16,19 +16,49 @@ use crate::io::output;
 /// # Errors
 /// The file cannot be created or written.
 pub fn parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
+    parquet_with(
+        df,
+        path,
+        vec![(
+            output::PARQUET_KEY.to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        )],
+    )
+}
+
+/// As [`parquet`], with the given key-value metadata (which should include
+/// [`output::PARQUET_KEY`], so that ablate may later replace the file).
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn parquet_with(
+    df: &mut DataFrame,
+    path: &Path,
+    mut metadata: Vec<(String, String)>,
+) -> Result<()> {
+    metadata.insert(0, arrow_schema_hint(df.schema()));
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     ParquetWriter::new(file)
         .with_compression(ParquetCompression::Zstd(None))
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
-            output::PARQUET_KEY.to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        )])))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata)))
         .finish(df)
         .map_err(|e| Error::Polars {
             context: format!("writing {}", path.display()),
             source: e,
         })?;
     Ok(())
+}
+
+/// The `ARROW:schema` entry readers take their Arrow types from, at Arrow's oldest compatibility
+/// level: `large_string` and `large_list` rather than the view types Polars writes by default.
+/// The column data is the same; only the hint differs. pyarrow cannot give pandas a list of
+/// string views ("Not implemented type for Arrow list to pandas: string_view"), so without this
+/// `pandas.read_parquet` failed on every table of ours with a list column (an arms table, an
+/// export).
+fn arrow_schema_hint(schema: &Schema) -> (String, String) {
+    let arrow = schema.to_arrow(CompatLevel::oldest());
+    let kv = polars_parquet::arrow::write::schema_to_metadata_key(&arrow);
+    (kv.key, kv.value.unwrap_or_default())
 }
 
 /// Writes frames one after another into one Parquet file (as [`parquet`]): for tables too large
@@ -50,10 +80,13 @@ pub fn parquet_chunks(
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut writer = ParquetWriter::new(file)
         .with_compression(ParquetCompression::Zstd(None))
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
-            output::PARQUET_KEY.to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        )])))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![
+            arrow_schema_hint(first.schema()),
+            (
+                output::PARQUET_KEY.to_string(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            ),
+        ])))
         .batched(first.schema())
         .map_err(polars_error)?;
     writer.write_batch(&first).map_err(polars_error)?;
@@ -165,7 +198,7 @@ pub fn arms_table(
             list_column("components", &vec![Vec::new(); arms.len()]),
         )
     };
-    let mut df = DataFrame::new_infer_height(vec![
+    let df = DataFrame::new_infer_height(vec![
         Column::new("arm".into(), labels),
         removed,
         components,
@@ -175,6 +208,12 @@ pub fn arms_table(
         context: "building the arms table".into(),
         source: e,
     })?;
+    table_file(path, df, csv, force)
+}
+
+/// Writes a small output table to one file, Parquet or (with `csv`) CSV, through
+/// [`output::write_file`].
+fn table_file(path: &Path, mut df: DataFrame, csv: bool, force: bool) -> Result<()> {
     output::write_file(path, force, |tmp| {
         if csv {
             self::csv(&df, tmp)
@@ -182,6 +221,44 @@ pub fn arms_table(
             parquet(&mut df, tmp)
         }
     })
+}
+
+/// Writes a batch of calls (case_id, arm, repeat) for an eval harness: Parquet, or CSV for a
+/// `.csv` path; atomically, and replacing an existing file only as [`arms_table`] does.
+///
+/// # Errors
+/// The file may not be replaced, or cannot be written.
+pub fn calls_table(
+    path: &Path,
+    calls: &[crate::analysis::sequential::Call],
+    force: bool,
+) -> Result<()> {
+    let csv = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let df = DataFrame::new_infer_height(vec![
+        Column::new(
+            "case_id".into(),
+            calls.iter().map(|c| c.case_id.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "arm".into(),
+            calls.iter().map(|c| c.arm.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "repeat".into(),
+            calls
+                .iter()
+                .map(|c| i64::from(c.repeat))
+                .collect::<Vec<_>>(),
+        ),
+    ])
+    .map_err(|e| Error::Polars {
+        context: "building the batch of calls".into(),
+        source: e,
+    })?;
+    table_file(path, df, csv, force)
 }
 
 #[cfg(test)]

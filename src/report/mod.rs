@@ -15,6 +15,7 @@ pub mod plan;
 pub mod reweight;
 pub mod section;
 pub mod selector;
+pub mod sequential;
 pub mod shadow;
 pub mod stress;
 pub mod sweep;

@@ -73,6 +73,21 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
             );
         }
     }
+    if let Some(q) = &r.sequential {
+        let _ = writeln!(
+            s,
+            "\nsequential (ablate watch / next): about {} calls instead of {} ({} saved); {} of {} arms projected to stop before {} cases ({} arms' drops from the pilot, the others {:.4} from the threshold).",
+            thousands(q.calls_expected as f64),
+            thousands(q.calls_fixed as f64),
+            crate::report::text::percent(Some(q.saving), 0),
+            q.arms_stopping_early,
+            q.arms.len(),
+            r.cases,
+            q.arms_from_pilot,
+            q.typical_gap
+        );
+        let _ = writeln!(s, "{}.", q.note);
+    }
     match written {
         Some(path) => {
             let _ = writeln!(s, "\nwrote the arms table to {path}");

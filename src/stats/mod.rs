@@ -9,4 +9,5 @@ pub mod histogram;
 pub mod linalg;
 pub mod moments;
 pub mod percentile;
+pub mod sequence;
 pub mod survey;

@@ -1,0 +1,293 @@
+"""Runs the ablate binary and returns its tables.
+
+Each verb function builds the command line `ablate --json --quiet --export TMP VERB ...`, runs
+the binary installed with this package, parses the JSON and reads every exported Parquet file
+with arro3. Tables come back as `arro3.core.Table`, which Polars, pandas and pyarrow accept
+through the Arrow PyCapsule interface without a copy. Nothing is computed in Python: the numbers
+are the command line's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+# Tables an experiment folder may hold; each verb function takes any of them as a path or a
+# DataFrame-like object (anything with __arrow_c_stream__: Polars, pandas >= 2.2, pyarrow).
+TABLES = (
+    "results",
+    "cases",
+    "arms",
+    "units",
+    "case_units",
+    "mix",
+    "passages",
+    "shadow",
+    "context_log",
+)
+
+# experiment.toml keys a verb function accepts when the experiment is built from tables.
+MANIFEST_KEYS = (
+    "set",
+    "model",
+    "measured_at",
+    "baseline_arm",
+    "threshold_drop",
+    "stress_threshold_drop",
+    "pass_mark",
+    "strata",
+    "quality_threshold",
+    "description",
+)
+
+# Options every verb takes, passed before the verb.
+GLOBAL_OPTIONS = ("seed", "bootstrap", "confidence", "memory", "from_aggregates")
+
+
+class AblateError(Exception):
+    """The command failed. The message is the command line's own (file, column, row and fix).
+
+    Attributes:
+        message: the error text ablate printed.
+        exit_code: 2 for bad input or usage, 1 for any other failure.
+        command: the command that was run.
+    """
+
+    def __init__(self, message: str, exit_code: int, command: List[str]):
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.command = command
+
+
+class Result:
+    """What a verb returned: its tables as attributes, and its JSON.
+
+    `out.arms`, `out.summary`, ... are `arro3.core.Table` objects (the table names are those of
+    `--export`, listed in the README); any other attribute is looked up in the verb's JSON
+    (`out.threshold_drop`). `out.json` is the whole JSON, `out.tables` the tables by name, and
+    `out.provenance` the metadata every exported file carries (set hash, model, seed, bootstrap,
+    confidence, tool version, command line).
+    """
+
+    def __init__(self, verb: str, json_value: Any, tables: Dict[str, Any], provenance: Dict[str, str]):
+        self.verb = verb
+        self.json = json_value
+        self.tables = tables
+        self.provenance = provenance
+
+    def __getattr__(self, name: str) -> Any:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        value = self.__dict__.get("json")
+        if isinstance(value, dict) and name in value:
+            return value[name]
+        raise AttributeError(
+            f"ablate {self.__dict__.get('verb')} has no table or field {name!r}; "
+            f"tables: {', '.join(sorted(tables))}"
+        )
+
+    def __dir__(self) -> List[str]:
+        keys = list(self.tables)
+        if isinstance(self.json, dict):
+            keys += list(self.json)
+        return sorted(set(keys) | set(super().__dir__()))
+
+    def __repr__(self) -> str:
+        parts = [f"{name}: {t.num_rows} rows" for name, t in self.tables.items()]
+        return f"<ablate {self.verb}: " + "; ".join(parts) + ">"
+
+
+def binary() -> str:
+    """The ablate executable: $ABLATE_BIN, else the one installed beside this interpreter, else PATH."""
+    env = os.environ.get("ABLATE_BIN")
+    if env:
+        return env
+    exe = "ablate.exe" if os.name == "nt" else "ablate"
+    for scheme_dir in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        candidate = Path(scheme_dir) / exe
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("ablate")
+    if found:
+        return found
+    raise AblateError(
+        "the ablate command is not installed: pip install the ablate wheel, or set ABLATE_BIN to the binary",
+        1,
+        [],
+    )
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _options(options: Mapping[str, Any]) -> List[str]:
+    """Keyword arguments as command-line options: True is a bare flag, a list repeats it."""
+    args: List[str] = []
+    for name, value in options.items():
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(_flag(name))
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                args += [_flag(name), str(v)]
+        else:
+            args += [_flag(name), str(value)]
+    return args
+
+
+def _write_table(data: Any, path: Path) -> None:
+    """Writes a DataFrame-like object as Parquet through the Arrow PyCapsule interface."""
+    from arro3.io import write_parquet
+
+    if not hasattr(data, "__arrow_c_stream__"):
+        try:  # pandas before 2.2
+            import pyarrow as pa
+
+            data = pa.Table.from_pandas(data, preserve_index=False)
+        except Exception as e:  # noqa: BLE001
+            raise TypeError(
+                f"cannot read a {type(data).__name__} as a table: pass a path, or a Polars, pandas (>= 2.2) or pyarrow table"
+            ) from e
+    write_parquet(data, str(path))
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(str(v))  # a TOML basic string is a JSON string
+
+
+def _experiment(
+    work: Path, experiment: Optional[os.PathLike], tables: Mapping[str, Any], manifest: Mapping[str, Any]
+) -> Path:
+    """The experiment folder to run on: `experiment` itself, or a folder in `work` built from it
+    and the tables and experiment.toml keys given."""
+    given = {k: v for k, v in tables.items() if v is not None}
+    keys = {k: v for k, v in manifest.items() if v is not None}
+    if not given and not keys:
+        if experiment is None:
+            raise TypeError("give an experiment folder, or its tables (results=..., cases=..., ...)")
+        return Path(experiment)
+    folder = work / "experiment"
+    folder.mkdir()
+    if experiment is not None:
+        source = Path(experiment)
+        if keys:
+            raise TypeError(
+                f"{', '.join(keys)}: experiment.toml settings apply when the experiment is built from tables; "
+                f"edit {source / 'experiment.toml'} instead"
+            )
+        for item in source.iterdir():
+            stem = item.name.split(".")[0]
+            if stem not in given and item.is_file():
+                os.symlink(item.resolve(), folder / item.name)
+    else:
+        missing = [k for k in ("results", "cases") if k not in given]
+        if missing:
+            raise TypeError(f"an experiment needs {' and '.join(missing)} (a path or a DataFrame)")
+        if "threshold_drop" not in keys:
+            raise TypeError("threshold_drop is required: the drop agreed before the run (e.g. 0.005)")
+        keys.setdefault("set", "notebook")
+        lines = [f"{k} = {_toml_value(v)}" for k, v in keys.items()]
+        (folder / "experiment.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, data in given.items():
+        if isinstance(data, (str, os.PathLike)):
+            path = Path(data)
+            os.symlink(path.resolve(), folder / f"{name}{''.join(path.suffixes) or '.parquet'}")
+        else:
+            _write_table(data, folder / f"{name}.parquet")
+    return folder
+
+
+def _read_tables(folder: Path) -> "tuple[Dict[str, Any], Dict[str, str]]":
+    from arro3.io import read_parquet
+
+    tables: Dict[str, Any] = {}
+    provenance: Dict[str, str] = {}
+    if not folder.is_dir():
+        return tables, provenance
+    for path in sorted(folder.glob("*.parquet")):
+        table = read_parquet(str(path)).read_all()
+        tables[path.stem] = table
+        if not provenance:
+            meta = table.schema.metadata_str
+            provenance = {k[len("ablate.") :]: v for k, v in meta.items() if k.startswith("ablate.") and k != "ablate.table"}
+    return tables, provenance
+
+
+def run(verb: str, *positional: Any, **options: Any) -> Result:
+    """Runs `ablate VERB` and returns its tables and JSON.
+
+    Positional arguments follow the verb (an experiment folder, a log file). Keyword arguments:
+    the tables of an experiment (results, cases, arms, units, case_units, mix, passages, shadow,
+    context_log) as paths or DataFrames; experiment.toml settings (threshold_drop, baseline_arm,
+    set, ...) when the experiment is built from tables; seed, bootstrap, confidence, memory and
+    from_aggregates; and any option of the verb, spelt with underscores (`by=["tier"]`,
+    `allow_unmeasured=True`).
+
+    Raises:
+        AblateError: the command failed; the message is the command line's.
+    """
+    tables = {k: options.pop(k, None) for k in TABLES}
+    manifest = {k: options.pop(k, None) for k in MANIFEST_KEYS}
+    global_opts = {k: options.pop(k, None) for k in GLOBAL_OPTIONS}
+    experiment = options.pop("experiment", None)
+    if positional and experiment is None and verb not in ("plan",):
+        experiment, positional = positional[0], positional[1:]
+    with tempfile.TemporaryDirectory(prefix="ablate-") as tmp:
+        work = Path(tmp)
+        args: List[str] = [binary(), "--json", "--quiet"]
+        args += _options(global_opts)
+        export = work / "tables"
+        args += ["--export", str(export), verb]
+        if verb == "plan":
+            for key in ("units", "pilot"):
+                data = tables.get(key) if key == "units" else options.get(key)
+                if data is not None and not isinstance(data, (str, os.PathLike)):
+                    path = work / f"{key}.parquet"
+                    _write_table(data, path)
+                    options[key] = str(path)
+            if tables.get("units") is not None and "units" not in options:
+                options["units"] = tables["units"]
+            if experiment is not None:
+                options.setdefault("pilot", experiment)
+        elif verb in ("shadow", "context") and experiment is None:
+            # A log on its own: a path, or a DataFrame written to one.
+            stem = "shadow" if verb == "shadow" else "context_log"
+            data = tables.get(stem)
+            if data is None:
+                raise TypeError(f"give the {stem} log (a path or a DataFrame), or an experiment folder")
+            if not isinstance(data, (str, os.PathLike)):
+                path = work / f"{stem}.parquet"
+                _write_table(data, path)
+                data = path
+            args.append(str(data))
+        else:
+            folder = _experiment(work, experiment, tables, manifest)
+            args.append(str(folder))
+        args += [str(p) for p in positional]
+        args += _options(options)
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            message = proc.stderr.strip()
+            if message.startswith("ablate: error: "):
+                message = message[len("ablate: error: ") :]
+            raise AblateError(message, proc.returncode, args)
+        value = json.loads(proc.stdout) if proc.stdout.strip() else None
+        found, provenance = _read_tables(export)
+    return Result(verb, value, found, provenance)

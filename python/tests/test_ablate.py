@@ -1,0 +1,205 @@
+"""The Python module against the command line: same JSON, tables that Polars, pandas and pyarrow
+take as they are, DataFrames in, errors as exceptions with the CLI's message, and the notebook.
+
+Run by python/test.sh (CI: against the debug binary through ABLATE_BIN; `--wheel`: against the
+built wheel installed in a fresh virtual environment).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ablate
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "notebooks-data" / "support-eval-v3"
+B = "200"
+
+
+def cli_json(*args):
+    proc = subprocess.run(
+        [ablate.binary(), "--json", "--quiet", "--bootstrap", B, *map(str, args)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_installed_command_runs_check_on_the_demo():
+    exe = ablate.binary()
+    if os.environ.get("ABLATE_WHEEL"):
+        # From the wheel: the command sits beside this interpreter, and needs no ABLATE_BIN.
+        assert "ABLATE_BIN" not in os.environ
+        assert Path(exe).parent == Path(sys.executable).parent, exe
+    proc = subprocess.run([exe, "check", str(DEMO)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "support-eval-v3" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "verb",
+    ["check", "sweep", "variance", "reweight", "stress", "interactions", "need", "curve", "selector", "record", "shadow", "context"],
+)
+def test_every_verb_returns_the_cli_json(verb):
+    out = getattr(ablate, verb)(DEMO, bootstrap=int(B))
+    assert out.json == cli_json(verb, DEMO)
+    assert out.tables, verb
+    assert out.provenance["verb"] == verb
+    assert out.provenance["bootstrap"] == B
+
+
+def test_tables_are_attributes_named_as_in_the_json_and_equal_it():
+    out = ablate.sweep(DEMO, bootstrap=int(B))
+    arms = pl.DataFrame(out.arms)
+    want = out.json["arms"]
+    assert arms.height == len(want)
+    assert arms["arm"].to_list() == [a["arm"] for a in want]
+    assert arms["drop"].to_list() == [a["drop"] for a in want]
+    assert arms["ci_high"].to_list() == [a["ci_high"] for a in want]
+    # Lists stay lists.
+    assert arms.schema["removed"] == pl.List(pl.String)
+    assert arms["removed"].to_list() == [a["removed"] for a in want]
+    # Scalars of the JSON are attributes too.
+    assert out.threshold_drop == 0.005
+    with pytest.raises(AttributeError, match="tables: arms"):
+        out.no_such_table
+
+
+def test_polars_pandas_and_pyarrow_take_the_tables_through_the_capsule():
+    out = ablate.reweight(DEMO, bootstrap=int(B))
+    assert hasattr(out.arms, "__arrow_c_stream__")
+    as_arrow = pa.table(out.arms)
+    as_polars = pl.DataFrame(out.arms)
+    as_pandas = as_arrow.to_pandas()
+    assert as_arrow.num_rows == as_polars.height == len(as_pandas) == len(out.json["arms"])
+    assert as_polars["flipped"].dtype == pl.Boolean
+    assert list(as_pandas["arm"]) == as_polars["arm"].to_list()
+
+
+def test_pandas_takes_list_columns_too(tmp_path):
+    # Lists (the units an arm removes) reach pandas as Python lists, from the capsule and from
+    # the exported Parquet file alike.
+    out = ablate.sweep(DEMO, bootstrap=int(B))
+    arms = pa.table(out.arms).to_pandas()
+    assert list(arms["removed"].iloc[0]) == out.json["arms"][0]["removed"]
+    subprocess.run(
+        [ablate.binary(), "--quiet", "--bootstrap", B, "--export", str(tmp_path / "t"), "sweep", str(DEMO)],
+        check=True,
+        capture_output=True,
+    )
+    from_file = pd.read_parquet(tmp_path / "t" / "arms.parquet")
+    assert list(from_file["removed"].iloc[0]) == out.json["arms"][0]["removed"]
+
+
+def test_provenance_names_the_set_hash_model_and_settings():
+    out = ablate.sweep(DEMO, bootstrap=int(B), seed=3, confidence=0.9)
+    record = cli_json("record", DEMO)
+    p = out.provenance
+    assert p["set"] == "support-eval-v3"
+    assert p["set_sha256"] == record["set_sha256"]
+    assert p["model"] == record["model"]
+    assert (p["seed"], p["bootstrap"], p["confidence"]) == ("3", B, "0.9")
+    assert "sweep" in json.loads(p["command"])
+
+
+@pytest.mark.parametrize("kind", ["polars", "pandas", "pyarrow"])
+def test_dataframes_in_give_the_same_numbers_as_the_folder(kind):
+    read = {
+        "polars": pl.read_parquet,
+        "pandas": pd.read_parquet,
+        "pyarrow": pq.read_table,
+    }[kind]
+    frames = {t: read(DEMO / f"{t}.parquet") for t in ("results", "cases", "arms")}
+    out = ablate.sweep(**frames, threshold_drop=0.005, bootstrap=int(B))
+    folder = ablate.sweep(DEMO, bootstrap=int(B))
+    keep = ["arm", "drop", "se", "ci_low", "ci_high", "verdict", "confidence"]
+    assert pl.DataFrame(out.arms).select(keep).equals(pl.DataFrame(folder.arms).select(keep))
+
+
+def test_a_table_given_beside_a_folder_replaces_the_folders():
+    results = pl.read_parquet(DEMO / "results.parquet")
+    # Drop every arm but the baseline and one: the sweep then has one arm.
+    only = results.filter(pl.col("arm").is_in(["baseline", "without-system"]))
+    out = ablate.sweep(DEMO, results=only, bootstrap=int(B))
+    assert pl.DataFrame(out.arms)["arm"].to_list() == ["without-system"]
+
+
+def test_errors_raise_with_the_clis_message():
+    proc = subprocess.run(
+        [ablate.binary(), "sweep", str(DEMO / "nowhere")], capture_output=True, text=True
+    )
+    with pytest.raises(ablate.AblateError) as e:
+        ablate.sweep(DEMO / "nowhere")
+    assert e.value.exit_code == proc.returncode == 2
+    assert str(e.value) == proc.stderr.strip().removeprefix("ablate: error: ")
+    assert "nowhere" in str(e.value)
+
+
+def test_bad_dataframes_get_the_loaders_message():
+    cases = pl.read_parquet(DEMO / "cases.parquet")
+    results = pl.read_parquet(DEMO / "results.parquet").with_columns(
+        pl.when(pl.int_range(pl.len()) == 5).then(float("nan")).otherwise(pl.col("score")).alias("score")
+    )
+    with pytest.raises(ablate.AblateError, match="score") as e:
+        ablate.sweep(results=results, cases=cases, threshold_drop=0.005, bootstrap=int(B))
+    assert e.value.exit_code == 2
+
+
+def test_missing_settings_are_type_errors():
+    with pytest.raises(TypeError, match="threshold_drop"):
+        ablate.sweep(results=pl.DataFrame({"a": [1]}), cases=pl.DataFrame({"b": [1]}))
+    with pytest.raises(TypeError, match="results"):
+        ablate.sweep(cases=pl.DataFrame({"b": [1]}), threshold_drop=0.01)
+
+
+def test_plan_takes_a_units_frame():
+    units = pl.read_parquet(DEMO / "units.parquet")
+    out = ablate.plan(units=units, design="loo", pilot=DEMO)
+    assert out.json["n_arms"] == units.height + 1
+    assert pl.DataFrame(out.arms).height == units.height + 1
+
+
+def test_shadow_takes_a_log_frame():
+    log = pl.read_parquet(DEMO / "shadow.parquet")
+    out = ablate.shadow(shadow=log)
+    assert out.json == cli_json("shadow", DEMO / "shadow.parquet")
+
+
+def test_the_notebook_runs_top_to_bottom(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(ROOT / "notebooks-data" / "demo.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks-data")}}
+    ).execute()
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, errors
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images, "the forest plot was drawn"
+
+
+def test_watch_replay_and_next_from_python(tmp_path):
+    replay = ablate.watch(DEMO, replay=True, bootstrap=int(B))
+    assert replay.json == cli_json("watch", "--replay", DEMO)
+    summary = pl.DataFrame(replay.summary)
+    assert summary["calls_full"][0] == 63_000
+    assert summary["calls_sequential"][0] < 63_000
+    # next on a copy (watch records its decisions in the folder).
+    import shutil
+
+    copy = tmp_path / "exp"
+    shutil.copytree(DEMO, copy)
+    out = ablate.next(copy, calls=600, out=tmp_path / "batch.csv")
+    batch = pl.read_csv(tmp_path / "batch.csv")
+    assert batch.columns == ["case_id", "arm", "repeat"]
+    assert pl.DataFrame(out.calls).height == batch.height

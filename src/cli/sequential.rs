@@ -1,0 +1,145 @@
+//! `ablate watch` and `ablate next`: anytime-valid monitoring of a running ablation.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ablate::analysis::sequential::{self, SequentialOptions};
+use ablate::error::{Error, Result};
+use ablate::report;
+
+use super::{Global, config, emit, load};
+
+/// Follow every arm of a running ablation with an anytime-valid confidence sequence, and stop the
+/// ones already decided.
+///
+/// Reads a results table that is still growing (arms and cases partly run). For each arm, the
+/// paired drop (baseline − arm) per case, or per cluster when cases have a `cluster` column, in a
+/// fixed order drawn from --seed; a unit enters once it has all its repeats in the arm and the
+/// baseline. The bounds come from the predictable-plug-in empirical-Bernstein confidence sequence
+/// (Waudby-Smith & Ramdas, JRSS-B 2024), valid at every sample size at once: look after every
+/// batch, stop whenever. Scores must lie in [score_min, score_max] (experiment.toml; default 0
+/// and 1). States against threshold_drop: needed (lower bound ≥ threshold), removable (upper
+/// bound < threshold), continue, with the units used and a projection of the units still needed.
+/// The chance of any wrong decision across all arms is at most 1 − --confidence (Bonferroni: each
+/// arm at α/arms). A decided arm stops, and its decision is kept in DIR/.ablate-watch.json, so a
+/// later run never flips it; --reopen decides again from the table.
+///
+/// --replay runs a complete experiment as if it had been run sequentially: where each arm would
+/// have stopped, whether that agrees with the full run's verdict, and the calls saved.
+#[derive(Debug, Args)]
+pub(super) struct WatchArgs {
+    /// Experiment folder.
+    #[arg(default_value = "notebooks-data/support-eval-v3")]
+    dir: PathBuf,
+    /// Replay a complete experiment in the seeded order instead of watching a running one.
+    #[arg(long)]
+    replay: bool,
+    /// Decide again from the table, ignoring (and rewriting) the decisions in .ablate-watch.json.
+    #[arg(long)]
+    reopen: bool,
+    /// Repeats a (case, arm) cell needs to count as complete (default: the most any cell has).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: Option<u32>,
+}
+
+/// Runs `ablate watch`.
+pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
+    let WatchArgs {
+        dir,
+        replay,
+        reopen,
+        repeats,
+    } = args;
+    let exp = load(&dir, g)?;
+    let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
+    if replay {
+        let sweep = ablate::analysis::sweep::run(&exp, &config(g));
+        let r = sequential::replay(&exp, &sweep, &opts)?;
+        return emit(
+            g,
+            "replay",
+            &r,
+            Some(&exp),
+            report::sequential::replay_human,
+        );
+    }
+    let recorded = if reopen {
+        None
+    } else {
+        sequential::read_recorded(&dir)?
+    };
+    let w = sequential::watch(&exp, &opts, recorded.as_ref())?;
+    let state = sequential::to_recorded(&w);
+    if recorded.as_ref() != Some(&state) {
+        let path = dir.join(sequential::STATE_FILE);
+        let text = serde_json::to_string_pretty(&state)
+            .map_err(|e| Error::Invariant(format!("cannot serialise decisions: {e}")))?;
+        if let Err(e) = ablate::io::output::write_file(&path, true, |tmp| {
+            std::fs::write(tmp, text.as_bytes()).map_err(|e| Error::io(tmp, e))
+        }) && !g.quiet
+        {
+            eprintln!(
+                "ablate: warning: decisions not recorded ({e}); a later run may decide again"
+            );
+        }
+    }
+    emit(g, "watch", &w, Some(&exp), report::sequential::watch_human)
+}
+
+/// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval
+/// harness to run.
+///
+/// Follows every arm as `ablate watch` does (the same seeded unit order, the same decisions),
+/// then spends --calls on the arms still to continue, in turn: each gets its next unit in the
+/// order, with the repeats its cells lack in the arm and in the baseline (the baseline is run once
+/// per case, shared by the arms). Only whole units are scheduled, so a batch may use a little
+/// less than --calls. Repeat numbers continue from the repeats a cell already has, from 0. The
+/// batch is Parquet, or CSV for a .csv path; an existing file is replaced only if ablate wrote it
+/// (or with --force).
+#[derive(Debug, Args)]
+pub(super) struct NextArgs {
+    /// Experiment folder.
+    #[arg(default_value = "notebooks-data/support-eval-v3")]
+    dir: PathBuf,
+    /// Calls to spend.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    calls: u64,
+    /// Where to write the batch (.parquet or .csv).
+    #[arg(long)]
+    out: PathBuf,
+    /// Repeats per (case, arm) (default: the most any cell has).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: Option<u32>,
+    /// Replace an existing file ablate did not write.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `ablate next`.
+pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
+    let NextArgs {
+        dir,
+        calls,
+        out,
+        repeats,
+        force,
+    } = args;
+    let exp = load(&dir, g)?;
+    let opts = SequentialOptions::from_config(&config(g), repeats, false);
+    let recorded = sequential::read_recorded(&dir)?;
+    let w = sequential::watch(&exp, &opts, recorded.as_ref())?;
+    let n = sequential::next(&exp, &w, &opts, calls);
+    ablate::io::write::calls_table(&out, &n.calls, force)?;
+    if g.export.is_some() {
+        super::export(g, "next", &super::to_value(&n)?, Some(&exp))?;
+    }
+    if g.json {
+        report::json(&n)
+    } else {
+        Ok(report::sequential::next_human(
+            &n,
+            &out.display().to_string(),
+        ))
+    }
+}

@@ -1,0 +1,157 @@
+//! Human rendering of the sequential verbs: [`WatchOutput`], [`NextOutput`] and
+//! [`ReplayOutput`].
+
+use std::fmt::Write;
+
+use crate::analysis::sequential::{NextOutput, ReplayOutput, State, WatchOutput};
+use crate::report::section::Table;
+use crate::report::text::{num, thousands};
+
+fn state_counts<'a>(states: impl Iterator<Item = &'a State>) -> (usize, usize, usize) {
+    states.fold((0, 0, 0), |(n, r, c), s| match s {
+        State::Needed => (n + 1, r, c),
+        State::Removable => (n, r + 1, c),
+        State::Continue => (n, r, c + 1),
+    })
+}
+
+/// Renders `ablate watch` for a terminal.
+pub fn watch_human(w: &WatchOutput) -> String {
+    let mut s = String::new();
+    let mut t = Table::new(&[
+        "arm",
+        "state",
+        w.unit,
+        "drop",
+        "low",
+        "high",
+        "decided at",
+        "still needed",
+    ]);
+    for a in &w.arms {
+        t.row(vec![
+            a.arm.clone(),
+            format!("{}{}", a.state.label(), if a.recorded { " *" } else { "" }),
+            a.units.to_string(),
+            num(a.drop, 4),
+            format!("{:.4}", a.lower),
+            format!("{:.4}", a.upper),
+            a.decided_at.map_or("—".into(), |n| n.to_string()),
+            a.units_still_needed
+                .map_or("—".into(), |n| format!("~{}", thousands(n as f64))),
+        ]);
+    }
+    s.push_str(&t.text());
+    let (needed, removable, open) = state_counts(w.arms.iter().map(|a| &a.state));
+    let _ = writeln!(
+        s,
+        "\n{needed} needed, {removable} removable, {open} to continue, against threshold_drop {} (anytime-valid at α = {} for all {} arms together: {} each).",
+        w.threshold_drop,
+        num(Some(w.alpha), 3),
+        w.arms.len(),
+        num(Some(w.alpha_per_arm), 5),
+    );
+    let _ = writeln!(
+        s,
+        "Units are {}s in a fixed order from --seed {} ({} in the main set), entering once complete ({} repeats in the arm and the baseline). {} calls made so far.",
+        w.unit,
+        w.seed,
+        w.units_available,
+        w.repeats,
+        thousands(w.calls_made as f64)
+    );
+    if w.arms.iter().any(|a| a.recorded) {
+        let _ = writeln!(
+            s,
+            "* decided in an earlier run (.ablate-watch.json); --reopen decides again."
+        );
+    }
+    if open > 0 {
+        let _ = writeln!(
+            s,
+            "Next: ablate next DIR --calls N --out batch.csv spends N calls on the {open} arms still open."
+        );
+    }
+    for warning in &w.warnings {
+        let _ = writeln!(s, "warning: {warning}");
+    }
+    s
+}
+
+/// Renders `ablate next` for a terminal.
+pub fn next_human(n: &NextOutput, out: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "wrote {out}: {} calls of the {} asked for ({} on the baseline), over {} arms still open:",
+        thousands(n.planned as f64),
+        thousands(n.budget as f64),
+        thousands(n.baseline_calls as f64),
+        n.arms.len()
+    );
+    let mut t = Table::new(&["arm", "units in this batch"]);
+    for (arm, units) in &n.arms {
+        t.row(vec![arm.clone(), units.to_string()]);
+    }
+    s.push_str(&t.text());
+    let _ = writeln!(
+        s,
+        "\nRun them, append the rows to the results table, then run ablate watch again."
+    );
+    for warning in &n.warnings {
+        let _ = writeln!(s, "warning: {warning}");
+    }
+    s
+}
+
+/// Renders `ablate watch --replay` for a terminal.
+pub fn replay_human(r: &ReplayOutput) -> String {
+    let mut s = String::new();
+    let mut t = Table::new(&[
+        "arm",
+        "sequential",
+        "stopped at",
+        "full run",
+        "full-run confidence",
+        "agrees",
+    ]);
+    for a in &r.arms {
+        t.row(vec![
+            a.arm.clone(),
+            a.state.label().into(),
+            a.stopped_at.to_string(),
+            a.full_verdict.as_str().into(),
+            format!("{:?}", a.full_confidence).to_lowercase(),
+            match a.agrees {
+                Some(true) => "yes".into(),
+                Some(false) => "NO".into(),
+                None => "—".into(),
+            },
+        ]);
+    }
+    s.push_str(&t.text());
+    let _ = writeln!(
+        s,
+        "\nA sequential run would have used {} of {} calls ({} saved): {} of {} arms decided early, {} of them as the full run decides ({} where the full run is confident).",
+        thousands(r.calls_sequential as f64),
+        thousands(r.calls_full as f64),
+        crate::report::text::percent(Some(r.saving), 0),
+        r.decided,
+        r.arms.len(),
+        r.agreeing,
+        r.agreeing_confident,
+    );
+    let _ = writeln!(
+        s,
+        "Order: {}s shuffled by --seed {}; {} repeats per call cell; α = {} across all arms (each at α/{}).",
+        r.unit,
+        r.seed,
+        r.repeats,
+        num(Some(r.alpha), 3),
+        r.arms.len()
+    );
+    for warning in &r.warnings {
+        let _ = writeln!(s, "warning: {warning}");
+    }
+    s
+}

@@ -1,0 +1,263 @@
+//! `--export DIR`: every verb's tables as Parquet, with the declared columns and types, the same
+//! values as its `--json`, provenance in the metadata, and the README's schema section generated
+//! from the same declarations.
+
+mod common;
+
+use std::path::Path;
+
+use ablate::export::spec::{self, Kind};
+use common::{Workdir, ablate, assert_mentions, demo, fails, json};
+use polars::prelude::*;
+
+fn read(path: &Path) -> DataFrame {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ParquetReader::new(file).finish().unwrap()
+}
+
+fn dtype(kind: Kind) -> DataType {
+    match kind {
+        Kind::Str => DataType::String,
+        Kind::F64 => DataType::Float64,
+        Kind::I64 => DataType::Int64,
+        Kind::Bool => DataType::Boolean,
+        Kind::ListStr => DataType::List(Box::new(DataType::String)),
+        Kind::ListF64 => DataType::List(Box::new(DataType::Float64)),
+    }
+}
+
+/// Every file of the folder has exactly the declared columns, in order, with their types.
+fn declared_schema(dir: &Path, verb: &str, prefix: &str) {
+    for s in spec::tables(verb) {
+        let df = read(&dir.join(format!("{prefix}{}.parquet", s.name)));
+        let want: Vec<(String, DataType)> = s
+            .columns()
+            .iter()
+            .map(|c| (c.name.to_string(), dtype(c.kind)))
+            .collect();
+        let got: Vec<(String, DataType)> = df
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), c.dtype().clone()))
+            .collect();
+        assert_eq!(got, want, "{verb}.{}", s.name);
+    }
+}
+
+fn run_verb(verb: &str, out: &Path) -> serde_json::Value {
+    // watch records its decisions in the folder, and next writes a batch: work on a copy.
+    let copy = Workdir::demo_copy();
+    let d = if matches!(verb, "watch" | "next") {
+        copy.dir.clone()
+    } else {
+        demo()
+    };
+    let mut cmd = ablate();
+    cmd.args(["--bootstrap", "200", "--export"]).arg(out);
+    if verb == "replay" {
+        cmd.args(["watch", "--replay"]).arg(&d);
+    } else if verb == "next" {
+        cmd.arg("next")
+            .arg(&d)
+            .args(["--calls", "500", "--out"])
+            .arg(copy.root.path().join("batch.csv"));
+    } else if verb == "plan" {
+        cmd.args(["plan", "--units"])
+            .arg(d.join("units.parquet"))
+            .args(["--design", "pairs", "--pilot"])
+            .arg(&d);
+    } else {
+        cmd.arg(verb).arg(&d);
+    }
+    if verb == "record" {
+        // record prints JSON whatever the flag.
+        return json(&mut cmd);
+    }
+    json(cmd.arg("--json"))
+}
+
+#[test]
+fn every_verb_exports_its_declared_tables_with_the_json_values() {
+    let root = tempfile::tempdir().unwrap();
+    for verb in spec::VERBS {
+        let out = root.path().join(verb);
+        let j = run_verb(verb, &out);
+        declared_schema(&out, verb, "");
+        let mut files: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        files.sort();
+        let mut want: Vec<String> = spec::tables(verb)
+            .iter()
+            .map(|s| format!("{}.parquet", s.name))
+            .collect();
+        want.sort();
+        assert_eq!(files, want, "{verb}");
+        // Rows tables hold as many rows as the JSON array, in its order.
+        for s in spec::tables(verb) {
+            if s.shape == spec::Shape::Rows && !s.at.contains("[]") {
+                let n = j
+                    .pointer(&format!("/{}", s.at.replace('.', "/")))
+                    .and_then(|v| v.as_array())
+                    .map_or(0, Vec::len);
+                let df = read(&out.join(format!("{}.parquet", s.name)));
+                assert_eq!(df.height(), n, "{verb}.{}", s.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn sweep_arms_equal_the_json_value_for_value() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("sweep");
+    let j = run_verb("sweep", &out);
+    let df = read(&out.join("arms.parquet"));
+    let arms = j["arms"].as_array().unwrap();
+    assert_eq!(df.height(), arms.len());
+    let drop = df.column("drop").unwrap().f64().unwrap();
+    let ci_low = df.column("ci_low").unwrap().f64().unwrap();
+    let verdict = df.column("verdict").unwrap().str().unwrap();
+    let removed = df.column("removed").unwrap().list().unwrap();
+    for (i, a) in arms.iter().enumerate() {
+        assert_eq!(drop.get(i), a["drop"].as_f64(), "drop of {}", a["arm"]);
+        assert_eq!(ci_low.get(i), a["ci_low"].as_f64());
+        assert_eq!(verdict.get(i), a["verdict"].as_str());
+        let inner = removed.get_as_series(i).unwrap();
+        let inner = inner.str().unwrap();
+        let units: Vec<String> = (0..inner.len())
+            .map(|k| inner.get(k).unwrap().to_string())
+            .collect();
+        let want: Vec<String> = a["removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(units, want, "a list stays a list");
+    }
+    // lost_by_slice: one row per (arm, slice), summing to each arm's lost cases.
+    let lost = read(&out.join("lost_by_slice.parquet"));
+    let total: i64 = lost
+        .column("lost_cases")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .sum()
+        .unwrap();
+    let want: i64 = arms
+        .iter()
+        .flat_map(|a| a["lost_by_slice"].as_object().unwrap().values())
+        .map(|v| v.as_i64().unwrap())
+        .sum();
+    assert_eq!(total, want);
+}
+
+#[test]
+fn the_metadata_carries_provenance() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("sweep");
+    run_verb("sweep", &out);
+    let record = json(ablate().args(["--bootstrap", "200", "record"]).arg(demo()));
+    let file = std::fs::File::open(out.join("arms.parquet")).unwrap();
+    let mut reader = ParquetReader::new(file);
+    let md = reader.get_metadata().unwrap().clone();
+    let kv: std::collections::BTreeMap<String, String> = md
+        .key_value_metadata()
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(kv["ablate.version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(kv["ablate.verb"], "sweep");
+    assert_eq!(kv["ablate.table"], "arms");
+    assert_eq!(kv["ablate.set"], "support-eval-v3");
+    assert_eq!(
+        kv["ablate.set_sha256"],
+        record["set_sha256"].as_str().unwrap()
+    );
+    assert_eq!(kv["ablate.model"], record["model"].as_str().unwrap());
+    assert_eq!(kv["ablate.seed"], "0");
+    assert_eq!(kv["ablate.bootstrap"], "200");
+    assert_eq!(kv["ablate.confidence"], "0.95");
+    let command: Vec<String> = serde_json::from_str(&kv["ablate.command"]).unwrap();
+    assert!(
+        command
+            .windows(2)
+            .any(|w| w == ["--export".to_string(), out.display().to_string()])
+    );
+    assert!(command.iter().any(|a| a == "sweep"));
+}
+
+#[test]
+fn report_exports_every_section_prefixed() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("tables");
+    let page = root.path().join("page");
+    let o = ablate()
+        .args(["--quiet", "--bootstrap", "200", "--export"])
+        .arg(&out)
+        .arg("report")
+        .arg(demo())
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for section in spec::REPORT_SECTIONS {
+        declared_schema(&out, section, &format!("{section}_"));
+    }
+    let cut = read(&out.join("decision_cut.parquet"));
+    assert!(cut.height() > 0, "the demo has arms to cut");
+}
+
+#[test]
+fn export_never_replaces_a_folder_of_the_users() {
+    let w = Workdir::empty();
+    let mine = w.root.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("thesis.tex"), "precious").unwrap();
+    let err = fails(
+        ablate()
+            .args(["--bootstrap", "200", "--export"])
+            .arg(&mine)
+            .arg("sweep")
+            .arg(demo()),
+    );
+    assert_mentions(&err, &["mine"]);
+    assert_eq!(
+        std::fs::read_to_string(mine.join("thesis.tex")).unwrap(),
+        "precious"
+    );
+    // …and a second export replaces the first, which ablate wrote.
+    let out = w.root.path().join("ours");
+    run_verb("sweep", &out);
+    run_verb("sweep", &out);
+}
+
+#[test]
+fn export_is_refused_where_there_are_no_result_tables() {
+    let w = Workdir::empty();
+    let err = fails(
+        ablate()
+            .arg("--export")
+            .arg(w.root.path().join("x"))
+            .args(["simulate", "--out"])
+            .arg(w.root.path().join("sim")),
+    );
+    assert_mentions(&err, &["--export", "simulate"]);
+}
+
+#[test]
+fn readme_documents_the_exported_schema() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let generated = ablate::export::schema_markdown();
+    assert!(
+        readme.contains(&generated),
+        "README.md's \"Tables for notebooks\" section is out of date; paste in:\n\n{generated}"
+    );
+}

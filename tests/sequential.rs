@@ -1,0 +1,322 @@
+//! Anytime-valid monitoring: the confidence sequence keeps its error rate on null streams and
+//! stops on alternatives (by simulation); `watch` and `next` on a growing results table; the
+//! replay of the demo.
+
+mod common;
+
+use std::path::Path;
+
+use ablate::stats::sequence::stopping_time;
+use common::{Workdir, ablate, demo, json};
+use polars::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+/// Largest count of wrong decisions a level-α procedure allows in `streams` streams, beyond
+/// which the binomial tail is below 0.001: Monte Carlo error, not slack in the procedure.
+fn binomial_bound(streams: u64, alpha: f64) -> u64 {
+    let b = Binomial::new(alpha, streams).unwrap();
+    (0..=streams).find(|&k| 1.0 - b.cdf(k) < 0.001).unwrap()
+}
+
+/// One stream until it decides (+1 needed, −1 removable, 0 not within n_max) and when.
+fn run(
+    rng: &mut ChaCha8Rng,
+    thr: f64,
+    alpha: f64,
+    n_max: usize,
+    draw: &dyn Fn(&mut ChaCha8Rng) -> f64,
+) -> (i8, usize) {
+    let (d, n) = stopping_time((-1.0, 1.0), alpha, thr, n_max, || draw(rng));
+    (d.map_or(0, |needed| if needed { 1 } else { -1 }), n)
+}
+
+#[test]
+fn null_streams_keep_the_error_rate_at_or_below_alpha() {
+    // True drop exactly at the threshold, bounded noise of two shapes; 500 streams each, looked
+    // at after every observation. Any decision is wrong.
+    let thr = 0.05;
+    let alpha = 0.05;
+    let streams = 500;
+    let uniform = move |r: &mut ChaCha8Rng| thr + r.random_range(-0.6..0.6);
+    let two_point = move |r: &mut ChaCha8Rng| {
+        if r.random::<bool>() {
+            thr + 0.3
+        } else {
+            thr - 0.3
+        }
+    };
+    for (name, draw) in [
+        ("uniform", &uniform as &dyn Fn(&mut ChaCha8Rng) -> f64),
+        ("two-point", &two_point),
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let wrong = (0..streams)
+            .filter(|_| run(&mut rng, thr, alpha, 2_000, draw).0 != 0)
+            .count() as u64;
+        let bound = binomial_bound(streams, alpha);
+        assert!(
+            wrong <= bound,
+            "{name}: {wrong} of {streams} null streams decided (binomial bound at α = {alpha}: {bound})"
+        );
+    }
+}
+
+#[test]
+fn across_arms_the_family_error_stays_at_or_below_alpha() {
+    // 10 arms at the null, each at α/10: the share of families with any decision ≤ α.
+    let thr = 0.0;
+    let alpha = 0.1;
+    let families = 300;
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let draw = |r: &mut ChaCha8Rng| thr + r.random_range(-0.3..0.3);
+    let wrong = (0..families)
+        .filter(|_| (0..10).any(|_| run(&mut rng, thr, alpha / 10.0, 1_000, &draw).0 != 0))
+        .count() as u64;
+    assert!(
+        wrong <= binomial_bound(families, alpha),
+        "{wrong} of {families}"
+    );
+}
+
+#[test]
+fn alternatives_stop_in_finite_time_on_the_right_side() {
+    let thr = 0.05;
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for (shift, want) in [(0.15, 1i8), (-0.15, -1i8)] {
+        let draw = move |r: &mut ChaCha8Rng| thr + shift + r.random_range(-0.3..0.3);
+        for _ in 0..100 {
+            let (decision, n) = run(&mut rng, thr, 0.05, 5_000, &draw);
+            assert_eq!(decision, want, "shift {shift}: stopped at {n}");
+            assert!(n < 1_000, "shift {shift}: took {n}");
+        }
+    }
+}
+
+/// The demo's case ids in the first `units` units of the seeded order (seed 0).
+fn first_units(units: usize) -> std::collections::HashSet<String> {
+    let exp = ablate::io::Experiment::load(&demo()).unwrap();
+    let (order, _) = ablate::analysis::sequential::unit_order(&exp, 0);
+    order[..units]
+        .iter()
+        .flatten()
+        .map(|&c| exp.cases.ids[c].clone())
+        .collect()
+}
+
+/// A copy of the demo whose results hold only the cases `keep` accepts.
+fn demo_with_results(keep: impl Fn(&str) -> bool) -> Workdir {
+    let w = Workdir::demo_copy();
+    let path = w.dir.join("results.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let ids = df.column("case_id").unwrap().str().unwrap().clone();
+    let mask: BooleanChunked = (0..ids.len()).map(|i| ids.get(i).map(&keep)).collect();
+    let mut part = df.filter(&mask).unwrap();
+    ablate::io::write::parquet(&mut part, &path).unwrap();
+    w
+}
+
+fn watch(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    json(ablate().args(["--json", "watch"]).arg(dir).args(extra))
+}
+
+fn arm<'a>(w: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    w["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == name)
+        .unwrap()
+}
+
+#[test]
+fn watch_on_a_growing_table_never_flips_a_decided_arm() {
+    // The first 200 units of the seeded order first, then all of them.
+    let first = first_units(200);
+    let part = demo_with_results(|id| first.contains(id));
+    let early = watch(&part.dir, &[]);
+    assert!(part.dir.join(".ablate-watch.json").is_file());
+    let system = arm(&early, "without-system");
+    assert_eq!(system["state"], "needed", "{system}");
+    assert!(system["units"].as_u64().unwrap() < 200);
+    let open: Vec<&serde_json::Value> = early["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["state"] == "continue")
+        .collect();
+    assert!(!open.is_empty());
+    // A projection where the drop is off the threshold (null beyond 100× the set).
+    assert!(
+        open.iter()
+            .all(|a| a["units_still_needed"].as_u64() != Some(0))
+    );
+    assert!(
+        open.iter()
+            .any(|a| a["units_still_needed"].as_u64().is_some())
+    );
+
+    // All the results: the decided arms keep their decision, at the same unit.
+    std::fs::copy(
+        demo().join("results.parquet"),
+        part.dir.join("results.parquet"),
+    )
+    .unwrap();
+    let later = watch(&part.dir, &[]);
+    for a in early["arms"].as_array().unwrap() {
+        let b = arm(&later, a["arm"].as_str().unwrap());
+        if a["state"] != "continue" {
+            assert_eq!(a["state"], b["state"], "{}", a["arm"]);
+            assert_eq!(a["decided_at"], b["decided_at"], "{}", a["arm"]);
+        } else {
+            assert!(b["units"].as_u64() >= a["units"].as_u64());
+        }
+    }
+    // A recorded decision stands even if the data under it change; --reopen decides again.
+    let mut state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(part.dir.join(".ablate-watch.json")).unwrap(),
+    )
+    .unwrap();
+    state["decisions"]["without-system"]["state"] = "removable".into();
+    std::fs::write(part.dir.join(".ablate-watch.json"), state.to_string()).unwrap();
+    let kept = watch(&part.dir, &[]);
+    assert_eq!(arm(&kept, "without-system")["state"], "removable");
+    assert_eq!(arm(&kept, "without-system")["recorded"], true);
+    assert!(kept["warnings"].to_string().contains("--reopen"));
+    let reopened = watch(&part.dir, &["--reopen"]);
+    assert_eq!(arm(&reopened, "without-system")["state"], "needed");
+}
+
+#[test]
+fn next_spends_the_calls_on_open_arms_and_the_batch_runs() {
+    // Every fourth case: most complete cases then wait behind a gap in the order, which the
+    // batch fills first.
+    let part = demo_with_results(|id| id.bytes().map(u32::from).sum::<u32>() % 4 == 0);
+    let before = watch(&part.dir, &[]);
+    let batch = part.root.path().join("batch.csv");
+    let plan = json(
+        ablate()
+            .args(["--json", "next"])
+            .arg(&part.dir)
+            .args(["--calls", "3000", "--out"])
+            .arg(&batch),
+    );
+    let planned = plan["planned"].as_u64().unwrap();
+    assert!(planned > 2_000 && planned <= 3_000, "{planned}");
+    let rows = CsvReadOptions::default()
+        .try_into_reader_with_file_path(Some(batch.clone()))
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert_eq!(rows.height() as u64, planned);
+    let names: Vec<String> = rows
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, ["case_id", "arm", "repeat"]);
+    // Only arms still open, and the baseline.
+    let open: Vec<String> = before["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["state"] == "continue")
+        .map(|a| a["arm"].as_str().unwrap().to_string())
+        .collect();
+    let arms = rows.column("arm").unwrap().str().unwrap().clone();
+    for a in (0..arms.len()).filter_map(|i| arms.get(i)) {
+        assert!(a == "baseline" || open.iter().any(|o| o == a), "{a}");
+    }
+
+    // "Run" the batch: take those rows from the complete demo and append them.
+    let full = ParquetReader::new(std::fs::File::open(demo().join("results.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let current =
+        ParquetReader::new(std::fs::File::open(part.dir.join("results.parquet")).unwrap())
+            .finish()
+            .unwrap();
+    let rows = rows
+        .lazy()
+        .with_column(col("repeat").cast(DataType::Int64))
+        .collect()
+        .unwrap();
+    let ran = full
+        .clone()
+        .lazy()
+        .with_column(col("repeat").cast(DataType::Int64))
+        .join(
+            rows.lazy(),
+            [col("case_id"), col("arm"), col("repeat")],
+            [col("case_id"), col("arm"), col("repeat")],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .collect()
+        .unwrap();
+    assert_eq!(
+        ran.height() as u64,
+        planned,
+        "every planned call is new and exists"
+    );
+    let mut grown = concat(
+        [
+            current
+                .lazy()
+                .with_column(col("repeat").cast(DataType::Int64)),
+            ran.lazy(),
+        ],
+        UnionArgs::default(),
+    )
+    .unwrap()
+    .collect()
+    .unwrap();
+    ablate::io::write::parquet(&mut grown, &part.dir.join("results.parquet")).unwrap();
+    let after = watch(&part.dir, &[]);
+    assert_eq!(
+        after["calls_made"].as_u64().unwrap(),
+        before["calls_made"].as_u64().unwrap() + planned
+    );
+    let used = |w: &serde_json::Value| -> u64 {
+        w["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["units"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(used(&after) > used(&before));
+}
+
+#[test]
+fn replay_of_the_demo_saves_calls_and_agrees_with_the_full_run() {
+    let r = json(
+        ablate()
+            .args(["--json", "--bootstrap", "1000", "watch", "--replay"])
+            .arg(demo()),
+    );
+    assert_eq!(r["calls_full"], 42 * 500 * 3);
+    let seq = r["calls_sequential"].as_u64().unwrap();
+    assert!(seq < 63_000 && r["saving"].as_f64().unwrap() > 0.0);
+    assert!(r["decided"].as_u64().unwrap() >= 5);
+    assert_eq!(r["agreeing"], r["decided"], "{r}");
+    // The same seed gives the same replay; another seed another order.
+    let again = json(
+        ablate()
+            .args(["--json", "--bootstrap", "1000", "watch", "--replay"])
+            .arg(demo()),
+    );
+    assert_eq!(r, again);
+}
+
+#[test]
+fn scores_outside_the_declared_bounds_are_refused() {
+    let w = Workdir::demo_copy();
+    let toml = w.dir.join("experiment.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, format!("score_max = 0.5\n{text}")).unwrap();
+    let err = common::fails(ablate().arg("watch").arg(&w.dir));
+    common::assert_mentions(&err, &["score_max", "experiment.toml"]);
+}
