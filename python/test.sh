@@ -40,6 +40,9 @@ if [ "${1:-}" = "--wheel" ]; then
 else
   env=target/pyenv
   [ -x "$env/bin/pytest" ] || venv "$env"
-  cargo build --quiet
+  # The binary the Rust tests run: `cargo test --no-run` builds it with the test build's features
+  # (a plain `cargo build` resolves dependency features without the dev-dependencies and would
+  # compile Polars a second time).
+  cargo test --no-run --quiet
   ABLATE_BIN="$root/target/debug/ablate" PYTHONPATH="$root/python" "$env/bin/python" -m pytest -q python/tests
 fi

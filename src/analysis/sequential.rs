@@ -146,6 +146,8 @@ pub fn unit_order(exp: &Experiment, seed: u64) -> (Vec<Vec<usize>>, bool) {
     let main: Vec<usize> = (0..exp.cases.ids.len())
         .filter(|&c| !exp.cases.stress[c])
         .collect();
+    // Sorted before the shuffle (clusters by cluster id, cases by case id), so that the order
+    // depends only on the seed and the ids, not on the order of the cases table's rows.
     let (mut units, clustered): (Vec<Vec<usize>>, bool) = match &exp.cases.cluster {
         Some(cluster) => {
             let mut by: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -154,11 +156,12 @@ pub fn unit_order(exp: &Experiment, seed: u64) -> (Vec<Vec<usize>>, bool) {
             }
             (by.into_values().collect(), true)
         }
-        None => (main.into_iter().map(|c| vec![c]).collect(), false),
+        None => {
+            let mut cases = main;
+            cases.sort_by(|&a, &b| exp.cases.ids[a].cmp(&exp.cases.ids[b]));
+            (cases.into_iter().map(|c| vec![c]).collect(), false)
+        }
     };
-    // Sorted first (by case id within the cases table's order), so the order depends only on
-    // the seed and the ids.
-    units.sort_by(|a, b| exp.cases.ids[a[0]].cmp(&exp.cases.ids[b[0]]));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     units.shuffle(&mut rng);
     (units, clustered)
