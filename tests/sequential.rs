@@ -320,3 +320,29 @@ fn scores_outside_the_declared_bounds_are_refused() {
     let err = common::fails(ablate().arg("watch").arg(&w.dir));
     common::assert_mentions(&err, &["score_max", "experiment.toml"]);
 }
+
+#[test]
+fn the_order_depends_on_the_seed_and_ids_not_on_row_order() {
+    let w = Workdir::demo_copy();
+    let path = w.dir.join("cases.parquet");
+    let cases = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let mut reversed = cases.reverse();
+    ablate::io::write::parquet(&mut reversed, &path).unwrap();
+    let exp_a = ablate::io::Experiment::load(&demo()).unwrap();
+    let exp_b = ablate::io::Experiment::load(&w.dir).unwrap();
+    let ids = |exp: &ablate::io::Experiment, seed| -> Vec<Vec<String>> {
+        let (order, _) = ablate::analysis::sequential::unit_order(exp, seed);
+        order
+            .iter()
+            .map(|u| {
+                let mut v: Vec<String> = u.iter().map(|&c| exp.cases.ids[c].clone()).collect();
+                v.sort();
+                v
+            })
+            .collect()
+    };
+    assert_eq!(ids(&exp_a, 0), ids(&exp_b, 0));
+    assert_ne!(ids(&exp_a, 0), ids(&exp_a, 1));
+}
