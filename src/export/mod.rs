@@ -151,8 +151,6 @@ fn places<'a>(json: &'a Value, at: &str) -> Vec<(&'a Value, Vec<&'a Value>)> {
 fn rows<'a>(spec: &TableSpec, json: &'a Value) -> Vec<Row<'a>> {
     let mut out = Vec::new();
     for (place, outer) in places(json, spec.at) {
-        let mut around = outer.clone();
-        around.push(place);
         match (spec.shape, place) {
             (Shape::Rows | Shape::Values, Value::Array(items)) => {
                 out.extend(items.iter().map(|v| Row {
