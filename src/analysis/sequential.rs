@@ -288,6 +288,7 @@ pub fn watch(
     let base = exp.baseline_index();
     let repeats = design_repeats(exp, opts.repeats);
     let (units, clustered) = unit_order(exp, opts.seed);
+    let unit_name = if clustered { "cluster" } else { "case" };
     let arms = arm_columns(exp);
     let k = arms.len().max(1);
     let alpha_arm = opts.alpha / k as f64;
@@ -402,7 +403,7 @@ pub fn watch(
             warnings.push(format!(
                 "{}: projected to need about {p} {}s, more than the {} in the set; at this drop the set cannot settle it",
                 seq.arm,
-                if clustered { "cluster" } else { "case" },
+                unit_name,
                 units.len()
             ));
         }
@@ -411,7 +412,7 @@ pub fn watch(
     if waiting_arms > 0 {
         warnings.push(format!(
             "in {waiting_arms} arms, complete {unit}s (up to {waiting_max}) lie past the first incomplete one in the seeded order and wait for it: a sequence reads its {unit}s in that order only, so that every look extends the same sequence. `ablate next` schedules the gaps first",
-            unit = if clustered { "cluster" } else { "case" }
+            unit = unit_name
         ));
     }
     let main_calls: u64 = (0..m.n_cases)
@@ -424,7 +425,7 @@ pub fn watch(
         .sum();
     Ok(WatchOutput {
         method: "predictable-plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024), Bonferroni across arms",
-        unit: if clustered { "cluster" } else { "case" },
+        unit: unit_name,
         threshold_drop: thr,
         alpha: opts.alpha,
         alpha_per_arm: alpha_arm,

@@ -558,7 +558,7 @@ const DECISION: &[TableSpec] = &[
 ];
 
 /// The tables a verb exports (`report` exports each section's, prefixed; see
-/// [`report_sections`]). Unknown verbs have none.
+/// [`REPORT_SECTIONS`]). Unknown verbs have none.
 pub fn tables(verb: &str) -> &'static [TableSpec] {
     match verb {
         "check" => CHECK,
@@ -619,11 +619,6 @@ pub const REPORT_SECTIONS: &[&str] = &[
     "shadow",
     "context",
 ];
-
-/// `report_sections` as a function, for symmetry with [`tables`].
-pub fn report_sections() -> &'static [&'static str] {
-    REPORT_SECTIONS
-}
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
