@@ -57,6 +57,8 @@ class Inputs(TypedDict, total=False):
     pass_mark: float
     strata: List[str]
     quality_threshold: float
+    score_min: float
+    score_max: float
     description: str
     seed: int
     bootstrap: int

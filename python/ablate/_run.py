@@ -44,6 +44,8 @@ MANIFEST_KEYS = (
     "pass_mark",
     "strata",
     "quality_threshold",
+    "score_min",
+    "score_max",
     "description",
 )
 
