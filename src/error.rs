@@ -32,6 +32,21 @@ impl fmt::Display for Row {
     }
 }
 
+/// A row as a person finds it in the file: a CSV's data row r is on line r + 1 (after the
+/// header), a JSON Lines record's number is its line; Parquet and JSON arrays have rows only.
+fn row_in(path: &std::path::Path, row: Row) -> String {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match (row.0, ext.as_deref()) {
+        (None, _) => String::new(),
+        (Some(r), Some("csv")) => format!(", row {r} (line {} of the file)", r + 1),
+        (Some(r), Some("jsonl")) => format!(", line {r}"),
+        (Some(_), _) => row.to_string(),
+    }
+}
+
 /// Everything that can go wrong in `ablate`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -85,7 +100,7 @@ pub enum Error {
     },
 
     /// A value in a table breaks a rule (NaN score, negative tokens, unknown id, duplicate key...).
-    #[error("{path}: column `{column}`{row}: {value}: {problem}. {fix}")]
+    #[error("{path}: column `{column}`{}: {value}: {problem}. {fix}", row_in(path, *row))]
     BadValue {
         /// The file.
         path: PathBuf,

@@ -99,10 +99,13 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 );
                 let (v, c) = judge(drop, t_stress, &e, Paired::distinct_units(&p.unit));
                 lost_stress = p
-                    .base
+                    .pos
                     .iter()
-                    .zip(&p.arm)
-                    .filter(|(b, s)| **b >= pass_mark && **s < pass_mark)
+                    .filter(|&&pos| {
+                        let c = stress.cases[pos];
+                        m.case_passes(m.cell(c, stress.baseline), pass_mark)
+                            && !m.case_passes(m.cell(c, a), pass_mark)
+                    })
                     .count();
                 (drop_stress, se_stress, ci_stress) = (Some(drop), se, e.ci_low.zip(e.ci_high));
                 (verdict_stress, confidence_stress) = (Some(v), Some(c));

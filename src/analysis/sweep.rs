@@ -23,9 +23,12 @@
 //!   [`MIN_UNITS_TO_DECIDE`](crate::analysis::paired::MIN_UNITS_TO_DECIDE) units, else
 //!   inconclusive ([`crate::analysis::vocab::judge`]);
 //! - one-sided p for drop > 0 (normal approximation), Holm-adjusted across the run's arms;
-//!   `mcnemar_p`, the exact McNemar test, when every paired score is 0/1 with one repeat;
+//!   `mcnemar_p`, the exact McNemar test, when every paired score is 0/1 with one repeat (or every
+//!   paired case has one repeat and results carry the harness's `passed` flags);
 //! - `lost_cases` (pass in baseline, fail in arm), `gained_cases`, `lost_by_slice`, `churn`
-//!   (cases whose per-repeat pass/fail differs), `missing_cases`.
+//!   (cases whose per-repeat pass/fail differs), `missing_cases`. A case passes when its mean
+//!   score ≥ pass_mark, or, when results have a `passed` column, when at least half its repeats
+//!   passed ([`crate::io::CaseMatrix::case_passes`]).
 //!
 //! References: Miller, "Adding Error Bars to Evals" (2024) for case-level and clustered errors and
 //! paired differences; Holm (1979); McNemar (1947).
@@ -359,7 +362,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         for (j, &pos) in p.pos.iter().enumerate() {
             let c = paired.cases[pos];
             let (b, s) = (p.base[j], p.arm[j]);
-            let (pb, pa) = (b >= pass_mark, s >= pass_mark);
+            let (pb, pa) = (
+                m.case_passes(m.cell(c, base), pass_mark),
+                m.case_passes(m.cell(c, a), pass_mark),
+            );
             if pb && !pa {
                 lost += 1;
                 let name = slice
@@ -373,11 +379,13 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 gained += 1;
             }
             let single = m.repeats[m.cell(c, base)] == 1 && m.repeats[m.cell(c, a)] == 1;
+            // Paired binary outcomes: the harness's pass/fail when results carry it, else 0/1
+            // scores.
             let zero_one = |x: f64| x == 0.0 || x == 1.0;
-            binary &= single && zero_one(b) && zero_one(s);
-            if b == 1.0 && s == 0.0 {
+            binary &= single && (m.pass_flags || (zero_one(b) && zero_one(s)));
+            if pb && !pa {
                 only_base += 1;
-            } else if b == 0.0 && s == 1.0 {
+            } else if !pb && pa {
                 only_arm += 1;
             }
         }

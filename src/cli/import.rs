@@ -30,14 +30,21 @@ pub(super) enum Harness {
 /// and why. `ablate check` and `ablate report` work on the folder straight after.
 ///
 /// inspect: case = sample id, repeat = epoch, score = scores[SCORER].value (C/I/P/N → 1/0/0.5/0,
-/// booleans 1/0; a dict or list value needs --score SCORER.KEY), tokens_in = input tokens (with
-/// cache reads and writes), arm = the task argument, task, model or tags that differ between logs.
-/// Logs not finished with status success, and samples with an error or a limit, are skipped and
-/// reported. lm-eval: case = doc_id (or --case-from doc_hash), arm = task, repeat = runs in date
-/// order, score = a per-sample metric (corpus metrics such as f1 are refused), --filter chooses
-/// among filters. promptfoo: arm = prompt label (| provider when several), case = the test's
-/// description or a hash of its vars (never testIdx), repeat = order of occurrence, score = score
-/// or --score NAMED_SCORE; error rows (failureReason 2) are skipped and reported.
+/// booleans 1/0; a dict or list value needs --score SCORER.KEY; C/I also fill `passed`),
+/// tokens_in = the input tokens sent (cache reads counted once: before Inspect 0.3.184, OpenAI's
+/// input_tokens already included them), arm = the task argument, task, model or tags that
+/// differ between logs, with "| model" when models differ. Logs not finished with status success,
+/// samples with an error or a limit, and a second copy of the same run are skipped and reported.
+/// lm-eval: case = doc_id where doc_hash agrees (else one case per document), arm = the task, split
+/// into one arm per prompt when runs gave different prompts (prompt_hash), named by the folder that
+/// tells them apart; repeat = runs with identical prompts in date order; score = a per-sample
+/// metric (corpus metrics such as f1 are refused); --filter chooses among filters. promptfoo: arm
+/// = prompt label or template (| provider when several), case = the test's description or a hash
+/// of its vars (never testIdx), repeat = order of occurrence, score = score or --score
+/// NAMED_SCORE, passed = success; error rows (failureReason 2) are skipped and reported.
+///
+/// --arm NAME=GLOB names arms yourself. Arms that share no case with the baseline are refused;
+/// a single arm is written with a note, and `check` refuses it until an arm is added.
 ///
 /// Without --threshold, threshold_drop is written as a placeholder that every verb refuses: agree
 /// the drop that matters before reading the results. Example:
@@ -83,6 +90,11 @@ pub(super) struct ImportArgs {
     /// lm-eval: leave out samples whose score is NaN or infinite (reported) instead of failing.
     #[arg(long)]
     skip_nonfinite: bool,
+    /// Name the arm of the source files matching GLOB (repeatable; a folder means everything under
+    /// it; `*` stays within a folder, `**` crosses folders). Overrides the arm the logs suggest:
+    /// --arm before='runs/before/**' --arm after='runs/after/**'. --baseline takes these names.
+    #[arg(long = "arm", value_name = "NAME=GLOB", value_parser = import::parse_arm_rule)]
+    arms: Vec<(String, String)>,
 }
 
 /// Runs `ablate import`.
@@ -97,6 +109,7 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         set: args.set,
         filter: args.filter,
         skip_nonfinite: args.skip_nonfinite,
+        arm_globs: args.arms,
     };
     ablate::io::output::check_folder_target(&args.out)?;
     let (name, imported) = match args.harness {
@@ -148,6 +161,14 @@ fn human(s: &ImportSummary) -> String {
     out.push_str(&t.text());
     let _ = writeln!(out, "\nbaseline: {} ({})", s.baseline, s.baseline_choice);
     let _ = writeln!(out, "arms from: {}", s.arm_choice);
+    let _ = writeln!(out, "cases from: {}", s.case_choice);
+    let _ = writeln!(out, "tokens: {}", s.tokens_counted);
+    if let Some(n) = s.passed_disagreements {
+        let _ = writeln!(
+            out,
+            "pass/fail: the harness's own flags (the `passed` column), which decide lost cases, churn and McNemar; {n} row(s) disagree with score ≥ 0.5"
+        );
+    }
     let _ = writeln!(
         out,
         "score: {} · found: {}",

@@ -52,6 +52,12 @@ struct EvalSpec {
     tags: Vec<String>,
     #[serde(default)]
     packages: BTreeMap<String, String>,
+    /// The eval's own id (0.3.1xx on); the same run in two formats shares it.
+    #[serde(default)]
+    eval_id: Option<String>,
+    /// The run's id: every task and model of one `eval()` call shares it.
+    #[serde(default)]
+    run_id: Option<String>,
 }
 
 /// A sample summary (or a full sample: the fields read are the same).
@@ -80,6 +86,10 @@ struct Score {
 #[derive(Debug, Clone, Default, Deserialize)]
 struct Usage {
     #[serde(default)]
+    output_tokens: Option<i64>,
+    #[serde(default)]
+    total_tokens: Option<i64>,
+    #[serde(default)]
     input_tokens: Option<i64>,
     #[serde(default)]
     input_tokens_cache_read: Option<i64>,
@@ -106,6 +116,8 @@ struct Log {
     samples: Vec<Sample>,
     /// Where the scores came from, in words.
     read_from: &'static str,
+    /// Whether the usage came from the sample files (the summaries carry none).
+    usage_from_samples: bool,
 }
 
 fn unreadable(path: &Path, problem: impl Into<String>) -> Error {
@@ -176,16 +188,118 @@ fn entry<T: for<'de> Deserialize<'de>>(
 /// MiB; a 200 KB log that inflates to 200 MiB of metadata is refused instead of needing 1.5 GB.
 pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
-/// Σ over models of input_tokens + input_tokens_cache_read + input_tokens_cache_write, with
-/// checked arithmetic: `None` when a count is negative or the sum overflows.
-fn input_tokens(usage: &BTreeMap<String, Usage>) -> Option<i64> {
+/// How a model's `input_tokens` relate to its cache reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum CacheRule {
+    /// input_tokens excludes cache reads: add them.
+    Excludes,
+    /// input_tokens already includes cache reads (OpenAI-family providers before Inspect
+    /// 0.3.184, Google before 0.3.208): do not add them again.
+    Includes,
+}
+
+/// Inspect providers built on OpenAI's chat API, whose `input_tokens` included cache reads until
+/// Inspect 0.3.184 (PR #3341, February 2026).
+const OPENAI_FAMILY: &[&str] = &[
+    "openai",
+    "openai-api",
+    "openrouter",
+    "vllm",
+    "sglang",
+    "grok",
+    "together",
+    "fireworks",
+    "sambanova",
+    "ollama",
+    "llama-cpp-python",
+    "perplexity",
+];
+
+/// An Inspect version as (major, minor, patch, release), where a pre-release (`0.3.184.dev3`)
+/// sorts before its release; `None` when it is not one.
+fn version_key(v: &str) -> Option<(u64, u64, u64, bool)> {
+    let mut parts = v.split(['.', '+']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch_text = parts.next()?;
+    let digits: String = patch_text
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let patch = digits.parse().ok()?;
+    let release = digits.len() == patch_text.len()
+        && parts
+            .next()
+            .is_none_or(|p| !p.starts_with("dev") && !p.starts_with("rc"));
+    Some((major, minor, patch, release))
+}
+
+/// The rule for one model's usage, and whether the log's own totals decided it: when
+/// `total_tokens` equals input + output (with cache reads logged), input includes the reads;
+/// when it equals input + reads + writes + output, it excludes them. Otherwise the provider and
+/// the Inspect version decide, as Inspect's own source did.
+fn cache_rule(model: &str, u: &Usage, version: Option<&str>) -> (CacheRule, bool) {
+    let read = u.input_tokens_cache_read.unwrap_or(0);
+    if read > 0
+        && let (Some(i), Some(o), Some(t)) = (u.input_tokens, u.output_tokens, u.total_tokens)
+    {
+        let write = u.input_tokens_cache_write.unwrap_or(0);
+        if i.checked_add(o).and_then(|x| x.checked_add(write)) == Some(t) {
+            return (CacheRule::Includes, true);
+        }
+        if i.checked_add(read)
+            .and_then(|x| x.checked_add(write))
+            .and_then(|x| x.checked_add(o))
+            == Some(t)
+        {
+            return (CacheRule::Excludes, true);
+        }
+    }
+    let provider = model.split('/').next().unwrap_or_default();
+    let v = version.and_then(version_key);
+    let before = |patch: u64| {
+        v.is_some_and(|(a, b, c, release)| {
+            (a, b, c) < (0, 3, patch) || ((a, b, c) == (0, 3, patch) && !release)
+        })
+    };
+    let includes =
+        (OPENAI_FAMILY.contains(&provider) && before(184)) || (provider == "google" && before(208));
+    (
+        if includes {
+            CacheRule::Includes
+        } else {
+            CacheRule::Excludes
+        },
+        false,
+    )
+}
+
+/// How a log's input tokens were counted, tallied over samples and models.
+#[derive(Debug, Default)]
+struct TokenTally {
+    /// (rule, decided by the totals) → model entries counted that way.
+    rules: BTreeMap<(CacheRule, bool), usize>,
+}
+
+/// Σ over models of the input tokens the model was sent: input_tokens + cache writes, plus cache
+/// reads unless input_tokens already includes them ([`cache_rule`]), with checked arithmetic:
+/// `None` when a count is negative or the sum overflows.
+fn input_tokens(
+    usage: &BTreeMap<String, Usage>,
+    version: Option<&str>,
+    tally: &mut TokenTally,
+) -> Option<i64> {
     let mut total = 0i64;
-    for m in usage.values() {
-        for n in [
-            m.input_tokens,
-            m.input_tokens_cache_read,
-            m.input_tokens_cache_write,
-        ] {
+    for (model, m) in usage {
+        let (rule, by_totals) = cache_rule(model, m, version);
+        if m.input_tokens_cache_read.is_some_and(|r| r > 0) {
+            *tally.rules.entry((rule, by_totals)).or_insert(0) += 1;
+        }
+        let read = match rule {
+            CacheRule::Excludes => m.input_tokens_cache_read,
+            CacheRule::Includes => Some(0),
+        };
+        for n in [m.input_tokens, read, m.input_tokens_cache_write] {
             let n = n.unwrap_or(0);
             if n < 0 {
                 return None;
@@ -233,12 +347,29 @@ fn read_eval(path: &Path) -> Result<Log> {
             }
         }
     };
-    if let Some(samples) = entry::<Vec<Sample>>(&mut zip, path, "summaries.json")? {
+    if let Some(mut samples) = entry::<Vec<Sample>>(&mut zip, path, "summaries.json")? {
+        // Summaries before Inspect 0.3.93 carry no usage; each sample's own file does.
+        let mut usage_from_samples = false;
+        if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
+            for s in &mut samples {
+                let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
+                if zip.index_for_name(&name).is_none() {
+                    continue;
+                }
+                if let Some(full) = entry::<Sample>(&mut zip, path, &name)?
+                    && full.model_usage.is_some()
+                {
+                    s.model_usage = full.model_usage;
+                    usage_from_samples = true;
+                }
+            }
+        }
         return Ok(Log {
             path: path.to_path_buf(),
             header,
             samples,
             read_from: "summaries.json",
+            usage_from_samples,
         });
     }
     let names: Vec<String> = zip.file_names().map(str::to_string).collect();
@@ -269,6 +400,7 @@ fn read_eval(path: &Path) -> Result<Log> {
             header,
             samples,
             read_from: "_journal/summaries",
+            usage_from_samples: false,
         });
     }
     // No summaries at all: the sample files, monolithic or chunked.
@@ -295,6 +427,7 @@ fn read_eval(path: &Path) -> Result<Log> {
         header,
         samples,
         read_from: "samples/",
+        usage_from_samples: false,
     })
 }
 
@@ -316,6 +449,7 @@ fn read_json(path: &Path) -> Result<Option<Log>> {
         },
         samples: log.samples.unwrap_or_default(),
         read_from: "samples[] of the .json log",
+        usage_from_samples: false,
     }))
 }
 
@@ -510,7 +644,10 @@ fn choices(sample: &Sample, out: &mut BTreeSet<String>) {
 }
 
 /// The score of a sample under `choice` (`scorer` or `scorer.key`).
-fn score_of(sample: &Sample, choice: &str) -> std::result::Result<Option<f64>, String> {
+fn score_of(
+    sample: &Sample,
+    choice: &str,
+) -> std::result::Result<Option<(f64, Option<bool>)>, String> {
     let scores = sample.scores.as_ref();
     let (scorer, key) = match scores.and_then(|s| s.get(choice)) {
         Some(_) => (choice, None),
@@ -544,9 +681,98 @@ fn score_of(sample: &Sample, choice: &str) -> std::result::Result<Option<f64>, S
             ));
         }
     };
-    value_to_float(&value).map(Some).ok_or_else(|| {
-        format!("score value {value} of `{choice}` is not a number, C/I/P/N, yes/no or true/false")
-    })
+    // The scorer's own verdict: C (correct) passes, I (incorrect) fails; other values say nothing.
+    let passed = match value.as_str() {
+        Some("C") => Some(true),
+        Some("I") => Some(false),
+        _ => None,
+    };
+    value_to_float(&value)
+        .map(|x| Some((x, passed)))
+        .ok_or_else(|| {
+            format!(
+                "score value {value} of `{choice}` is not a number, C/I/P/N, yes/no or true/false"
+            )
+        })
+}
+
+/// What identifies a run across files: the eval id (else the run id) with the task, model and
+/// task arguments. One `eval()` call shares a run id across its tasks and models; a log and its
+/// `inspect log convert` copy share the eval id too.
+fn run_key(e: &EvalSpec) -> Option<String> {
+    let id = match (
+        e.eval_id.as_deref().filter(|s| !s.is_empty()),
+        e.run_id.as_deref().filter(|s| !s.is_empty()),
+    ) {
+        (Some(id), _) => format!("eval_id {id}"),
+        (None, Some(run)) => format!("run_id {run}"),
+        (None, None) => return None,
+    };
+    Some(format!(
+        "{id}, task {}, model {}, task args {}",
+        e.task,
+        e.model,
+        serde_json::to_string(&e.task_args).unwrap_or_default()
+    ))
+}
+
+/// The Inspect version a log records.
+fn e_version(log: &Log) -> Option<String> {
+    log.header.eval.packages.get("inspect_ai").cloned()
+}
+
+/// A sample's error message, first line.
+fn error_text(e: Option<&Value>) -> String {
+    let text = match e {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string()),
+        None => String::new(),
+    };
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// The import summary's sentence on how tokens_in was counted.
+fn tokens_sentence(cache_tokens: bool, tally: &TokenTally, usage_files: &[String]) -> String {
+    let mut s = if cache_tokens {
+        "tokens_in = Σ over models of the input tokens sent: input_tokens + input_tokens_cache_write, plus input_tokens_cache_read where input_tokens excludes the reads".to_string()
+    } else {
+        "tokens_in = Σ over models of input_tokens (no cache reads or writes were logged)"
+            .to_string()
+    };
+    if !tally.rules.is_empty() {
+        let parts: Vec<String> = tally
+            .rules
+            .iter()
+            .map(|((rule, by_totals), n)| {
+                format!(
+                    "{n} model usage(s) {} cache reads, {}",
+                    match rule {
+                        CacheRule::Includes => "whose input_tokens already include",
+                        CacheRule::Excludes => "plus their",
+                    },
+                    if *by_totals {
+                        "as their total_tokens show"
+                    } else {
+                        "by the provider and Inspect version (OpenAI-family input included cache reads before 0.3.184, Google before 0.3.208)"
+                    }
+                )
+            })
+            .collect();
+        s.push_str(&format!(" ({})", parts.join("; ")));
+    }
+    s.push_str(&if usage_files.is_empty() {
+        "; from each sample's model_usage".to_string()
+    } else {
+        format!(
+            "; from each sample's model_usage, read from the sample files for {} (their summaries carry no usage)",
+            usage_files.join(", ")
+        )
+    });
+    s
 }
 
 /// Reads Inspect logs.
@@ -613,6 +839,36 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             imp.skipped.join("; ")
         )));
     }
+    // The same run in two files (a .eval and its `inspect log convert` .json): read once.
+    let mut kept: BTreeMap<String, PathBuf> = BTreeMap::new();
+    logs.retain(|l| {
+        let Some(key) = run_key(&l.header.eval) else {
+            return true;
+        };
+        match kept.get(&key) {
+            Some(first) => {
+                imp.skipped.push(format!(
+                    "{}: the same run as {} ({key}), read once",
+                    l.path.display(),
+                    first.display()
+                ));
+                false
+            }
+            None => {
+                kept.insert(key, l.path.clone());
+                true
+            }
+        }
+    });
+    if logs.iter().all(|l| l.samples.is_empty()) {
+        return Err(Error::Usage(format!(
+            "the logs hold no samples, only their headers and aggregate scores ({}): ablate needs each sample's score. Run the eval again with samples logged (Inspect logs them unless --no-log-samples or log_samples=False is set)",
+            logs.iter()
+                .map(|l| l.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
 
     // The score.
     let mut found = BTreeSet::new();
@@ -643,9 +899,20 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             only
         }
         None if found.is_empty() => {
-            return Err(Error::Usage(
-                "no sample in the logs has a score; score the logs (`inspect score`) and import again".into(),
-            ));
+            let errored = logs
+                .iter()
+                .flat_map(|l| l.samples.iter().map(move |s| (l, s)))
+                .find(|(_, s)| s.error.as_ref().is_some_and(|e| !e.is_null()));
+            return Err(Error::Usage(match errored {
+                Some((l, s)) => format!(
+                    "no sample in the logs has a score: the samples failed. {}, sample {} epoch {}: {}. Fix the error and rerun (or resume with `inspect eval-retry`)",
+                    l.path.display(),
+                    id_text(&s.id),
+                    s.epoch,
+                    error_text(s.error.as_ref())
+                ),
+                None => "no sample in the logs has a score; score the logs (`inspect score`) and import again".into(),
+            }));
         }
         None => {
             return Err(Error::Usage(format!(
@@ -657,18 +924,65 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
 
     let (how, why) = arm_from(&logs, opts.arm_from.as_deref())?;
     imp.arm_choice = why;
-    let (labels, as_json) = arm_labels(&logs, &how);
+    let (mut labels, as_json) = arm_labels(&logs, &how);
     if as_json {
         imp.arm_choice.push_str(
             "; values are written as JSON (\"1\" is text, 1 a number), since some differ only in type",
         );
+    }
+    // Never two models in one arm unless asked (--arm-from, --arm).
+    let all_models: BTreeSet<&str> = logs.iter().map(|l| l.header.eval.model.as_str()).collect();
+    if opts.arm_from.is_none() && how != ArmFrom::Model && all_models.len() > 1 {
+        for (label, log) in labels.iter_mut().zip(&logs) {
+            *label = format!("{label} | {}", log.header.eval.model);
+        }
+        imp.arm_choice.push_str(&format!(
+            "; the logs come from {} models ({}), so each arm is one model's: `… | model`",
+            all_models.len(),
+            all_models.iter().copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let paths: Vec<PathBuf> = logs.iter().map(|l| l.path.clone()).collect();
+    let rules = super::ArmNames::for_files(&opts.arm_globs, &paths, "log(s)")?;
+    if rules.any() {
+        for (label, log) in labels.iter_mut().zip(&logs) {
+            if let Some(name) = rules.name_of(&log.path)? {
+                *label = name;
+            }
+        }
+        imp.arm_choice = format!(
+            "--arm rules for the logs they match; else {}",
+            imp.arm_choice
+        );
+    }
+    let mut models_of_arm: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (label, log) in labels.iter().zip(&logs) {
+        models_of_arm
+            .entry(label.as_str())
+            .or_default()
+            .insert(log.header.eval.model.as_str());
+    }
+    for (arm, models) in &models_of_arm {
+        if models.len() > 1 {
+            imp.notes.push(format!(
+                "arm `{arm}` holds {} models ({}), as asked with --arm-from or --arm",
+                models.len(),
+                models.iter().copied().collect::<Vec<_>>().join(", ")
+            ));
+        }
     }
 
     let mut models = BTreeSet::new();
     let mut tasks = BTreeSet::new();
     let mut dates = BTreeSet::new();
     let mut cache_tokens = false;
+    let mut tally = TokenTally::default();
+    let mut usage_files = Vec::new();
     for (rank, log) in logs.iter().enumerate() {
+        if log.usage_from_samples {
+            usage_files.push(log.path.display().to_string());
+        }
+        let version = e_version(log);
         let e = &log.header.eval;
         models.insert(e.model.clone());
         tasks.insert(e.task.clone());
@@ -699,7 +1013,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                     imp.scores_found.join(", ")
                 ),
             })?;
-            let Some(score) = score else {
+            let Some((score, passed)) = score else {
                 unscored += 1;
                 continue;
             };
@@ -711,7 +1025,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                     cache_tokens |= u.values().any(|m| {
                         m.input_tokens_cache_read.is_some() || m.input_tokens_cache_write.is_some()
                     });
-                    Some(input_tokens(u).ok_or_else(|| Error::BadValue {
+                    Some(input_tokens(u, version.as_deref(), &mut tally).ok_or_else(|| Error::BadValue {
                         path: log.path.clone(),
                         column: "model_usage".into(),
                         row: crate::error::Row::none(),
@@ -736,6 +1050,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 tokens_in,
                 strata,
                 source,
+                passed,
             });
             taken += 1;
         }
@@ -767,14 +1082,8 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         .flatten();
     imp.model = Some(models.into_iter().collect::<Vec<_>>().join(", "));
     imp.measured_at = dates.into_iter().next();
-    imp.notes.push(format!(
-        "tokens_in = Σ over models of input_tokens{}",
-        if cache_tokens {
-            " + input_tokens_cache_read + input_tokens_cache_write"
-        } else {
-            " (no cache reads or writes were logged)"
-        }
-    ));
+    imp.case_choice = "the sample id; epochs are repeats".into();
+    imp.tokens_counted = tokens_sentence(cache_tokens, &tally, &usage_files);
     Ok(imp)
 }
 
@@ -787,6 +1096,56 @@ mod tests {
         assert_eq!(journal_batch("_journal/summaries/12.json"), Some(12));
         assert_eq!(journal_batch("_journal/start.json"), None);
         assert_eq!(journal_batch("summaries.json"), None);
+    }
+
+    #[test]
+    fn cache_reads_follow_the_totals_else_the_provider_and_version() {
+        let u = |i, r, o, t| Usage {
+            input_tokens: Some(i),
+            input_tokens_cache_read: Some(r),
+            output_tokens: o,
+            total_tokens: t,
+            ..Usage::default()
+        };
+        // The log's totals decide whatever the version says.
+        let inc = u(120, 64, Some(3), Some(123));
+        let exc = u(56, 64, Some(3), Some(123));
+        assert_eq!(
+            cache_rule("openai/x", &inc, Some("0.3.285")),
+            (CacheRule::Includes, true)
+        );
+        assert_eq!(
+            cache_rule("anthropic/x", &exc, Some("0.3.100")),
+            (CacheRule::Excludes, true)
+        );
+        // No totals: OpenAI-family input included reads before 0.3.184 (dev builds of 0.3.184
+        // too), Google before 0.3.208; Anthropic never.
+        let bare = u(120, 64, None, None);
+        for (model, v, rule) in [
+            ("openai/gpt-4o", "0.3.95", CacheRule::Includes),
+            ("openai/gpt-4o", "0.3.184.dev7+gabc", CacheRule::Includes),
+            ("openai/gpt-4o", "0.3.184", CacheRule::Excludes),
+            ("openrouter/x/y", "0.3.150", CacheRule::Includes),
+            ("google/gemini", "0.3.207", CacheRule::Includes),
+            ("google/gemini", "0.3.208", CacheRule::Excludes),
+            ("anthropic/claude", "0.3.95", CacheRule::Excludes),
+        ] {
+            assert_eq!(
+                cache_rule(model, &bare, Some(v)),
+                (rule, false),
+                "{model} {v}"
+            );
+        }
+        let mut tally = TokenTally::default();
+        let usage: BTreeMap<String, Usage> =
+            [("openai/gpt-4o".to_string(), u(15_235, 9_088, None, None))].into();
+        assert_eq!(
+            input_tokens(&usage, Some("0.3.95"), &mut tally),
+            Some(15_235)
+        );
+        let usage: BTreeMap<String, Usage> =
+            [("anthropic/c".to_string(), u(100, 50, None, None))].into();
+        assert_eq!(input_tokens(&usage, Some("0.3.95"), &mut tally), Some(150));
     }
 
     #[test]

@@ -45,6 +45,142 @@ pub struct ImportOptions {
     pub filter: Option<String>,
     /// lm-eval: skip samples whose score is NaN or infinite instead of failing.
     pub skip_nonfinite: bool,
+    /// `--arm NAME=GLOB`, in order: the arm of every source file matching GLOB is NAME (a folder
+    /// matches everything under it).
+    pub arm_globs: Vec<(String, String)>,
+}
+
+/// `--arm NAME=GLOB` rules, compiled: which arm name a source file gets.
+#[derive(Debug, Default)]
+pub struct ArmNames {
+    rules: Vec<(String, String, globset::GlobMatcher)>,
+}
+
+impl ArmNames {
+    /// Compiles the rules. A GLOB that is an existing folder matches every file under it
+    /// (`runs/before` is `runs/before/**`); `*` does not cross `/`, `**` does.
+    ///
+    /// # Errors
+    /// A rule that is not `NAME=GLOB`, an empty name, or a pattern globset cannot read.
+    pub fn new(rules: &[(String, String)]) -> Result<ArmNames> {
+        let mut out = Vec::new();
+        for (name, glob) in rules {
+            let pattern = normalise_path(glob);
+            let pattern = if Path::new(glob).is_dir() {
+                format!("{}/**", pattern.trim_end_matches('/'))
+            } else {
+                pattern
+            };
+            let matcher = globset::GlobBuilder::new(&pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| {
+                    Error::Usage(format!(
+                        "--arm {name}={glob}: not a pattern ablate can read ({e}); e.g. --arm before=runs/before/** (quote it so the shell leaves it alone)"
+                    ))
+                })?
+                .compile_matcher();
+            out.push((name.clone(), glob.clone(), matcher));
+        }
+        Ok(ArmNames { rules: out })
+    }
+
+    /// Compiles the rules and checks them against the files read: a rule that matches none of
+    /// them is a typo (or files left out), refused by name. `what` names the files (e.g. "logs").
+    ///
+    /// # Errors
+    /// As [`ArmNames::new`], and a rule that matches no file.
+    pub fn for_files(
+        rules: &[(String, String)],
+        files: &[PathBuf],
+        what: &str,
+    ) -> Result<ArmNames> {
+        let names = ArmNames::new(rules)?;
+        let unmatched = names.unmatched(files);
+        if !unmatched.is_empty() {
+            return Err(Error::Usage(format!(
+                "--arm {}: matches none of the {} {what} read ({}); check the pattern (quote it so the shell leaves it alone)",
+                unmatched.join(", --arm "),
+                files.len(),
+                files
+                    .iter()
+                    .take(3)
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(names)
+    }
+
+    /// Whether any rule was given.
+    pub fn any(&self) -> bool {
+        !self.rules.is_empty()
+    }
+
+    /// The arm a file belongs to by the rules, `None` when no rule matches.
+    ///
+    /// # Errors
+    /// A file that rules with different names both match.
+    pub fn name_of(&self, file: &Path) -> Result<Option<String>> {
+        let path = normalise_path(&file.to_string_lossy());
+        let hits: Vec<&(String, String, globset::GlobMatcher)> = self
+            .rules
+            .iter()
+            .filter(|(_, _, m)| m.is_match(&path))
+            .collect();
+        let names: BTreeSet<&String> = hits.iter().map(|(n, _, _)| n).collect();
+        match names.len() {
+            0 => Ok(None),
+            1 => Ok(Some(hits[0].0.clone())),
+            _ => Err(Error::Usage(format!(
+                "{}: matched by --arm rules naming different arms ({}); make the patterns exclusive",
+                file.display(),
+                hits.iter()
+                    .map(|(n, g, _)| format!("{n}={g}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// The rules no file matched, as `NAME=GLOB` (a typo, or files left out).
+    pub fn unmatched(&self, files: &[PathBuf]) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|(_, _, m)| {
+                !files
+                    .iter()
+                    .any(|f| m.is_match(normalise_path(&f.to_string_lossy())))
+            })
+            .map(|(n, g, _)| format!("{n}={g}"))
+            .collect()
+    }
+}
+
+/// A path as rules match it: `/` separators, no leading `./`.
+fn normalise_path(p: &str) -> String {
+    let p = p.replace('\\', "/");
+    let mut s = p.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_string()
+}
+
+/// Parses one `--arm NAME=GLOB` value.
+///
+/// # Errors
+/// No `=`, or an empty name or pattern.
+pub fn parse_arm_rule(text: &str) -> std::result::Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((n, g)) if !n.trim().is_empty() && !g.is_empty() => {
+            Ok((n.trim().to_string(), g.to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not NAME=GLOB; e.g. --arm before='runs/before/**'"
+        )),
+    }
 }
 
 /// One scored sample.
@@ -65,6 +201,8 @@ pub struct Observation {
     pub strata: BTreeMap<String, String>,
     /// Where it was read: the log file and the sample in it (for messages).
     pub source: String,
+    /// The harness's own pass/fail, when it records one (promptfoo `success`, Inspect `C`/`I`).
+    pub passed: Option<bool>,
 }
 
 /// A file that was read.
@@ -97,6 +235,10 @@ pub struct Imported {
     pub score_choice: String,
     /// Where arms came from, and why.
     pub arm_choice: String,
+    /// How cases were formed (which id, and when ids were split because their content differs).
+    pub case_choice: String,
+    /// How tokens_in was counted, and from where.
+    pub tokens_counted: String,
     /// Set name from the logs.
     pub set: Option<String>,
     /// Model from the logs.
@@ -149,6 +291,14 @@ pub struct ImportSummary {
     pub score_choice: String,
     /// Where arms came from, and why.
     pub arm_choice: String,
+    /// How cases were formed.
+    pub case_choice: String,
+    /// How tokens_in was counted, and from where.
+    pub tokens_counted: String,
+    /// Rows whose `passed` flag (the harness's own pass/fail) disagrees with score ≥ pass_mark
+    /// (0.5); `None` when the logs carry no pass/fail. The flag decides lost cases, churn and
+    /// McNemar.
+    pub passed_disagreements: Option<usize>,
     /// Metadata columns written to `cases`.
     pub case_columns: Vec<String>,
     /// Stratum columns named in experiment.toml (`--strata`).
@@ -515,6 +665,31 @@ pub fn write(
 
     let arms = arm_summaries(&imp.observations);
     let (baseline, baseline_choice) = choose_baseline(&arms, opts.baseline.as_deref())?;
+    check_comparable(&imp.observations, &arms, &baseline)?;
+    if arms.len() < 2 {
+        imp.notes.insert(0, format!(
+            "NOTHING TO COMPARE YET: the logs make one arm only (`{baseline}`), so `ablate check` refuses the folder until it holds an arm to compare. Import the arms' logs together with the baseline's, or name the arms of the files with --arm NAME=GLOB (e.g. --arm before='runs/before/**' --arm after='runs/after/**')"
+        ));
+    }
+    // The harness's pass/fail: a `passed` column when every row has one.
+    let with_flag = imp
+        .observations
+        .iter()
+        .filter(|o| o.passed.is_some())
+        .count();
+    let passed_column = with_flag == imp.observations.len();
+    if with_flag > 0 && !passed_column {
+        imp.notes.push(format!(
+            "{with_flag} of {} rows carry the harness's pass/fail and the others do not: no `passed` column is written, and score ≥ pass_mark decides passes",
+            imp.observations.len()
+        ));
+    }
+    let passed_disagreements = passed_column.then(|| {
+        imp.observations
+            .iter()
+            .filter(|o| o.passed != Some(o.score >= DEFAULT_PASS_MARK))
+            .count()
+    });
 
     // Case columns: the --strata fields, or every scalar metadata field every case has. Only
     // --strata become the manifest's `strata` (reweighting crosses them all).
@@ -595,6 +770,14 @@ pub fn write(
         columns.push(Column::new(
             "tokens_in".into(),
             obs.iter().map(|o| o.tokens_in).collect::<Vec<_>>(),
+        ));
+    }
+    if passed_column {
+        columns.push(Column::new(
+            "passed".into(),
+            obs.iter()
+                .map(|o| o.passed.unwrap_or(false))
+                .collect::<Vec<_>>(),
         ));
     }
     let mut results = DataFrame::new(obs.len(), columns).map_err(|e| polars("results", e))?;
@@ -689,6 +872,9 @@ pub fn write(
         scores_found: imp.scores_found,
         score_choice: imp.score_choice,
         arm_choice: imp.arm_choice,
+        case_choice: imp.case_choice,
+        tokens_counted: imp.tokens_counted,
+        passed_disagreements,
         case_columns: strata,
         strata: opts.strata.clone(),
         threshold_drop: opts.threshold,
@@ -706,6 +892,48 @@ fn put_parquet(
 ) -> Result<()> {
     crate::io::write::parquet(df, &dir.path(name))?;
     written.push(name.to_string());
+    Ok(())
+}
+
+/// The pass mark an import judges `passed` flags against (experiment.toml's default).
+const DEFAULT_PASS_MARK: f64 = 0.5;
+
+/// Refuses an import whose arms cannot be compared: an arm that shares no case with the baseline
+/// (different documents under the same ids, or different tasks). A single arm is written with a
+/// note, and `ablate check` refuses it until another arm is added.
+fn check_comparable(obs: &[Observation], arms: &[ArmSummary], baseline: &str) -> Result<()> {
+    let base_cases: BTreeSet<&str> = obs
+        .iter()
+        .filter(|o| o.arm == baseline)
+        .map(|o| o.case_id.as_str())
+        .collect();
+    let mut shared: BTreeMap<&str, bool> = arms
+        .iter()
+        .filter(|a| a.arm != baseline)
+        .map(|a| (a.arm.as_str(), false))
+        .collect();
+    for o in obs {
+        if o.arm != baseline && base_cases.contains(o.case_id.as_str()) {
+            shared.insert(o.arm.as_str(), true);
+        }
+    }
+    let alone: Vec<&str> = shared
+        .iter()
+        .filter(|(_, s)| !**s)
+        .map(|(a, _)| *a)
+        .collect();
+    if !alone.is_empty() {
+        return Err(Error::Usage(format!(
+            "arm{} {} share{} no case with the baseline `{baseline}`: the ids may match, but the documents differ (or the arms ran on different sets), so nothing can be paired. Import arms that ran on the same cases, choose another baseline with --baseline, or import each set on its own",
+            if alone.len() > 1 { "s" } else { "" },
+            alone
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if alone.len() > 1 { "" } else { "s" },
+        )));
+    }
     Ok(())
 }
 

@@ -30,6 +30,9 @@ struct File {
     created: Option<String>,
     description: Option<String>,
     rows: Vec<Value>,
+    /// Results version 2 keeps test descriptions out of the rows, in `table.body`: the vars id of
+    /// each described test → its description.
+    table_descriptions: BTreeMap<String, String>,
 }
 
 fn unreadable(path: &Path, problem: String) -> Error {
@@ -64,6 +67,7 @@ fn read_file(path: &Path) -> Result<Option<File>> {
             created: None,
             description: None,
             rows,
+            table_descriptions: BTreeMap::new(),
         }));
     }
     let v: Value = serde_json::from_reader(reader)
@@ -84,7 +88,31 @@ fn read_file(path: &Path) -> Result<Option<File>> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        table_descriptions: results
+            .get("table")
+            .and_then(|t| t.get("body"))
+            .and_then(Value::as_array)
+            .map(|body| {
+                body.iter()
+                    .filter_map(|b| {
+                        let test = b.get("test");
+                        let d = text_of(test.and_then(|t| t.get("description")))
+                            .or_else(|| text_of(b.get("description")))?;
+                        let vars = test.and_then(|t| t.get("vars"))?;
+                        Some((vars_id(vars), d))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }))
+}
+
+/// A row's test in its file: [`test_of`], with the description from the file's table when the
+/// row carries none (results version 2).
+fn test_in(f: &File, row: &Value) -> Test {
+    let (description, vars) = test_of(row);
+    let description = description.or_else(|| f.table_descriptions.get(&vars).cloned());
+    (description, vars)
 }
 
 fn text_of(v: Option<&Value>) -> Option<String> {
@@ -93,13 +121,28 @@ fn text_of(v: Option<&Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A prompt's name: its label, else its id, else its raw text.
-fn prompt_name(row: &Value) -> String {
+/// A prompt's name: its label, else its display text (the template, in results version 2 before
+/// labels), else its id, else its raw text. `raw` is the prompt rendered with the test's vars, a
+/// different text for every test, so it is the last resort; the bool says it was used.
+fn prompt_name(row: &Value) -> (String, bool) {
     let p = row.get("prompt");
-    text_of(p.and_then(|p| p.get("label")))
+    if let Some(name) = text_of(p.and_then(|p| p.get("label")))
+        .or_else(|| text_of(p.and_then(|p| p.get("display"))))
         .or_else(|| text_of(row.get("promptId")))
-        .or_else(|| text_of(p.and_then(|p| p.get("raw"))))
-        .unwrap_or_else(|| "(prompt)".into())
+    {
+        return (name, false);
+    }
+    match text_of(p.and_then(|p| p.get("raw"))) {
+        Some(raw) => (raw, true),
+        None => ("(prompt)".into(), false),
+    }
+}
+
+/// The row's own pass/fail: `success`, else `gradingResult.pass`.
+fn passed_of(row: &Value) -> Option<bool> {
+    row.get("success")
+        .and_then(Value::as_bool)
+        .or_else(|| row.get("gradingResult")?.get("pass")?.as_bool())
 }
 
 /// A provider's name: its label, else its id.
@@ -150,15 +193,19 @@ fn test_of(row: &Value) -> Test {
         .or_else(|| row.get("vars"))
         .cloned()
         .unwrap_or(Value::Null);
-    let hash = Sha256::digest(canonical(&vars).as_bytes());
-    let vars_id = format!(
+    (description, vars_id(&vars))
+}
+
+/// `vars-` and the first 12 hex digits of the SHA-256 of the vars (canonical JSON).
+fn vars_id(vars: &Value) -> String {
+    let hash = Sha256::digest(canonical(vars).as_bytes());
+    format!(
         "vars-{}",
         hash.iter()
             .take(6)
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
-    );
-    (description, vars_id)
+    )
 }
 
 /// Case ids for every test: its description, else its vars hash; a description that several tests
@@ -169,7 +216,7 @@ fn case_ids(files: &[File]) -> (BTreeMap<Test, String>, Vec<String>) {
     let mut tests = BTreeSet::new();
     for f in files {
         for row in &f.rows {
-            let (description, vars) = test_of(row);
+            let (description, vars) = test_in(f, row);
             if let Some(d) = &description {
                 vars_by_description
                     .entry(d.clone())
@@ -257,7 +304,8 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             providers.iter().cloned().collect::<Vec<_>>().join(", ")
         )
     } else {
-        "the prompt's label (one provider)".into()
+        "the prompt's label, or its template (results version 2 without labels), one provider"
+            .into()
     };
 
     let mut named = BTreeSet::new();
@@ -296,9 +344,21 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             shared.join("; ")
         ));
     }
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let rules = super::ArmNames::for_files(&opts.arm_globs, &paths, "results file(s)")?;
+    if rules.any() {
+        imp.arm_choice = format!(
+            "--arm rules for the files they match (with the prompt's label when a file holds several prompts); else {}",
+            imp.arm_choice
+        );
+    }
+    let mut raw_named = 0usize;
     let mut created = BTreeSet::new();
     let mut descriptions = BTreeSet::new();
     for (rank, f) in files.iter().enumerate() {
+        let named_by_rule = rules.name_of(&f.path)?;
+        let prompts_in_file: BTreeSet<String> = f.rows.iter().map(|r| prompt_name(r).0).collect();
+        let providers_in_file: BTreeSet<String> = f.rows.iter().map(provider_name).collect();
         if let Some(day) = f.created.as_deref().and_then(super::date_prefix) {
             created.insert(day.to_string());
         }
@@ -311,7 +371,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         let mut arms = BTreeSet::new();
         for (position, &i) in order.iter().enumerate() {
             let row = &f.rows[i];
-            let case_id = case_id_of[&test_of(row)].clone();
+            let case_id = case_id_of[&test_in(f, row)].clone();
             if is_error(row) {
                 errors += 1;
                 continue;
@@ -342,8 +402,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                             .into(),
                 }
                     })?;
-            let mut arm = prompt_name(row);
-            if with_provider {
+            let (prompt, raw) = prompt_name(row);
+            raw_named += usize::from(raw);
+            let mut arm = match &named_by_rule {
+                Some(name) if prompts_in_file.len() == 1 => name.clone(),
+                Some(name) => format!("{name} {prompt}"),
+                None => prompt,
+            };
+            // Providers split arms, except within a file an --arm rule named whole.
+            let split_by_provider = match &named_by_rule {
+                Some(_) => providers_in_file.len() > 1,
+                None => with_provider,
+            };
+            if split_by_provider {
                 arm = format!("{arm} | {}", provider_name(row));
             }
             arms.insert(arm.clone());
@@ -365,6 +436,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 tokens_in,
                 strata,
                 source: format!("{}, row {}", f.path.display(), i + 1),
+                passed: passed_of(row),
             });
             taken += 1;
         }
@@ -397,8 +469,14 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         .flatten();
     imp.model = Some(providers.into_iter().collect::<Vec<_>>().join(", "));
     imp.measured_at = created.into_iter().next();
-    imp.notes
-        .push("tokens_in = response.tokenUsage.prompt as the provider reported it".into());
+    if raw_named > 0 {
+        imp.notes.push(format!(
+            "{raw_named} row(s) name no prompt label or template, only the rendered prompt: their arm is the rendered text, which differs per test; label the prompts in the config (prompts: [{{label: …}}])"
+        ));
+    }
+    imp.case_choice = "the test's description, else a hash of its vars (a description shared by tests with different vars gets the hash too); never testIdx, which counts repeats".into();
+    imp.tokens_counted =
+        "tokens_in = response.tokenUsage.prompt, as the provider reported it".into();
     Ok(imp)
 }
 

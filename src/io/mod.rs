@@ -157,6 +157,7 @@ impl Experiment {
                     .into(),
             });
         }
+        check_arms_share_cases(&results, baseline, &manifest.baseline_arm)?;
         warnings.extend(result_warnings(&results, &cases, baseline));
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
 
@@ -219,6 +220,36 @@ impl Experiment {
             .arm_index(&self.manifest.baseline_arm)
             .unwrap_or_default()
     }
+}
+
+/// Refuses arms with results that share no case with the baseline: nothing of theirs can be
+/// paired, and every verb would report empty comparisons as if they were findings.
+fn check_arms_share_cases(results: &Results, baseline: usize, baseline_name: &str) -> Result<()> {
+    let m = &results.matrix;
+    let alone: Vec<&str> = (0..m.n_arms)
+        .filter(|&a| a != baseline)
+        .filter(|&a| (0..m.n_cases).any(|c| m.present(c, a)))
+        .filter(|&a| !(0..m.n_cases).any(|c| m.present(c, a) && m.present(c, baseline)))
+        .map(|a| results.arms[a].as_str())
+        .collect();
+    if alone.is_empty() {
+        return Ok(());
+    }
+    Err(Error::BadValue {
+        path: results.path.clone(),
+        column: "case_id".into(),
+        row: Row::none(),
+        value: alone
+            .iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        problem: format!(
+            "{} no case with the baseline \"{baseline_name}\": nothing can be paired, so there is nothing to compare",
+            if alone.len() > 1 { "these arms share" } else { "this arm shares" }
+        ),
+        fix: "run the arms on the baseline's cases (the same case ids for the same documents), or import each set as its own experiment".into(),
+    })
 }
 
 fn check_removed_units(arms: &Arms, units: &Units) -> Result<()> {
@@ -294,6 +325,9 @@ fn check_arms_cover_results(
 /// 0.5): lost, gained and churn counts would all be 0 without a word.
 fn pass_mark_warning(results: &Results, pass_mark: f64) -> Option<String> {
     let m = &results.matrix;
+    if m.pass_flags {
+        return None;
+    }
     let repeats: u64 = m.repeats.iter().map(|&r| u64::from(r)).sum();
     let passes: u64 = m.passes.iter().map(|&p| u64::from(p)).sum();
     let side = if passes == repeats && repeats > 0 {

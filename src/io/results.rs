@@ -3,8 +3,9 @@
 //! Rows are read through a projected lazy scan, case and arm ids are encoded to integers once,
 //! and rows are bucketed per (case, arm) cell with a counting sort (O(rows)). Each cell then holds
 //! the number of repeats, the mean score `s[i,a]` (compensated), the sample variance across repeats
-//! and the number of repeats that pass (score ≥ pass_mark). Every later analysis reads this matrix
-//! instead of the raw rows.
+//! and the number of repeats that pass (score ≥ pass_mark, or the optional `passed` column: the
+//! harness's own pass/fail, which then decides churn, lost and gained cases and McNemar). Every
+//! later analysis reads this matrix instead of the raw rows.
 
 use std::collections::HashMap;
 
@@ -29,8 +30,12 @@ pub struct CaseMatrix {
     pub mean: Vec<f64>,
     /// Sample variance of the score across repeats; NaN with fewer than 2 repeats.
     pub var: Vec<f64>,
-    /// Repeats whose score ≥ pass_mark.
+    /// Repeats that pass: score ≥ pass_mark, or the `passed` column's flag when results have
+    /// one (`pass_flags`).
     pub passes: Vec<u32>,
+    /// Whether `passes` come from a `passed` column (the harness's own pass/fail) rather than
+    /// score ≥ pass_mark.
+    pub pass_flags: bool,
     /// Mean `tokens_in` over the cell's repeats, when results have that column (NaN where
     /// missing or null).
     pub tokens: Option<Vec<f64>>,
@@ -45,6 +50,16 @@ impl CaseMatrix {
     /// Whether the case has results in the arm.
     pub fn present(&self, case: usize, arm: usize) -> bool {
         self.repeats[self.cell(case, arm)] > 0
+    }
+
+    /// Whether a case passes in an arm (for lost and gained cases): its mean score ≥ pass_mark,
+    /// or, with the harness's own flags (`pass_flags`), at least half its repeats passed.
+    pub fn case_passes(&self, cell: usize, pass_mark: f64) -> bool {
+        if self.pass_flags {
+            2 * self.passes[cell] >= self.repeats[cell]
+        } else {
+            self.mean[cell] >= pass_mark
+        }
     }
 }
 
@@ -86,6 +101,7 @@ impl Results {
                 Col::req("repeat", Kind::Int),
                 Col::req("score", Kind::Float),
                 Col::opt("tokens_in", Kind::Int),
+                Col::opt("passed", Kind::Bool),
             ],
             &["case_id", "arm"],
         )?;
@@ -248,6 +264,18 @@ impl Results {
         } else {
             None
         };
+        // The harness's own pass/fail per row, when results carry it (no nulls).
+        let passed: Option<Vec<bool>> = if t.has("passed") {
+            let col = get("passed")?
+                .bool()
+                .map_err(|e| polars_unreadable(&path, e))?;
+            if let Some(row) = col.iter().position(|v| v.is_none()) {
+                return Err(null("passed", row));
+            }
+            Some(col.iter().map(|v| v.unwrap_or(false)).collect())
+        } else {
+            None
+        };
         let arm_code: Vec<u32> = arm_code.iter().map(|a| remap[*a as usize]).collect();
         let matrix = aggregate(
             &path,
@@ -259,6 +287,7 @@ impl Results {
                 repeat: repeats,
                 score: scores,
                 tokens: tokens.as_deref(),
+                passed: passed.as_deref(),
             },
             pass_mark,
             |row| {
@@ -504,6 +533,7 @@ impl Results {
             mean: vec![f64::NAN; cells],
             var: vec![f64::NAN; cells],
             passes: vec![0; cells],
+            pass_flags: false,
             tokens: tokens.as_ref().map(|_| vec![f64::NAN; cells]),
         };
         for c in 0..cells {
@@ -605,6 +635,7 @@ struct Rows<'a> {
     repeat: &'a [i64],
     score: &'a [f64],
     tokens: Option<&'a [f64]>,
+    passed: Option<&'a [bool]>,
 }
 
 /// Buckets rows by cell (counting sort) and computes each cell's statistics.
@@ -672,6 +703,7 @@ fn aggregate(
         mean: vec![f64::NAN; cells],
         var: vec![f64::NAN; cells],
         passes: vec![0; cells],
+        pass_flags: rows_in.passed.is_some(),
         tokens: rows_in.tokens.map(|_| vec![f64::NAN; cells]),
     };
     let mut duplicate: Option<(usize, usize)> = None; // (later row, earlier row)
@@ -707,7 +739,10 @@ fn aggregate(
         m.repeats[c] = values.len() as u32;
         m.mean[c] = moments::mean(&values);
         m.var[c] = moments::sample_variance(&values);
-        m.passes[c] = values.iter().filter(|s| **s >= pass_mark).count() as u32;
+        m.passes[c] = match rows_in.passed {
+            Some(flags) => rows.iter().filter(|r| flags[**r as usize]).count() as u32,
+            None => values.iter().filter(|s| **s >= pass_mark).count() as u32,
+        };
         if let (Some(cell_tokens), Some(t)) = (m.tokens.as_mut(), rows_in.tokens) {
             values.clear();
             values.extend(rows.iter().map(|r| t[*r as usize]).filter(|x| !x.is_nan()));
@@ -749,6 +784,7 @@ mod tests {
             repeat: &rep,
             score: &score,
             tokens: Some(&tokens),
+            passed: None,
         };
         let m = aggregate(std::path::Path::new("r"), 2, 2, &rows, 0.5, |_| {
             Default::default()
@@ -775,6 +811,7 @@ mod tests {
             repeat: &[0, 0, 0, 0],
             score: &[1.0; 4],
             tokens: None,
+            passed: None,
         };
         let dup = aggregate(std::path::Path::new("r"), 2, 2, &rows, 0.5, |_| {
             ("c".into(), "a".into())

@@ -157,3 +157,38 @@ pub fn report_into(out: &Path, dir: &Path) {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// Runs `ablate import HARNESS SOURCES… --out OUT ARGS… --json` and returns the summary.
+pub fn import(harness: &str, sources: &[PathBuf], out: &Path, args: &[&str]) -> serde_json::Value {
+    json(
+        ablate()
+            .args(["import", harness])
+            .args(sources)
+            .arg("--out")
+            .arg(out)
+            .args(args)
+            .arg("--json"),
+    )
+}
+
+/// Runs `ablate import` expecting exit 2, and returns stderr.
+pub fn import_fails(harness: &str, sources: &[PathBuf], out: &Path, args: &[&str]) -> String {
+    fails(
+        ablate()
+            .args(["import", harness])
+            .args(sources)
+            .arg("--out")
+            .arg(out)
+            .args(args),
+    )
+}
+
+/// An arm of an import summary, by name.
+pub fn arm<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    summary["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == name)
+        .unwrap_or_else(|| panic!("no arm {name} in {summary}"))
+}

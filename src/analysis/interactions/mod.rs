@@ -389,7 +389,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             (Some(_), Some(_)) => InteractionVerdict::Additive,
             _ => InteractionVerdict::Undetermined,
         };
-        let passes = |c: usize, a: usize| m.mean[m.cell(c, a)] >= pass_mark;
+        let passes = |c: usize, a: usize| m.case_passes(m.cell(c, a), pass_mark);
         let mut lost_by_slice = BTreeMap::new();
         let mut jointly_by_slice = BTreeMap::new();
         let (mut lost, mut jointly) = (0, 0);
