@@ -33,6 +33,9 @@ const CONFIDENCE: f64 = 0.95;
 /// Resamples of the percentile bootstrap (the max-|t| band's too).
 const B: usize = 1000;
 
+/// Resamples of the percentile intervals in the coverage table (many cells, small samples).
+const B_COVERAGE: usize = 400;
+
 /// Per-case drops and their units for one sample of a shape.
 struct Draw {
     values: Vec<f64>,
@@ -80,10 +83,11 @@ impl Shape {
                 }
             }
             Shape::Three => {
-                // P(±1) = 0.03, P(+½) = 0.10 + THR, P(−½) = 0.10, all scaled by spread (mean THR).
+                // P(±1) = 0.03, P(+½) = 0.10 + 2·THR, P(−½) = 0.10, the first and last two
+                // scaled by spread: mean ½·2·THR = THR.
                 let (p1, ph) = (0.03 * spread, 0.10 * spread);
                 let u: f64 = r.random();
-                let cut = [p1, p1, ph + THR, ph];
+                let cut = [p1, p1, ph + 2.0 * THR, ph];
                 let vals = [1.0, -1.0, 0.5, -0.5];
                 let mut acc = 0.0;
                 for (c, v) in cut.iter().zip(vals) {
@@ -134,7 +138,7 @@ fn estimate(d: &Draw, seed: u64) -> (Estimate, Estimate, Option<(f64, f64)>) {
     for (u, v) in d.units.iter().zip(&d.values) {
         sums.add(*u as usize, 0, *v, 1.0);
     }
-    let draws = bootstrap::run(&sums, B, seed, None);
+    let draws = bootstrap::run(&sums, B_COVERAGE, seed, None);
     let percentile = se.and(draws.percentile_ci(0, CONFIDENCE));
     let sample = Sample {
         point: mean,

@@ -345,11 +345,12 @@ fn demo_budget_story() {
     };
     let need = run(&["need", "--json"]);
     let value = need["value"].as_f64().unwrap();
-    // 39%: need drops only units whose arms are confidently removable, family-wise over the 41
-    // arms (few_shot/06, /07 and /10), and the passages beyond gold (the oracle). With the point
+    // 43%: need drops only units whose arms are confidently removable, family-wise over the 41
+    // arms (none of the examples' arms is, at 397 clusters and a threshold of 0.005: their
+    // family intervals reach ±0.02), and the passages beyond gold (the oracle). With the point
     // verdicts it would be 33%: there the window carriers (two examples and rank 3) are needed
     // together, and few_shot/03 (196 tokens) goes back, the fewest tokens that resolve them.
-    assert!((0.37..0.41).contains(&value), "{value}");
+    assert!((0.42..0.44).contains(&value), "{value}");
     let point = need["value_point"].as_f64().unwrap();
     assert!((0.32..0.34).contains(&point), "{point}");
     assert_eq!(need["oracle"], true);

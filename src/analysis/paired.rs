@@ -134,9 +134,10 @@ impl Paired {
     /// - when at least two units all gave the same value, the exact bound of
     ///   [`Estimate::no_variation`] for a quantity within `reach`;
     /// - below [`BOOTSTRAP_MIN_UNITS`] units, an interval that holds at that size: the score
-    ///   interval ([`interval::score`], t critical value) when every case is its own unit, the
-    ///   t interval (C − 1 degrees of freedom) on the larger of the clustered se and the
-    ///   delete-one-cluster jackknife se ([`moments::jackknife_se`]) when cases come in clusters;
+    ///   interval ([`interval::score`], t critical value) when every case is its own unit; when
+    ///   cases come in clusters, the wider of the t interval (C − 1 degrees of freedom) on the
+    ///   larger of the clustered se and the delete-one-cluster jackknife se
+    ///   ([`moments::jackknife_se`]) and the score interval on the effective sample size;
     /// - otherwise the joint-bootstrap percentile interval `bootstrap_ci` (`Some` when resamples
     ///   were drawn) or the normal one.
     ///
@@ -163,8 +164,8 @@ impl Paired {
     }
 
     /// The family-wise interval of one of `family` means judged together: the interval of
-    /// [`Paired::estimate`] at level 1 − (1 − confidence)/family (Bonferroni), by the score or t
-    /// interval at every size (the joint bootstrap's max-|t| band exceeded α when discordant
+    /// [`Paired::estimate`] at level 1 − (1 − confidence)/family (Bonferroni), by the small-sample
+    /// interval of [`Paired::estimate`] at every size (the joint bootstrap's max-|t| band exceeded α when discordant
     /// cases are rare: `benches/coverage.rs`). Holding all of them at once has probability at
     /// least `confidence`.
     pub fn family(s: &Sample<'_>, family: usize, confidence: f64) -> Estimate {
@@ -179,28 +180,38 @@ impl Paired {
         e
     }
 
-    /// The score interval (cases as units) or the t interval on the clustered se (clusters), at
-    /// `level`.
+    /// The score interval (cases as units), or for clusters the wider of the t interval and the
+    /// score interval on the effective sample size, at `level`.
+    ///
+    /// Clusters: se_c = max(sandwich se, delete-one-cluster jackknife se) (the sandwich is biased
+    /// down with few, unequal clusters); the t interval is point ± t(1−α/2; C−1)·se_c. The score
+    /// interval is taken with its critical value scaled by √deff, deff = max(1, se_c² / se_iid²),
+    /// which is the score interval of n/deff independent cases (Korn and Graubard, 1998: effective
+    /// sample size). It keeps the score interval's skew where changes are rare, which the t
+    /// interval lacks in the far tails that Bonferroni over many arms reaches.
     fn small_sample(s: &Sample<'_>, n_units: usize, level: f64) -> Estimate {
+        let crit = interval::critical(n_units, level);
         if n_units == s.values.len() {
-            let ci = interval::score(
-                s.values,
-                s.reach.0,
-                s.reach.1,
-                interval::critical(n_units, level),
-            )
-            .filter(|_| n_units >= 2);
-            Estimate::with_interval(s.point, s.se, ci, CiMethod::Score, level)
-        } else {
-            // The larger of the sandwich and the delete-one-cluster jackknife se: the sandwich
-            // is biased down with few, unequal clusters (`benches/coverage.rs`).
-            let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            let ci = interval::t(s.point, se, n_units.saturating_sub(1), level);
-            Estimate::with_interval(s.point, s.se, ci, CiMethod::T, level)
+            let ci = interval::score(s.values, s.reach.0, s.reach.1, crit).filter(|_| n_units >= 2);
+            return Estimate::with_interval(s.point, s.se, ci, CiMethod::Score, level);
         }
+        let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let t = interval::t(s.point, se, n_units.saturating_sub(1), level);
+        let (_, se_iid) = moments::mean_se(s.values, None);
+        let deff = match (se, se_iid) {
+            (Some(c), Some(i)) if i > 0.0 => (c / i).powi(2).max(1.0),
+            _ => 1.0,
+        };
+        let score = interval::score(s.values, s.reach.0, s.reach.1, crit * deff.sqrt())
+            .filter(|_| n_units >= 2);
+        let ci = match (t, score) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (a, b) => a.or(b),
+        };
+        Estimate::with_interval(s.point, s.se, ci, CiMethod::T, level)
     }
 
     /// Number of distinct units among `units`.

@@ -52,8 +52,8 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
         d.family
     ));
     if d.per_arm {
-        p = p.bold("Per-arm confidence (--per-arm): ").text(
-            "no family-wise control; some of these confident verdicts may be wrong by chance alone.\n",
+        p = p.bold("Per-arm confidence (--per-arm):").text(
+            " no family-wise control; some of these confident verdicts may be wrong by chance alone.\n",
         );
     }
     if d.comparison {

@@ -18,8 +18,9 @@ pub enum CiMethod {
     /// are their own units, fewer than the bootstrap's minimum.
     #[serde(rename = "score")]
     Score,
-    /// point ± t·se with the clustered se ([`crate::stats::interval::t`]): clusters, fewer than
-    /// the bootstrap's minimum.
+    /// Clusters: the wider of point ± t·se_c ([`crate::stats::interval::t`], se_c the larger of
+    /// the clustered and jackknife se) and the score interval on the effective sample size
+    /// (critical value × √deff); fewer units than the bootstrap's minimum, or a family interval.
     #[serde(rename = "t")]
     T,
 }
