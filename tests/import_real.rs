@@ -554,3 +554,116 @@ fn inspect_messages_say_what_the_log_lacks() {
     let e = import_fails("inspect", &[p], &root.path().join("b"), &[]);
     assert_mentions(&e, &["RuntimeError('quota exceeded')", "errored.json"]);
 }
+
+// ---- --into: a running ablation grows ----
+
+#[test]
+fn into_appends_new_repeats_and_arms_and_keeps_everything_else() {
+    let root = tempfile::tempdir().unwrap();
+    let exp = root.path().join("exp");
+    let pe = real("lm-eval/prompt-edit");
+    import(
+        "lm-eval",
+        &[pe.join("run-a1"), pe.join("run-b")],
+        &exp,
+        &["--baseline", "run-a1", "--threshold", "0.02"],
+    );
+    // The analyst edits experiment.toml and keeps notes in the folder.
+    let toml = std::fs::read_to_string(exp.join("experiment.toml")).unwrap() + "pass_mark = 0.6\n";
+    std::fs::write(exp.join("experiment.toml"), &toml).unwrap();
+    std::fs::write(exp.join("notes.md"), "why we ran this").unwrap();
+
+    // A second run of the baseline's prompt: more repeats of run-a1.
+    let into = |sources: &[PathBuf], extra: &[&str]| {
+        json(
+            ablate()
+                .args(["import", "lm-eval"])
+                .args(sources)
+                .arg("--into")
+                .arg(&exp)
+                .args(extra)
+                .arg("--json"),
+        )
+    };
+    let rule = format!("run-a1={}", pe.join("run-a2").display());
+    let s = into(&[pe.join("run-a2")], &["--arm", &rule]);
+    assert_eq!(arm(&s, "run-a1")["repeats_max"], 2);
+    assert_eq!(arm(&s, "run-b")["repeats_max"], 1);
+    assert_eq!(s["rows"], 12);
+    assert_eq!(
+        std::fs::read_to_string(exp.join("experiment.toml")).unwrap(),
+        toml
+    );
+    assert_eq!(
+        std::fs::read_to_string(exp.join("notes.md")).unwrap(),
+        "why we ran this"
+    );
+    // The same run again is named and refused: nothing new.
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(pe.join("run-a2"))
+            .arg("--into")
+            .arg(&exp)
+            .args(["--arm", &rule]),
+    );
+    assert_mentions(&e, &["nothing new to add", "already holds this run"]);
+    // A new arm: the same documents under the task's name.
+    let s = into(&[real("lm-eval/results-name")], &[]);
+    assert_eq!(s["arms"].as_array().unwrap().len(), 3);
+    assert_eq!(arm(&s, "arith_pe")["cases"], 4);
+    let v = sweep(&exp);
+    assert_eq!(sweep_arm(&v, "arith_pe")["drop"].as_f64(), Some(0.0));
+    assert!(
+        ablate()
+            .arg("check")
+            .arg(&exp)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    // The manifest's settings are kept, not given again.
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(real("lm-eval/results-name"))
+            .arg("--into")
+            .arg(&exp)
+            .args(["--threshold", "0.05"]),
+    );
+    assert_mentions(&e, &["--threshold with --into", "experiment.toml"]);
+    // Only folders that import wrote.
+    let w = Workdir::tiny();
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(real("lm-eval/results-name"))
+            .arg("--into")
+            .arg(w.path("")),
+    );
+    assert_mentions(&e, &["not an experiment folder that `ablate import` wrote"]);
+}
+
+#[test]
+fn into_reads_an_inspect_run_once_whatever_file_holds_it() {
+    let root = tempfile::tempdir().unwrap();
+    let exp = root.path().join("exp");
+    import(
+        "inspect",
+        &[
+            real("inspect/same-run-two-formats/v0.3.285/run.eval"),
+            real("inspect/openai-cache/v0.3.285/no_examples.eval"),
+        ],
+        &exp,
+        &["--threshold", "0.02", "--baseline", "full | mockllm/model"],
+    );
+    let e = fails(
+        ablate()
+            .args(["import", "inspect"])
+            .arg(real("inspect/same-run-two-formats/v0.3.285/run.json"))
+            .arg("--into")
+            .arg(&exp),
+    );
+    assert_mentions(&e, &["run.json", "already holds this run", "eval_id"]);
+}

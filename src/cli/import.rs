@@ -58,8 +58,14 @@ pub(super) struct ImportArgs {
     #[arg(required = true)]
     sources: Vec<PathBuf>,
     /// The experiment folder to write. An existing folder is replaced only if ablate wrote it.
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "into", conflicts_with = "into")]
+    out: Option<PathBuf>,
+    /// Add the logs to an experiment `import` wrote, in place: new arms, repeats and cases are
+    /// appended; logs (or runs) already there are skipped and named; experiment.toml, the watch
+    /// state and every other file are kept. How a running ablation grows between `next` and
+    /// `watch`.
+    #[arg(long, value_name = "EXP")]
+    into: Option<PathBuf>,
     /// The score: inspect SCORER or SCORER.KEY; lm-eval METRIC; promptfoo a named score.
     #[arg(long, value_name = "NAME")]
     score: Option<String>,
@@ -111,13 +117,23 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         skip_nonfinite: args.skip_nonfinite,
         arm_globs: args.arms,
     };
-    ablate::io::output::check_folder_target(&args.out)?;
+    if let Some(out) = &args.out {
+        ablate::io::output::check_folder_target(out)?;
+    }
     let (name, imported) = match args.harness {
         Harness::Inspect => ("inspect", import::inspect::read(&args.sources, &opts)?),
         Harness::LmEval => ("lm-eval", import::lm_eval::read(&args.sources, &opts)?),
         Harness::Promptfoo => ("promptfoo", import::promptfoo::read(&args.sources, &opts)?),
     };
-    let summary = import::write(name, imported, &opts, &args.out)?;
+    let summary = match (&args.out, &args.into) {
+        (_, Some(into)) => import::append::append(name, imported, &opts, into)?,
+        (Some(out), None) => import::write(name, imported, &opts, out)?,
+        (None, None) => {
+            return Err(ablate::error::Error::Usage(
+                "give --out DIR (a new experiment) or --into EXP (add to one)".into(),
+            ));
+        }
+    };
     if g.json {
         report::json(&summary)
     } else {
@@ -218,7 +234,9 @@ impl super::Paths for ImportArgs {
         for source in &self.sources {
             p.input("the log source", source);
         }
-        p.folder("--out", &self.out);
+        if let Some(out) = &self.out {
+            p.folder("--out", out);
+        }
         p
     }
 }

@@ -1051,6 +1051,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 strata,
                 source,
                 passed,
+                file: log.path.display().to_string(),
             });
             taken += 1;
         }
@@ -1075,6 +1076,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 e.task,
                 log.read_from
             ),
+            run: run_key(e),
         });
     }
     imp.set = (tasks.len() == 1)

@@ -245,6 +245,18 @@ fn is_results_file(path: &Path) -> bool {
     })
 }
 
+/// What identifies a run of a task: its date_id (from the file name, to the microsecond), the
+/// task and the model. Two samples files with the same key are one run copied; identical bytes
+/// alone are not (deterministic runs write byte-identical samples).
+fn run_key(path: &Path, task: &str, run: &RunInfo) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let id = date_id(stem)?;
+    Some(format!(
+        "task {task}, run {id}, model {}",
+        run.model.as_deref().unwrap_or("?")
+    ))
+}
+
 /// The task of a samples file: from its name, checked against the tasks its results report.
 fn task_of(path: &Path, run: &RunInfo) -> String {
     let stem = path
@@ -797,6 +809,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             None => RunInfo::default(),
         };
         let task = task_of(&path, &run);
+        // The same run's samples file twice (a copy in another folder): read once.
+        if let Some(key) = run_key(&path, &task, &run)
+            && let Some(first) = files
+                .iter()
+                .find(|f: &&File| run_key(&f.path, &f.task, &f.run).as_ref() == Some(&key))
+        {
+            imp.skipped.push(format!(
+                "{}: the same run as {} ({key}), read once",
+                path.display(),
+                first.path.display()
+            ));
+            continue;
+        }
         let lines = records(&path)?;
         files.push(File {
             path,
@@ -940,6 +965,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 strata: l.strata.clone(),
                 source: format!("{}, line {}", f.path.display(), l.line_no),
                 passed: None,
+                file: f.path.display().to_string(),
             });
         }
         let mut taken_text = format!(
@@ -960,6 +986,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             harness: "lm-eval".into(),
             version: f.run.version.clone(),
             taken: taken_text,
+            run: run_key(&f.path, &f.task, &f.run),
         });
     }
     imp.model = (!models.is_empty()).then(|| models.into_iter().collect::<Vec<_>>().join(", "));

@@ -437,6 +437,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 strata,
                 source: format!("{}, row {}", f.path.display(), i + 1),
                 passed: passed_of(row),
+                file: f.path.display().to_string(),
             });
             taken += 1;
         }
@@ -462,6 +463,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 f.version,
                 arms.into_iter().collect::<Vec<_>>().join(", ")
             ),
+            run: None,
         });
     }
     imp.set = (descriptions.len() == 1)

@@ -415,6 +415,12 @@ impl AtomicDir {
         check_folder_target(target)?;
         let parent = parent_of(target);
         std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        AtomicDir::beside(target)
+    }
+
+    /// A new, empty temporary folder beside `target` (whose parent exists).
+    fn beside(target: &Path) -> Result<AtomicDir> {
+        let parent = parent_of(target);
         loop {
             let temp = sibling(&parent, "tmp");
             match std::fs::create_dir(&temp) {
@@ -518,6 +524,124 @@ impl AtomicDir {
             &self.target,
             std::io::Error::other("other ablate processes kept replacing this folder; try again"),
         ))
+    }
+}
+
+/// A folder updated in place (`import --into`): the tables ablate rewrites go into a temporary
+/// sibling, and [`FolderUpdate::commit`] carries every other entry of the folder across
+/// (experiment.toml, the watch state, the user's own files) before the finished folder takes its
+/// place. Nothing of the folder is lost, so it need not be ablate's own; the marker then lists the
+/// files written now and those of the old marker whose content is unchanged.
+#[derive(Debug)]
+pub struct FolderUpdate {
+    dir: AtomicDir,
+}
+
+impl FolderUpdate {
+    /// Starts updating `target`, an existing folder (not a link).
+    ///
+    /// # Errors
+    /// The target is missing, a link or a file; the temporary folder cannot be made.
+    pub fn start(target: &Path) -> Result<FolderUpdate> {
+        let meta = std::fs::symlink_metadata(target).map_err(|e| Error::io(target, e))?;
+        if let Ok(cwd) = std::env::current_dir()
+            && resolved(&cwd).starts_with(resolved(target))
+        {
+            return Err(refuse(
+                target,
+                "is the folder you are in (or one holding it); the update moves it aside and back",
+                "run the command from another folder",
+            ));
+        }
+        if meta.file_type().is_symlink() || !meta.is_dir() {
+            return Err(refuse(
+                target,
+                "is not a folder (or is a symbolic link); --into updates an experiment folder in place",
+                "give the experiment folder's real path",
+            ));
+        }
+        Ok(FolderUpdate {
+            dir: AtomicDir::beside(target)?,
+        })
+    }
+
+    /// Path of a file inside the folder being written.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path(name)
+    }
+
+    /// Moves the folder aside, carries every entry the update did not rewrite into the new
+    /// folder, writes the marker and moves the new folder into place. On failure the folder is
+    /// put back as it was.
+    ///
+    /// # Errors
+    /// A rename fails.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        let d = &mut self.dir;
+        let ours = list_files(&d.temp)?;
+        let old_marker = read_marker(&d.target);
+        let parent = parent_of(&d.target);
+        let old = sibling(&parent, "old");
+        std::fs::rename(&d.target, &old).map_err(|e| Error::io(&d.target, e))?;
+        let mut carried = Vec::new();
+        let entries = std::fs::read_dir(&old).map_err(|e| Error::io(&old, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&old, e))?;
+            let name = entry.file_name();
+            let text = name.to_string_lossy().into_owned();
+            if text == MARKER || d.temp.join(&name).exists() {
+                continue;
+            }
+            if let Err(e) = std::fs::rename(entry.path(), d.temp.join(&name)) {
+                for back in &carried {
+                    let _ = std::fs::rename(d.temp.join(back), old.join(back));
+                }
+                let _ = std::fs::rename(&old, &d.target);
+                return Err(Error::io(entry.path(), e));
+            }
+            carried.push(text);
+        }
+        let mut sha256 = std::collections::BTreeMap::new();
+        for f in ours.iter().filter(|f| !f.ends_with('/')) {
+            sha256.insert(f.clone(), sha256_file(&d.temp.join(f))?);
+        }
+        // Files of the old marker that were carried unchanged stay ablate's.
+        if let Some(m) = &old_marker
+            && let Some(hashes) = &m.sha256
+        {
+            for (f, h) in hashes {
+                if sha256.contains_key(f) {
+                    continue;
+                }
+                let top = f.split('/').next().unwrap_or_default();
+                if carried.iter().any(|c| c == top)
+                    && sha256_file(&d.temp.join(f)).is_ok_and(|now| &now == h)
+                {
+                    sha256.insert(f.clone(), h.clone());
+                }
+            }
+        }
+        let marker = Marker {
+            tool: "ablate".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: command_line(),
+            files: sha256.keys().cloned().collect(),
+            sha256: Some(sha256),
+        };
+        let marker_path = d.temp.join(MARKER);
+        let text = serde_json::to_string_pretty(&marker)
+            .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
+        std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
+        if let Err(e) = std::fs::rename(&d.temp, &d.target) {
+            for back in &carried {
+                let _ = std::fs::rename(d.temp.join(back), old.join(back));
+            }
+            let _ = std::fs::rename(&old, &d.target);
+            return Err(Error::io(&d.target, e));
+        }
+        d.committed = true;
+        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+        Ok(d.target.clone())
     }
 }
 
@@ -1020,5 +1144,53 @@ mod tests {
         assert!(write_file(&csv, true, failing).is_err());
         assert_eq!(std::fs::read_to_string(&csv).unwrap(), "new");
         assert_eq!(entries(root.path()), vec!["arms.csv".to_string()]);
+    }
+
+    #[test]
+    fn an_update_carries_every_file_and_keeps_only_unchanged_ones_as_ablate_s() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("exp");
+        let d = AtomicDir::create(&target).unwrap();
+        for (f, text) in [
+            ("results.parquet", "r1"),
+            ("experiment.toml", "t"),
+            ("cases.parquet", "c"),
+        ] {
+            std::fs::write(d.path(f), text).unwrap();
+        }
+        d.commit().unwrap();
+        // The user edits experiment.toml and adds a folder of notes.
+        std::fs::write(target.join("experiment.toml"), "t edited").unwrap();
+        std::fs::create_dir(target.join("notes")).unwrap();
+        std::fs::write(target.join("notes/a.md"), "mine").unwrap();
+        let u = FolderUpdate::start(&target).unwrap();
+        std::fs::write(u.path("results.parquet"), "r2").unwrap();
+        u.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(target.join("results.parquet")).unwrap(),
+            "r2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(target.join("experiment.toml")).unwrap(),
+            "t edited"
+        );
+        assert_eq!(
+            std::fs::read_to_string(target.join("notes/a.md")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(target.join("cases.parquet")).unwrap(),
+            "c"
+        );
+        let m = read_marker(&target).unwrap();
+        assert_eq!(
+            m.files,
+            vec!["cases.parquet".to_string(), "results.parquet".to_string()]
+        );
+        // Nothing is left beside it, and replacing the folder now refuses the user's files.
+        assert_eq!(entries(root.path()), vec!["exp".to_string()]);
+        assert!(check_folder_target(&target).is_err());
+        // A link or a missing folder is refused.
+        assert!(FolderUpdate::start(&root.path().join("missing")).is_err());
     }
 }

@@ -1,0 +1,337 @@
+//! `ablate import … --into EXP`: new logs added to an experiment that `import` wrote, in place.
+//!
+//! New arms, new repeats (numbered after those the experiment holds for the same case and arm)
+//! and new cases are appended to `results`, `cases`, `arms` and `sources`; rows already there are
+//! kept as they are, so edits to them survive. A log whose SHA-256 is already in `sources`, or
+//! that holds a run `sources` already names (an Inspect log and its converted copy), is skipped
+//! and named. experiment.toml, the watch state and every other file are carried over untouched
+//! ([`FolderUpdate`]), and the whole update is atomic like every other write.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::{ArmSummary, ImportOptions, ImportSummary, Imported, Observation, Plan, Prior};
+use crate::error::{Error, Result};
+use crate::io::output::FolderUpdate;
+
+/// The tables an experiment written by `import` holds.
+struct Existing {
+    results: DataFrame,
+    cases: DataFrame,
+    arms: DataFrame,
+    sources: DataFrame,
+    /// Its results, as observations (order = (0, repeat, 0)).
+    observations: Vec<Observation>,
+    baseline: String,
+    /// Its threshold_drop, when agreed.
+    threshold: Option<f64>,
+}
+
+fn read(path: &Path) -> Result<DataFrame> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    ParquetReader::new(file)
+        .finish()
+        .map_err(|e| Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!("not a Parquet file ablate can read ({e})"),
+            fix: "--into appends to an experiment folder that `ablate import` wrote".into(),
+        })
+}
+
+fn text_column(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<String>>> {
+    let col = df.column(name).map_err(|_| Error::Unreadable {
+        path: path.to_path_buf(),
+        problem: format!("has no column `{name}`"),
+        fix: "--into appends to an experiment folder that `ablate import` wrote".into(),
+    })?;
+    let col = col
+        .cast(&DataType::String)
+        .map_err(|e| super::building(name, e))?;
+    Ok(col
+        .str()
+        .map_err(|e| super::building(name, e))?
+        .iter()
+        .map(|v| v.map(str::to_string))
+        .collect())
+}
+
+impl Existing {
+    fn load(dir: &Path) -> Result<Existing> {
+        let manifest = dir.join("experiment.toml");
+        let need = [
+            "results.parquet",
+            "cases.parquet",
+            "arms.parquet",
+            "sources.parquet",
+        ];
+        if !manifest.is_file() || need.iter().any(|n| !dir.join(n).is_file()) {
+            return Err(Error::Usage(format!(
+                "--into {}: not an experiment folder that `ablate import` wrote (it needs experiment.toml and {}); import into a new folder with --out",
+                dir.display(),
+                need.join(", ")
+            )));
+        }
+        let text = std::fs::read_to_string(&manifest).map_err(|e| Error::io(&manifest, e))?;
+        let toml: toml::Value = toml::from_str(&text).map_err(|e| Error::Manifest {
+            path: manifest.clone(),
+            key: String::new(),
+            problem: format!("not valid TOML ({e})"),
+            fix: "fix experiment.toml first; `ablate check` says what is wrong".into(),
+        })?;
+        let baseline = toml
+            .get("baseline_arm")
+            .and_then(toml::Value::as_str)
+            .unwrap_or("baseline")
+            .to_string();
+        let results_path = dir.join("results.parquet");
+        let results = read(&results_path)?;
+        let case = text_column(&results, "case_id", &results_path)?;
+        let arm = text_column(&results, "arm", &results_path)?;
+        let repeat: Vec<Option<i64>> = results
+            .column("repeat")
+            .and_then(|c| c.cast(&DataType::Int64))
+            .and_then(|c| c.i64().map(|c| c.iter().collect()))
+            .map_err(|e| super::building("results.repeat", e))?;
+        let score: Vec<Option<f64>> = results
+            .column("score")
+            .and_then(|c| c.cast(&DataType::Float64))
+            .and_then(|c| c.f64().map(|c| c.iter().collect()))
+            .map_err(|e| super::building("results.score", e))?;
+        let tokens: Option<Vec<Option<i64>>> = match results.column("tokens_in") {
+            Ok(c) => Some(
+                c.cast(&DataType::Int64)
+                    .and_then(|c| c.i64().map(|c| c.iter().collect()))
+                    .map_err(|e| super::building("results.tokens_in", e))?,
+            ),
+            Err(_) => None,
+        };
+        let observations = (0..results.height())
+            .map(|i| Observation {
+                case_id: case[i].clone().unwrap_or_default(),
+                arm: arm[i].clone().unwrap_or_default(),
+                order: (0, repeat[i].unwrap_or(0), 0),
+                score: score[i].unwrap_or(f64::NAN),
+                tokens_in: tokens.as_ref().and_then(|t| t[i]),
+                strata: Default::default(),
+                source: results_path.display().to_string(),
+                passed: None,
+                file: String::new(),
+            })
+            .collect();
+        Ok(Existing {
+            results,
+            cases: read(&dir.join("cases.parquet"))?,
+            arms: read(&dir.join("arms.parquet"))?,
+            sources: read(&dir.join("sources.parquet"))?,
+            observations,
+            baseline,
+            threshold: toml.get("threshold_drop").and_then(toml::Value::as_float),
+        })
+    }
+}
+
+/// `new` stacked under `existing`: columns either lacks are added as nulls, and `new`'s columns
+/// are cast to `existing`'s types, in `existing`'s order.
+fn stack(what: &str, existing: &DataFrame, new: &DataFrame) -> Result<DataFrame> {
+    let mut old = existing.clone();
+    let mut add = new.clone();
+    for c in new.columns() {
+        if old.column(c.name()).is_err() {
+            old.with_column(Column::full_null(c.name().clone(), old.height(), c.dtype()))
+                .map_err(|e| super::building(what, e))?;
+        }
+    }
+    for c in old.columns().to_vec() {
+        match add.column(c.name()) {
+            Ok(mine) => {
+                let cast = mine.cast(c.dtype()).map_err(|e| super::building(what, e))?;
+                add.with_column(cast)
+                    .map_err(|e| super::building(what, e))?;
+            }
+            Err(_) => {
+                add.with_column(Column::full_null(c.name().clone(), add.height(), c.dtype()))
+                    .map_err(|e| super::building(what, e))?;
+            }
+        }
+    }
+    let names: Vec<PlSmallStr> = old.get_column_names().into_iter().cloned().collect();
+    let add = add.select(names).map_err(|e| super::building(what, e))?;
+    old.vstack(&add).map_err(|e| super::building(what, e))
+}
+
+/// Appends `imp` to the experiment `into` and returns the summary of the whole experiment.
+///
+/// # Errors
+/// `into` is not an experiment `import` wrote; `--baseline`, `--threshold`, `--set` or `--strata`
+/// given (experiment.toml is kept: edit it there); nothing new to add; the checks of a new
+/// import; a write failure.
+pub fn append(
+    harness: &str,
+    mut imp: Imported,
+    opts: &ImportOptions,
+    into: &Path,
+) -> Result<ImportSummary> {
+    for (given, flag) in [
+        (opts.baseline.is_some(), "--baseline"),
+        (opts.threshold.is_some(), "--threshold"),
+        (opts.set.is_some(), "--set"),
+        (!opts.strata.is_empty(), "--strata"),
+    ] {
+        if given {
+            return Err(Error::Usage(format!(
+                "{flag} with --into: the experiment's experiment.toml is kept as it is; change it there"
+            )));
+        }
+    }
+    let existing = Existing::load(into)?;
+    let sources_path = into.join("sources.parquet");
+    let known_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", &sources_path)?
+        .into_iter()
+        .flatten()
+        .collect();
+    let known_runs: BTreeSet<String> = match existing.sources.column("run") {
+        Ok(_) => text_column(&existing.sources, "run", &sources_path)?
+            .into_iter()
+            .flatten()
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    };
+    let mut dropped = BTreeSet::new();
+    imp.sources.retain(|s| {
+        // A file that names its run is a duplicate when the run is known (deterministic runs
+        // write byte-identical files); one that does not, when its bytes are.
+        let why = match &s.run {
+            Some(r) => known_runs
+                .contains(r)
+                .then(|| format!("the experiment already holds this run ({r})")),
+            None => known_sha
+                .contains(&s.sha256)
+                .then(|| "its SHA-256 is already in sources".to_string()),
+        };
+        match why {
+            Some(why) => {
+                imp.skipped
+                    .push(format!("{}: already in {}: {why}", s.file, into.display()));
+                dropped.insert(s.file.clone());
+                false
+            }
+            None => true,
+        }
+    });
+    imp.observations.retain(|o| !dropped.contains(&o.file));
+    if imp.observations.is_empty() {
+        return Err(Error::Usage(format!(
+            "nothing new to add to {}: {}",
+            into.display(),
+            if imp.skipped.is_empty() {
+                "no scored sample in the logs".to_string()
+            } else {
+                imp.skipped.join("; ")
+            }
+        )));
+    }
+    let prior = Prior {
+        observations: &existing.observations,
+        baseline: &existing.baseline,
+    };
+    let plan = Plan::new(harness, imp, opts, Some(&prior))?;
+
+    let mut new_results = plan.results_frame()?;
+    let mut results = existing.results.clone();
+    // `passed` must be on every row or on none.
+    let had = results.column("passed").is_ok();
+    let has = new_results.column("passed").is_ok();
+    let mut notes = Vec::new();
+    if had != has {
+        results = results.drop("passed").unwrap_or(results);
+        new_results = new_results.drop("passed").unwrap_or(new_results);
+        notes.push(
+            "the `passed` column is dropped: the experiment's rows and the new rows do not both carry the harness's pass/fail, so score ≥ pass_mark decides passes".to_string(),
+        );
+    }
+    let mut results = stack("results", &results, &new_results)?;
+
+    let old_cases: BTreeSet<String> =
+        text_column(&existing.cases, "case_id", &into.join("cases.parquet"))?
+            .into_iter()
+            .flatten()
+            .collect();
+    let new_cases = plan.cases_frame()?;
+    let fresh = new_cases
+        .column("case_id")
+        .and_then(|c| {
+            c.str().map(|s| {
+                s.iter()
+                    .map(|v| !old_cases.contains(v.unwrap_or_default()))
+                    .collect::<BooleanChunked>()
+            })
+        })
+        .map_err(|e| super::building("cases", e))?;
+    let new_cases = new_cases
+        .filter(&fresh)
+        .map_err(|e| super::building("cases", e))?;
+    let mut cases = stack("cases", &existing.cases, &new_cases)?;
+
+    let old_arms: BTreeSet<String> =
+        text_column(&existing.arms, "arm", &into.join("arms.parquet"))?
+            .into_iter()
+            .flatten()
+            .collect();
+    let added: BTreeSet<String> = plan
+        .imp
+        .observations
+        .iter()
+        .map(|o| o.arm.clone())
+        .filter(|a| !old_arms.contains(a))
+        .collect();
+    let added: Vec<String> = added.into_iter().collect();
+    let names: Vec<&str> = added.iter().map(String::as_str).collect();
+    let mut arms = stack("arms", &existing.arms, &plan.arms_frame(&names)?)?;
+    let mut sources = stack("sources", &existing.sources, &plan.sources_frame()?)?;
+
+    let update = FolderUpdate::start(into)?;
+    let mut written = Vec::new();
+    for (name, df) in [
+        ("results.parquet", &mut results),
+        ("cases.parquet", &mut cases),
+        ("arms.parquet", &mut arms),
+        ("sources.parquet", &mut sources),
+    ] {
+        crate::io::write::parquet(df, &update.path(name))?;
+        written.push(name.to_string());
+    }
+    let committed = update.commit()?;
+
+    let mut all: Vec<Observation> = existing.observations.clone();
+    all.extend(plan.imp.observations.iter().cloned());
+    all.sort_by(|a, b| (&a.arm, &a.case_id).cmp(&(&b.arm, &b.case_id)));
+    let arm_summary: Vec<ArmSummary> = super::arm_summaries(&all);
+    let rows = results.height();
+    let n_cases = cases.height();
+    let mut summary = plan.summary(
+        committed.display().to_string(),
+        arm_summary,
+        n_cases,
+        rows,
+        opts,
+        written,
+    );
+    summary.notes.extend(notes);
+    summary.threshold_drop = existing.threshold;
+    summary.notes.insert(
+        0,
+        format!(
+            "added to {}: {} new arm(s){}; experiment.toml and every other file were kept",
+            committed.display(),
+            added.len(),
+            if added.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", added.join(", "))
+            }
+        ),
+    );
+    Ok(summary)
+}
