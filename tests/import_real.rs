@@ -608,8 +608,18 @@ fn into_appends_new_repeats_and_arms_and_keeps_everything_else() {
             .args(["--arm", &rule]),
     );
     assert_mentions(&e, &["nothing new to add", "already holds this run"]);
-    // A new arm: the same documents under the task's name.
-    let s = into(&[real("lm-eval/results-name")], &[]);
+    // lm-eval logs do not say which prompt an existing arm had: --into asks for the arm's name.
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(real("lm-eval/results-name"))
+            .arg("--into")
+            .arg(&exp),
+    );
+    assert_mentions(&e, &["needs --arm NAME=GLOB", "repeats"]);
+    // A new arm: the same documents under a new name.
+    let named = format!("arith_pe={}", real("lm-eval/results-name").display());
+    let s = into(&[real("lm-eval/results-name")], &["--arm", &named]);
     assert_eq!(s["arms"].as_array().unwrap().len(), 3);
     assert_eq!(arm(&s, "arith_pe")["cases"], 4);
     let v = sweep(&exp);
@@ -630,7 +640,7 @@ fn into_appends_new_repeats_and_arms_and_keeps_everything_else() {
             .arg(real("lm-eval/results-name"))
             .arg("--into")
             .arg(&exp)
-            .args(["--threshold", "0.05"]),
+            .args(["--arm", &named, "--threshold", "0.05"]),
     );
     assert_mentions(&e, &["--threshold with --into", "experiment.toml"]);
     // Only folders that import wrote.
@@ -666,4 +676,161 @@ fn into_reads_an_inspect_run_once_whatever_file_holds_it() {
             .arg(&exp),
     );
     assert_mentions(&e, &["run.json", "already holds this run", "eval_id"]);
+}
+
+#[test]
+fn into_keeps_configurations_harnesses_and_documents_apart() {
+    let root = tempfile::tempdir().unwrap();
+    let mm = real("inspect/mixed-models/v0.3.285");
+    let exp = root.path().join("exp");
+    import(
+        "inspect",
+        &[
+            mm.join("gpt-4o-mini_cot-false.eval"),
+            mm.join("gpt-4o-mini_cot-true.eval"),
+        ],
+        &exp,
+        &["--threshold", "0.02", "--baseline", "false"],
+    );
+    let into = |sources: &[PathBuf], extra: &[&str]| {
+        let mut c = ablate();
+        c.args(["import", "inspect"])
+            .args(sources)
+            .arg("--into")
+            .arg(&exp)
+            .args(extra);
+        c
+    };
+    // Another model's cot=true is not a repeat of gpt-4o-mini's `true`.
+    let e = fails(&mut into(&[mm.join("llama3.1_cot-true.eval")], &[]));
+    assert_mentions(&e, &["llama3.1_cot-true.eval", "--arm NAME=GLOB"]);
+    // Two new configurations whose names (`false`, `true`) the experiment already gives to
+    // gpt-4o-mini's: refused; named, they are new arms.
+    let pair = [
+        mm.join("llama3.1_cot-false.eval"),
+        mm.join("llama3.1_cot-true.eval"),
+    ];
+    let e = fails(&mut into(&pair, &[]));
+    assert_mentions(&e, &["different configuration", "--arm NAME=GLOB"]);
+    let rule = |n: &str, f: &str| format!("{n}={}", mm.join(f).display());
+    let s = json(&mut into(
+        &pair,
+        &[
+            "--arm",
+            &rule("llama-false", "llama3.1_cot-false.eval"),
+            "--arm",
+            &rule("llama-true", "llama3.1_cot-true.eval"),
+            "--json",
+        ],
+    ));
+    assert_eq!(arm_names(&s).len(), 4, "{s}");
+    assert_eq!(arm(&s, "false")["repeats_max"], 1);
+    // A copy of a log already in (another name, the same eval id) adds nothing.
+    let copy = root.path().join("copy.eval");
+    std::fs::copy(mm.join("gpt-4o-mini_cot-true.eval"), &copy).unwrap();
+    let e = fails(&mut into(&[copy], &[]));
+    assert_mentions(&e, &["nothing new to add", "already holds this run"]);
+    // A different harness is refused: its case ids mean something else.
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(real("lm-eval/prompt-edit/run-b"))
+            .arg("--into")
+            .arg(&exp)
+            .args([
+                "--arm",
+                &format!("x={}", real("lm-eval/prompt-edit/run-b").display()),
+            ]),
+    );
+    assert_mentions(&e, &["holds inspect logs", "new folder"]);
+
+    // lm-eval: a new file whose doc 0..3 are other documents is not paired with the old ones.
+    let lm = root.path().join("lm");
+    let pe = real("lm-eval/prompt-edit");
+    import(
+        "lm-eval",
+        &[pe.join("run-a1"), pe.join("run-b")],
+        &lm,
+        &["--baseline", "run-a1", "--threshold", "0.02"],
+    );
+    let set2 = real(
+        "lm-eval/different-docs/fixture-a/samples_arith_set2_2026-12-01T11-22-15.006713.jsonl",
+    );
+    let e = fails(
+        ablate()
+            .args(["import", "lm-eval"])
+            .arg(&set2)
+            .arg("--into")
+            .arg(&lm)
+            .args(["--arm", &format!("other={}", set2.display())]),
+    );
+    assert_mentions(&e, &["`other`", "no case with the baseline"]);
+}
+
+#[test]
+fn lm_eval_hashes_of_any_text_split_cases_without_a_panic() {
+    // doc_hash values that are not hex (and not ASCII): each document its own case, named by the
+    // whole hash, never cut inside a character.
+    let root = tempfile::tempdir().unwrap();
+    let src = real(
+        "lm-eval/prompt-edit/run-a1/fixture-a/samples_arith_pe_2026-12-01T11-19-07.502362.jsonl",
+    );
+    let text = std::fs::read_to_string(&src).unwrap();
+    for (dir, hash, stamp) in [
+        ("x", "aéééé-document", "2026-12-01T11-19-07.502362"),
+        ("y", "bééééé-document", "2026-12-01T11-19-08.000001"),
+    ] {
+        let d = root.path().join(dir);
+        std::fs::create_dir(&d).unwrap();
+        let lines: Vec<String> = text
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v["doc_hash"] = Value::from(format!("{hash}{}", v["doc_id"]));
+                v.to_string()
+            })
+            .collect();
+        std::fs::write(
+            d.join(format!("samples_arith_pe_{stamp}.jsonl")),
+            lines.join("\n"),
+        )
+        .unwrap();
+    }
+    let x = root.path().join("x");
+    let y = root.path().join("y");
+    let e = import_fails(
+        "lm-eval",
+        &[x.clone(), y.clone()],
+        &root.path().join("out"),
+        &[
+            "--arm",
+            &format!("x={}", x.display()),
+            "--arm",
+            &format!("y={}", y.display()),
+            "--baseline",
+            "x",
+        ],
+    );
+    assert_mentions(&e, &["`y`", "no case with the baseline"]);
+}
+
+#[test]
+fn lm_eval_a_run_over_fewer_docs_with_the_same_prompts_is_a_repeat() {
+    let root = tempfile::tempdir().unwrap();
+    let pe = real("lm-eval/prompt-edit");
+    let short = root.path().join("run-a2");
+    std::fs::create_dir(&short).unwrap();
+    let name = "samples_arith_pe_2026-12-01T11-20-11.097138.jsonl";
+    let text = std::fs::read_to_string(pe.join("run-a2/fixture-a").join(name)).unwrap();
+    let two: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(short.join(name), two.join("\n")).unwrap();
+    let s = import(
+        "lm-eval",
+        &[pe.join("run-a1"), short, pe.join("run-b")],
+        &root.path().join("exp"),
+        &["--baseline", "run-a1"],
+    );
+    assert_eq!(arm_names(&s), ["run-a1", "run-b"]);
+    assert_eq!(shape(&s, "run-a1").2, 2);
+    assert_eq!(shape(&s, "run-a1").1, 1);
 }

@@ -127,9 +127,108 @@ impl Existing {
             sources: read(&dir.join("sources.parquet"))?,
             observations,
             baseline,
-            threshold: toml.get("threshold_drop").and_then(toml::Value::as_float),
+            threshold: toml
+                .get("threshold_drop")
+                .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))),
         })
     }
+}
+
+/// Inspect logs of a configuration (task, model, task arguments) the experiment already holds go
+/// to that configuration's arm; a new configuration may not take an existing arm's name. With
+/// `--arm` rules the user names arms, and neither applies.
+fn place_by_config(
+    existing: &Existing,
+    sources_path: &Path,
+    opts: &ImportOptions,
+    imp: &mut Imported,
+) -> Result<()> {
+    if !opts.arm_globs.is_empty() || existing.sources.column("config").is_err() {
+        return Ok(());
+    }
+    let configs = text_column(&existing.sources, "config", sources_path)?;
+    let arms = text_column(&existing.sources, "arm", sources_path)?;
+    let mut arm_of: std::collections::BTreeMap<String, String> = Default::default();
+    for (c, a) in configs.into_iter().zip(arms) {
+        if let (Some(c), Some(a)) = (c, a) {
+            arm_of.insert(c, a);
+        }
+    }
+    let existing_arms: BTreeSet<&str> = existing
+        .observations
+        .iter()
+        .map(|o| o.arm.as_str())
+        .collect();
+    let new_arms: BTreeSet<String> = imp.sources.iter().filter_map(|s| s.arm.clone()).collect();
+    let mut renamed: std::collections::BTreeMap<String, String> = Default::default();
+    for s in &mut imp.sources {
+        let (Some(config), Some(arm)) = (&s.config, &s.arm) else {
+            continue;
+        };
+        match arm_of.get(config) {
+            Some(old) => {
+                renamed.insert(s.file.clone(), old.clone());
+                s.arm = Some(old.clone());
+            }
+            None if existing_arms.contains(arm.as_str()) => {
+                return Err(Error::Usage(format!(
+                    "{}: its arm would be `{arm}`, but the experiment's `{arm}` was run with a different configuration (this log: {config}). Give the new logs their own arm with --arm NAME=GLOB",
+                    s.file
+                )));
+            }
+            // One new configuration alone is named after nothing that tells it apart (its task):
+            // ask for a name rather than make up an arm.
+            None if new_arms.len() < 2 && opts.arm_from.is_none() => {
+                return Err(Error::Usage(format!(
+                    "{}: a configuration the experiment does not hold ({config}), and nothing among the new logs tells what it varies; name its arm with --arm NAME=GLOB",
+                    s.file
+                )));
+            }
+            None => {}
+        }
+    }
+    for o in &mut imp.observations {
+        if let Some(a) = renamed.get(&o.file) {
+            o.arm = a.clone();
+        }
+    }
+    if !renamed.is_empty() {
+        imp.arm_choice.push_str(
+            "; logs of a configuration the experiment holds join that configuration's arm",
+        );
+    }
+    Ok(())
+}
+
+/// A new sample whose case id the experiment holds for a different document (its `doc_hash`
+/// differs from the one in `cases`) is a different case: `id#doc_hash`.
+fn split_changed_documents(existing: &Existing, into: &Path, imp: &mut Imported) -> Result<()> {
+    if existing.cases.column("doc_hash").is_err() {
+        return Ok(());
+    }
+    let path = into.join("cases.parquet");
+    let ids = text_column(&existing.cases, "case_id", &path)?;
+    let hashes = text_column(&existing.cases, "doc_hash", &path)?;
+    let known: std::collections::BTreeMap<String, String> = ids
+        .into_iter()
+        .zip(hashes)
+        .filter_map(|(i, h)| Some((i?, h?)))
+        .collect();
+    let mut split = 0usize;
+    for o in &mut imp.observations {
+        if let (Some(old), Some(new)) = (known.get(&o.case_id), o.strata.get("doc_hash"))
+            && old != new
+        {
+            o.case_id = format!("{}#{new}", o.case_id);
+            split += 1;
+        }
+    }
+    if split > 0 {
+        imp.case_choice.push_str(&format!(
+            "; {split} sample(s) hold a different document than the experiment's case of the same id (doc_hash differs): each is its own case, doc_id#doc_hash"
+        ));
+    }
+    Ok(())
 }
 
 /// `new` stacked under `existing`: columns either lacks are added as nulls, and `new`'s columns
@@ -146,7 +245,15 @@ fn stack(what: &str, existing: &DataFrame, new: &DataFrame) -> Result<DataFrame>
     for c in old.columns().to_vec() {
         match add.column(c.name()) {
             Ok(mine) => {
-                let cast = mine.cast(c.dtype()).map_err(|e| super::building(what, e))?;
+                let cast = mine
+                    .strict_cast(c.dtype())
+                    .map_err(|_| {
+                        Error::Usage(format!(
+                            "--into: the experiment's {what} column `{}` is {}, and the new logs' values do not all convert to it; import into a new folder, or make the column text",
+                            c.name(),
+                            c.dtype()
+                        ))
+                    })?;
                 add.with_column(cast)
                     .map_err(|e| super::building(what, e))?;
             }
@@ -186,26 +293,51 @@ pub fn append(
         }
     }
     let existing = Existing::load(into)?;
+    let results_sha = crate::io::output::sha256_file(&into.join("results.parquet"))?;
     let sources_path = into.join("sources.parquet");
+    let harnesses: BTreeSet<String> = text_column(&existing.sources, "harness", &sources_path)?
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(other) = harnesses.iter().find(|h| *h != harness) {
+        return Err(Error::Usage(format!(
+            "--into {}: the experiment holds {other} logs, and these are {harness}: their case ids mean different things. Import them into a new folder",
+            into.display()
+        )));
+    }
+    if harness == "lm-eval" && opts.arm_globs.is_empty() {
+        return Err(Error::Usage(format!(
+            "--into {} with lm-eval logs needs --arm NAME=GLOB: the experiment does not record which prompt each arm was given, so ablate cannot tell whether a new run repeats an arm or is a new prompt. Name an existing arm to add repeats to it, or a new name for a new prompt",
+            into.display()
+        )));
+    }
     let known_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", &sources_path)?
         .into_iter()
         .flatten()
         .collect();
-    let known_runs: BTreeSet<String> = match existing.sources.column("run") {
-        Ok(_) => text_column(&existing.sources, "run", &sources_path)?
-            .into_iter()
-            .flatten()
-            .collect(),
-        Err(_) => BTreeSet::new(),
+    let runs_of_sources: Vec<Option<String>> = match existing.sources.column("run") {
+        Ok(_) => text_column(&existing.sources, "run", &sources_path)?,
+        Err(_) => vec![None; existing.sources.height()],
     };
+    let known_runs: BTreeSet<String> = runs_of_sources.iter().flatten().cloned().collect();
+    // Sources written before runs were recorded are matched by their bytes.
+    let unkeyed_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", &sources_path)?
+        .into_iter()
+        .zip(&runs_of_sources)
+        .filter(|(_, r)| r.is_none())
+        .filter_map(|(h, _)| h)
+        .collect();
     let mut dropped = BTreeSet::new();
     imp.sources.retain(|s| {
         // A file that names its run is a duplicate when the run is known (deterministic runs
         // write byte-identical files); one that does not, when its bytes are.
         let why = match &s.run {
-            Some(r) => known_runs
-                .contains(r)
-                .then(|| format!("the experiment already holds this run ({r})")),
+            Some(r) if known_runs.contains(r) => {
+                Some(format!("the experiment already holds this run ({r})"))
+            }
+            Some(_) => unkeyed_sha
+                .contains(&s.sha256)
+                .then(|| "its SHA-256 is already in sources".to_string()),
             None => known_sha
                 .contains(&s.sha256)
                 .then(|| "its SHA-256 is already in sources".to_string()),
@@ -232,6 +364,8 @@ pub fn append(
             }
         )));
     }
+    place_by_config(&existing, &sources_path, opts, &mut imp)?;
+    split_changed_documents(&existing, into, &mut imp)?;
     let prior = Prior {
         observations: &existing.observations,
         baseline: &existing.baseline,
@@ -302,6 +436,13 @@ pub fn append(
         crate::io::write::parquet(df, &update.path(name))?;
         written.push(name.to_string());
     }
+    // Another import into the same folder since this one read it would be overwritten: refused.
+    if crate::io::output::sha256_file(&into.join("results.parquet"))? != results_sha {
+        return Err(Error::Usage(format!(
+            "{} changed while these logs were read (another import?); nothing was written. Run the import again",
+            into.display()
+        )));
+    }
     let committed = update.commit()?;
 
     let mut all: Vec<Observation> = existing.observations.clone();
@@ -318,6 +459,9 @@ pub fn append(
         opts,
         written,
     );
+    if !notes.is_empty() {
+        summary.passed_disagreements = None;
+    }
     summary.notes.extend(notes);
     summary.threshold_drop = existing.threshold;
     summary.notes.insert(

@@ -1077,6 +1077,13 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 log.read_from
             ),
             run: run_key(e),
+            arm: Some(arm.clone()),
+            config: Some(format!(
+                "task {}, model {}, task args {}",
+                e.task,
+                e.model,
+                serde_json::to_string(&e.task_args).unwrap_or_default()
+            )),
         });
     }
     imp.set = (tasks.len() == 1)

@@ -245,16 +245,14 @@ fn is_results_file(path: &Path) -> bool {
     })
 }
 
-/// What identifies a run of a task: its date_id (from the file name, to the microsecond), the
-/// task and the model. Two samples files with the same key are one run copied; identical bytes
-/// alone are not (deterministic runs write byte-identical samples).
-fn run_key(path: &Path, task: &str, run: &RunInfo) -> Option<String> {
+/// What identifies a run of a task: its date_id (from the file name, to the microsecond) and the
+/// task. Two samples files with the same key are one run copied (with or without its results
+/// file beside it); identical bytes alone are not (deterministic runs write byte-identical
+/// samples).
+fn run_key(path: &Path, task: &str, _run: &RunInfo) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
     let id = date_id(stem)?;
-    Some(format!(
-        "task {task}, run {id}, model {}",
-        run.model.as_deref().unwrap_or("?")
-    ))
+    Some(format!("task {task}, run {id}"))
 }
 
 /// The task of a samples file: from its name, checked against the tasks its results report.
@@ -557,7 +555,14 @@ fn take_lines(
             case_id,
             doc_hash: text("doc_hash"),
             prompt_hash: text("prompt_hash"),
-            strata: scalar_fields(l.get("doc")),
+            strata: {
+                // doc_hash rides along as a case column: `import --into` pairs by it later.
+                let mut m = scalar_fields(l.get("doc"));
+                if let Some(h) = text("doc_hash") {
+                    m.insert("doc_hash".into(), h);
+                }
+                m
+            },
         });
     }
     if without > 0 {
@@ -622,11 +627,21 @@ fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> DefaultArms {
             .iter()
             .filter(|t| files[t.file].task == *task)
             .collect();
+        // A run joins a version when their prompts agree on every doc both have (and they share
+        // one): a run over fewer docs (--limit, skipped lines) is no new prompt.
         let mut versions: Vec<(Option<Prompts<'_>>, Vec<usize>)> = Vec::new();
         for t in &runs {
             let p = t.prompts();
-            match versions.iter_mut().find(|(q, _)| *q == p) {
-                Some((_, members)) => members.push(t.file),
+            match versions
+                .iter_mut()
+                .find(|(q, _)| same_prompts(q.as_ref(), p.as_ref()))
+            {
+                Some((q, members)) => {
+                    if let (Some(q), Some(p)) = (q.as_mut(), p) {
+                        q.extend(p);
+                    }
+                    members.push(t.file);
+                }
                 None => versions.push((p, vec![t.file])),
             }
         }
@@ -669,6 +684,27 @@ fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> DefaultArms {
         how = format!("{how}; {}", split_notes.join("; "));
     }
     DefaultArms { names, how }
+}
+
+/// Whether two runs gave the same prompts: both without prompt hashes, or hashes that agree on
+/// every doc both have, with at least one doc in common.
+fn same_prompts(a: Option<&Prompts<'_>>, b: Option<&Prompts<'_>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            let mut shared = 0usize;
+            for (doc, h) in b {
+                if let Some(g) = a.get(doc) {
+                    if g != h {
+                        return false;
+                    }
+                    shared += 1;
+                }
+            }
+            shared > 0
+        }
+        _ => false,
+    }
 }
 
 /// Names for prompt versions, from their first runs: the part of the folder path that differs
@@ -942,7 +978,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             "doc_id; documents are paired across arms by doc_id, and their doc_hash agrees wherever the logs carry one".into()
         } else {
             format!(
-                "doc_id where doc_hash agrees; {} doc_id(s) hold different documents in different files (doc_hash differs: {}), so each document is its own case, named doc_id#hash",
+                "doc_id where doc_hash agrees; {} doc_id(s) hold different documents in different files (doc_hash differs: {}), so each document is its own case, named doc_id#doc_hash",
                 split.len(),
                 split.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
             )
@@ -953,7 +989,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         let f = &files[t.file];
         for l in &t.lines {
             let case_id = match (&l.doc_hash, split.contains(&l.case_id)) {
-                (Some(h), true) => format!("{}#{}", l.case_id, &h[..h.len().min(8)]),
+                (Some(h), true) => format!("{}#{h}", l.case_id),
                 _ => l.case_id.clone(),
             };
             imp.observations.push(Observation {
@@ -987,6 +1023,8 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             version: f.run.version.clone(),
             taken: taken_text,
             run: run_key(&f.path, &f.task, &f.run),
+            arm: Some(t.arm.clone()),
+            config: None,
         });
     }
     imp.model = (!models.is_empty()).then(|| models.into_iter().collect::<Vec<_>>().join(", "));

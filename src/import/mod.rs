@@ -224,6 +224,12 @@ pub struct Source {
     /// The run it holds, when the harness names runs (Inspect: eval id, task, model and
     /// arguments): a later `--into` reads the same run once, whatever file holds it.
     pub run: Option<String>,
+    /// The arm the file's samples went to, when it is one arm.
+    pub arm: Option<String>,
+    /// What makes the file's arm what it is, when the harness says (Inspect: task, model and
+    /// task arguments): a later `--into` puts logs of the same configuration in the same arm,
+    /// and never a different configuration under an existing arm's name.
+    pub config: Option<String>,
 }
 
 /// What a reader found.
@@ -884,6 +890,14 @@ impl Plan {
                 Column::new(
                     "run".into(),
                     src.iter().map(|s| s.run.clone()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "arm".into(),
+                    src.iter().map(|s| s.arm.clone()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "config".into(),
+                    src.iter().map(|s| s.config.clone()).collect::<Vec<_>>(),
                 ),
             ],
         )

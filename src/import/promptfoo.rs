@@ -461,9 +461,13 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             taken: format!(
                 "{taken} rows (results version {}) as arms {}",
                 f.version,
-                arms.into_iter().collect::<Vec<_>>().join(", ")
+                arms.iter().cloned().collect::<Vec<_>>().join(", ")
             ),
             run: None,
+            arm: (arms.len() == 1)
+                .then(|| arms.iter().next().cloned())
+                .flatten(),
+            config: None,
         });
     }
     imp.set = (descriptions.len() == 1)

@@ -570,53 +570,34 @@ impl FolderUpdate {
         self.dir.path(name)
     }
 
-    /// Moves the folder aside, carries every entry the update did not rewrite into the new
-    /// folder, writes the marker and moves the new folder into place. On failure the folder is
-    /// put back as it was.
+    /// Writes the marker (the files written now, and those of the old marker whose content is
+    /// unchanged), then moves the folder aside, carries every entry the update did not rewrite
+    /// into the new folder and moves the new folder into place. Between the two swaps only
+    /// renames happen; if one fails, everything carried goes back and the folder is put back
+    /// where it was. Should even that fail, nothing is deleted and the error names where each
+    /// part is.
     ///
     /// # Errors
-    /// A rename fails.
+    /// Reading the folder or writing the marker fails (nothing moved yet), or a rename fails
+    /// (rolled back).
     pub fn commit(mut self) -> Result<PathBuf> {
-        let d = &mut self.dir;
-        let ours = list_files(&d.temp)?;
-        let old_marker = read_marker(&d.target);
-        let parent = parent_of(&d.target);
-        let old = sibling(&parent, "old");
-        std::fs::rename(&d.target, &old).map_err(|e| Error::io(&d.target, e))?;
-        let mut carried = Vec::new();
-        let entries = std::fs::read_dir(&old).map_err(|e| Error::io(&old, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&old, e))?;
-            let name = entry.file_name();
-            let text = name.to_string_lossy().into_owned();
-            if text == MARKER || d.temp.join(&name).exists() {
-                continue;
-            }
-            if let Err(e) = std::fs::rename(entry.path(), d.temp.join(&name)) {
-                for back in &carried {
-                    let _ = std::fs::rename(d.temp.join(back), old.join(back));
-                }
-                let _ = std::fs::rename(&old, &d.target);
-                return Err(Error::io(entry.path(), e));
-            }
-            carried.push(text);
-        }
+        let target = self.dir.target.clone();
+        let temp = self.dir.temp.clone();
+        let ours = list_files(&temp)?;
         let mut sha256 = std::collections::BTreeMap::new();
         for f in ours.iter().filter(|f| !f.ends_with('/')) {
-            sha256.insert(f.clone(), sha256_file(&d.temp.join(f))?);
+            sha256.insert(f.clone(), sha256_file(&temp.join(f))?);
         }
-        // Files of the old marker that were carried unchanged stay ablate's.
-        if let Some(m) = &old_marker
+        // Files of the old marker that will be carried unchanged stay ablate's.
+        if let Some(m) = read_marker(&target)
             && let Some(hashes) = &m.sha256
         {
             for (f, h) in hashes {
-                if sha256.contains_key(f) {
+                let top = f.split('/').next().unwrap_or_default();
+                if sha256.contains_key(f) || temp.join(top).exists() {
                     continue;
                 }
-                let top = f.split('/').next().unwrap_or_default();
-                if carried.iter().any(|c| c == top)
-                    && sha256_file(&d.temp.join(f)).is_ok_and(|now| &now == h)
-                {
+                if sha256_file(&target.join(f)).is_ok_and(|now| &now == h) {
                     sha256.insert(f.clone(), h.clone());
                 }
             }
@@ -628,20 +609,54 @@ impl FolderUpdate {
             files: sha256.keys().cloned().collect(),
             sha256: Some(sha256),
         };
-        let marker_path = d.temp.join(MARKER);
+        let marker_path = temp.join(MARKER);
         let text = serde_json::to_string_pretty(&marker)
             .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
         std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
-        if let Err(e) = std::fs::rename(&d.temp, &d.target) {
-            for back in &carried {
-                let _ = std::fs::rename(d.temp.join(back), old.join(back));
+
+        let old = sibling(&parent_of(&target), "old");
+        std::fs::rename(&target, &old).map_err(|e| Error::io(&target, e))?;
+        let mut carried: Vec<std::ffi::OsString> = Vec::new();
+        let swapped = (|| -> std::result::Result<(), (PathBuf, std::io::Error)> {
+            let entries = std::fs::read_dir(&old).map_err(|e| (old.clone(), e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| (old.clone(), e))?;
+                let name = entry.file_name();
+                if name == MARKER || temp.join(&name).exists() {
+                    continue;
+                }
+                std::fs::rename(entry.path(), temp.join(&name)).map_err(|e| (entry.path(), e))?;
+                carried.push(name);
             }
-            let _ = std::fs::rename(&old, &d.target);
-            return Err(Error::io(&d.target, e));
+            std::fs::rename(&temp, &target).map_err(|e| (target.clone(), e))
+        })();
+        match swapped {
+            Ok(()) => {
+                self.dir.committed = true;
+                std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                Ok(target)
+            }
+            Err((at, e)) => {
+                let mut restored = carried
+                    .iter()
+                    .all(|name| std::fs::rename(temp.join(name), old.join(name)).is_ok());
+                restored &= std::fs::rename(&old, &target).is_ok();
+                if !restored {
+                    // Keep every byte: the temporary folder is not removed.
+                    self.dir.committed = true;
+                    return Err(Error::io(
+                        &at,
+                        std::io::Error::other(format!(
+                            "{e}; the update could not be undone: the experiment's earlier files are in {} and the rest in {}; move them back into {} by hand",
+                            old.display(),
+                            temp.display(),
+                            target.display()
+                        )),
+                    ));
+                }
+                Err(Error::io(&at, e))
+            }
         }
-        d.committed = true;
-        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
-        Ok(d.target.clone())
     }
 }
 
