@@ -655,3 +655,31 @@ fn next_says_when_the_set_is_exhausted_for_an_arm() {
     assert!(warnings.contains("exhausted"), "{warnings}");
     assert!(!warnings.contains("no whole unit fits"), "{warnings}");
 }
+
+/// No verb falls back on the repository's demo: a folder the user never typed (issue 26, item 3).
+/// `watch` would otherwise write its state into the demo.
+#[test]
+fn every_verb_needs_its_folder() {
+    for verb in [
+        "check",
+        "sweep",
+        "variance",
+        "reweight",
+        "stress",
+        "interactions",
+        "need",
+        "curve",
+        "selector",
+        "record",
+        "shadow",
+        "context",
+        "watch",
+        "next",
+        "report",
+    ] {
+        let out = ablate().arg(verb).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("required"), "{verb}: {err}");
+    }
+}

@@ -24,7 +24,6 @@ use super::{Global, config, emit, emit_warned, load};
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -67,7 +66,6 @@ pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct SweepArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -90,7 +88,6 @@ pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct VarianceArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -110,7 +107,6 @@ pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct StressArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -138,7 +134,6 @@ pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct InteractionsArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -162,7 +157,6 @@ pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String>
 #[derive(Debug, Args)]
 pub(super) struct NeedArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Leave production strata with no eval case out of value_production instead of failing.
     #[arg(long)]
@@ -191,7 +185,6 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct CurveArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     #[command(flatten)]
     pricing: PricingArgs,
@@ -254,7 +247,6 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct SelectorArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
 }
 
@@ -276,7 +268,6 @@ pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct RecordArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Leave production strata with no eval case out (reported as unmeasured_share) instead of failing.
     #[arg(long)]

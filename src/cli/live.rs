@@ -31,9 +31,9 @@ use super::{Global, emit, log_table};
 /// its log-spaced bins are within 4.4%; everything else is exact).
 #[derive(Debug, Args)]
 pub(super) struct ShadowArgs {
-    /// Shadow table, or an experiment folder with one (unused with --from-aggregates).
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
-    file: PathBuf,
+    /// Shadow table, or an experiment folder with one (not given with --from-aggregates).
+    #[arg(required_unless_present = "from_aggregates")]
+    file: Option<PathBuf>,
     /// Stratum column(s) to break the change rates down by (repeatable).
     #[arg(long = "by", value_name = "COL")]
     by: Vec<String>,
@@ -70,7 +70,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
             analysis::shadow::finish(&sums, &by, &opts, agg)?
         }
         None => {
-            let table = log_table(&file, "shadow")?;
+            let table = log_table(&required_log(file)?, "shadow")?;
             let log = ShadowLog::open(&table, &by, cluster_by.as_deref())?;
             analysis::shadow::run(&log, &opts)?
         }
@@ -99,9 +99,9 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
 /// counts, rates and means exact; no policy replay, which needs every item).
 #[derive(Debug, Args)]
 pub(super) struct ContextArgs {
-    /// Context log, or an experiment folder with one.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
-    file: PathBuf,
+    /// Context log, or an experiment folder with one (not given with --from-aggregates).
+    #[arg(required_unless_present = "from_aggregates")]
+    file: Option<PathBuf>,
     /// Budget policy to replay (TOML).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -192,17 +192,28 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
             analysis::context::finish(&sums, None)
         }
         None => {
-            let log = ContextLog::open(&log_table(&file, "context_log")?)?;
+            let log = ContextLog::open(&log_table(&required_log(file)?, "context_log")?)?;
             analysis::context::run(&log, &opts)?
         }
     };
     emit(g, "context", &r, None, report::context::human)
 }
 
+/// The log (or experiment folder) given, which is required without --from-aggregates.
+fn required_log(file: Option<PathBuf>) -> Result<PathBuf> {
+    file.ok_or_else(|| {
+        Error::Usage(
+            "give the log (or an experiment folder holding it), or --from-aggregates FILE".into(),
+        )
+    })
+}
+
 impl super::Paths for ShadowArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
-        p.input("the shadow log", &self.file);
+        if let Some(file) = &self.file {
+            p.input("the shadow log", file);
+        }
         p
     }
 }
@@ -210,7 +221,9 @@ impl super::Paths for ShadowArgs {
 impl super::Paths for ContextArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
-        p.input("the context log", &self.file);
+        if let Some(file) = &self.file {
+            p.input("the context log", file);
+        }
         if let Some(policy) = &self.policy {
             p.input("--policy", policy);
         }

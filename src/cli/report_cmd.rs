@@ -29,7 +29,6 @@ use super::{Global, config, load};
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Output folder (default: reports/<set>/, with the set name reduced to letters, digits,
     /// `-`, `_` and `.`). An existing folder is replaced only if ablate wrote it (its

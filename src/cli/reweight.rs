@@ -28,7 +28,6 @@ use super::{Global, emit_warned, load};
 #[derive(Debug, Args)]
 pub(super) struct ReweightArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Production mix file(s): stratum text columns + `share` or `count`. Repeat to rake.
     #[arg(long = "mix", value_name = "FILE")]

@@ -33,7 +33,6 @@ use super::{Global, config, emit, load};
 #[derive(Debug, Args)]
 pub(super) struct WatchArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Replay a complete experiment in the seeded order instead of watching a running one.
     #[arg(long)]
@@ -97,7 +96,6 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
 #[derive(Debug, Args)]
 pub(super) struct NextArgs {
     /// Experiment folder.
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
     dir: PathBuf,
     /// Calls to spend (a batch holds at most 1,000,000; run it, then ask again).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]

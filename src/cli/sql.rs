@@ -51,9 +51,9 @@ pub(super) struct SqlArgs {
     /// one query serves them all).
     verb: String,
     /// Experiment folder (experiment.toml for the pass mark; its shadow or context log, if any,
-    /// for the columns).
-    #[arg(default_value = "notebooks-data/support-eval-v3")]
-    dir: PathBuf,
+    /// for the columns). Required for the verbs on an experiment; optional for shadow and
+    /// context, whose log may live in the warehouse alone.
+    dir: Option<PathBuf>,
     /// The engine.
     #[arg(long, value_enum)]
     dialect: DialectArg,
@@ -87,10 +87,15 @@ pub(super) struct SqlArgs {
 pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
     let log_verb = matches!(args.verb.as_str(), "shadow" | "context");
     // The logs' queries need no experiment.toml: a warehouse log may have no folder at all.
-    let pass_mark = if log_verb {
-        0.5
-    } else {
-        Manifest::load(&args.dir)?.pass_mark
+    let pass_mark = match (&args.dir, log_verb) {
+        (_, true) => 0.5,
+        (Some(dir), false) => Manifest::load(dir)?.pass_mark,
+        (None, false) => {
+            return Err(Error::Usage(format!(
+                "ablate sql {} needs the experiment folder (its experiment.toml gives the pass mark): ablate sql {} DIR --dialect …",
+                args.verb, args.verb
+            )));
+        }
     };
     let mut tables = BTreeMap::new();
     for t in &args.tables {
@@ -122,10 +127,10 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
     // The log's optional columns: from the folder's log when there is one, else all but
     // --without.
     let columns = |stem: &str| -> Result<Option<Vec<String>>> {
-        if !args.dir.is_dir() {
+        let Some(dir) = args.dir.as_ref().filter(|d| d.is_dir()) else {
             return Ok(None);
-        }
-        Ok(match ablate::io::table::find(&args.dir, stem)? {
+        };
+        Ok(match ablate::io::table::find(dir, stem)? {
             Some(file) => Some(
                 ablate::io::table::schema(&file, &[])?
                     .iter_names()
@@ -200,6 +205,9 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
 
 impl super::Paths for SqlArgs {
     fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
+        match &self.dir {
+            Some(dir) => super::IoPaths::experiment(dir),
+            None => super::IoPaths::default(),
+        }
     }
 }

@@ -492,7 +492,12 @@ impl AtomicDir {
                         e => e,
                     });
                 }
-                carry_kept_files(&old, &self.temp)?;
+                if let Err(e) = carry_kept_files(&old, &self.temp) {
+                    // Put the state back (if it moved) and the folder where it was.
+                    let _ = carry_kept_files(&self.temp, &old);
+                    let _ = std::fs::rename(&old, &self.target);
+                    return Err(e);
+                }
                 Some(old)
             } else {
                 None
