@@ -6,6 +6,11 @@
 //! that holds a run `sources` already names (an Inspect log and its converted copy), is skipped
 //! and named. experiment.toml, the watch state and every other file are carried over untouched
 //! ([`FolderUpdate`]), and the whole update is atomic like every other write.
+//!
+//! What differs stays apart: another harness is refused; an Inspect log of a configuration the
+//! experiment holds joins that configuration's arm, and a new configuration may not take an
+//! existing arm's name; lm-eval logs need `--arm` (no record says which prompt an arm had); a
+//! doc_id whose doc_hash differs from the experiment's is a new case.
 
 use std::collections::BTreeSet;
 use std::path::Path;
