@@ -94,8 +94,9 @@ fn three_cases_are_too_few_to_decide_a_comparison() {
 
 #[test]
 fn small_samples_use_intervals_that_hold() {
-    // 30 cases: the score interval; 150: the bootstrap.
-    for (n, method) in [(30, "score"), (150, "bootstrap-percentile")] {
+    // 30 and 150 cases: the score interval (the percentile bootstrap undercovers at 100 units,
+    // benches/README.md).
+    for (n, method) in [(30, "score"), (150, "score")] {
         let w = binary(
             n,
             0.05,

@@ -196,7 +196,7 @@ fn missing_cases_are_left_out_of_pairs() {
 }
 
 #[test]
-fn bootstrap_ci_contains_the_point_on_the_demo() {
+fn the_demo_s_intervals_contain_the_point() {
     let exp = Experiment::load(&demo()).unwrap();
     let r = analysis::sweep::run(&exp, &cfg(2000));
     for a in &r.arms {
@@ -207,14 +207,12 @@ fn bootstrap_ci_contains_the_point_on_the_demo() {
             a.arm,
             a.drop
         );
-        assert_eq!(a.ci_method.as_str(), "bootstrap-percentile");
-        // The bootstrap interval is close to the normal one for a mean of ~500 cases.
-        let se = a.se.unwrap();
-        assert!(
-            ((hi - lo) - 2.0 * 1.96 * se).abs() < 0.35 * 2.0 * 1.96 * se + 1e-9,
-            "{}",
-            a.arm
-        );
+        // 397 clusters: the t or effective-sample score interval, never the percentile bootstrap
+        // (it undercovers at 100 units): no narrower than the normal one, and at most twice as
+        // wide (the score part widens arms whose changes are rare).
+        assert_eq!(a.ci_method.as_str(), "t");
+        let ratio = (hi - lo) / (2.0 * 1.96 * a.se.unwrap());
+        assert!((0.95..2.0).contains(&ratio), "{}: {ratio}", a.arm);
     }
 }
 

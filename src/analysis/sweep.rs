@@ -6,9 +6,10 @@
 //! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
 //! - CI (`ci_low`, `ci_high`, each arm on its own): percentile bootstrap over cases (clusters),
 //!   one joint resample for all arms, from
-//!   [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) units up; with `--bootstrap 0`,
-//!   drop ± z·se. Below that many units the score interval (cases) or the t interval on the
-//!   clustered se (clusters), which hold at every size ([`Paired::estimate`]). When every paired
+//!   [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) units up (100,000: in
+//!   practice never); with `--bootstrap 0`, drop ± z·se there. Below that many units the score
+//!   interval (cases) or the wider of the t and effective-sample score intervals (clusters),
+//!   which hold at every size measured ([`Paired::estimate`]). When every paired
 //!   case has the same drop (no spread), the se is null and the CI is the exact bound of
 //!   [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`), and the
 //!   p-value is an exact sign test over the units;

@@ -169,11 +169,23 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
 /// Renders the sweep for a terminal.
 pub fn human(r: &SweepOutput) -> String {
     let mut s = String::new();
-    let ci = if r.bootstrap > 0 {
-        format!("bootstrap, {} resamples", thousands(r.bootstrap as f64))
-    } else {
-        "normal approximation".into()
-    };
+    // The intervals the arms actually carry, in words.
+    let methods: std::collections::BTreeSet<&str> =
+        r.arms.iter().map(|a| a.ci_method.as_str()).collect();
+    let ci = methods
+        .iter()
+        .map(|m| match *m {
+            "bootstrap-percentile" => {
+                format!("bootstrap, {} resamples", thousands(r.bootstrap as f64))
+            }
+            "score" => "score interval".to_string(),
+            "t" => "t or effective-sample score interval, clusters".to_string(),
+            "exact-bound" => "exact bound where nothing varies".to_string(),
+            "normal" => "normal approximation".to_string(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     let _ = writeln!(
         s,
         "{} · {} cases{} · {} repeats · threshold_drop {} · {} CI ({ci})",
