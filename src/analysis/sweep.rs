@@ -335,7 +335,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         }
         let se = est.se;
         // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by the
-        // score or t interval (the percentile bootstrap, shown as the arm's CI from 100 units,
+        // small-sample interval (the percentile bootstrap, once the arm's CI from 100 units,
         // called 6.7% of arms on the threshold confident at 95% with 100 binary cases: ties).
         let judged = if cfg.per_arm {
             Paired::family(&sample, 1, cfg.confidence)
