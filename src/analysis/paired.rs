@@ -126,6 +126,19 @@ impl Paired {
         out
     }
 
+    /// The [`Sample`] of per-case `values` over their `units` (mean and se by
+    /// [`Paired::mean_se`]), each value within `reach`.
+    pub fn sample<'a>(&self, values: &'a [f64], units: &'a [u32], reach: (f64, f64)) -> Sample<'a> {
+        let (point, se) = self.mean_se(values, units);
+        Sample {
+            point,
+            se,
+            values,
+            units,
+            reach,
+        }
+    }
+
     /// Mean and se of per-case values whose units are `units` (clustered when the design is).
     pub fn mean_se(&self, values: &[f64], units: &[u32]) -> (f64, Option<f64>) {
         moments::mean_se(values, self.clustered.then_some(units))

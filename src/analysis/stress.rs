@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::analysis::Config;
-use crate::analysis::paired::{self, CaseSet, Paired, Sample};
+use crate::analysis::paired::{self, CaseSet, Paired};
 use crate::analysis::sweep::SweepOutput;
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::io::Experiment;
@@ -84,14 +84,8 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let (mut drop_stress, mut se_stress, mut ci_stress) = (None, None, None);
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
             if !p.pos.is_empty() {
-                let (drop, se) = stress.mean_se(&p.drop, &p.unit);
-                let sample = Sample {
-                    point: drop,
-                    se,
-                    values: &p.drop,
-                    units: &p.unit,
-                    reach: (lo - hi, hi - lo),
-                };
+                let sample = stress.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
+                let (drop, se) = (sample.point, sample.se);
                 let e = Paired::family(
                     &sample,
                     if cfg.per_arm { 1 } else { family },

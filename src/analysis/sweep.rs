@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::Config;
-use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, Sample};
+use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
 use crate::stats::dist;
@@ -308,14 +308,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let mut mcnemar_withheld = false;
     let family_size = arm_ids.len();
     for (k, (&a, p)) in arm_ids.iter().zip(&pairs).enumerate() {
-        let (drop, se) = paired.mean_se(&p.drop, &p.unit);
-        let sample = Sample {
-            point: drop,
-            se,
-            values: &p.drop,
-            units: &p.unit,
-            reach: (lo - hi, hi - lo),
-        };
+        let sample = paired.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
+        let drop = sample.point;
         let est = Paired::estimate(
             &sample,
             draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
