@@ -29,5 +29,6 @@ pub mod report;
 pub mod simulate;
 pub mod sql;
 pub mod stats;
+pub mod verb;
 
 pub use error::{Error, Result};

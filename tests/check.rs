@@ -477,7 +477,7 @@ fn not_a_folder() {
 #[test]
 fn bad_confidence_is_a_usage_error() {
     assert_mentions(
-        &fails(ablate().args(["check", "--confidence", "1.5"]).arg(demo())),
+        &fails(ablate().args(["sweep", "--confidence", "1.5"]).arg(demo())),
         &["--confidence", "(0, 1)"],
     );
 }

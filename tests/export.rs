@@ -53,7 +53,6 @@ fn run_verb(verb: &str, out: &Path) -> serde_json::Value {
         demo()
     };
     let mut cmd = ablate();
-    cmd.args(["--bootstrap", "200", "--export"]).arg(out);
     if verb == "replay" {
         cmd.args(["watch", "--replay"]).arg(&d);
     } else if verb == "next" {
@@ -69,6 +68,11 @@ fn run_verb(verb: &str, out: &Path) -> serde_json::Value {
     } else {
         cmd.arg(verb).arg(&d);
     }
+    cmd.arg("--export").arg(out);
+    // The verbs that resample take --bootstrap; check, shadow, context and next do not.
+    if !matches!(verb, "check" | "shadow" | "context" | "next") {
+        cmd.args(["--bootstrap", "200"]);
+    }
     if verb == "record" {
         // record prints JSON whatever the flag.
         return json(&mut cmd);
@@ -79,7 +83,7 @@ fn run_verb(verb: &str, out: &Path) -> serde_json::Value {
 #[test]
 fn every_verb_exports_its_declared_tables_with_the_json_values() {
     let root = tempfile::tempdir().unwrap();
-    for verb in spec::VERBS {
+    for verb in spec::groups() {
         let out = root.path().join(verb);
         let j = run_verb(verb, &out);
         declared_schema(&out, verb, "");
@@ -160,7 +164,7 @@ fn the_metadata_carries_provenance() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("sweep");
     run_verb("sweep", &out);
-    let record = json(ablate().args(["--bootstrap", "200", "record"]).arg(demo()));
+    let record = json(ablate().args(["record", "--bootstrap", "200"]).arg(demo()));
     let file = std::fs::File::open(out.join("arms.parquet")).unwrap();
     let mut reader = ParquetReader::new(file);
     let md = reader.get_metadata().unwrap().clone();
@@ -200,16 +204,22 @@ fn report_exports_every_section_prefixed() {
     // --per-arm: family-wise, no arm of the demo is confidently removable (397 clusters, 41 arms,
     // threshold 0.005), so there would be no joint cut to export.
     let o = ablate()
-        .args(["--quiet", "--per-arm", "--bootstrap", "200", "--export"])
+        .args([
+            "report",
+            "--quiet",
+            "--per-arm",
+            "--bootstrap",
+            "200",
+            "--export",
+        ])
         .arg(&out)
-        .arg("report")
         .arg(demo())
         .arg("--out")
         .arg(&page)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    for section in spec::REPORT_SECTIONS {
+    for section in spec::report_sections() {
         declared_schema(&out, section, &format!("{section}_"));
     }
     // The demo's per-arm decision: cut candidates not yet measured together, and the arm to run.
@@ -225,9 +235,8 @@ fn export_never_replaces_a_folder_of_the_users() {
     std::fs::write(mine.join("thesis.tex"), "precious").unwrap();
     let err = fails(
         ablate()
-            .args(["--bootstrap", "200", "--export"])
+            .args(["sweep", "--bootstrap", "200", "--export"])
             .arg(&mine)
-            .arg("sweep")
             .arg(demo()),
     );
     assert_mentions(&err, &["mine"]);
@@ -244,23 +253,48 @@ fn export_never_replaces_a_folder_of_the_users() {
 #[test]
 fn export_is_refused_where_there_are_no_result_tables() {
     let w = Workdir::empty();
-    let err = fails(
-        ablate()
-            .arg("--export")
-            .arg(w.root.path().join("x"))
-            .args(["simulate", "--out"])
-            .arg(w.root.path().join("sim")),
-    );
-    assert_mentions(&err, &["--export", "simulate"]);
+    // simulate and import write tables of their own (--out), and sql prints a query: none takes
+    // --export, and clap refuses it before anything is written.
+    for verb in ["simulate", "import", "sql"] {
+        let err = fails(
+            ablate()
+                .arg(verb)
+                .arg("--export")
+                .arg(w.root.path().join("x")),
+        );
+        assert_mentions(&err, &["--export"]);
+    }
+    assert!(!w.root.path().join("x").exists());
 }
 
 #[test]
-fn readme_documents_the_exported_schema() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+fn docs_document_the_exported_schema() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join("tables.md"),
+    )
+    .unwrap();
     let generated = ablate::export::schema_markdown();
     assert!(
-        readme.contains(&generated),
-        "README.md's \"Tables for notebooks\" section is out of date; paste in:\n\n{generated}"
+        page.contains(&generated),
+        "docs/tables.md is out of date; paste in:\n\n{generated}"
+    );
+}
+
+#[test]
+fn the_readme_verbs_table_lists_every_verb() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let listed: std::collections::BTreeSet<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `ablate "))
+        .filter_map(|l| l.split([' ', '`']).next())
+        .collect();
+    let verbs: std::collections::BTreeSet<&str> =
+        ablate::verb::Verb::ALL.iter().map(|v| v.name()).collect();
+    assert_eq!(
+        listed, verbs,
+        "README.md's verbs table and the registry differ"
     );
 }

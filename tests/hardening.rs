@@ -660,26 +660,78 @@ fn next_says_when_the_set_is_exhausted_for_an_arm() {
 /// `watch` would otherwise write its state into the demo.
 #[test]
 fn every_verb_needs_its_folder() {
-    for verb in [
-        "check",
-        "sweep",
-        "variance",
-        "reweight",
-        "stress",
-        "interactions",
-        "need",
-        "curve",
-        "selector",
-        "record",
-        "shadow",
-        "context",
-        "watch",
-        "next",
-        "report",
-    ] {
+    use ablate::verb::Verb;
+    let with_input = Verb::ALL
+        .into_iter()
+        .filter(|v| v.reads_experiment() || matches!(v, Verb::Shadow | Verb::Context));
+    for verb in with_input.map(Verb::name) {
         let out = ablate().arg(verb).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{verb}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("required"), "{verb}: {err}");
+    }
+}
+
+/// Each verb's `--help` shows only the options it uses (issue 26, item 2): the statistics,
+/// scale and output groups belong to the verbs that read them.
+#[test]
+fn each_verb_s_help_shows_only_its_options() {
+    let help = |verb: &str| {
+        let out = ablate().args([verb, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{verb}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let has = |verb: &str, flag: &str| help(verb).contains(&format!("  {flag}"));
+    for (verb, absent) in [
+        (
+            "simulate",
+            &["--from-aggregates", "--bootstrap", "--export", "--memory"][..],
+        ),
+        (
+            "import",
+            &["--memory", "--from-aggregates", "--seed", "--export"],
+        ),
+        (
+            "check",
+            &["--bootstrap", "--confidence", "--seed", "--memory"],
+        ),
+        ("sql", &["--export", "--bootstrap", "--memory"]),
+        ("shadow", &["--bootstrap", "--per-arm"]),
+        ("context", &["--bootstrap", "--confidence"]),
+        ("sweep", &["--memory"]),
+        ("next", &["--bootstrap", "--from-aggregates"]),
+    ] {
+        for flag in absent {
+            assert!(!has(verb, flag), "{verb} --help lists {flag}");
+        }
+    }
+    for (verb, present) in [
+        (
+            "sweep",
+            &[
+                "--bootstrap",
+                "--confidence",
+                "--seed",
+                "--per-arm",
+                "--from-aggregates",
+                "--export",
+                "--json",
+            ][..],
+        ),
+        (
+            "report",
+            &["--memory", "--bootstrap", "--from-aggregates", "--export"],
+        ),
+        ("shadow", &["--confidence", "--memory", "--from-aggregates"]),
+        ("simulate", &["--seed", "--json"]),
+    ] {
+        for flag in present {
+            assert!(has(verb, flag), "{verb} --help lacks {flag}");
+        }
+    }
+    // The groups are headed.
+    let sweep = help("sweep");
+    for heading in ["Statistics:", "Scale:", "Output:"] {
+        assert!(sweep.contains(heading), "{heading}");
     }
 }

@@ -354,7 +354,7 @@ fn next_spends_the_calls_on_open_arms_and_the_batch_runs() {
 fn replay_of_the_demo_saves_calls_and_agrees_with_the_full_run() {
     let r = json(
         ablate()
-            .args(["--json", "--bootstrap", "1000", "watch", "--replay"])
+            .args(["--json", "watch", "--replay", "--bootstrap", "1000"])
             .arg(demo()),
     );
     assert_eq!(r["calls_full"], 42 * 500 * 3);
@@ -365,7 +365,7 @@ fn replay_of_the_demo_saves_calls_and_agrees_with_the_full_run() {
     // The same seed gives the same replay; another seed another order.
     let again = json(
         ablate()
-            .args(["--json", "--bootstrap", "1000", "watch", "--replay"])
+            .args(["--json", "watch", "--replay", "--bootstrap", "1000"])
             .arg(demo()),
     );
     assert_eq!(r, again);

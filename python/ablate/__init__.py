@@ -12,9 +12,9 @@ Result whose attributes are the verb's tables (`out.arms`, ...) as Arrow tables:
 Errors raise AblateError with the command line's message. The numbers are the binary's own.
 """
 
-from ._run import AblateError, Result, binary, run
+from ._run import AblateError, Result, binary, run, schema
 
-__all__ = ["AblateError", "Result", "binary", "run", "plan", "check", "sweep", "variance", "reweight", "stress", "interactions", "need", "curve", "selector", "record", "shadow", "context", "report", "watch", "next"]
+__all__ = ["AblateError", "Result", "binary", "run", "schema", "plan", "check", "sweep", "variance", "reweight", "stress", "interactions", "need", "curve", "selector", "record", "shadow", "context", "report", "watch", "next"]
 
 def check(experiment=None, **options):
     """Validates an experiment folder; tables summary, arms, blocks, strata_counts, tables, warnings.

@@ -1,7 +1,7 @@
 """Type stubs for ablate: one function per verb of the command line.
 
 Each returns a Result whose attributes are the verb's tables (arro3.core.Table, through the
-Arrow PyCapsule interface) named as in the README's "Tables for notebooks", plus its JSON.
+Arrow PyCapsule interface) named as in docs/tables.md, plus its JSON.
 """
 
 import os
@@ -35,8 +35,8 @@ class Inputs(TypedDict, total=False):
 
     The experiment's tables, as paths or DataFrames; given beside a folder, they replace the
     folder's. Without a folder: results and cases at least, with threshold_drop and any other
-    experiment.toml setting. Then the command line's global options, and the verb's own
-    (underscores for dashes; see `ablate VERB --help`).
+    experiment.toml setting. Then the verb's options, exactly those `ablate VERB --help` lists
+    (underscores for dashes); one the verb does not take raises TypeError.
     """
 
     results: TableLike
@@ -73,12 +73,21 @@ class Inputs(TypedDict, total=False):
     price_per_mtok: float
     requests_per_day: float
     policy: PathLike
+    model_limit: int
+    expected_output: int
+    output_buffer: int
+    safety_margin: int
+    soft_limit_ratio: float
     replicates: int
     out: PathLike
     open: bool
 
 def binary() -> str:
     """The ablate executable: $ABLATE_BIN, else the one installed with this package, else PATH."""
+
+def schema() -> Dict[str, Any]:
+    """The command line's definition (`ablate schema`): verbs with their options and tables,
+    experiment.toml keys, and the tables an experiment folder may hold."""
 
 def run(verb: str, *positional: Any, **options: Any) -> Result:
     """Runs any verb: positional arguments follow it, keyword arguments become its options."""
@@ -179,9 +188,17 @@ def plan(
     design: str = "loo",
     *,
     pilot: Optional[PathLike] = None,
+    confirm: Optional[PathLike] = None,
+    unit: Optional[List[str]] = None,
     cases: Optional[int] = None,
     repeats: Optional[int] = None,
+    tokens_per_call: Optional[float] = None,
+    price_per_mtok: Optional[float] = None,
+    sd: Optional[float] = None,
+    threshold_drop: Optional[float] = None,
     sequential: bool = False,
+    out: Optional[PathLike] = None,
+    force: bool = False,
     **options: Any,
 ) -> Result:
     """Emits an arms table for a design (loo, pairs, factorial, fractional) with its cost and

@@ -19,38 +19,28 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-# Tables an experiment folder may hold; each verb function takes any of them as a path or a
-# DataFrame-like object (anything with __arrow_c_stream__: Polars, pandas >= 2.2, pyarrow).
-TABLES = (
-    "results",
-    "cases",
-    "arms",
-    "units",
-    "case_units",
-    "mix",
-    "passages",
-    "shadow",
-    "context_log",
-)
+_SCHEMA: Optional[Dict[str, Any]] = None
 
-# experiment.toml keys a verb function accepts when the experiment is built from tables.
-MANIFEST_KEYS = (
-    "set",
-    "model",
-    "measured_at",
-    "baseline_arm",
-    "threshold_drop",
-    "stress_threshold_drop",
-    "pass_mark",
-    "strata",
-    "quality_threshold",
-    "score_min",
-    "score_max",
-    "description",
-)
 
-# Options every verb takes, passed before the verb.
-GLOBAL_OPTIONS = ("seed", "bootstrap", "confidence", "memory", "from_aggregates", "per_arm")
+def schema() -> Dict[str, Any]:
+    """The command line's own definition (`ablate schema`, read once): every verb with its
+    options and tables, the experiment.toml keys and the tables an experiment folder may hold.
+    The module takes its lists from here rather than copying them."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        proc = subprocess.run([binary(), "schema"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AblateError(proc.stderr.strip(), proc.returncode, [binary(), "schema"])
+        _SCHEMA = json.loads(proc.stdout)
+    return _SCHEMA
+
+
+def _verb_options(verb: str) -> List[str]:
+    """The options `ablate VERB` takes, by their Python names (positional arguments excluded)."""
+    for v in schema()["verbs"]:
+        if v["name"] == verb:
+            return [o["name"] for o in v["options"] if not o["positional"]]
+    raise AblateError(f"this ablate binary has no verb {verb!r}: is it older than the module?", 2, [])
 
 
 class AblateError(Exception):
@@ -73,7 +63,7 @@ class Result:
     """What a verb returned: its tables as attributes, and its JSON.
 
     `out.arms`, `out.summary`, ... are `arro3.core.Table` objects (the table names are those of
-    `--export`, listed in the README); any other attribute is looked up in the verb's JSON
+    `--export`, listed in docs/tables.md); any other attribute is looked up in the verb's JSON
     (`out.threshold_drop`). `out.json` is the whole JSON, `out.tables` the tables by name, and
     `out.provenance` the metadata every exported file carries (set hash, model, seed, bootstrap,
     confidence, tool version, command line).
@@ -259,26 +249,33 @@ def run(verb: str, *positional: Any, **options: Any) -> Result:
     Positional arguments follow the verb (an experiment folder, a log file). Keyword arguments:
     the tables of an experiment (results, cases, arms, units, case_units, mix, passages, shadow,
     context_log) as paths or DataFrames; experiment.toml settings (threshold_drop, baseline_arm,
-    set, ...) when the experiment is built from tables; seed, bootstrap, confidence, memory and
-    from_aggregates; and any option of the verb, spelt with underscores (`by=["tier"]`,
-    `allow_unmeasured=True`).
+    set, ...) when the experiment is built from tables; and any option of the verb (seed,
+    bootstrap, confidence, per_arm, memory, from_aggregates where the verb takes them; see
+    `ablate VERB --help`), spelt with underscores (`by=["tier"]`, `allow_unmeasured=True`).
 
     Raises:
         AblateError: the command failed; the message is the command line's.
     """
-    tables = {k: options.pop(k, None) for k in TABLES}
-    manifest = {k: options.pop(k, None) for k in MANIFEST_KEYS}
-    global_opts = {k: options.pop(k, None) for k in GLOBAL_OPTIONS}
+    s = schema()
+    tables = {k: options.pop(k, None) for k in s["experiment_tables"]}
+    manifest = {k: options.pop(k, None) for k in s["manifest_keys"]}
     experiment = options.pop("experiment", None)
+    known = _verb_options(verb)
+    for name in options:
+        if name not in known:
+            raise TypeError(
+                f"{verb}() got an unexpected keyword argument {name!r}; it takes the experiment's "
+                f"tables, experiment.toml settings, and {', '.join(known)}"
+            )
     if positional and experiment is None and verb not in ("plan",):
         experiment, positional = positional[0], positional[1:]
     with tempfile.TemporaryDirectory(prefix="ablate-") as tmp:
         work = Path(tmp)
-        args: List[str] = [binary(), "--json", "--quiet"]
-        args += _options(global_opts)
         export = work / "tables"
-        args += [f"--export={export}", verb]
+        args: List[str] = [binary(), "--json", "--quiet", verb, f"--export={export}"]
         if verb == "plan":
+            # plan builds no experiment: its threshold_drop is an option of its own.
+            options.update({k: v for k, v in manifest.items() if v is not None and k in known})
             for key in ("units", "pilot"):
                 data = tables.get(key) if key == "units" else options.get(key)
                 if data is not None and not isinstance(data, (str, os.PathLike)):

@@ -24,9 +24,14 @@ DEMO = ROOT / "notebooks-data" / "support-eval-v3"
 B = "200"
 
 
-def cli_json(*args):
+def takes(verb, option):
+    return any(o["name"] == option for v in ablate.schema()["verbs"] if v["name"] == verb for o in v["options"])
+
+
+def cli_json(verb, *args):
+    resampling = ["--bootstrap", B] if takes(verb, "bootstrap") else []
     proc = subprocess.run(
-        [ablate.binary(), "--json", "--quiet", "--bootstrap", B, *map(str, args)],
+        [ablate.binary(), "--json", "--quiet", verb, *resampling, *map(str, args)],
         capture_output=True,
         text=True,
     )
@@ -50,11 +55,53 @@ def test_the_installed_command_runs_check_on_the_demo():
     ["check", "sweep", "variance", "reweight", "stress", "interactions", "need", "curve", "selector", "record", "shadow", "context"],
 )
 def test_every_verb_returns_the_cli_json(verb):
-    out = getattr(ablate, verb)(DEMO, bootstrap=int(B))
+    options = {"bootstrap": int(B)} if takes(verb, "bootstrap") else {}
+    out = getattr(ablate, verb)(DEMO, **options)
     assert out.json == cli_json(verb, DEMO)
     assert out.tables, verb
     assert out.provenance["verb"] == verb
-    assert out.provenance["bootstrap"] == B
+    if options:
+        assert out.provenance["bootstrap"] == B
+
+
+def test_the_module_is_generated_from_the_command_lines_schema():
+    """The verbs with tables are the module's functions, and the stubs' Inputs name every option
+    of every one of them: adding a verb or an option to the command line without the module
+    fails here."""
+    import ast
+
+    s = ablate.schema()
+    with_tables = {v["name"] for v in s["verbs"] if v["tables"]}
+    module_verbs = set(ablate.__all__) - {"AblateError", "Result", "binary", "run", "schema"}
+    assert module_verbs == with_tables | {"report"}
+    for verb in module_verbs:
+        assert callable(getattr(ablate, verb)), verb
+    stubs = ast.parse((Path(ablate.__file__).parent / "__init__.pyi").read_text())
+    inputs = next(n for n in stubs.body if isinstance(n, ast.ClassDef) and n.name == "Inputs")
+    declared = {n.target.id for n in inputs.body if isinstance(n, ast.AnnAssign)}
+    for f in (n for n in stubs.body if isinstance(n, ast.FunctionDef)):
+        declared |= {a.arg for a in f.args.args + f.args.kwonlyargs}
+    # --export is the module's own channel for the tables; experiment and positional arguments
+    # are the functions' parameters.
+    options = {
+        o["name"]
+        for v in s["verbs"]
+        if v["name"] in module_verbs
+        for o in v["options"]
+        if not o["positional"] and o["name"] != "export"
+    }
+    missing = options - declared
+    assert not missing, f"options the stubs' Inputs lack: {sorted(missing)}"
+    tables = set(s["experiment_tables"])
+    assert tables <= declared | {"samples"}, tables - declared
+    assert set(s["manifest_keys"]) - declared <= {"blocks", "synthetic", "simulation"}
+
+
+def test_an_option_the_verb_does_not_take_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bootstrap'"):
+        ablate.shadow(DEMO, bootstrap=200)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'boostrap'"):
+        ablate.sweep(DEMO, boostrap=200)
 
 
 def test_tables_are_attributes_named_as_in_the_json_and_equal_it():
@@ -92,7 +139,7 @@ def test_pandas_takes_list_columns_too(tmp_path):
     arms = pa.table(out.arms).to_pandas()
     assert list(arms["removed"].iloc[0]) == out.json["arms"][0]["removed"]
     subprocess.run(
-        [ablate.binary(), "--quiet", "--bootstrap", B, "--export", str(tmp_path / "t"), "sweep", str(DEMO)],
+        [ablate.binary(), "--quiet", "sweep", "--bootstrap", B, "--export", str(tmp_path / "t"), str(DEMO)],
         check=True,
         capture_output=True,
     )

@@ -10,7 +10,7 @@ use ablate::error::{Error, Result};
 use ablate::io::Experiment;
 use ablate::report;
 
-use super::{Global, config, emit, emit_warned, load};
+use super::{Apply as _, Global, config, emit, emit_warned, load};
 
 /// Validate an experiment folder and print what it holds.
 ///
@@ -25,11 +25,15 @@ use super::{Global, config, emit, emit_warned, load};
 pub(super) struct CheckArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    aggregates: super::Aggregates,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Runs `ablate check`.
 pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
-    let CheckArgs { dir } = args;
+    let CheckArgs { dir, .. } = args;
     let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
     let m = &exp.results.matrix;
     let base = exp.baseline_index();
@@ -67,11 +71,13 @@ pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
 pub(super) struct SweepArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate sweep`.
 pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
-    let SweepArgs { dir } = args;
+    let SweepArgs { dir, .. } = args;
     let exp = load(&dir, g)?;
     let r = analysis::sweep::run(&exp, &config(g));
     emit_warned(g, "sweep", &r, &exp, report::sweep::human)
@@ -89,11 +95,13 @@ pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
 pub(super) struct VarianceArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate variance`.
 pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
-    let VarianceArgs { dir } = args;
+    let VarianceArgs { dir, .. } = args;
     let exp = load(&dir, g)?;
     let r = analysis::variance::run(&exp, &config(g));
     emit_warned(g, "variance", &r, &exp, report::variance::human)
@@ -108,11 +116,13 @@ pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
 pub(super) struct StressArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate stress`.
 pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
-    let StressArgs { dir } = args;
+    let StressArgs { dir, .. } = args;
     let exp = load(&dir, g)?;
     let sweep = analysis::sweep::run(&exp, &config(g));
     let r = analysis::stress::run(&exp, &sweep, &config(g));
@@ -135,11 +145,13 @@ pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
 pub(super) struct InteractionsArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate interactions`.
 pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String> {
-    let InteractionsArgs { dir } = args;
+    let InteractionsArgs { dir, .. } = args;
     let exp = load(&dir, g)?;
     let r = analysis::interactions::run(&exp, &config(g))?;
     emit_warned(g, "interactions", &r, &exp, report::interactions::human)
@@ -161,6 +173,8 @@ pub(super) struct NeedArgs {
     /// Leave production strata with no eval case out of value_production instead of failing.
     #[arg(long)]
     allow_unmeasured: bool,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate need`.
@@ -168,6 +182,7 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
     let NeedArgs {
         dir,
         allow_unmeasured,
+        ..
     } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::need_only(&exp, &config(g), allow_unmeasured)?;
@@ -188,6 +203,8 @@ pub(super) struct CurveArgs {
     dir: PathBuf,
     #[command(flatten)]
     pricing: PricingArgs,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Prices for the cost figures (`curve`, and the decision in `report`).
@@ -224,7 +241,7 @@ impl PricingArgs {
 
 /// Runs `ablate curve`.
 pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
-    let CurveArgs { dir, pricing } = args;
+    let CurveArgs { dir, pricing, .. } = args;
     let pricing = pricing.pricing()?;
     let exp = load(&dir, g)?;
     let r = analysis::curve::run(
@@ -248,11 +265,13 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
 pub(super) struct SelectorArgs {
     /// Experiment folder.
     dir: PathBuf,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate selector`.
 pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
-    let SelectorArgs { dir } = args;
+    let SelectorArgs { dir, .. } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::selector_only(&exp, &config(g))?;
     emit_warned(g, "selector", &r, &exp, report::selector::human)
@@ -272,6 +291,8 @@ pub(super) struct RecordArgs {
     /// Leave production strata with no eval case out (reported as unmeasured_share) instead of failing.
     #[arg(long)]
     allow_unmeasured: bool,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate record`.
@@ -279,6 +300,7 @@ pub(super) fn record(args: RecordArgs, g: &Global) -> Result<String> {
     let RecordArgs {
         dir,
         allow_unmeasured,
+        ..
     } = args;
     let exp = load(&dir, g)?;
     let r = analysis::all::record_only(&exp, &config(g), allow_unmeasured)?;
@@ -288,56 +310,93 @@ pub(super) fn record(args: RecordArgs, g: &Global) -> Result<String> {
     report::json(&r)
 }
 
-impl super::Paths for CheckArgs {
+impl super::VerbArgs for CheckArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
     }
-}
 
-impl super::Paths for SweepArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
+    fn apply(&self, g: &mut super::Global) {
+        self.aggregates.apply(g);
+        self.export.apply(g);
     }
 }
 
-impl super::Paths for VarianceArgs {
+impl super::VerbArgs for SweepArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
     }
-}
 
-impl super::Paths for StressArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
     }
 }
 
-impl super::Paths for InteractionsArgs {
+impl super::VerbArgs for VarianceArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
     }
-}
 
-impl super::Paths for NeedArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
     }
 }
 
-impl super::Paths for CurveArgs {
+impl super::VerbArgs for StressArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
     }
-}
 
-impl super::Paths for SelectorArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
     }
 }
 
-impl super::Paths for RecordArgs {
+impl super::VerbArgs for InteractionsArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
+    }
+}
+
+impl super::VerbArgs for NeedArgs {
+    fn paths(&self) -> super::IoPaths {
+        super::IoPaths::experiment(&self.dir)
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
+    }
+}
+
+impl super::VerbArgs for CurveArgs {
+    fn paths(&self) -> super::IoPaths {
+        super::IoPaths::experiment(&self.dir)
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
+    }
+}
+
+impl super::VerbArgs for SelectorArgs {
+    fn paths(&self) -> super::IoPaths {
+        super::IoPaths::experiment(&self.dir)
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
+    }
+}
+
+impl super::VerbArgs for RecordArgs {
+    fn paths(&self) -> super::IoPaths {
+        super::IoPaths::experiment(&self.dir)
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
     }
 }

@@ -228,7 +228,7 @@ fn human(s: &ImportSummary) -> String {
     out
 }
 
-impl super::Paths for ImportArgs {
+impl super::VerbArgs for ImportArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
         for source in &self.sources {
@@ -239,4 +239,6 @@ impl super::Paths for ImportArgs {
         }
         p
     }
+
+    fn apply(&self, _g: &mut super::Global) {}
 }

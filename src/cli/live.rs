@@ -10,7 +10,7 @@ use ablate::io::logs::{ContextLog, ShadowLog};
 use ablate::io::table::TableFile;
 use ablate::report;
 
-use super::{Global, emit, log_table};
+use super::{Apply as _, Global, emit, log_table};
 
 /// Shadow traffic: how many requests changed behaviour, above the replay noise floor.
 ///
@@ -44,6 +44,14 @@ pub(super) struct ShadowArgs {
     /// Poisson-bootstrap replicates with --cluster-by.
     #[arg(long, default_value_t = analysis::shadow::DEFAULT_REPLICATES as u64, value_parser = clap::value_parser!(u64).range(20..=100_000))]
     replicates: u64,
+    #[command(flatten)]
+    level: super::Level,
+    #[command(flatten)]
+    aggregates: super::Aggregates,
+    #[command(flatten)]
+    memory: super::Memory,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Runs `ablate shadow`.
@@ -53,6 +61,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
         by,
         cluster_by,
         replicates,
+        ..
     } = args;
     let opts = analysis::shadow::ShadowOptions {
         confidence: g.confidence,
@@ -107,6 +116,12 @@ pub(super) struct ContextArgs {
     policy: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    aggregates: super::Aggregates,
+    #[command(flatten)]
+    memory: super::Memory,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// The hard- and soft-limit flags of `context` (and of `sql context`, which writes them into
@@ -162,6 +177,7 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
         file,
         policy,
         limits,
+        ..
     } = args;
     if policy.is_some() && limits.any() {
         return Err(Error::Usage(
@@ -208,7 +224,7 @@ fn required_log(file: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-impl super::Paths for ShadowArgs {
+impl super::VerbArgs for ShadowArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
         if let Some(file) = &self.file {
@@ -216,9 +232,16 @@ impl super::Paths for ShadowArgs {
         }
         p
     }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.level.apply(g);
+        self.aggregates.apply(g);
+        self.memory.apply(g);
+        self.export.apply(g);
+    }
 }
 
-impl super::Paths for ContextArgs {
+impl super::VerbArgs for ContextArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
         if let Some(file) = &self.file {
@@ -228,5 +251,11 @@ impl super::Paths for ContextArgs {
             p.input("--policy", policy);
         }
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.aggregates.apply(g);
+        self.memory.apply(g);
+        self.export.apply(g);
     }
 }

@@ -8,6 +8,7 @@ mod live;
 mod plan;
 mod report_cmd;
 mod reweight;
+mod schema;
 mod sequential;
 mod simulate;
 mod sql;
@@ -37,56 +38,198 @@ threshold you agreed before the run.\n\nAn experiment is a folder with experimen
 )]
 pub struct Cli {
     #[command(flatten)]
-    global: Global,
+    common: Common,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Options every verb takes.
+/// Options every verb takes (anywhere on the line, before or after the verb).
 #[derive(Debug, Args)]
-struct Global {
+struct Common {
     /// Machine-readable JSON on stdout instead of human tables.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Output")]
     json: bool,
-    /// Random seed for bootstrap resamples and simulations; the same seed gives byte-identical output.
-    #[arg(long, global = true, default_value_t = 0)]
+    /// No progress bars on stderr.
+    #[arg(long, global = true, help_heading = "Output")]
+    quiet: bool,
+}
+
+/// Bootstrap resamples when `--bootstrap` is not given.
+const DEFAULT_BOOTSTRAP: usize = 10_000;
+/// Confidence level when `--confidence` is not given.
+const DEFAULT_CONFIDENCE: f64 = 0.95;
+/// Memory budget for streaming logs when `--memory` is not given.
+const DEFAULT_MEMORY: &str = "4GiB";
+
+/// Every setting a verb's code reads, merged from the common options and the option groups the
+/// verb takes ([`VerbArgs::apply`]); a verb that lacks a group gets its defaults, which it does
+/// not read.
+#[derive(Debug)]
+struct Global {
+    json: bool,
+    quiet: bool,
     seed: u64,
+    bootstrap: usize,
+    confidence: f64,
+    per_arm: bool,
+    from_aggregates: Option<std::path::PathBuf>,
+    memory: u64,
+    export: Option<std::path::PathBuf>,
+}
+
+impl Global {
+    fn new(common: &Common) -> Global {
+        Global {
+            json: common.json,
+            quiet: common.quiet,
+            seed: 0,
+            bootstrap: DEFAULT_BOOTSTRAP,
+            confidence: DEFAULT_CONFIDENCE,
+            per_arm: false,
+            from_aggregates: None,
+            memory: parse_memory(DEFAULT_MEMORY).unwrap_or(4 << 30),
+            export: None,
+        }
+    }
+}
+
+/// The confidence level (verbs that draw intervals or decide at a level).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Statistics")]
+struct Level {
+    /// Confidence level of intervals, in (0, 1).
+    #[arg(long, default_value_t = DEFAULT_CONFIDENCE)]
+    confidence: f64,
+}
+
+/// The random seed (verbs that resample or draw).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Statistics")]
+struct Seed {
+    /// Random seed for bootstrap resamples and simulations; the same seed gives byte-identical
+    /// output.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// The statistics options of the verbs that judge arms.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Statistics")]
+struct Statistics {
+    #[command(flatten)]
+    level: Level,
+    #[command(flatten)]
+    seed: Seed,
     /// Bootstrap resamples for confidence intervals (0 = normal approximation only). At least
     /// 10/(1 − confidence), so that 5 resamples lie beyond each end of the interval: 200 at the
     /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000.
-    #[arg(long, global = true, default_value_t = 10_000)]
+    #[arg(long, default_value_t = DEFAULT_BOOTSTRAP)]
     bootstrap: usize,
-    /// Confidence level of intervals, in (0, 1).
-    #[arg(long, global = true, default_value_t = 0.95)]
-    confidence: f64,
-    /// No progress bars on stderr.
-    #[arg(long, global = true)]
-    quiet: bool,
     /// Judge each arm at its own confidence level instead of family-wise. By default a verdict
     /// is "confident" only when its interval at 1 − α/K (K arms compared, Bonferroni) clears
     /// the threshold, so that all confident verdicts hold together at --confidence; with 41
     /// arms judged each at 95%, some wrong confident verdict is likely. The report says so at
     /// the top when this is set.
-    #[arg(long, global = true)]
+    #[arg(long)]
     per_arm: bool,
+}
+
+/// Reading the engine's reduction instead of the raw table.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Scale")]
+struct Aggregates {
     /// Read the data from this file (Parquet or CSV: the result of the query `ablate sql VERB`
     /// prints, run where the data lives) instead of the raw table: the case × arm matrix for the
     /// verbs that read an experiment folder, the shadow or context sums for `shadow` and
     /// `context`.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     from_aggregates: Option<std::path::PathBuf>,
+}
+
+/// The memory budget of the verbs that stream production logs.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Scale")]
+struct Memory {
     /// Memory budget for streaming production logs (shadow, context, and report with them):
     /// a log too large for it is read in several passes, each over a hash partition of request
     /// ids. E.g. 4GiB, 512MiB, 8GB.
-    #[arg(long, global = true, value_name = "SIZE", default_value = "4GiB", value_parser = parse_memory)]
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_MEMORY, value_parser = parse_memory)]
     memory: u64,
+}
+
+/// Writing the verb's tables as Parquet.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
+struct Export {
     /// Also write the verb's tables as Parquet files into this folder (one per table, named as
     /// in its JSON: arms.parquet, …), with the set, its hash, the model, seed, bootstrap,
     /// confidence, version and command line in each file's metadata. Columns and types are
-    /// fixed per verb (README, "Tables for notebooks"). The folder is replaced only when ablate
-    /// wrote it.
-    #[arg(long, global = true, value_name = "DIR")]
+    /// fixed per verb (docs/tables.md). The folder is replaced only when ablate wrote it.
+    #[arg(long, value_name = "DIR")]
     export: Option<std::path::PathBuf>,
+}
+
+/// An option group sets its fields of the merged settings.
+trait Apply {
+    fn apply(&self, g: &mut Global);
+}
+
+impl Apply for Level {
+    fn apply(&self, g: &mut Global) {
+        g.confidence = self.confidence;
+    }
+}
+
+impl Apply for Seed {
+    fn apply(&self, g: &mut Global) {
+        g.seed = self.seed;
+    }
+}
+
+impl Apply for Statistics {
+    fn apply(&self, g: &mut Global) {
+        self.level.apply(g);
+        self.seed.apply(g);
+        g.bootstrap = self.bootstrap;
+        g.per_arm = self.per_arm;
+    }
+}
+
+impl Apply for Aggregates {
+    fn apply(&self, g: &mut Global) {
+        g.from_aggregates.clone_from(&self.from_aggregates);
+    }
+}
+
+impl Apply for Memory {
+    fn apply(&self, g: &mut Global) {
+        g.memory = self.memory;
+    }
+}
+
+impl Apply for Export {
+    fn apply(&self, g: &mut Global) {
+        g.export.clone_from(&self.export);
+    }
+}
+
+/// The options of a verb that reads the case × arm matrix and judges arms.
+#[derive(Debug, Args)]
+struct MatrixOptions {
+    #[command(flatten)]
+    statistics: Statistics,
+    #[command(flatten)]
+    aggregates: Aggregates,
+    #[command(flatten)]
+    export: Export,
+}
+
+impl Apply for MatrixOptions {
+    fn apply(&self, g: &mut Global) {
+        self.statistics.apply(g);
+        self.aggregates.apply(g);
+        self.export.apply(g);
+    }
 }
 
 fn parse_memory(s: &str) -> std::result::Result<u64, String> {
@@ -115,6 +258,10 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Import(import::ImportArgs),
     Sql(sql::SqlArgs),
+    /// Every verb's tables and options, the manifest keys and the experiment's tables, as JSON
+    /// (for the Python module and other wrappers).
+    #[command(hide = true)]
+    Schema(schema::SchemaArgs),
 }
 
 /// What a verb reads and where it writes: compared with each other and checked before any work
@@ -170,33 +317,38 @@ impl IoPaths {
     }
 }
 
-/// The paths of a verb's arguments.
-trait Paths {
+/// What the dispatcher needs of every verb's arguments.
+trait VerbArgs {
+    /// The paths it reads and writes.
     fn paths(&self) -> IoPaths;
+    /// Sets the settings its option groups carry.
+    fn apply(&self, g: &mut Global);
 }
 
 impl Command {
-    fn paths(&self) -> IoPaths {
+    /// The verb's arguments.
+    fn args(&self) -> &dyn VerbArgs {
         match self {
-            Command::Check(a) => a.paths(),
-            Command::Sweep(a) => a.paths(),
-            Command::Variance(a) => a.paths(),
-            Command::Reweight(a) => a.paths(),
-            Command::Stress(a) => a.paths(),
-            Command::Interactions(a) => a.paths(),
-            Command::Plan(a) => a.paths(),
-            Command::Need(a) => a.paths(),
-            Command::Curve(a) => a.paths(),
-            Command::Selector(a) => a.paths(),
-            Command::Record(a) => a.paths(),
-            Command::Shadow(a) => a.paths(),
-            Command::Context(a) => a.paths(),
-            Command::Watch(a) => a.paths(),
-            Command::Next(a) => a.paths(),
-            Command::Report(a) => a.paths(),
-            Command::Simulate(a) => a.paths(),
-            Command::Import(a) => a.paths(),
-            Command::Sql(a) => a.paths(),
+            Command::Check(a) => a,
+            Command::Sweep(a) => a,
+            Command::Variance(a) => a,
+            Command::Reweight(a) => a,
+            Command::Stress(a) => a,
+            Command::Interactions(a) => a,
+            Command::Plan(a) => a,
+            Command::Need(a) => a,
+            Command::Curve(a) => a,
+            Command::Selector(a) => a,
+            Command::Record(a) => a,
+            Command::Shadow(a) => a,
+            Command::Context(a) => a,
+            Command::Watch(a) => a,
+            Command::Next(a) => a,
+            Command::Report(a) => a,
+            Command::Simulate(a) => a,
+            Command::Import(a) => a,
+            Command::Sql(a) => a,
+            Command::Schema(a) => a,
         }
     }
 }
@@ -361,29 +513,12 @@ fn emit_warned<T: serde::Serialize>(
 
 /// Runs the parsed command and returns what to print on stdout.
 pub fn run(cli: Cli) -> Result<String> {
-    validate(&cli.global)?;
-    let g = &cli.global;
-    if g.from_aggregates.is_some()
-        && matches!(
-            cli.command,
-            Command::Plan(_) | Command::Simulate(_) | Command::Import(_) | Command::Sql(_)
-        )
-    {
-        return Err(Error::Usage(
-            "--from-aggregates replaces a raw table by the engine's reduction of it: it applies to check, sweep, variance, reweight, stress, interactions, need, curve, selector, record, report, shadow and context".into(),
-        ));
-    }
-    if g.export.is_some()
-        && matches!(
-            cli.command,
-            Command::Simulate(_) | Command::Import(_) | Command::Sql(_)
-        )
-    {
-        return Err(Error::Usage(
-            "--export writes a verb's result tables: simulate and import already write tables (--out), and sql prints a query. It applies to check, sweep, variance, reweight, stress, interactions, plan, need, curve, selector, record, shadow, context, watch, next and report".into(),
-        ));
-    }
-    cli.command.paths().preflight(g)?;
+    let mut g = Global::new(&cli.common);
+    let args = cli.command.args();
+    args.apply(&mut g);
+    validate(&g)?;
+    args.paths().preflight(&g)?;
+    let g = &g;
     match cli.command {
         Command::Check(args) => experiment::check(args, g),
         Command::Sweep(args) => experiment::sweep(args, g),
@@ -404,5 +539,6 @@ pub fn run(cli: Cli) -> Result<String> {
         Command::Simulate(args) => simulate::simulate(args, g),
         Command::Import(args) => import::import(args, g),
         Command::Sql(args) => sql::sql(args, g),
+        Command::Schema(args) => schema::schema(args, g),
     }
 }

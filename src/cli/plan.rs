@@ -11,7 +11,7 @@ use ablate::io::table::TableFile;
 use ablate::io::units::Units;
 use ablate::report;
 
-use super::{Global, load};
+use super::{Apply as _, Global, load};
 
 /// Emit an arms table for a design, with its cost and power.
 ///
@@ -80,6 +80,10 @@ pub(super) struct PlanArgs {
     /// file from another tool).
     #[arg(long, requires = "out")]
     force: bool,
+    #[command(flatten)]
+    statistics: super::Statistics,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Runs `ablate plan`.
@@ -103,6 +107,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         out,
         sequential,
         force,
+        ..
     } = args;
     let (Some(units), Some(design)) = (units, design) else {
         return Err(Error::Usage(
@@ -231,7 +236,7 @@ impl From<DesignArg> for analysis::plan::DesignKind {
     }
 }
 
-impl super::Paths for PlanArgs {
+impl super::VerbArgs for PlanArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
         if let Some(units) = &self.units {
@@ -247,5 +252,10 @@ impl super::Paths for PlanArgs {
             p.file("--out", out, self.force);
         }
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.statistics.apply(g);
+        self.export.apply(g);
     }
 }

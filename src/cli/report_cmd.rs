@@ -8,7 +8,7 @@ use ablate::analysis;
 use ablate::error::Result;
 use ablate::report;
 
-use super::{Global, config, load};
+use super::{Apply as _, Global, config, load};
 
 /// Everything the inputs support, as a report with charts (the main job).
 ///
@@ -41,6 +41,14 @@ pub(super) struct ReportArgs {
     /// display; otherwise say where it is).
     #[arg(long)]
     open: bool,
+    #[command(flatten)]
+    statistics: super::Statistics,
+    #[command(flatten)]
+    aggregates: super::Aggregates,
+    #[command(flatten)]
+    memory: super::Memory,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Opens `page` in the user's browser: `open` on macOS, `start` on Windows, `xdg-open` where
@@ -77,6 +85,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
         out,
         pricing,
         open,
+        ..
     } = args;
     let pricing = pricing.pricing()?;
     let exp = load(&dir, g)?;
@@ -138,12 +147,19 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     }
 }
 
-impl super::Paths for ReportArgs {
+impl super::VerbArgs for ReportArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::experiment(&self.dir);
         if let Some(out) = &self.out {
             p.folder("--out", out);
         }
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.statistics.apply(g);
+        self.aggregates.apply(g);
+        self.memory.apply(g);
+        self.export.apply(g);
     }
 }

@@ -10,7 +10,7 @@ use ablate::io::Mix;
 use ablate::io::table::TableFile;
 use ablate::report;
 
-use super::{Global, emit_warned, load};
+use super::{Apply as _, Global, emit_warned, load};
 
 /// Post-stratify (one mix) or rake (several) the eval to production shares; coverage gaps.
 ///
@@ -41,6 +41,8 @@ pub(super) struct ReweightArgs {
     /// Renormalise over measured strata instead of failing on production strata with no eval case.
     #[arg(long)]
     allow_unmeasured: bool,
+    #[command(flatten)]
+    opts: super::MatrixOptions,
 }
 
 /// Runs `ablate reweight`.
@@ -51,6 +53,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         by,
         mix_from,
         allow_unmeasured,
+        ..
     } = args;
     let exp = load(&dir, g)?;
     let mut loaded = Vec::new();
@@ -72,7 +75,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
     emit_warned(g, "reweight", &r, &exp, report::reweight::human)
 }
 
-impl super::Paths for ReweightArgs {
+impl super::VerbArgs for ReweightArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::experiment(&self.dir);
         for mix in &self.mixes {
@@ -82,5 +85,9 @@ impl super::Paths for ReweightArgs {
             p.input("--mix-from", log);
         }
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.opts.apply(g);
     }
 }

@@ -9,7 +9,7 @@ use ablate::error::Result;
 use ablate::io::watch_state;
 use ablate::report;
 
-use super::{Global, config, emit, load};
+use super::{Apply as _, Global, config, emit, load};
 
 /// Follow every arm of a running ablation with an anytime-valid confidence sequence, and stop the
 /// ones already decided.
@@ -44,6 +44,10 @@ pub(super) struct WatchArgs {
     /// at most 10,000).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     repeats: Option<u32>,
+    #[command(flatten)]
+    statistics: super::Statistics,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Runs `ablate watch`.
@@ -53,6 +57,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         replay,
         reopen,
         repeats,
+        ..
     } = args;
     let exp = load(&dir, g)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
@@ -109,6 +114,12 @@ pub(super) struct NextArgs {
     /// Replace an existing file ablate did not write.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    level: super::Level,
+    #[command(flatten)]
+    seed: super::Seed,
+    #[command(flatten)]
+    export: super::Export,
 }
 
 /// Runs `ablate next`.
@@ -119,6 +130,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         out,
         repeats,
         force,
+        ..
     } = args;
     let exp = load(&dir, g)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
@@ -139,16 +151,27 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     }
 }
 
-impl super::Paths for WatchArgs {
+impl super::VerbArgs for WatchArgs {
     fn paths(&self) -> super::IoPaths {
         super::IoPaths::experiment(&self.dir)
     }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.statistics.apply(g);
+        self.export.apply(g);
+    }
 }
 
-impl super::Paths for NextArgs {
+impl super::VerbArgs for NextArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::experiment(&self.dir);
         p.file("--out", &self.out, self.force);
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.level.apply(g);
+        self.seed.apply(g);
+        self.export.apply(g);
     }
 }

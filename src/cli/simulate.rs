@@ -10,7 +10,7 @@ use ablate::io::table::TableFile;
 use ablate::report;
 use ablate::simulate::{self, SimConfig};
 
-use super::Global;
+use super::{Apply as _, Global};
 
 /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
 ///
@@ -49,6 +49,8 @@ pub(super) struct SimulateArgs {
     /// Simulate the arms of this table (e.g. written by `ablate plan --out`) instead of the demo's.
     #[arg(long, value_name = "ARMS_FILE", conflicts_with = "arms")]
     design: Option<PathBuf>,
+    #[command(flatten)]
+    seed: super::Seed,
 }
 
 /// Runs `ablate simulate`.
@@ -63,6 +65,7 @@ pub(super) fn simulate(args: SimulateArgs, g: &Global) -> Result<String> {
         shadow_requests,
         context_requests,
         design,
+        ..
     } = args;
     let custom_arms = match design {
         Some(path) => Some(Arms::load(&TableFile::at(&path))?.specs),
@@ -97,7 +100,7 @@ pub(super) fn simulate(args: SimulateArgs, g: &Global) -> Result<String> {
     }
 }
 
-impl super::Paths for SimulateArgs {
+impl super::VerbArgs for SimulateArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::default();
         if let Some(design) = &self.design {
@@ -105,5 +108,9 @@ impl super::Paths for SimulateArgs {
         }
         p.folder("--out", &self.out);
         p
+    }
+
+    fn apply(&self, g: &mut super::Global) {
+        self.seed.apply(g);
     }
 }

@@ -203,11 +203,13 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
     )
 }
 
-impl super::Paths for SqlArgs {
+impl super::VerbArgs for SqlArgs {
     fn paths(&self) -> super::IoPaths {
         match &self.dir {
             Some(dir) => super::IoPaths::experiment(dir),
             None => super::IoPaths::default(),
         }
     }
+
+    fn apply(&self, _g: &mut super::Global) {}
 }

@@ -322,7 +322,7 @@ fn frame(spec: &TableSpec, json: &Value) -> Result<DataFrame> {
     })
 }
 
-/// One README line: a table's name, what a row is, and its typed columns.
+/// One line of docs/tables.md: a table's name, what a row is, and its typed columns.
 fn schema_line(prefix: &str, s: &TableSpec) -> String {
     let cols: Vec<String> = s
         .columns()
@@ -337,17 +337,17 @@ fn schema_line(prefix: &str, s: &TableSpec) -> String {
     )
 }
 
-/// The README's section on exported tables: per verb, each table with its columns and types.
+/// docs/tables.md's list of exported tables: per verb, each table with its columns and types.
 pub fn schema_markdown() -> String {
     let mut md = String::new();
-    for verb in spec::VERBS {
-        md.push_str(&format!("#### `{verb}`\n\n"));
+    for verb in spec::groups() {
+        md.push_str(&format!("## `{verb}`\n\n"));
         for s in spec::tables(verb) {
             md.push_str(&schema_line("", s));
         }
         md.push('\n');
     }
-    md.push_str("#### `report`\n\nEvery section's tables, named `<section>_<table>` (`sweep_arms`, `shadow_summary`, …), and the decision's:\n\n");
+    md.push_str("## `report`\n\nEvery section's tables, named `<section>_<table>` (`sweep_arms`, `shadow_summary`, …), and the decision's:\n\n");
     for s in spec::tables("decision") {
         md.push_str(&schema_line("decision_", s));
     }
@@ -361,8 +361,8 @@ pub fn schema_markdown() -> String {
 /// As [`frames`].
 pub fn report_frames(analysis: &Value) -> Result<Vec<(String, DataFrame)>> {
     let mut out = Vec::new();
-    for section in spec::REPORT_SECTIONS {
-        let Some(v) = analysis.get(*section).filter(|v| !v.is_null()) else {
+    for section in spec::report_sections() {
+        let Some(v) = analysis.get(section).filter(|v| !v.is_null()) else {
             continue;
         };
         for (name, df) in frames(spec::tables(section), v)? {

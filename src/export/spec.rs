@@ -59,6 +59,8 @@ const fn t(
 
 use Shape::{Map, One, Rows, Values};
 
+use crate::verb::Verb;
+
 const WARNINGS: TableSpec = t(
     "warnings",
     "warnings",
@@ -67,7 +69,7 @@ const WARNINGS: TableSpec = t(
     "one warning per row",
 );
 
-const CHECK: &[TableSpec] = &[
+pub(crate) const CHECK: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -103,7 +105,7 @@ const CHECK: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const SWEEP: &[TableSpec] = &[
+pub(crate) const SWEEP: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -135,7 +137,7 @@ const SWEEP: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const VARIANCE: &[TableSpec] = &[
+pub(crate) const VARIANCE: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -155,7 +157,7 @@ const VARIANCE: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const REWEIGHT: &[TableSpec] = &[
+pub(crate) const REWEIGHT: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -189,7 +191,7 @@ const REWEIGHT: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const STRESS: &[TableSpec] = &[
+pub(crate) const STRESS: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -209,7 +211,7 @@ const STRESS: &[TableSpec] = &[
     ),
 ];
 
-const INTERACTIONS: &[TableSpec] = &[
+pub(crate) const INTERACTIONS: &[TableSpec] = &[
     t(
         "composed",
         "composed",
@@ -265,7 +267,7 @@ const INTERACTIONS: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const PLAN: &[TableSpec] = &[
+pub(crate) const PLAN: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -295,7 +297,7 @@ const PLAN: &[TableSpec] = &[
     ),
 ];
 
-const NEED: &[TableSpec] = &[
+pub(crate) const NEED: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -331,7 +333,7 @@ const NEED: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const CURVE: &[TableSpec] = &[
+pub(crate) const CURVE: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -365,7 +367,7 @@ const CURVE: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const SELECTOR: &[TableSpec] = &[
+pub(crate) const SELECTOR: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -383,7 +385,7 @@ const SELECTOR: &[TableSpec] = &[
     ),
 ];
 
-const RECORD: &[TableSpec] = &[
+pub(crate) const RECORD: &[TableSpec] = &[
     t(
         "record",
         "",
@@ -407,7 +409,7 @@ const RECORD: &[TableSpec] = &[
     ),
 ];
 
-const SHADOW: &[TableSpec] = &[
+pub(crate) const SHADOW: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -437,7 +439,7 @@ const SHADOW: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const CONTEXT: &[TableSpec] = &[
+pub(crate) const CONTEXT: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -475,7 +477,7 @@ const CONTEXT: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const WATCH: &[TableSpec] = &[
+pub(crate) const WATCH: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -495,7 +497,7 @@ const WATCH: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const REPLAY: &[TableSpec] = &[
+pub(crate) const REPLAY: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -515,7 +517,7 @@ const REPLAY: &[TableSpec] = &[
     WARNINGS,
 ];
 
-const NEXT: &[TableSpec] = &[
+pub(crate) const NEXT: &[TableSpec] = &[
     t(
         "calls",
         "calls",
@@ -530,7 +532,7 @@ const NEXT: &[TableSpec] = &[
 const DECISION_ARM: &str = "arm:str removed:list<str> drop:f64 tokens_removed:f64 reason:str \
      cases_to_settle:i64 cases_to_settle_low:i64 cases_to_settle_high:i64 settleable:bool";
 
-const DECISION: &[TableSpec] = &[
+pub(crate) const DECISION: &[TableSpec] = &[
     t(
         "summary",
         "",
@@ -573,68 +575,42 @@ const DECISION: &[TableSpec] = &[
     ),
 ];
 
-/// The tables a verb exports (`report` exports each section's, prefixed; see
-/// [`REPORT_SECTIONS`]). Unknown verbs have none.
-pub fn tables(verb: &str) -> &'static [TableSpec] {
-    match verb {
-        "check" => CHECK,
-        "sweep" => SWEEP,
-        "variance" => VARIANCE,
-        "reweight" => REWEIGHT,
-        "stress" => STRESS,
-        "interactions" => INTERACTIONS,
-        "plan" => PLAN,
-        "need" => NEED,
-        "curve" => CURVE,
-        "selector" => SELECTOR,
-        "record" => RECORD,
-        "shadow" => SHADOW,
-        "context" => CONTEXT,
-        "decision" => DECISION,
-        "watch" => WATCH,
+/// The tables of one group, by name: a verb's ([`Verb::tables`]), `replay` (`watch --replay`)
+/// or `decision` (`report`'s). Unknown names have none.
+pub fn tables(group: &str) -> &'static [TableSpec] {
+    match group {
         "replay" => REPLAY,
-        "next" => NEXT,
-        _ => &[],
+        "decision" => DECISION,
+        name => Verb::parse(name).map_or(&[], Verb::tables),
     }
 }
 
-/// The verbs with tables, in the order of the README.
-pub const VERBS: &[&str] = &[
-    "check",
-    "sweep",
-    "variance",
-    "reweight",
-    "stress",
-    "interactions",
-    "plan",
-    "need",
-    "curve",
-    "selector",
-    "record",
-    "shadow",
-    "context",
-    "watch",
-    "replay",
-    "next",
-];
+/// The groups of tables, in the order of the README: every verb that has tables, with `replay`
+/// after `watch`.
+pub fn groups() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for v in Verb::ALL.into_iter().filter(|v| !v.tables().is_empty()) {
+        out.push(v.name());
+        if v == Verb::Watch {
+            out.push("replay");
+        }
+    }
+    out
+}
 
 /// The sections of `report`'s `analysis.json` whose tables `report --export` writes, each as
-/// `<section>_<table>`.
-pub const REPORT_SECTIONS: &[&str] = &[
-    "check",
-    "decision",
-    "sweep",
-    "variance",
-    "reweight",
-    "stress",
-    "interactions",
-    "need",
-    "curve",
-    "selector",
-    "record",
-    "shadow",
-    "context",
-];
+/// `<section>_<table>`: every verb in the report ([`Verb::in_report`]), and the decision after
+/// `check`.
+pub fn report_sections() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for v in Verb::ALL.into_iter().filter(|v| v.in_report()) {
+        out.push(v.name());
+        if v == Verb::Check {
+            out.push("decision");
+        }
+    }
+    out
+}
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -710,7 +686,7 @@ mod tests {
 
     #[test]
     fn every_column_line_parses_and_names_are_unique() {
-        for verb in VERBS.iter().chain(["decision"].iter()) {
+        for verb in groups().iter().chain(["decision"].iter()) {
             let specs = tables(verb);
             assert!(!specs.is_empty(), "{verb}");
             let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();

@@ -413,13 +413,13 @@ fn read_eval(path: &Path) -> Result<Log> {
             if let Some(s) = entry::<Sample>(&mut zip, path, name)? {
                 samples.push(s);
             }
-        } else if let Some(dir) = rest.strip_suffix("/sample.json") {
-            if let Some(mut s) = entry::<Sample>(&mut zip, path, name)? {
-                if s.metadata.is_none() {
-                    s.metadata = entry(&mut zip, path, &format!("samples/{dir}/metadata.json"))?;
-                }
-                samples.push(s);
+        } else if let Some(dir) = rest.strip_suffix("/sample.json")
+            && let Some(mut s) = entry::<Sample>(&mut zip, path, name)?
+        {
+            if s.metadata.is_none() {
+                s.metadata = entry(&mut zip, path, &format!("samples/{dir}/metadata.json"))?;
             }
+            samples.push(s);
         }
     }
     Ok(Log {

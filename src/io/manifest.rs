@@ -122,7 +122,8 @@ pub struct Manifest {
     pub unknown_keys: Vec<String>,
 }
 
-const KNOWN_KEYS: &[&str] = &[
+/// Every key experiment.toml may hold; any other is reported as a probable typo.
+pub const KNOWN_KEYS: &[&str] = &[
     "set",
     "model",
     "measured_at",

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::context::ContextOutput;
 use crate::report::charts::{BLUE, Bar, Chart};
-use crate::report::section::{Section, Table};
+use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, percent, thousands};
 
 /// Sources by their share of all logged tokens, largest first.
@@ -31,7 +31,7 @@ pub fn sections(ctx: &ContextOutput) -> Vec<Section> {
         t.row(vec![n(b.lo), n(b.hi), b.calls.to_string()]);
     }
     let sizes = Section {
-        name: "context",
+        name: Page::Context,
         title: "Context size per call".into(),
         note: format!(
             "{} calls; hard input limit {}; {:.2}% of calls over it, {:.2}% over the soft limit; utilisation {:.0}%.",
@@ -59,7 +59,7 @@ pub fn sections(ctx: &ContextOutput) -> Vec<Section> {
         table: t,
     };
     let composition = Section {
-        name: "composition",
+        name: Page::Composition,
         title: "Where the context's tokens come from".into(),
         note: "Share of all logged tokens by source.".into(),
         chart: Chart::Bars {

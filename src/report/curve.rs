@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::curve::{Curve, CurveOutput};
 use crate::report::charts::{BLUE, Chart, GREEN, GREY, Line, ORANGE};
-use crate::report::section::{Section, Table};
+use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, thousands};
 
 /// Every measured point of these curves, one row each.
@@ -59,7 +59,7 @@ pub fn sections(c: &CurveOutput) -> Vec<Section> {
         .collect();
     let target = format!("{:.0}% target", 100.0 * c.quality_threshold);
     vec![Section {
-        name: "budget",
+        name: Page::Budget,
         title: "Quality against context budget".into(),
         note: format!(
             "Retention = arm score / baseline score over paired cases, with bootstrap bands; the red line is the {target}."

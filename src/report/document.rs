@@ -20,15 +20,12 @@ use crate::report::escape::{self, Prose};
 use crate::report::section::Section;
 use crate::report::text::num;
 
-/// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy). Long
-/// tables show their first rows until "show all" is pressed; printing shows every row and hides
-/// the controls.
-const CSS: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1600px}.decision{background:#f6f8fb;border-left:4px solid #3168b0;padding:8px 14px;font-size:15px;line-height:1.5}section{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start;border-top:1px solid #ddd;padding-top:12px}section>div{flex:1 1 700px;overflow-x:auto}svg{max-width:100%;height:auto}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}th{cursor:pointer;background:#f3f3f3}th[aria-sort]::after{content:' \\2195'}table.long:not(.open) tbody tr:nth-child(n+16){display:none}.controls{margin:4px 0;font-size:12px}.controls input{font-size:12px;margin-right:8px}@media print{body{margin:0;max-width:none}.controls,button{display:none}table.long tbody tr{display:table-row!important}section{break-inside:avoid;display:block}h2{break-after:avoid}}";
+/// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy).
+const CSS: &str = include_str!("assets/report.css");
 
 /// The page's script (inline; allowed by its hash in the Content-Security-Policy, and nothing
-/// else may run). For each data table: click a header to sort by that column (numbers as numbers,
-/// again to reverse), type to filter rows, and "show all" for long tables. It loads nothing.
-const JS: &str = "(function(){function key(t){var s=t.replace(/[,%\\s]/g,'').replace(/^[<>≤≥~]/,'');if(s===''||s==='—')return null;var n=Number(s);return isNaN(n)?null:n}document.querySelectorAll('table.data').forEach(function(t){var body=t.tBodies[0];if(!body)return;var rows=Array.prototype.slice.call(body.rows);var bar=document.createElement('div');bar.className='controls';var box=document.createElement('input');box.type='search';box.placeholder='filter rows';box.setAttribute('aria-label','filter rows');bar.appendChild(box);if(rows.length>15){t.classList.add('long');var b=document.createElement('button');b.type='button';b.textContent='show all '+rows.length+' rows';b.addEventListener('click',function(){t.classList.toggle('open');b.textContent=t.classList.contains('open')?'show fewer':'show all '+rows.length+' rows'});bar.appendChild(b)}t.parentNode.insertBefore(bar,t);box.addEventListener('input',function(){var q=box.value.toLowerCase();if(q)t.classList.add('open');rows.forEach(function(r){r.style.display=!q||r.textContent.toLowerCase().indexOf(q)>=0?'':'none'})});Array.prototype.forEach.call(t.tHead.rows[0].cells,function(th,i){th.setAttribute('aria-sort','none');th.addEventListener('click',function(){var asc=th.getAttribute('aria-sort')!=='ascending';Array.prototype.forEach.call(t.tHead.rows[0].cells,function(o){o.setAttribute('aria-sort','none')});th.setAttribute('aria-sort',asc?'ascending':'descending');rows.sort(function(a,b){var x=a.cells[i].textContent,y=b.cells[i].textContent,p=key(x),q=key(y),c=(p!==null&&q!==null)?p-q:x.localeCompare(y);return asc?c:-c});rows.forEach(function(r){body.appendChild(r)})})})})})();";
+/// else may run): sorting, filtering and "show all" for the data tables. It loads nothing.
+const JS: &str = include_str!("assets/report.js");
 
 /// A `<meta>` Content-Security-Policy for the report: nothing is fetched from anywhere (no network,
 /// no other file), and the only style and script are the page's own, each allowed by its SHA-256
@@ -46,22 +43,6 @@ fn content_security_policy() -> String {
     )
 }
 
-/// The order of the sections on the page: the decision first (drops, production, coverage,
-/// stress), then interactions, budget, live traffic, and churn last.
-const PAGE_ORDER: [&str; 11] = [
-    "drops",
-    "production",
-    "coverage",
-    "stress",
-    "interactions",
-    "budget",
-    "selector",
-    "context",
-    "composition",
-    "shadow",
-    "churn",
-];
-
 /// Every section the analyses have, from each verb's report module, in page order.
 fn sections(a: &Analyses) -> Vec<Section> {
     let flipped: Vec<String> = a.decision.flips.iter().map(|f| f.arm.clone()).collect();
@@ -73,12 +54,7 @@ fn sections(a: &Analyses) -> Vec<Section> {
     all.extend(a.selector.iter().flat_map(report::selector::sections));
     all.extend(a.context.iter().flat_map(report::context::sections));
     all.extend(a.shadow.iter().flat_map(report::shadow::sections));
-    all.sort_by_key(|s| {
-        PAGE_ORDER
-            .iter()
-            .position(|n| *n == s.name)
-            .unwrap_or(PAGE_ORDER.len())
-    });
+    all.sort_by_key(|s| s.name);
     all
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::interactions::{Effect, InteractionVerdict, InteractionsOutput};
 use crate::report::charts::{Bar, Chart, GREY, ORANGE};
-use crate::report::section::{Align, Section, Table};
+use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::num;
 
 fn signed(v: f64) -> String {
@@ -105,7 +105,7 @@ pub fn sections(i: &InteractionsOutput) -> Vec<Section> {
         })
         .collect();
     vec![Section {
-        name: "interactions",
+        name: Page::Interactions,
         title: "Composed cuts: the sum of the parts against the measured cut".into(),
         note: if notes.is_empty() {
             "Every composed cut is additive.".into()

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::analysis::reweight::{Method, ReweightArm, ReweightOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::report::charts::{BLUE, Bar, Chart, ForestRow, GREY, ORANGE, verdict_color};
-use crate::report::section::{Align, Section, Table};
+use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::{num, signed};
 
 /// A verdict, or "—" when undefined.
@@ -124,7 +124,7 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
         .map(|a| a.arm.as_str())
         .collect();
     let production = Section {
-        name: "production",
+        name: Page::Production,
         title: "The set's drops next to production's".into(),
         note: format!(
             "Drops {} to production shares by {}, with the intervals that judge them (family-wise, as the drops chart's; coloured by the production verdict and its confidence; grey: the set's drop; ⚑: the verdict flips, confidently). {}",
@@ -161,7 +161,7 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
         });
     }
     let coverage = Section {
-        name: "coverage",
+        name: Page::Coverage,
         title: "Coverage: the set's shares next to production's".into(),
         note: r
             .known_coverage_gap

@@ -176,11 +176,65 @@ impl Table {
     }
 }
 
+/// The slots of the report's page, in page order (the derived `Ord`): the decision's sections
+/// first (drops, production, coverage, stress), then interactions, budget, live traffic, and
+/// churn last. A new section needs a slot here, so the compiler places it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Page {
+    /// Every arm's drop (`sweep`).
+    Drops,
+    /// Drops under production weights (`reweight`).
+    Production,
+    /// Strata the set lacks (`reweight`).
+    Coverage,
+    /// The main set next to the stress slice (`stress`).
+    Stress,
+    /// Composed cuts against their parts (`interactions`).
+    Interactions,
+    /// Budget curves (`curve`).
+    Budget,
+    /// Reranker replay (`selector`).
+    Selector,
+    /// Context sizes against the limit (`context`).
+    Context,
+    /// What fills the context (`context`).
+    Composition,
+    /// Shadow traffic (`shadow`).
+    Shadow,
+    /// Churn between repeats (`sweep`).
+    Churn,
+}
+
+impl Page {
+    /// File stem of the section's chart and table (`charts/<name>.svg`, `tables/<name>.csv`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Page::Drops => "drops",
+            Page::Production => "production",
+            Page::Coverage => "coverage",
+            Page::Stress => "stress",
+            Page::Interactions => "interactions",
+            Page::Budget => "budget",
+            Page::Selector => "selector",
+            Page::Context => "context",
+            Page::Composition => "composition",
+            Page::Shadow => "shadow",
+            Page::Churn => "churn",
+        }
+    }
+}
+
+impl std::fmt::Display for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One section of the report: a table, the chart drawn from the same numbers, a title and a note.
 #[derive(Debug, Clone)]
 pub struct Section {
-    /// File stem of its chart and table (`charts/<name>.svg`, `tables/<name>.csv`).
-    pub name: &'static str,
+    /// Its slot on the page; its name is the file stem of its chart and table.
+    pub name: Page,
     /// Heading.
     pub title: String,
     /// One or two sentences under the heading: how to read it and what it shows.

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::selector::SelectorOutput;
 use crate::report::charts::{BLUE, Chart, Line, ORANGE};
-use crate::report::section::{Section, Table};
+use crate::report::section::{Page, Section, Table};
 use crate::report::text::{fixed, num, percent, thousands};
 
 /// One row per replayed threshold.
@@ -45,7 +45,7 @@ pub fn sections(sel: &SelectorOutput) -> Vec<Section> {
             color,
         };
     vec![Section {
-        name: "selector",
+        name: Page::Selector,
         title: "Reranker threshold: saving against the oracle".into(),
         note: format!(
             "Recovery = saving / oracle saving ({} tokens a case); gold miss rate = cases whose gold passage the threshold drops.",

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::shadow::ShadowOutput;
 use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
-use crate::report::section::{Section, Table};
+use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, percent, pval, thousands};
 
 /// One row per stratum, with the whole traffic first when `with_total`.
@@ -66,7 +66,7 @@ pub fn sections(sh: &ShadowOutput) -> Vec<Section> {
         })
     });
     vec![Section {
-        name: "shadow",
+        name: Page::Shadow,
         title: "Shadow traffic: change above the noise floor".into(),
         note: format!(
             "{} requests; the candidate changed {:.2}% of answers, a second production run {}. Orange strata changed beyond noise (Holm-adjusted).",

@@ -12,7 +12,7 @@ fn confidence(c: Option<Confidence>) -> String {
 }
 use crate::report::charts::{Chart, ForestRow, verdict_color};
 use crate::report::reweight::verdict;
-use crate::report::section::{Align, Section, Table};
+use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::num;
 
 /// The main set next to the stress slice, one row per arm.
@@ -95,7 +95,7 @@ pub fn sections(st: &StressOutput) -> Vec<Section> {
         }
     }
     vec![Section {
-        name: "stress",
+        name: Page::Stress,
         title: "Main set next to the stress slice".into(),
         note: format!(
             "{} main-set and {} stress cases; a cut must be confidently removable on both. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way, family-wise. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one).",

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::analysis::sweep::SweepArm;
 use crate::analysis::sweep::SweepOutput;
 use crate::report::charts::{Bar, Chart, ForestRow, GREY, verdict_color};
-use crate::report::section::{Align, Section, Table};
+use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::{num, percent_level, pval, thousands};
 
 /// The drops table: one row per arm.
@@ -92,7 +92,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
         })
         .collect();
     let mut out = vec![Section {
-        name: "drops",
+        name: Page::Drops,
         title: "Drop per arm, with its confidence interval".into(),
         note: format!(
             "Paired drop (baseline − arm) on {} main-set cases with {}, grouped by the block of the units removed ([block] starts a group), largest first. {}. The axis is centred on the threshold agreed before the run ({}, red): dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled. Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
@@ -146,7 +146,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
     }
     if !bars.is_empty() {
         out.push(Section {
-            name: "churn",
+            name: Page::Churn,
             title: "Churn per arm: cases whose pass/fail changes between repeats".into(),
             note: s.churn_baseline.map_or(String::new(), |c| {
                 format!("The baseline's churn ({c} cases) is the noise floor of lost cases.")

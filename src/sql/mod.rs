@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::verb::Verb;
 pub use context::ContextQuery;
 pub use shadow::ShadowQuery;
 
@@ -55,21 +56,16 @@ impl fmt::Display for Dialect {
     }
 }
 
-/// The verbs whose input reduces to the case × arm matrix (every verb on an experiment folder:
-/// `report` and `record` rest on the same matrix).
-pub const MATRIX_VERBS: &[&str] = &[
-    "sweep",
-    "variance",
-    "stress",
-    "reweight",
-    "interactions",
-    "need",
-    "curve",
-    "selector",
-    "record",
-    "report",
-    "check",
-];
+/// The verbs whose input reduces to the case × arm matrix ([`Verb::reads_matrix`]: every verb
+/// on an experiment folder but the sequential ones; `report` and `record` rest on the same
+/// matrix).
+pub fn matrix_verbs() -> Vec<&'static str> {
+    Verb::ALL
+        .into_iter()
+        .filter(|v| v.reads_matrix())
+        .map(Verb::name)
+        .collect()
+}
 
 /// Settings of the emitted query.
 #[derive(Debug, Clone)]
@@ -212,10 +208,10 @@ pub fn query(verb: &str, opts: &SqlOptions) -> Result<String> {
     match verb {
         "shadow" => return shadow::query(opts, &opts.shadow),
         "context" => return context::query(opts, &opts.context),
-        v if !MATRIX_VERBS.contains(&v) => {
+        v if !Verb::parse(v).is_some_and(Verb::reads_matrix) => {
             return Err(Error::Usage(format!(
                 "ablate sql {verb}: no reduction for this verb; there are reductions for shadow, context and {} (one row per case and arm)",
-                MATRIX_VERBS.join(", ")
+                matrix_verbs().join(", ")
             )));
         }
         _ => {}

@@ -1,0 +1,242 @@
+//! The verbs, in one place: every fact about a verb that more than one layer needs (its name, the
+//! tables `--export` writes, whether it reads the case × arm matrix, whether `report` carries its
+//! output) is an exhaustive `match` here, so that adding a variant makes the compiler ask for each
+//! of them. The lists other modules used to copy by hand are generated from [`Verb::ALL`]:
+//! [`crate::sql::matrix_verbs`], [`crate::export::spec::groups`],
+//! [`crate::export::spec::report_sections`], the README's table schema and `ablate schema --json`
+//! (which the Python module's tests compare themselves against).
+//!
+//! A verb's options are not listed here: they are the fields of its `Args` struct in the command
+//! line, and `ablate schema --json` reads them from clap's own definition, so they cannot drift.
+
+use crate::export::spec::{self, TableSpec};
+
+/// One verb of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    /// Validate an experiment folder.
+    Check,
+    /// Every arm against the baseline.
+    Sweep,
+    /// Repeat variance and the detectable drop.
+    Variance,
+    /// Drops under production weights.
+    Reweight,
+    /// The main set next to the stress slice.
+    Stress,
+    /// Composed cuts, Shapley values, designed experiments.
+    Interactions,
+    /// Arms for a design, with cost and power.
+    Plan,
+    /// The needed context fraction.
+    Need,
+    /// Budget curves per selector.
+    Curve,
+    /// Reranker replay.
+    Selector,
+    /// The decision record.
+    Record,
+    /// Shadow traffic above the replay noise floor.
+    Shadow,
+    /// Context telemetry and budget-policy replay.
+    Context,
+    /// Anytime-valid monitoring of a running ablation.
+    Watch,
+    /// The next batch of calls for the open arms.
+    Next,
+    /// The HTML report.
+    Report,
+    /// A synthetic experiment.
+    Simulate,
+    /// An experiment from a harness's logs.
+    Import,
+    /// The reduction to run where the data lives.
+    Sql,
+}
+
+impl Verb {
+    /// Every verb, in the order of `ablate --help` and the README.
+    pub const ALL: [Verb; 19] = [
+        Verb::Check,
+        Verb::Sweep,
+        Verb::Variance,
+        Verb::Reweight,
+        Verb::Stress,
+        Verb::Interactions,
+        Verb::Plan,
+        Verb::Need,
+        Verb::Curve,
+        Verb::Selector,
+        Verb::Record,
+        Verb::Shadow,
+        Verb::Context,
+        Verb::Watch,
+        Verb::Next,
+        Verb::Report,
+        Verb::Simulate,
+        Verb::Import,
+        Verb::Sql,
+    ];
+
+    /// The name typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Check => "check",
+            Verb::Sweep => "sweep",
+            Verb::Variance => "variance",
+            Verb::Reweight => "reweight",
+            Verb::Stress => "stress",
+            Verb::Interactions => "interactions",
+            Verb::Plan => "plan",
+            Verb::Need => "need",
+            Verb::Curve => "curve",
+            Verb::Selector => "selector",
+            Verb::Record => "record",
+            Verb::Shadow => "shadow",
+            Verb::Context => "context",
+            Verb::Watch => "watch",
+            Verb::Next => "next",
+            Verb::Report => "report",
+            Verb::Simulate => "simulate",
+            Verb::Import => "import",
+            Verb::Sql => "sql",
+        }
+    }
+
+    /// The verb with this name.
+    pub fn parse(name: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The tables `--export` writes for this verb (and the Python module returns as attributes).
+    /// Empty for the verbs that write tables of their own (`simulate`, `import`: `--out`) or
+    /// print a query (`sql`); `report` writes every section's, see [`spec::report_sections`].
+    pub fn tables(self) -> &'static [TableSpec] {
+        match self {
+            Verb::Check => spec::CHECK,
+            Verb::Sweep => spec::SWEEP,
+            Verb::Variance => spec::VARIANCE,
+            Verb::Reweight => spec::REWEIGHT,
+            Verb::Stress => spec::STRESS,
+            Verb::Interactions => spec::INTERACTIONS,
+            Verb::Plan => spec::PLAN,
+            Verb::Need => spec::NEED,
+            Verb::Curve => spec::CURVE,
+            Verb::Selector => spec::SELECTOR,
+            Verb::Record => spec::RECORD,
+            Verb::Shadow => spec::SHADOW,
+            Verb::Context => spec::CONTEXT,
+            Verb::Watch => spec::WATCH,
+            Verb::Next => spec::NEXT,
+            Verb::Report | Verb::Simulate | Verb::Import | Verb::Sql => &[],
+        }
+    }
+
+    /// Whether the verb's input reduces to the case × arm matrix, so that `ablate sql VERB`
+    /// prints that reduction and `--from-aggregates` reads its result in place of results.
+    /// `shadow` and `context` have reductions of their own.
+    pub fn reads_matrix(self) -> bool {
+        match self {
+            Verb::Check
+            | Verb::Sweep
+            | Verb::Variance
+            | Verb::Reweight
+            | Verb::Stress
+            | Verb::Interactions
+            | Verb::Need
+            | Verb::Curve
+            | Verb::Selector
+            | Verb::Record
+            | Verb::Report => true,
+            Verb::Plan
+            | Verb::Shadow
+            | Verb::Context
+            | Verb::Watch
+            | Verb::Next
+            | Verb::Simulate
+            | Verb::Import
+            | Verb::Sql => false,
+        }
+    }
+
+    /// Whether `report`'s analysis.json carries this verb's output under its name, so that
+    /// `report --export` writes its tables as `<verb>_<table>`.
+    pub fn in_report(self) -> bool {
+        match self {
+            Verb::Check
+            | Verb::Sweep
+            | Verb::Variance
+            | Verb::Reweight
+            | Verb::Stress
+            | Verb::Interactions
+            | Verb::Need
+            | Verb::Curve
+            | Verb::Selector
+            | Verb::Record
+            | Verb::Shadow
+            | Verb::Context => true,
+            Verb::Plan
+            | Verb::Watch
+            | Verb::Next
+            | Verb::Report
+            | Verb::Simulate
+            | Verb::Import
+            | Verb::Sql => false,
+        }
+    }
+
+    /// Whether the verb reads an experiment folder (its first argument).
+    pub fn reads_experiment(self) -> bool {
+        match self {
+            Verb::Check
+            | Verb::Sweep
+            | Verb::Variance
+            | Verb::Reweight
+            | Verb::Stress
+            | Verb::Interactions
+            | Verb::Need
+            | Verb::Curve
+            | Verb::Selector
+            | Verb::Record
+            | Verb::Watch
+            | Verb::Next
+            | Verb::Report => true,
+            Verb::Plan
+            | Verb::Shadow
+            | Verb::Context
+            | Verb::Simulate
+            | Verb::Import
+            | Verb::Sql => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_parse_back() {
+        for v in Verb::ALL {
+            assert_eq!(Verb::parse(v.name()), Some(v));
+        }
+        let mut names: Vec<&str> = Verb::ALL.iter().map(|v| v.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Verb::ALL.len());
+        assert_eq!(Verb::parse("schema"), None);
+    }
+
+    #[test]
+    fn a_verb_in_the_report_has_tables() {
+        for v in Verb::ALL.into_iter().filter(|v| v.in_report()) {
+            assert!(!v.tables().is_empty(), "{v}");
+        }
+    }
+}
