@@ -2,7 +2,7 @@
 //! stops on alternatives (by simulation); `watch` and `next` on a growing results table; the
 //! replay of the demo.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

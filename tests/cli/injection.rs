@@ -2,7 +2,7 @@
 //! and stratum names hold HTML, quotes, `|`, backticks, newlines and non-ASCII text escapes every
 //! one of them in HTML, SVG, Markdown and CSV, and the page still reads them back.
 
-mod common;
+use crate::common;
 
 use common::Workdir;
 

@@ -2,7 +2,7 @@
 //! second methods for each estimator, determinism across thread counts, and golden JSON for the
 //! demo experiment.
 
-mod common;
+use crate::common;
 
 use ablate::analysis;
 use ablate::io::Experiment;

@@ -4,7 +4,7 @@
 //! right, or refused with a reason: never two prompts pooled as repeats, never two documents
 //! paired, never two models in one arm, never one run counted twice.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

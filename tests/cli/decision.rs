@@ -1,7 +1,7 @@
 //! The decision a reviewer cannot break (issue "one decision"): honest at small n, family-wise
 //! across the arms, a cut that was measured, and one verdict per arm in every section.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! refuse folders and files of the user's (exit 2, everything kept), replace their own earlier
 //! output, and a set name from the data never steers a write outside `reports/`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! values as its `--json`, provenance in the metadata, and the README's schema section generated
 //! from the same declarations.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! written by pandas and pyarrow (`make_fixtures.py` there says how); each stores the same
 //! experiment as `Workdir::tiny`, so every variant must give the same numbers.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

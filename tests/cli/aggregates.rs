@@ -2,7 +2,7 @@
 //! results, then `VERB --from-aggregates`, gives the direct run's answers; and the query's output
 //! over two partitions, stacked, gives the same answers (it merges by addition).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

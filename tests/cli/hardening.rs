@@ -1,7 +1,7 @@
 //! Issue "hardening": every input and flag validated, no panic, no silent nonsense. One test per
 //! defect, each failing before its fix.
 
-mod common;
+use crate::common;
 
 use common::{Workdir, ablate, assert_mentions, fails, json};
 

@@ -1,7 +1,7 @@
 //! `ablate report`: every file is written, parses, and carries the analyses' numbers; runs are
 //! reproducible; a failed run leaves nothing behind.
 
-mod common;
+use crate::common;
 
 use common::{Workdir, ablate, assert_mentions, demo};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! `ablate need`, `ablate curve` and `ablate selector`: hand-computed tables and the demo's story.
 
-mod common;
+use crate::common;
 
 use ablate::analysis::{self, Config};
 use ablate::io::Experiment;

@@ -1,7 +1,7 @@
 //! `ablate check`: the demo passes; every kind of bad input is rejected with exit code 2 and a
 //! message that names the file, the column and the first offending row or value.
 
-mod common;
+use crate::common;
 
 use common::{Workdir, ablate, assert_mentions, check_fails, demo, fails};
 use polars::prelude::*;
@@ -91,16 +91,6 @@ fn missing_required_column() {
 }
 
 #[test]
-fn score_stored_as_text() {
-    let w = Workdir::tiny();
-    w.edit("results.csv", "c1,baseline,0,1\n", "c1,baseline,0,high\n");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["results.csv", "`score`", "expected a number"],
-    );
-}
-
-#[test]
 fn score_stored_as_text_in_parquet() {
     let w = Workdir::demo_copy();
     let mut df = LazyFrame::scan_parquet(
@@ -113,130 +103,6 @@ fn score_stored_as_text_in_parquet() {
     .unwrap();
     ablate::io::write::parquet(&mut df, &w.path("results.parquet")).unwrap();
     assert_mentions(&check_fails(&w.dir), &["results.parquet", "`score`", "str"]);
-}
-
-#[test]
-fn nan_score() {
-    let w = Workdir::tiny();
-    w.edit(
-        "results.csv",
-        "c2,without-ex1,1,1\n",
-        "c2,without-ex1,1,NaN\n",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["results.csv", "`score`", "row 10", "NaN", "finite"],
-    );
-}
-
-#[test]
-fn infinite_score() {
-    let w = Workdir::tiny();
-    w.edit("results.csv", "c3,baseline,0,1\n", "c3,baseline,0,inf\n");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["results.csv", "`score`", "row 13", "inf"],
-    );
-}
-
-#[test]
-fn null_score() {
-    let w = Workdir::tiny();
-    w.edit("results.csv", "c3,baseline,0,1\n", "c3,baseline,0,\n");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["results.csv", "`score`", "row 13", "null"],
-    );
-}
-
-#[test]
-fn duplicate_result_row() {
-    let w = Workdir::tiny();
-    w.edit("results.csv", "c1,baseline,1,1\n", "c1,baseline,0,1\n");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &[
-            "results.csv",
-            "case_id, arm, repeat",
-            "row 2",
-            "duplicate",
-            "(\"c1\", \"baseline\", 0)",
-        ],
-    );
-}
-
-#[test]
-fn case_missing_from_cases() {
-    let w = Workdir::tiny();
-    w.edit("results.csv", "c2,baseline,0,1\n", "c9,baseline,0,1\n");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["results.csv", "`case_id`", "row 7", "\"c9\"", "cases.csv"],
-    );
-}
-
-#[test]
-fn duplicate_case_id() {
-    let w = Workdir::tiny();
-    w.edit("cases.csv", "c2,billing", "c1,billing");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["cases.csv", "`case_id`", "row 2", "duplicate"],
-    );
-}
-
-#[test]
-fn baseline_arm_not_in_results() {
-    let w = Workdir::tiny();
-    w.edit(
-        "experiment.toml",
-        "set = \"tiny\"",
-        "set = \"tiny\"\nbaseline_arm = \"full\"",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["experiment.toml", "baseline_arm", "\"full\"", "without-ex1"],
-    );
-}
-
-#[test]
-fn arm_missing_from_arms_table() {
-    let w = Workdir::tiny();
-    w.edit("arms.csv", "without-ex1,few_shot/01\n", "");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &[
-            "results.csv",
-            "`arm`",
-            "row 3",
-            "\"without-ex1\"",
-            "arms.csv",
-        ],
-    );
-}
-
-#[test]
-fn arm_removes_unknown_unit() {
-    let w = Workdir::tiny();
-    w.edit(
-        "arms.csv",
-        "without-ex1,few_shot/01",
-        "without-ex1,few_shot/99",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["arms.csv", "`removed`", "row 2", "few_shot/99", "units.csv"],
-    );
-}
-
-#[test]
-fn negative_tokens() {
-    let w = Workdir::tiny();
-    w.edit("units.csv", "few_shot,210", "few_shot,-210");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["units.csv", "`tokens`", "row 3", "-210", "negative"],
-    );
 }
 
 #[test]
@@ -256,16 +122,6 @@ fn negative_tokens_in_results() {
     assert_mentions(
         &check_fails(&w.dir),
         &["results.csv", "`tokens_in`", "row 4", "-5"],
-    );
-}
-
-#[test]
-fn mix_shares_must_sum_to_one() {
-    let w = Workdir::tiny();
-    w.edit("mix.csv", "0.23", "0.33");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["mix.csv", "`share`", "sum = 1.1", "count"],
     );
 }
 
@@ -379,62 +235,6 @@ fn both_parquet_and_csv() {
 }
 
 #[test]
-fn manifest_key_of_wrong_type() {
-    let w = Workdir::tiny();
-    w.edit(
-        "experiment.toml",
-        "threshold_drop = 0.05",
-        "threshold_drop = \"0.05\"",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["experiment.toml", "`threshold_drop`", "found text"],
-    );
-}
-
-#[test]
-fn manifest_syntax_error() {
-    let w = Workdir::tiny();
-    w.edit("experiment.toml", "set = \"tiny\"", "set = \"tiny");
-    assert_mentions(&check_fails(&w.dir), &["experiment.toml", "syntax"]);
-}
-
-#[test]
-fn manifest_stratum_not_a_case_column() {
-    let w = Workdir::tiny();
-    w.edit(
-        "experiment.toml",
-        "strata = [\"turns\"]",
-        "strata = [\"locale\"]",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["experiment.toml", "strata[0]", "locale"],
-    );
-}
-
-#[test]
-fn manifest_block_not_in_units() {
-    let w = Workdir::tiny();
-    w.edit(
-        "experiment.toml",
-        "name = \"few_shot\"",
-        "name = \"examples\"",
-    );
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["experiment.toml", "blocks[0].name", "examples"],
-    );
-}
-
-#[test]
-fn baseline_must_remove_nothing() {
-    let w = Workdir::tiny();
-    w.edit("arms.csv", "baseline,\n", "baseline,system\n");
-    assert_mentions(&check_fails(&w.dir), &["arms.csv", "`removed`", "baseline"]);
-}
-
-#[test]
 fn unbalanced_repeats_and_missing_cases_are_warnings() {
     let w = Workdir::tiny();
     // c1 loses one repeat of the baseline; c2 disappears from without-ex1.
@@ -453,16 +253,6 @@ fn unbalanced_repeats_and_missing_cases_are_warnings() {
             "arm \"baseline\" has unbalanced repeats: 1 to 2",
             "arm \"without-ex1\" has no results for 1 of the 4 cases",
         ],
-    );
-}
-
-#[test]
-fn gold_rank_below_one() {
-    let w = Workdir::tiny();
-    w.edit("cases.csv", "c2,billing,multi,2,", "c2,billing,multi,0,");
-    assert_mentions(
-        &check_fails(&w.dir),
-        &["cases.csv", "`gold_rank`", "row 2", "0"],
     );
 }
 
@@ -569,4 +359,159 @@ fn absurd_bootstrap_is_a_usage_error() {
         ),
         &["--bootstrap"],
     );
+}
+
+/// One bad edit of the tiny experiment each (file, text replaced, replacement), and what the
+/// message must name: `check` exits 2 with the file, the column or key, the row and the fix.
+const BAD_EDITS: &[(&str, &str, &str, &str, &[&str])] = &[
+    (
+        "score_stored_as_text",
+        "results.csv",
+        "c1,baseline,0,1\n",
+        "c1,baseline,0,high\n",
+        &["results.csv", "`score`", "expected a number"],
+    ),
+    (
+        "nan_score",
+        "results.csv",
+        "c2,without-ex1,1,1\n",
+        "c2,without-ex1,1,NaN\n",
+        &["results.csv", "`score`", "row 10", "NaN", "finite"],
+    ),
+    (
+        "infinite_score",
+        "results.csv",
+        "c3,baseline,0,1\n",
+        "c3,baseline,0,inf\n",
+        &["results.csv", "`score`", "row 13", "inf"],
+    ),
+    (
+        "null_score",
+        "results.csv",
+        "c3,baseline,0,1\n",
+        "c3,baseline,0,\n",
+        &["results.csv", "`score`", "row 13", "null"],
+    ),
+    (
+        "duplicate_result_row",
+        "results.csv",
+        "c1,baseline,1,1\n",
+        "c1,baseline,0,1\n",
+        &[
+            "results.csv",
+            "case_id, arm, repeat",
+            "row 2",
+            "duplicate",
+            "(\"c1\", \"baseline\", 0)",
+        ],
+    ),
+    (
+        "case_missing_from_cases",
+        "results.csv",
+        "c2,baseline,0,1\n",
+        "c9,baseline,0,1\n",
+        &["results.csv", "`case_id`", "row 7", "\"c9\"", "cases.csv"],
+    ),
+    (
+        "duplicate_case_id",
+        "cases.csv",
+        "c2,billing",
+        "c1,billing",
+        &["cases.csv", "`case_id`", "row 2", "duplicate"],
+    ),
+    (
+        "baseline_arm_not_in_results",
+        "experiment.toml",
+        "set = \"tiny\"",
+        "set = \"tiny\"\nbaseline_arm = \"full\"",
+        &["experiment.toml", "baseline_arm", "\"full\"", "without-ex1"],
+    ),
+    (
+        "arm_missing_from_arms_table",
+        "arms.csv",
+        "without-ex1,few_shot/01\n",
+        "",
+        &[
+            "results.csv",
+            "`arm`",
+            "row 3",
+            "\"without-ex1\"",
+            "arms.csv",
+        ],
+    ),
+    (
+        "arm_removes_unknown_unit",
+        "arms.csv",
+        "without-ex1,few_shot/01",
+        "without-ex1,few_shot/99",
+        &["arms.csv", "`removed`", "row 2", "few_shot/99", "units.csv"],
+    ),
+    (
+        "negative_tokens",
+        "units.csv",
+        "few_shot,210",
+        "few_shot,-210",
+        &["units.csv", "`tokens`", "row 3", "-210", "negative"],
+    ),
+    (
+        "mix_shares_must_sum_to_one",
+        "mix.csv",
+        "0.23",
+        "0.33",
+        &["mix.csv", "`share`", "sum = 1.1", "count"],
+    ),
+    (
+        "manifest_key_of_wrong_type",
+        "experiment.toml",
+        "threshold_drop = 0.05",
+        "threshold_drop = \"0.05\"",
+        &["experiment.toml", "`threshold_drop`", "found text"],
+    ),
+    (
+        "manifest_syntax_error",
+        "experiment.toml",
+        "set = \"tiny\"",
+        "set = \"tiny",
+        &["experiment.toml", "syntax"],
+    ),
+    (
+        "manifest_stratum_not_a_case_column",
+        "experiment.toml",
+        "strata = [\"turns\"]",
+        "strata = [\"locale\"]",
+        &["experiment.toml", "strata[0]", "locale"],
+    ),
+    (
+        "manifest_block_not_in_units",
+        "experiment.toml",
+        "name = \"few_shot\"",
+        "name = \"examples\"",
+        &["experiment.toml", "blocks[0].name", "examples"],
+    ),
+    (
+        "baseline_must_remove_nothing",
+        "arms.csv",
+        "baseline,\n",
+        "baseline,system\n",
+        &["arms.csv", "`removed`", "baseline"],
+    ),
+    (
+        "gold_rank_below_one",
+        "cases.csv",
+        "c2,billing,multi,2,",
+        "c2,billing,multi,0,",
+        &["cases.csv", "`gold_rank`", "row 2", "0"],
+    ),
+];
+
+#[test]
+fn every_bad_edit_is_refused_naming_what_and_where() {
+    for (name, file, from, to, mentions) in BAD_EDITS {
+        let w = Workdir::tiny();
+        w.edit(file, from, to);
+        let err = check_fails(&w.dir);
+        for m in *mentions {
+            assert!(err.contains(m), "{name}: the message lacks {m:?}:\n{err}");
+        }
+    }
 }

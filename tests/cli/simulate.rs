@@ -1,7 +1,7 @@
 //! `ablate simulate`: the committed demo is exactly what the default settings write, output is
 //! deterministic per seed, and large designs have the requested shape.
 
-mod common;
+use crate::common;
 
 use common::{ablate, assert_mentions, demo, fails};
 

@@ -3,7 +3,7 @@
 //! and analysing must be success or a bad-input error (exit code 2) with a message: never a panic,
 //! never an internal error (exit code 1).
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -2,7 +2,7 @@
 //! super-additive cut, Shapley on the demo's factorial, and plan → simulate → interactions round
 //! trips for every design.
 
-mod common;
+use crate::common;
 
 use ablate::analysis;
 use ablate::io::Experiment;

@@ -1,7 +1,7 @@
 //! `ablate shadow` (and the context log): hand-made tables, errors, and the demo checked against an
 //! independent computation.
 
-mod common;
+use crate::common;
 
 use common::{Workdir, ablate, assert_mentions, demo, fails, json};
 use serde_json::Value;

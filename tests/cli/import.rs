@@ -2,7 +2,7 @@
 //! made). Expected means come from `expected.json`, which `expected.py` computed from the same
 //! files with its own zip and JSON reader.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

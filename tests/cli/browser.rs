@@ -7,7 +7,7 @@
 //! Needs `chromium` (Debian's package; `.ci/run` installs it). Without it the test says so and
 //! passes, unless ABLATE_REQUIRE_BROWSER=1 (as in CI), when it fails.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! unmeasured strata and bad shares, and the demo's story (the conversation tail flips to needed
 //! under production's 23% multi-turn share).
 
-mod common;
+use crate::common;
 
 use ablate::analysis::reweight::{self, ReweightOptions};
 use ablate::io::Experiment;

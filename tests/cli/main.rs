@@ -1,0 +1,25 @@
+//! The command line's tests, in one binary (one link of Polars instead of one per file): a
+//! module per verb or concern, sharing the helpers in `common`.
+
+mod common;
+
+mod aggregates;
+mod browser;
+mod budget;
+mod check;
+mod decision;
+mod export;
+mod hardening;
+mod import;
+mod import_real;
+mod injection;
+mod interactions;
+mod live;
+mod output;
+mod pandas;
+mod properties;
+mod report;
+mod reweight;
+mod sequential;
+mod simulate;
+mod sweep;
