@@ -192,3 +192,43 @@ pub fn arm<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .find(|a| a["arm"] == name)
         .unwrap_or_else(|| panic!("no arm {name} in {summary}"))
 }
+
+/// Runs one group of tables on the demo (a verb, or `replay` for `watch --replay`) with
+/// `--bootstrap 200` where the verb resamples, and `--export EXPORT` when given; returns its JSON.
+/// `watch` and `next` write into the folder, so they run on a copy.
+pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
+    let copy = Workdir::demo_copy();
+    let d = if matches!(verb, "watch" | "next") {
+        copy.dir.clone()
+    } else {
+        demo()
+    };
+    let mut cmd = ablate();
+    if verb == "replay" {
+        cmd.args(["watch", "--replay"]).arg(&d);
+    } else if verb == "next" {
+        cmd.arg("next")
+            .arg(&d)
+            .args(["--calls", "500", "--out"])
+            .arg(copy.root.path().join("batch.csv"));
+    } else if verb == "plan" {
+        cmd.args(["plan", "--units"])
+            .arg(d.join("units.parquet"))
+            .args(["--design", "pairs", "--pilot"])
+            .arg(&d);
+    } else {
+        cmd.arg(verb).arg(&d);
+    }
+    if let Some(out) = export {
+        cmd.arg("--export").arg(out);
+    }
+    // The verbs that resample take --bootstrap; check, shadow, context and next do not.
+    if !matches!(verb, "check" | "shadow" | "context" | "next") {
+        cmd.args(["--bootstrap", "200"]);
+    }
+    if verb == "record" {
+        // record prints JSON whatever the flag.
+        return json(&mut cmd);
+    }
+    json(cmd.arg("--json"))
+}

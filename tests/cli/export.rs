@@ -45,39 +45,7 @@ fn declared_schema(dir: &Path, verb: &str, prefix: &str) {
 }
 
 fn run_verb(verb: &str, out: &Path) -> serde_json::Value {
-    // watch records its decisions in the folder, and next writes a batch: work on a copy.
-    let copy = Workdir::demo_copy();
-    let d = if matches!(verb, "watch" | "next") {
-        copy.dir.clone()
-    } else {
-        demo()
-    };
-    let mut cmd = ablate();
-    if verb == "replay" {
-        cmd.args(["watch", "--replay"]).arg(&d);
-    } else if verb == "next" {
-        cmd.arg("next")
-            .arg(&d)
-            .args(["--calls", "500", "--out"])
-            .arg(copy.root.path().join("batch.csv"));
-    } else if verb == "plan" {
-        cmd.args(["plan", "--units"])
-            .arg(d.join("units.parquet"))
-            .args(["--design", "pairs", "--pilot"])
-            .arg(&d);
-    } else {
-        cmd.arg(verb).arg(&d);
-    }
-    cmd.arg("--export").arg(out);
-    // The verbs that resample take --bootstrap; check, shadow, context and next do not.
-    if !matches!(verb, "check" | "shadow" | "context" | "next") {
-        cmd.args(["--bootstrap", "200"]);
-    }
-    if verb == "record" {
-        // record prints JSON whatever the flag.
-        return json(&mut cmd);
-    }
-    json(cmd.arg("--json"))
+    common::run_demo_verb(verb, Some(out))
 }
 
 #[test]

@@ -22,4 +22,5 @@ mod report;
 mod reweight;
 mod sequential;
 mod simulate;
+mod snapshot;
 mod sweep;

@@ -1,0 +1,69 @@
+//! Every verb's JSON on the demo, as insta snapshots (`tests/cli/snapshots/`): a refactoring that
+//! changes any number, key or order fails here. Floats are rounded to 10 significant digits, so
+//! a change in the last bits of a sum (a different but equally stable order of addition) does not
+//! fail, while any change a reader could see does. Paths are written relative to the repository.
+//!
+//! After an intended change: `INSTA_UPDATE=always cargo test --test cli snapshot`, then review
+//! the diff of `tests/cli/snapshots/` (or `cargo insta review`).
+
+use serde_json::Value;
+
+use crate::common;
+use ablate::export::spec;
+
+/// `x` to 10 significant digits (integers and non-finite values unchanged).
+fn round(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() || x.fract() == 0.0 {
+        return x;
+    }
+    let digits = 10 - 1 - x.abs().log10().floor() as i32;
+    let scale = 10f64.powi(digits.clamp(-300, 300));
+    (x * scale).round() / scale
+}
+
+/// Rounds every float and makes every path relative to the repository or the temporary folder.
+fn redact(v: &mut Value, repo: &str) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(x) = n.as_f64().map(round).and_then(serde_json::Number::from_f64) {
+                *n = x;
+            }
+        }
+        Value::String(s) => {
+            if s.contains(repo) {
+                *s = s.replace(repo, "<repo>");
+            }
+            let tmp = std::env::temp_dir().display().to_string();
+            if s.starts_with(&tmp) {
+                *s = "<tmp>".into();
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|x| redact(x, repo)),
+        Value::Object(map) => map.values_mut().for_each(|x| redact(x, repo)),
+        _ => {}
+    }
+}
+
+fn snapshot(name: &str, mut value: Value) {
+    redact(&mut value, env!("CARGO_MANIFEST_DIR"));
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_json_snapshot!(name, value);
+    });
+}
+
+#[test]
+fn every_verb_s_json_on_the_demo() {
+    for group in spec::groups() {
+        snapshot(group, common::run_demo_verb(group, None));
+    }
+}
+
+#[test]
+fn the_report_s_analysis_on_the_demo() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("report");
+    common::report_into(&out, &common::demo());
+    let analysis: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    snapshot("report_analysis", analysis);
+}
