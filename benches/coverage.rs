@@ -138,7 +138,7 @@ fn estimate(d: &Draw, seed: u64) -> (Estimate, Estimate, Option<(f64, f64)>) {
     for (u, v) in d.units.iter().zip(&d.values) {
         sums.add(*u as usize, 0, *v, 1.0);
     }
-    let draws = bootstrap::run(&sums, B_COVERAGE, seed, None);
+    let draws = bootstrap::run(&sums, B_COVERAGE, seed, &|_| {});
     let percentile = se.and(draws.percentile_ci(0, CONFIDENCE));
     let sample = Sample {
         point: mean,
@@ -282,7 +282,7 @@ fn family(reps: usize) {
                             moments::mean_se(&d.values, clustered.then_some(&d.units[..]));
                         stats.push((mean, se));
                     }
-                    let draws = bootstrap::run(&sums, B, seed * 7 + i as u64, None);
+                    let draws = bootstrap::run(&sums, B, seed * 7 + i as u64, &|_| {});
                     let columns: Vec<Vec<f64>> = (0..k).map(|j| draws.column(j)).collect();
                     // max-|t| band: the 95% quantile over resamples of max_k |θ*ₖ − θ̂ₖ|/seₖ.
                     let mut maxima: Vec<f64> = (0..B)

@@ -28,7 +28,9 @@ pub mod io;
 pub mod report;
 pub mod simulate;
 pub mod sql;
-pub mod stats;
+/// The numerics (the `ablate-stats` crate): no Polars, no I/O.
+pub use ablate_stats as stats;
+pub mod text;
 pub mod verb;
 
 pub use error::{Error, Result};

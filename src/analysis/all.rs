@@ -15,17 +15,19 @@ use crate::analysis::curve::{self, CurveOptions, CurveOutput};
 use crate::analysis::decision::{self, Decision};
 use crate::analysis::interactions::{self, InteractionsOutput};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
+use crate::analysis::plan::{self, ConfirmOutput, PlanOptions, PlanOutput};
 use crate::analysis::record::{self, DecisionRecord, Upstream};
 use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
 use crate::analysis::selector::{self, SelectorOutput};
+use crate::analysis::sequential::{self, ReplayOutput, SequentialOptions};
 use crate::analysis::shadow::{self, ShadowOptions, ShadowOutput};
 use crate::analysis::stress::{self, StressOutput};
 use crate::analysis::sweep::{self, SweepOutput};
 use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
-use crate::io::Experiment;
 use crate::io::logs::{ContextLog, ShadowLog};
 use crate::io::table::TableFile;
+use crate::io::{Experiment, Units};
 
 /// The outputs of every analysis, each null when its inputs are missing.
 #[derive(Debug, Clone, Serialize)]
@@ -243,6 +245,44 @@ fn verdicts(exp: &Experiment, cfg: &Config) -> SweepOutput {
             ..cfg.clone()
         },
     )
+}
+
+/// `ablate plan`: the design, and with a pilot to project from, the calls a sequential run of
+/// it is expected to make (at α = 1 − confidence).
+///
+/// # Errors
+/// As [`plan::run`].
+pub fn plan(
+    units: &Units,
+    opts: &PlanOptions,
+    sequential_pilot: Option<&Experiment>,
+) -> Result<PlanOutput> {
+    let mut r = plan::run(units, opts)?;
+    if let Some(pilot) = sequential_pilot {
+        r.sequential = Some(plan::sequential::plan_sequential(
+            &r,
+            pilot,
+            1.0 - opts.confidence,
+        ));
+    }
+    Ok(r)
+}
+
+/// `ablate plan --confirm`: every analysis, then the arm that confirms the decision's joint cut.
+///
+/// # Errors
+/// As [`run`] and [`plan::confirm`].
+pub fn confirm(exp: &Experiment, cfg: &Config) -> Result<ConfirmOutput> {
+    let analyses = run(exp, cfg, None, |_| {})?;
+    plan::confirm(exp, &analyses.decision)
+}
+
+/// `ablate watch --replay`: the fixed-sample sweep it is compared with, then the replay.
+///
+/// # Errors
+/// As [`sequential::replay`].
+pub fn replay(exp: &Experiment, cfg: &Config, opts: &SequentialOptions) -> Result<ReplayOutput> {
+    sequential::replay(exp, &sweep::run(exp, cfg), opts)
 }
 
 /// `ablate need` alone: the sweep verdicts it rests on, then the needed fraction.

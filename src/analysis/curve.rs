@@ -161,7 +161,11 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             }
         }
         let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
         if let Some(b) = bar {
             b.finish_and_clear();
         }

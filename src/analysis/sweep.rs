@@ -137,7 +137,7 @@ impl Family {
     pub fn new(size: usize, confidence: f64, per_arm: bool) -> Family {
         let alpha = 1.0 - confidence;
         let level_per_arm = 1.0 - alpha / size.max(1) as f64;
-        let pct = crate::report::text::percent_level;
+        let pct = crate::text::percent_level;
         Family {
             size,
             level: confidence,
@@ -295,7 +295,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             paired.add_mean(&mut sums, k, &p.unit, &p.drop);
         }
         let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
         if let Some(b) = bar {
             b.finish_and_clear();
         }

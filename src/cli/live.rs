@@ -71,7 +71,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
     };
     let r = match &g.from_aggregates {
         Some(agg) => {
-            let sums = analysis::shadow::aggregates::read(
+            let sums = ablate::io::logs::shadow::read_aggregates(
                 &TableFile::at(agg),
                 &by,
                 cluster_by.as_deref(),
@@ -156,9 +156,9 @@ impl LimitArgs {
     }
 
     /// The limits, with the defaults for flags not given, checked.
-    pub(super) fn policy(&self) -> Result<analysis::context::Policy> {
-        let defaults = analysis::context::Policy::default();
-        let limits = analysis::context::Policy {
+    pub(super) fn policy(&self) -> Result<ablate::io::logs::context::Policy> {
+        let defaults = ablate::io::logs::context::Policy::default();
+        let limits = ablate::io::logs::context::Policy {
             model_limit: self.model_limit,
             expected_output: self.expected_output,
             output_buffer: self.output_buffer.unwrap_or(defaults.output_buffer),
@@ -186,7 +186,7 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
     }
     let limits = limits.policy()?;
     let policy = policy
-        .map(|p| analysis::context::Policy::load(&p))
+        .map(|p| ablate::io::logs::context::Policy::load(&p))
         .transpose()?;
     let opts = analysis::context::ContextOptions {
         policy,
@@ -203,8 +203,10 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
                     fix: "run the replay on the log itself (it streams in bounded memory), or on a sample of requests exported from the warehouse".into(),
                 });
             }
-            let sums =
-                analysis::context::aggregates::read(&TableFile::at(agg), &opts.effective_limits())?;
+            let sums = ablate::io::logs::context::read_aggregates(
+                &TableFile::at(agg),
+                &opts.effective_limits(),
+            )?;
             analysis::context::finish(&sums, None)
         }
         None => {

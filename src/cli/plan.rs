@@ -140,14 +140,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         threshold_drop,
         confidence: g.confidence,
     };
-    let mut r = analysis::plan::run(&units, &opts)?;
-    if sequential && let Some(exp) = &pilot_exp {
-        r.sequential = Some(analysis::sequential::plan_sequential(
-            &r,
-            exp,
-            1.0 - g.confidence,
-        ));
-    }
+    let r = analysis::all::plan(&units, &opts, pilot_exp.as_ref().filter(|_| sequential))?;
     if let Some(path) = &out {
         let arms: Vec<(String, Vec<String>)> = r
             .arms
@@ -177,9 +170,7 @@ fn confirm(
     g: &Global,
 ) -> Result<String> {
     let exp = load(dir, g)?;
-    let cfg = super::config(g);
-    let analyses = analysis::all::run(&exp, &cfg, None, |_| {})?;
-    let r = analysis::plan::confirm(&exp, &analyses.decision)?;
+    let r = analysis::all::confirm(&exp, &super::config(g))?;
     if let (Some(path), Some(arm)) = (out, r.arm.as_ref().filter(|_| !r.measured)) {
         let mut specs: Vec<ablate::io::ArmSpec> = match &exp.arms {
             Some(t) => t.specs.clone(),

@@ -62,8 +62,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let exp = load(&dir, g)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
-        let sweep = ablate::analysis::sweep::run(&exp, &config(g));
-        let r = sequential::replay(&exp, &sweep, &opts)?;
+        let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
         return emit(
             g,
             "replay",
@@ -137,7 +136,12 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     let state = watch_state::read(&dir)?;
     let w = sequential::watch(&exp, &opts, state.as_ref())?;
     let n = sequential::next(&exp, &w, &opts, calls);
-    ablate::io::write::calls_table(&out, &n.calls, force)?;
+    let rows: Vec<(&str, &str, u32)> = n
+        .calls
+        .iter()
+        .map(|c| (c.case_id.as_str(), c.arm.as_str(), c.repeat))
+        .collect();
+    ablate::io::write::calls_table(&out, &rows, force)?;
     if g.export.is_some() {
         super::export(g, "next", &super::to_value(&n)?, Some(&exp))?;
     }

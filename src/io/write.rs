@@ -332,32 +332,22 @@ fn disposable_table(
     })
 }
 
-/// Writes a batch of calls (case_id, arm, repeat) for an eval harness: Parquet, or CSV for a
-/// `.csv` path; atomically, and replacing an existing file only as [`arms_table`] does.
+/// Writes a batch of calls, rows of (case_id, arm, repeat), for an eval harness: Parquet, or CSV
+/// for a `.csv` path; atomically, and replacing an existing file only as [`arms_table`] does.
 ///
 /// # Errors
 /// The file may not be replaced, or cannot be written.
-pub fn calls_table(
-    path: &Path,
-    calls: &[crate::analysis::sequential::Call],
-    force: bool,
-) -> Result<()> {
+pub fn calls_table(path: &Path, calls: &[(&str, &str, u32)], force: bool) -> Result<()> {
     let csv = is_csv(path);
     let df = DataFrame::new_infer_height(vec![
         Column::new(
             "case_id".into(),
-            calls.iter().map(|c| c.case_id.as_str()).collect::<Vec<_>>(),
+            calls.iter().map(|c| c.0).collect::<Vec<_>>(),
         ),
-        Column::new(
-            "arm".into(),
-            calls.iter().map(|c| c.arm.as_str()).collect::<Vec<_>>(),
-        ),
+        Column::new("arm".into(), calls.iter().map(|c| c.1).collect::<Vec<_>>()),
         Column::new(
             "repeat".into(),
-            calls
-                .iter()
-                .map(|c| i64::from(c.repeat))
-                .collect::<Vec<_>>(),
+            calls.iter().map(|c| i64::from(c.2)).collect::<Vec<_>>(),
         ),
     ])
     .map_err(|e| Error::Polars {

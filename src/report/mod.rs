@@ -19,7 +19,8 @@ pub mod sequential;
 pub mod shadow;
 pub mod stress;
 pub mod sweep;
-pub mod text;
+/// Number formats and display widths, shared with the analyses' messages.
+pub use crate::text;
 pub mod variance;
 
 use serde::Serialize;

@@ -2,8 +2,8 @@
 //! hard limit, the step/size sums for the growth slope, and tokens per source.
 
 use super::{double, ident, int, literal, table_ref};
-use crate::analysis::context::Policy;
 use crate::error::{Error, Result};
+use crate::io::logs::context::Policy;
 
 /// What the context query needs to know about the log.
 #[derive(Debug, Clone, Default)]

@@ -3,8 +3,8 @@
 //! Poisson-bootstrap replicate sums (Chamandy et al., 2012).
 
 use super::{Dialect, double, ident, int, table_ref, text};
-use crate::analysis::shadow::poisson1_cdf;
 use crate::error::{Error, Result};
+use crate::stats::dist::poisson1_cdf;
 use crate::stats::histogram::BINS_PER_DOUBLING;
 
 /// What the shadow query needs to know about the log.

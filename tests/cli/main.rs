@@ -14,6 +14,7 @@ mod import;
 mod import_real;
 mod injection;
 mod interactions;
+mod layers;
 mod live;
 mod output;
 mod pandas;

@@ -20,141 +20,18 @@
 //! the replay holds the items of one partition at a time. An engine can compute the same sums,
 //! with sizes in log-spaced bins (`ablate sql context`).
 
-pub mod aggregates;
-mod scan;
-
-pub use scan::{BYTES_PER_ROW, BYTES_PER_ROW_REPLAY};
+pub use crate::io::logs::context::{
+    BYTES_PER_ROW, BYTES_PER_ROW_REPLAY, ContextOptions, ContextSums, Policy, ReplaySums, StepSums,
+    hard_limit, read_aggregates,
+};
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::logs::ContextLog;
-use crate::stats::histogram::{BINS_PER_DOUBLING, Counts};
-
-/// The budget policy: limits and per-source budgets.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Policy {
-    /// Model context window, for calls whose log has none.
-    pub model_limit: Option<i64>,
-    /// Expected output tokens, for calls whose log has none.
-    pub expected_output: Option<i64>,
-    /// Reserved on top of the expected output.
-    #[serde(default = "default_margin")]
-    pub output_buffer: i64,
-    /// Kept free below the model limit.
-    #[serde(default = "default_margin")]
-    pub safety_margin: i64,
-    /// Soft limit as a share of the hard limit.
-    #[serde(default = "default_soft")]
-    pub soft_limit_ratio: f64,
-    /// Cap on the whole input, below the hard limit (optional).
-    pub global_budget: Option<i64>,
-    /// Token budget per source (sources not listed are limited only by the global budget).
-    #[serde(default)]
-    pub budgets: BTreeMap<String, i64>,
-}
-
-fn default_margin() -> i64 {
-    1000
-}
-
-fn default_soft() -> f64 {
-    0.75
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            model_limit: None,
-            expected_output: None,
-            output_buffer: 1000,
-            safety_margin: 1000,
-            soft_limit_ratio: 0.75,
-            global_budget: None,
-            budgets: BTreeMap::new(),
-        }
-    }
-}
-
-impl Policy {
-    /// Checks the ranges: a soft-limit ratio in (0, 1], a positive model limit, no negative expected
-    /// output, buffer, margin or budget.
-    ///
-    /// # Errors
-    /// A value out of range, naming its key.
-    pub fn validate(&self, path: &Path) -> Result<()> {
-        let bad = |key: &str, problem: String| Error::Manifest {
-            path: path.to_path_buf(),
-            key: key.into(),
-            problem,
-            fix: "see `ablate context --help` for the policy keys".into(),
-        };
-        if !(self.soft_limit_ratio > 0.0 && self.soft_limit_ratio <= 1.0) {
-            return Err(bad(
-                "soft_limit_ratio",
-                format!("{} is outside (0, 1]", self.soft_limit_ratio),
-            ));
-        }
-        for (key, v) in [
-            ("output_buffer", self.output_buffer),
-            ("safety_margin", self.safety_margin),
-        ] {
-            if v < 0 {
-                return Err(bad(key, format!("{v} is negative")));
-            }
-        }
-        if let Some(m) = self.model_limit.filter(|m| *m <= 0) {
-            return Err(bad(
-                "model_limit",
-                format!("{m} is not a positive token count"),
-            ));
-        }
-        for (key, v) in [
-            ("expected_output", self.expected_output),
-            ("global_budget", self.global_budget),
-        ] {
-            if let Some(v) = v.filter(|v| *v < 0) {
-                return Err(bad(key, format!("{v} is negative")));
-            }
-        }
-        if let Some((source, b)) = self.budgets.iter().find(|(_, b)| **b < 0) {
-            return Err(bad(
-                &format!("budgets.{source}"),
-                format!("{b} is negative"),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Reads a policy from TOML.
-    ///
-    /// # Errors
-    /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
-    pub fn load(path: &Path) -> Result<Policy> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Manifest {
-            path: path.to_path_buf(),
-            key: "(encoding)".into(),
-            problem: format!(
-                "not UTF-8 text (byte {} is invalid)",
-                e.utf8_error().valid_up_to() + 1
-            ),
-            fix: "save the policy as UTF-8".into(),
-        })?;
-        let policy: Policy = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Manifest {
-            path: path.to_path_buf(),
-            key: "(policy)".into(),
-            problem: e.message().to_string(),
-            fix: "keys: model_limit, expected_output, output_buffer, safety_margin, soft_limit_ratio, global_budget, [budgets] source = tokens".into(),
-        })?;
-        policy.validate(path)?;
-        Ok(policy)
-    }
-}
+use crate::stats::histogram::BINS_PER_DOUBLING;
 
 /// One bin of the call-size histogram.
 #[derive(Debug, Clone, Serialize)]
@@ -230,178 +107,14 @@ pub struct ContextOutput {
     pub warnings: Vec<String>,
 }
 
-/// Settings of `ablate context`.
-#[derive(Debug, Clone)]
-pub struct ContextOptions {
-    /// A budget policy to replay; its limits take the place of `limits`.
-    pub policy: Option<Policy>,
-    /// Limits for calls the log gives none (from the command line), and the defaults.
-    pub limits: Policy,
-    /// Memory budget in bytes: the log is read in as many hash partitions of request ids as keep
-    /// each pass under it.
-    pub memory: u64,
-    /// Show a progress bar when the log takes more than one pass.
-    pub progress: bool,
-}
-
-impl Default for ContextOptions {
-    fn default() -> Self {
-        ContextOptions {
-            policy: None,
-            limits: Policy::default(),
-            memory: crate::analysis::shadow::DEFAULT_MEMORY,
-            progress: false,
-        }
-    }
-}
-
-impl ContextOptions {
-    /// The limits in force: the policy's when one is given, else the command line's.
-    pub fn effective_limits(&self) -> Policy {
-        match &self.policy {
-            None => self.limits.clone(),
-            Some(p) => Policy {
-                model_limit: p.model_limit.or(self.limits.model_limit),
-                expected_output: p.expected_output.or(self.limits.expected_output),
-                ..p.clone()
-            },
-        }
-    }
-}
-
-/// Σ step, Σ step², Σ size·step over calls: with the call count and Σ size, the least-squares
-/// slope of size on step.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct StepSums {
-    /// Σ x.
-    pub x: i128,
-    /// Σ x².
-    pub xx: i128,
-    /// Σ x·y.
-    pub xy: i128,
-}
-
-/// The budget manager's replay, as sums that add across partitions.
-#[derive(Debug, Clone, Default)]
-pub struct ReplaySums {
-    /// Calls replayed.
-    pub calls: u64,
-    /// Calls whose mandatory items alone overflow.
-    pub overflow: u64,
-    /// Calls that fit.
-    pub fitting: u64,
-    /// Σ admitted tokens over calls that fit.
-    pub admitted: i128,
-    /// Σ (size − admitted) over calls that fit.
-    pub saving: i128,
-    /// Σ evicted tokens by source over calls that fit.
-    pub evicted: BTreeMap<String, i128>,
-}
-
-impl ReplaySums {
-    fn merge(&mut self, o: ReplaySums) {
-        self.calls += o.calls;
-        self.overflow += o.overflow;
-        self.fitting += o.fitting;
-        self.admitted += o.admitted;
-        self.saving += o.saving;
-        for (k, v) in o.evicted {
-            *self.evicted.entry(k).or_insert(0) += v;
-        }
-    }
-}
-
-/// The whole log reduced: what [`finish`] turns into the report. Built by streaming the log
-/// ([`run`]) or from an engine's aggregates ([`aggregates::read`]).
-#[derive(Debug, Clone, Default)]
-pub struct ContextSums {
-    /// Calls.
-    pub calls: u64,
-    /// Σ size.
-    pub size_sum: i128,
-    /// Call sizes (exact, or log bins from an engine).
-    pub sizes: Counts,
-    /// Calls per hard limit.
-    pub hard: Counts,
-    /// Σ size / hard.
-    pub utilisation_sum: f64,
-    /// Calls above their hard limit.
-    pub overflow: u64,
-    /// Calls above their soft limit.
-    pub soft_crossing: u64,
-    /// Step sums, when the log has steps.
-    pub steps: Option<StepSums>,
-    /// Tokens per source.
-    pub sources: BTreeMap<String, i128>,
-    /// The policy replay, with a policy.
-    pub replay: Option<ReplaySums>,
-}
-
-impl ContextSums {
-    /// Adds another partition's sums (sources are counted once, over the whole log).
-    pub fn merge(&mut self, o: ContextSums) {
-        self.calls += o.calls;
-        self.size_sum += o.size_sum;
-        self.sizes.merge(&o.sizes);
-        self.hard.merge(&o.hard);
-        self.utilisation_sum += o.utilisation_sum;
-        self.overflow += o.overflow;
-        self.soft_crossing += o.soft_crossing;
-        if let Some(s) = o.steps {
-            let t = self.steps.get_or_insert_default();
-            t.x += s.x;
-            t.xx += s.xx;
-            t.xy += s.xy;
-        }
-        for (k, v) in o.sources {
-            *self.sources.entry(k).or_insert(0) += v;
-        }
-        if let Some(r) = o.replay {
-            self.replay.get_or_insert_default().merge(r);
-        }
-    }
-}
-
 /// Analyses a context log opened by [`ContextLog::open`], streaming it in hash partitions of
 /// request ids that fit `opts.memory`.
 ///
 /// # Errors
 /// Unreadable file, bad columns or values, no model limit known for some call, hard limits ≤ 0.
 pub fn run(context: &ContextLog, opts: &ContextOptions) -> Result<ContextOutput> {
-    let sums = scan::sums(context, opts)?;
+    let sums = crate::io::logs::context::sums(context, opts)?;
     Ok(finish(&sums, opts.policy.as_ref()))
-}
-
-/// The hard input limit of a call from its logged (or fallback) model limit and expected output:
-/// model_limit − (expected_output + output_buffer) − safety_margin.
-///
-/// # Errors
-/// No model limit; a limit that leaves no input budget.
-pub fn hard_limit(
-    model: Option<i64>,
-    expected: Option<i64>,
-    p: &Policy,
-    path: &Path,
-) -> Result<i64> {
-    let m = model.ok_or_else(|| Error::Unsupported {
-        what: format!("context analysis of {}", path.display()),
-        reason: "a call has no model_limit, so its hard input limit is unknown".into(),
-        fix: "log model_limit, or give --model-limit or a policy with model_limit".into(),
-    })?;
-    let h = m - (expected.unwrap_or(0) + p.output_buffer) - p.safety_margin;
-    if h <= 0 {
-        return Err(Error::Unsupported {
-            what: format!("context analysis of {}", path.display()),
-            reason: format!(
-                "model_limit {m} leaves no input budget after expected output {}, output buffer {} and safety margin {}",
-                expected.unwrap_or(0),
-                p.output_buffer,
-                p.safety_margin
-            ),
-            fix: "check the model limit, or lower the output buffer or safety margin".into(),
-        });
-    }
-    Ok(h)
 }
 
 /// Turns the reduced log into the report.
@@ -449,7 +162,7 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
     if let Some(e) = percentile_error {
         warnings.push(format!(
             "size percentiles, the largest call and the histogram come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): percentiles are within {} of the exact value",
-            crate::report::text::percent(Some(e), 1)
+            crate::text::percent(Some(e), 1)
         ));
     }
     let per = |x: i128, n: u64| if n > 0 { x as f64 / n as f64 } else { 0.0 };

@@ -347,7 +347,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             paired.add_mean(&mut sums, k, &w.units, &w.e);
         }
         let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, bar.as_ref());
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
         if let Some(b) = bar {
             b.finish_and_clear();
         }

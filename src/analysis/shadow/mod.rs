@@ -22,10 +22,9 @@
 //! token counts) in as many hash partitions of request ids as fit the memory budget, each
 //! streamed by Polars; an engine can compute the same sums (`ablate sql shadow`).
 
-pub mod aggregates;
-mod scan;
-
-pub use scan::BYTES_PER_REQUEST;
+pub use crate::io::logs::shadow::{
+    BYTES_PER_REQUEST, CellKey, CellSums, ShadowScan, ShadowSums, TokenSums, read_aggregates,
+};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,7 +33,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result, Row};
 use crate::io::logs::ShadowLog;
-use crate::stats::histogram::{BINS_PER_DOUBLING, Counts};
+use crate::stats::histogram::BINS_PER_DOUBLING;
 use crate::stats::{dist, moments};
 
 /// The three variants.
@@ -140,8 +139,7 @@ pub struct ShadowOptions {
     pub progress: bool,
 }
 
-/// Default memory budget: 4 GiB.
-pub const DEFAULT_MEMORY: u64 = 4 << 30;
+pub use crate::io::logs::DEFAULT_MEMORY;
 
 /// Default number of Poisson-bootstrap replicates.
 pub const DEFAULT_REPLICATES: usize = 200;
@@ -155,132 +153,6 @@ impl Default for ShadowOptions {
             progress: false,
         }
     }
-}
-
-/// Input-token sums of one variant over the paired requests (both variants logged tokens).
-#[derive(Debug, Clone, Default)]
-pub struct TokenSums {
-    /// Requests counted.
-    pub n: u64,
-    /// Σ tokens.
-    pub sum: i128,
-    /// Their distribution (exact values, or log bins from an engine).
-    pub counts: Counts,
-}
-
-impl TokenSums {
-    fn merge(&mut self, o: &TokenSums) {
-        self.n += o.n;
-        self.sum += o.sum;
-        self.counts.merge(&o.counts);
-    }
-}
-
-/// Sufficient statistics of the complete requests of one stratum: everything the shadow
-/// analysis needs, and all of it adds across partitions and days.
-#[derive(Debug, Clone, Default)]
-pub struct CellSums {
-    /// Requests (production and candidate once each; replay once or never, as the cell says).
-    pub requests: u64,
-    /// Σ changed (candidate answer ≠ production answer).
-    pub changed: u64,
-    /// Σ noise (replay answer ≠ production answer).
-    pub noise: u64,
-    /// Σ (changed − noise)².
-    pub d2: u64,
-    /// Requests where both variants have a score.
-    pub score_n: u64,
-    /// Σ (candidate score − production score).
-    pub score_delta: f64,
-    /// Production, then candidate, input tokens.
-    pub tokens: [TokenSums; 2],
-    /// Per Poisson-bootstrap replicate b: (Σ w_b·d, Σ w_b) with w_b ~ Poisson(1) per cluster.
-    pub replicates: Vec<(i64, i64)>,
-    /// With clusters: clusters whose Σ d is above 0.
-    pub clusters_up: u64,
-    /// With clusters: clusters whose Σ d is below 0.
-    pub clusters_down: u64,
-}
-
-impl CellSums {
-    /// Adds another cell's sums.
-    pub fn merge(&mut self, o: &CellSums) {
-        self.requests += o.requests;
-        self.changed += o.changed;
-        self.noise += o.noise;
-        self.d2 += o.d2;
-        self.score_n += o.score_n;
-        self.score_delta += o.score_delta;
-        self.clusters_up += o.clusters_up;
-        self.clusters_down += o.clusters_down;
-        for (t, u) in self.tokens.iter_mut().zip(&o.tokens) {
-            t.merge(u);
-        }
-        if self.replicates.len() < o.replicates.len() {
-            self.replicates.resize(o.replicates.len(), (0, 0));
-        }
-        for (r, s) in self.replicates.iter_mut().zip(&o.replicates) {
-            r.0 += s.0;
-            r.1 += s.1;
-        }
-    }
-
-    /// Σ d = Σ changed − Σ noise.
-    fn d(&self) -> i64 {
-        self.changed as i64 - self.noise as i64
-    }
-}
-
-/// A stratum (its values of the `by` columns) and whether its requests had a replay row.
-pub type CellKey = (Vec<String>, bool);
-
-/// The whole log reduced: what [`finish`] turns into the report. Built by streaming the log
-/// ([`run`]) or from an engine's aggregates ([`aggregates::read`]).
-#[derive(Debug, Clone, Default)]
-pub struct ShadowSums {
-    /// Complete requests per (stratum, replay present).
-    pub cells: BTreeMap<CellKey, CellSums>,
-    /// Requests missing production or candidate.
-    pub incomplete: u64,
-    /// Rows with variant = replay, over the whole log.
-    pub replay_rows: u64,
-    /// Poisson-bootstrap replicates (0 without clusters).
-    pub replicates: usize,
-    /// The cluster column, when the se is clustered.
-    pub cluster: Option<String>,
-}
-
-impl ShadowSums {
-    /// Adds another partition's sums.
-    pub fn merge(&mut self, o: ShadowSums) {
-        for (k, c) in o.cells {
-            self.cells.entry(k).or_default().merge(&c);
-        }
-        self.incomplete += o.incomplete;
-        self.replay_rows += o.replay_rows;
-        self.replicates = self.replicates.max(o.replicates);
-        if self.cluster.is_none() {
-            self.cluster = o.cluster;
-        }
-    }
-}
-
-/// The cumulative probabilities of Poisson(1), P(W ≤ k) for k = 0, 1, …: the ladder that turns a
-/// uniform number into a replicate weight (w = the first k with u < P(W ≤ k)).
-pub fn poisson1_cdf() -> Vec<f64> {
-    let mut out = Vec::new();
-    let (mut term, mut total) = ((-1f64).exp(), 0.0);
-    for k in 0..12 {
-        total += term;
-        out.push(total);
-        term /= f64::from(k + 1);
-    }
-    out
-}
-
-/// A Poisson(1) weight from a uniform u in [0, 1) (at most 12).
-pub fn poisson1_weight(u: f64, cdf: &[f64]) -> i64 {
-    cdf.iter().position(|c| u < *c).unwrap_or(cdf.len()) as i64
 }
 
 /// The standard error of a mean from Poisson-bootstrap replicates: the sample sd over replicates
@@ -344,7 +216,12 @@ fn rates(c: &CellSums, has_replay: bool, clustered: bool) -> Rates {
 /// Unknown variants; a request with a variant twice; no request with both production and
 /// candidate rows; a failure reading the file while streaming.
 pub fn run(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowOutput> {
-    let sums = scan::sums(shadow, opts)?;
+    let scan = ShadowScan {
+        memory: opts.memory,
+        replicates: opts.replicates,
+        progress: opts.progress,
+    };
+    let sums = crate::io::logs::shadow::sums(shadow, &scan)?;
     finish(&sums, &shadow.by, opts, &shadow.log.summary.path)
 }
 
@@ -480,7 +357,7 @@ pub fn finish(
     if let Some(e) = percentile_error {
         warnings.push(format!(
             "token percentiles come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): each is within {} of the exact value",
-            crate::report::text::percent(Some(e), 1)
+            crate::text::percent(Some(e), 1)
         ));
     }
     let se_method = match &sums.cluster {

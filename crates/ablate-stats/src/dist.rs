@@ -95,6 +95,24 @@ pub fn power_multiplier(confidence: f64, power: f64) -> f64 {
     z_two_sided(confidence) + z_quantile(power)
 }
 
+/// The cumulative probabilities of Poisson(1), P(W ≤ k) for k = 0, 1, …: the ladder that turns a
+/// uniform number into a replicate weight (w = the first k with u < P(W ≤ k)).
+pub fn poisson1_cdf() -> Vec<f64> {
+    let mut out = Vec::new();
+    let (mut term, mut total) = ((-1f64).exp(), 0.0);
+    for k in 0..12 {
+        total += term;
+        out.push(total);
+        term /= f64::from(k + 1);
+    }
+    out
+}
+
+/// A Poisson(1) weight from a uniform u in [0, 1) (at most 12).
+pub fn poisson1_weight(u: f64, cdf: &[f64]) -> i64 {
+    cdf.iter().position(|c| u < *c).unwrap_or(cdf.len()) as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,11 +14,11 @@ pub enum CiMethod {
     /// No variation was observed: the exact bound of [`Estimate::no_variation`].
     #[serde(rename = "exact-bound")]
     ExactBound,
-    /// The score interval for a bounded mean ([`crate::stats::interval::score`]): cases that
+    /// The score interval for a bounded mean ([`crate::interval::score`]): cases that
     /// are their own units, fewer than the bootstrap's minimum.
     #[serde(rename = "score")]
     Score,
-    /// Clusters: the wider of point ± t·se_c ([`crate::stats::interval::t`], se_c the larger of
+    /// Clusters: the wider of point ± t·se_c ([`crate::interval::t`], se_c the larger of
     /// the clustered and jackknife se) and the score interval on the effective sample size
     /// (critical value × √deff); fewer units than the bootstrap's minimum, or a family interval.
     #[serde(rename = "t")]
@@ -59,7 +59,7 @@ pub struct Estimate {
 impl Estimate {
     /// An estimate with a normal-approximation interval `point ± z·se`.
     pub fn normal(point: f64, se: Option<f64>, confidence: f64) -> Estimate {
-        let z = crate::stats::dist::z_two_sided(confidence);
+        let z = crate::dist::z_two_sided(confidence);
         Estimate {
             point,
             se,
@@ -121,7 +121,7 @@ impl Estimate {
     ///
     /// With 20 identical 0/1 cases at 95%: u = 0.168 and a zero drop has ci [−0.168, 0.168].
     pub fn no_variation(point: f64, n_units: usize, lo: f64, hi: f64, confidence: f64) -> Estimate {
-        let u = crate::stats::dist::zero_of_n_upper(n_units, confidence);
+        let u = crate::dist::zero_of_n_upper(n_units, confidence);
         let centre = point * (1.0 - u);
         Estimate {
             point,

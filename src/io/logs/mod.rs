@@ -2,6 +2,12 @@
 //! millions of rows, so loading an experiment only checks their columns and counts their rows; the
 //! `shadow` and `context` verbs stream them.
 
+pub mod context;
+pub mod shadow;
+
+/// Default memory budget for streaming a log: 4 GiB.
+pub const DEFAULT_MEMORY: u64 = 4 << 30;
+
 use std::path::PathBuf;
 
 use polars::prelude::*;

@@ -161,7 +161,7 @@ fn restricted_variance(
 /// normal quantile when n is 1 or fewer, where no interval is computed anyway).
 pub fn critical(n: usize, confidence: f64) -> f64 {
     if n < 2 {
-        return crate::stats::dist::z_two_sided(confidence);
+        return crate::dist::z_two_sided(confidence);
     }
     t_two_sided(confidence, (n - 1) as f64)
 }
@@ -175,7 +175,7 @@ pub fn score(values: &[f64], lo: f64, hi: f64, critical: f64) -> Option<(f64, f6
     }
     let n = values.len() as f64;
     let (v, c) = support(values, lo, hi);
-    let mean = crate::stats::moments::mean(values).clamp(lo, hi);
+    let mean = crate::moments::mean(values).clamp(lo, hi);
     let z = critical;
     let stat = |theta: f64| -> f64 {
         if theta == mean {
@@ -219,7 +219,7 @@ pub fn score(values: &[f64], lo: f64, hi: f64, critical: f64) -> Option<(f64, f6
 /// normal quantile for infinite df).
 pub fn t_two_sided(confidence: f64, df: f64) -> f64 {
     if !df.is_finite() {
-        return crate::stats::dist::z_two_sided(confidence);
+        return crate::dist::z_two_sided(confidence);
     }
     // df > 0 is checked by the callers; StudentsT::new fails only for df ≤ 0 or NaN.
     match StudentsT::new(0.0, 1.0, df) {
@@ -246,7 +246,7 @@ mod tests {
     /// the restricted MLE q̂ of p₀₁ solves 2n q² − (b(1+Δ) + c(1−Δ) − 2nΔ) q − cΔ(1−Δ) = 0, and
     /// Z = (b − c − nΔ)/√(n(2q̂ + Δ − Δ²)).
     fn tango(b: f64, c: f64, n: f64, confidence: f64) -> (f64, f64) {
-        let z = crate::stats::dist::z_two_sided(confidence);
+        let z = crate::dist::z_two_sided(confidence);
         let stat = |d: f64| {
             let (qa, qb, qc) = (
                 2.0 * n,
@@ -289,14 +289,14 @@ mod tests {
             (1, 0, 5),
             (7, 0, 40),
         ] {
-            let z = crate::stats::dist::z_two_sided(0.95);
+            let z = crate::dist::z_two_sided(0.95);
             let (lo, hi) = score(&binary(b, c, n), -1.0, 1.0, z).unwrap();
             let (tl, th) = tango(b as f64, c as f64, n as f64, 0.95);
             assert!((lo - tl).abs() < 1e-9, "{b} {c} {n}: {lo} vs {tl}");
             assert!((hi - th).abs() < 1e-9, "{b} {c} {n}: {hi} vs {th}");
         }
         // By hand from the published values of the prototype: 0 lost, 1 gained of 200.
-        let z = crate::stats::dist::z_two_sided(0.95);
+        let z = crate::dist::z_two_sided(0.95);
         let (lo, hi) = score(&binary(0, 1, 200), -1.0, 1.0, z).unwrap();
         assert!((lo + 0.027_773_7).abs() < 1e-6 && (hi - 0.013_939_6).abs() < 1e-6);
     }
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn nothing_observed_gives_the_wilson_bound() {
         // 20 zero drops: the upper end solves θ/√(θ(1−θ)/20) = z, θ = z²/(20 + z²).
-        let z: f64 = crate::stats::dist::z_two_sided(0.95);
+        let z: f64 = crate::dist::z_two_sided(0.95);
         let (lo, hi) = score(&[0.0; 20], -1.0, 1.0, z).unwrap();
         let wilson = z * z / (20.0 + z * z);
         assert!(
@@ -329,13 +329,13 @@ mod tests {
         for i in 0..400 {
             x.push(((i * 37 % 101) as f64 / 100.0 - 0.5) * 0.8);
         }
-        let m = crate::stats::moments::mean(&x);
+        let m = crate::moments::mean(&x);
         let (a, b) = score(&x[..40], -1.0, 1.0, critical(40, 0.95)).unwrap();
         let (c, d) = score(&x, -1.0, 1.0, critical(400, 0.95)).unwrap();
         assert!(a < m && m < b && c < m && m < d);
         assert!(d - c < b - a);
         // Close to the t interval at n = 400 for spread-out values.
-        let (_, se) = crate::stats::moments::mean_se(&x, None);
+        let (_, se) = crate::moments::mean_se(&x, None);
         let (tl, th) = t(m, se, 399, 0.95).unwrap();
         assert!(
             ((d - c) / (th - tl) - 1.0).abs() < 0.05,
@@ -353,7 +353,7 @@ mod tests {
         let (v, c) = support(&x, -1.0, 1.0);
         assert!(v.len() <= MAX_SUPPORT);
         let binned: f64 = v.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>() / 5000.0;
-        assert!((binned - crate::stats::moments::mean(&x)).abs() < 1e-12);
+        assert!((binned - crate::moments::mean(&x)).abs() < 1e-12);
     }
 
     #[test]

@@ -135,7 +135,7 @@ mod tests {
 /// Clustered (when `clusters` gives each value's cluster id): with C distinct clusters,
 /// se = √(C/(C−1) · Σ_c (Σ_{i∈c} (xᵢ − x̄))²) / n — equal to the plain se when every case is its
 /// own cluster. The se is `None` with fewer than two cases (or clusters). Cluster ids index a
-/// vector, so they should be small integers (as [`crate::analysis::paired::Paired`] makes them).
+/// vector, so they should be small integers (as ablate's `analysis::paired::Paired` makes them).
 pub fn mean_se(values: &[f64], clusters: Option<&[u32]>) -> (f64, Option<f64>) {
     let n = values.len();
     let m = mean(values);

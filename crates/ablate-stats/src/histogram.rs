@@ -4,7 +4,7 @@
 //!
 //! Log bins: value 0 is bin −1; a value t ≥ 1 is in bin k = ⌊16·log₂ t⌋, which covers
 //! [2^(k/16), 2^((k+1)/16)): 16 bins per doubling, each 2^(1/16) − 1 ≈ 4.4% wide relative to its
-//! lower edge. Percentiles follow [`crate::stats::percentile`] (linear between closest ranks); from
+//! lower edge. Percentiles follow [`crate::percentile`] (linear between closest ranks); from
 //! bins, an order statistic is placed inside its bin by its rank among the bin's values, so each
 //! is off by less than the bin's width: at most [`LOG_BIN_RELATIVE_ERROR`] of the true value.
 
@@ -159,7 +159,7 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::percentile::quantile;
+    use crate::percentile::quantile;
 
     #[test]
     fn exact_counts_give_the_percentiles_of_the_values() {

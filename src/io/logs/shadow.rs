@@ -1,3 +1,7 @@
+//! The shadow log reduced to sums ([`ShadowSums`]): by streaming the log in hash partitions of
+//! request ids ([`sums`]), or from an engine's result of `ablate sql shadow`
+//! ([`read_aggregates`]). `analysis::shadow::finish` turns the sums into the report.
+//!
 //! Streams a shadow log into [`ShadowSums`]: one Polars streaming pass per hash partition of
 //! request ids (of clusters, with `cluster_by`), each holding only its share of the requests.
 
@@ -5,10 +9,132 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::{CellKey, CellSums, ShadowOptions, ShadowSums, TokenSums, poisson1_cdf};
 use crate::error::{Error, Result, Row};
+use crate::io::aggregates::LongTable;
 use crate::io::logs::{self, ShadowLog};
-use crate::io::table;
+use crate::io::table::{self, TableFile};
+use crate::stats::dist::{poisson1_cdf, poisson1_weight};
+use crate::stats::histogram::Counts;
+
+/// What the scan of a shadow log needs to know.
+#[derive(Debug, Clone)]
+pub struct ShadowScan {
+    /// Memory budget in bytes for the per-request state.
+    pub memory: u64,
+    /// Poisson-bootstrap replicates when the log has a cluster column.
+    pub replicates: usize,
+    /// Show a progress bar when the log takes more than one pass.
+    pub progress: bool,
+}
+
+/// Input-token sums of one variant over the paired requests (both variants logged tokens).
+#[derive(Debug, Clone, Default)]
+pub struct TokenSums {
+    /// Requests counted.
+    pub n: u64,
+    /// Σ tokens.
+    pub sum: i128,
+    /// Their distribution (exact values, or log bins from an engine).
+    pub counts: Counts,
+}
+
+impl TokenSums {
+    /// Adds another set of sums.
+    pub fn merge(&mut self, o: &TokenSums) {
+        self.n += o.n;
+        self.sum += o.sum;
+        self.counts.merge(&o.counts);
+    }
+}
+
+/// Sufficient statistics of the complete requests of one stratum: everything the shadow
+/// analysis needs, and all of it adds across partitions and days.
+#[derive(Debug, Clone, Default)]
+pub struct CellSums {
+    /// Requests (production and candidate once each; replay once or never, as the cell says).
+    pub requests: u64,
+    /// Σ changed (candidate answer ≠ production answer).
+    pub changed: u64,
+    /// Σ noise (replay answer ≠ production answer).
+    pub noise: u64,
+    /// Σ (changed − noise)².
+    pub d2: u64,
+    /// Requests where both variants have a score.
+    pub score_n: u64,
+    /// Σ (candidate score − production score).
+    pub score_delta: f64,
+    /// Production, then candidate, input tokens.
+    pub tokens: [TokenSums; 2],
+    /// Per Poisson-bootstrap replicate b: (Σ w_b·d, Σ w_b) with w_b ~ Poisson(1) per cluster.
+    pub replicates: Vec<(i64, i64)>,
+    /// With clusters: clusters whose Σ d is above 0.
+    pub clusters_up: u64,
+    /// With clusters: clusters whose Σ d is below 0.
+    pub clusters_down: u64,
+}
+
+impl CellSums {
+    /// Adds another cell's sums.
+    pub fn merge(&mut self, o: &CellSums) {
+        self.requests += o.requests;
+        self.changed += o.changed;
+        self.noise += o.noise;
+        self.d2 += o.d2;
+        self.score_n += o.score_n;
+        self.score_delta += o.score_delta;
+        self.clusters_up += o.clusters_up;
+        self.clusters_down += o.clusters_down;
+        for (t, u) in self.tokens.iter_mut().zip(&o.tokens) {
+            t.merge(u);
+        }
+        if self.replicates.len() < o.replicates.len() {
+            self.replicates.resize(o.replicates.len(), (0, 0));
+        }
+        for (r, s) in self.replicates.iter_mut().zip(&o.replicates) {
+            r.0 += s.0;
+            r.1 += s.1;
+        }
+    }
+
+    /// Σ d = Σ changed − Σ noise.
+    pub fn d(&self) -> i64 {
+        self.changed as i64 - self.noise as i64
+    }
+}
+
+/// A stratum (its values of the `by` columns) and whether its requests had a replay row.
+pub type CellKey = (Vec<String>, bool);
+
+/// The whole log reduced: what `analysis::shadow::finish` turns into the report. Built by streaming the log
+/// ([`sums`]) or from an engine's aggregates ([`read_aggregates`]).
+#[derive(Debug, Clone, Default)]
+pub struct ShadowSums {
+    /// Complete requests per (stratum, replay present).
+    pub cells: BTreeMap<CellKey, CellSums>,
+    /// Requests missing production or candidate.
+    pub incomplete: u64,
+    /// Rows with variant = replay, over the whole log.
+    pub replay_rows: u64,
+    /// Poisson-bootstrap replicates (0 without clusters).
+    pub replicates: usize,
+    /// The cluster column, when the se is clustered.
+    pub cluster: Option<String>,
+}
+
+impl ShadowSums {
+    /// Adds another partition's sums.
+    pub fn merge(&mut self, o: ShadowSums) {
+        for (k, c) in o.cells {
+            self.cells.entry(k).or_default().merge(&c);
+        }
+        self.incomplete += o.incomplete;
+        self.replay_rows += o.replay_rows;
+        self.replicates = self.replicates.max(o.replicates);
+        if self.cluster.is_none() {
+            self.cluster = o.cluster;
+        }
+    }
+}
 
 /// Memory per request held by a pass (Polars' group-by state for the request id, the hashed
 /// answers and a few numbers; then the per-request frame): 500–700 bytes measured on
@@ -73,7 +199,7 @@ fn uniform(h: u64, b: u64) -> f64 {
 }
 
 /// Reduces the log to sums, in as many partitions as `opts.memory` needs.
-pub(super) fn sums(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowSums> {
+pub fn sums(shadow: &ShadowLog, opts: &ShadowScan) -> Result<ShadowSums> {
     let log = &shadow.log;
     let by = shadow.by.as_slice();
     let path = log.summary.path.clone();
@@ -406,7 +532,7 @@ fn partition_sums(
                 c.clusters_down += 1;
             }
             for (b, r) in c.replicates.iter_mut().enumerate() {
-                let w = super::poisson1_weight(uniform(hashes[i], b as u64), &cdf);
+                let w = poisson1_weight(uniform(hashes[i], b as u64), &cdf);
                 r.0 += w * d;
                 r.1 += w * n;
             }
@@ -455,4 +581,169 @@ fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
         problem: "this request has a variant more than once".into(),
         fix: "keep one row per request and variant".into(),
     })
+}
+
+// [`ShadowSums`] from an engine's result of `ablate sql shadow`.
+
+/// Reads shadow aggregates broken down by `by` (columns of the file; strata the file has but `by`
+/// leaves out are summed over). `cluster` names the query's cluster column in the report.
+///
+/// # Errors
+/// Unreadable file; missing columns; unknown statistics; counts that are not whole numbers;
+/// requests with a variant twice (the query counts them).
+pub fn read_aggregates(
+    file: &TableFile,
+    by: &[String],
+    cluster: Option<&str>,
+) -> Result<ShadowSums> {
+    let keys: Vec<&str> = by.iter().map(String::as_str).collect();
+    if !crate::io::table::schema(file, &[])?
+        .iter_names()
+        .any(|c| c.as_str() == "replay")
+    {
+        return Err(Error::Usage(format!(
+            "{}: not shadow aggregates (no `replay` column); write them with the query `ablate sql shadow` prints",
+            file.path.display()
+        )));
+    }
+    let t = LongTable::read(file, &keys, &["replay"])?;
+    let mut sums = ShadowSums::default();
+    let mut duplicates = 0u64;
+    for r in &t.rows {
+        let (stratum, replay) = r.keys.split_at(by.len());
+        let key = (stratum.to_vec(), replay[0].trim() == "1");
+        let global = |sums: &mut ShadowSums, v: u64, stat: &str| match stat {
+            "incomplete" => sums.incomplete += v,
+            "replay_rows" => sums.replay_rows += v,
+            _ => {}
+        };
+        match r.stat.as_str() {
+            "incomplete" | "replay_rows" => global(&mut sums, t.count(r)?, &r.stat),
+            "duplicates" => duplicates += t.count(r)?,
+            "score_delta" => sums.cells.entry(key).or_default().score_delta += r.value,
+            "replicate_d" | "replicate_n" => {
+                let b = usize::try_from(r.bin)
+                    .map_err(|_| t.bad(r, "a replicate index must be 0 or more"))?;
+                let v = t.whole(r)?;
+                let c = sums.cells.entry(key).or_default();
+                if c.replicates.len() <= b {
+                    c.replicates.resize(b + 1, (0, 0));
+                }
+                if r.stat == "replicate_d" {
+                    c.replicates[b].0 += v;
+                } else {
+                    c.replicates[b].1 += v;
+                }
+                sums.replicates = sums.replicates.max(b + 1);
+            }
+            stat => {
+                let v = t.count(r)?;
+                let c: &mut CellSums = sums.cells.entry(key).or_default();
+                match stat {
+                    "requests" => t.add(r, &mut c.requests, v)?,
+                    "changed" => t.add(r, &mut c.changed, v)?,
+                    "noise" => t.add(r, &mut c.noise, v)?,
+                    "d2" => t.add(r, &mut c.d2, v)?,
+                    "score_n" => t.add(r, &mut c.score_n, v)?,
+                    "clusters_up" => t.add(r, &mut c.clusters_up, v)?,
+                    "clusters_down" => t.add(r, &mut c.clusters_down, v)?,
+                    "tokens_production_n" => t.add(r, &mut c.tokens[0].n, v)?,
+                    "tokens_candidate_n" => t.add(r, &mut c.tokens[1].n, v)?,
+                    "tokens_production_sum" => c.tokens[0].sum += i128::from(v),
+                    "tokens_candidate_sum" => c.tokens[1].sum += i128::from(v),
+                    "tokens_production_hist" => c.tokens[0].counts.add(r.bin, v),
+                    "tokens_candidate_hist" => c.tokens[1].counts.add(r.bin, v),
+                    other => {
+                        return Err(t.bad(
+                            r,
+                            format!("`{other}` is not a statistic of the shadow query"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if duplicates > 0 {
+        return Err(Error::BadValue {
+            path: t.path.clone(),
+            column: "stat".into(),
+            row: crate::error::Row::none(),
+            value: format!("duplicates = {duplicates}"),
+            problem: "requests with a variant more than once".into(),
+            fix: "keep one row per request and variant in the log, then rerun the query".into(),
+        });
+    }
+    check_cells(&sums, &t.path)?;
+    // Cells made only of global rows (empty strata) hold nothing.
+    sums.cells.retain(|_, c| {
+        c.requests > 0 || c.tokens.iter().any(|t| t.n > 0) || !c.replicates.is_empty()
+    });
+    for c in sums.cells.values_mut() {
+        for tok in &mut c.tokens {
+            tok.counts.binned = true;
+        }
+        if c.replicates.len() < sums.replicates {
+            c.replicates.resize(sums.replicates, (0, 0));
+        }
+    }
+    if sums.replicates > 0 {
+        sums.cluster = Some(cluster.unwrap_or("the query's --cluster-by column").into());
+    }
+    Ok(sums)
+}
+
+/// The counts of each cell against each other, as one log would give them: changed, noise,
+/// d2 = #(changed ≠ noise), score_n and the token counts at most the requests, and d2 between
+/// |changed − noise| and changed + noise.
+///
+/// # Errors
+/// The first cell whose counts no log could give, named by its stratum.
+fn check_cells(sums: &ShadowSums, path: &std::path::Path) -> Result<()> {
+    for ((stratum, replay), c) in &sums.cells {
+        let problem = if c.changed > c.requests {
+            Some(format!(
+                "changed = {} exceeds requests = {}",
+                c.changed, c.requests
+            ))
+        } else if c.noise > c.requests {
+            Some(format!(
+                "noise = {} exceeds requests = {}",
+                c.noise, c.requests
+            ))
+        } else if c.d2 > c.changed + c.noise || c.d2 < c.changed.abs_diff(c.noise) {
+            Some(format!(
+                "d2 = {} is not between |changed − noise| = {} and changed + noise = {}",
+                c.d2,
+                c.changed.abs_diff(c.noise),
+                c.changed + c.noise
+            ))
+        } else if c.score_n > c.requests {
+            Some(format!(
+                "score_n = {} exceeds requests = {}",
+                c.score_n, c.requests
+            ))
+        } else {
+            c.tokens.iter().find(|t| t.n > c.requests).map(|tok| {
+                format!(
+                    "a token count n = {} exceeds requests = {}",
+                    tok.n, c.requests
+                )
+            })
+        };
+        if let Some(problem) = problem {
+            return Err(Error::BadValue {
+                path: path.to_path_buf(),
+                column: "stat, value".into(),
+                row: crate::error::Row::none(),
+                value: format!(
+                    "stratum [{}], replay = {}",
+                    stratum.join(", "),
+                    u8::from(*replay)
+                ),
+                problem: format!("{problem}: no log gives these sums"),
+                fix: "write this file with the query `ablate sql` prints, unchanged (partitions merge by adding every statistic)".into(),
+            });
+        }
+    }
+    Ok(())
 }

@@ -18,7 +18,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::stats::moments::{self, Neumaier};
+use crate::moments::{self, Neumaier};
 
 /// Raking stops when every margin is within this of its target share.
 pub const RAKE_TOLERANCE: f64 = 1e-10;

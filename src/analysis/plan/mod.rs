@@ -20,6 +20,8 @@
 //! its mde would shrink by √(N/2) (`mde_main_effect`); case-level effect heterogeneity does not
 //! average away, so treat that figure as optimistic.
 
+pub mod sequential;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -180,7 +182,7 @@ pub struct PlanOutput {
     pub arms: Vec<PlanArm>,
     /// With `--sequential`: the calls a sequential run (`ablate watch`/`next`) is projected to
     /// make, next to the fixed design's.
-    pub sequential: Option<crate::analysis::sequential::SequentialPlan>,
+    pub sequential: Option<sequential::SequentialPlan>,
 }
 
 fn label(removed: &[String]) -> String {

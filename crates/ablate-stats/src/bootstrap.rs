@@ -17,12 +17,11 @@
 //! The interval is the percentile interval (Efron & Tibshirani 1993, §13.3) with type-7
 //! quantiles; resamples where a denominator is 0 are left out of that statistic's interval.
 
-use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::stats::percentile::sorted_quantile;
+use crate::percentile::sorted_quantile;
 
 /// Per-unit sums of the numerators and denominators of K ratio statistics.
 #[derive(Debug, Clone)]
@@ -64,10 +63,8 @@ impl RatioSums {
     pub fn point(&self) -> Vec<f64> {
         (0..self.k)
             .map(|s| {
-                let n =
-                    crate::stats::moments::sum((0..self.units).map(|u| self.num[u * self.k + s]));
-                let d =
-                    crate::stats::moments::sum((0..self.units).map(|u| self.den[u * self.k + s]));
+                let n = crate::moments::sum((0..self.units).map(|u| self.num[u * self.k + s]));
+                let d = crate::moments::sum((0..self.units).map(|u| self.den[u * self.k + s]));
                 if d != 0.0 { n / d } else { f64::NAN }
             })
             .collect()
@@ -157,15 +154,15 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
     }
 }
 
-/// Runs `b` resamples of the units in `sums`. The optional progress bar advances by one per
-/// resample.
+/// Runs `b` resamples of the units in `sums`, calling `progress(n)` as each block of `n`
+/// resamples is done (from the worker threads, so it is `Sync`).
 ///
 /// Resamples are processed in blocks of 64: the block's multinomial counts form a 64 × units
 /// weight matrix W (row r counts how often resample r drew each unit, from its own seeded
 /// stream), and the numerators of every statistic are one matrix product W·X; the denominators
 /// are W·Y, or a single matrix-vector product when every statistic has the same denominators
 /// (every arm present on every case). Blocks run in parallel with rayon.
-pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: Option<&ProgressBar>) -> Draws {
+pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: &(dyn Fn(u64) + Sync)) -> Draws {
     let k = sums.k;
     let mut values = vec![f64::NAN; b * k];
     if k == 0 || sums.units == 0 || b == 0 {
@@ -211,9 +208,7 @@ pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: Option<&ProgressBar>
             for ((o, n), d) in out.iter_mut().zip(&num).zip(&den) {
                 *o = if *d != 0.0 { n / d } else { f64::NAN };
             }
-            if let Some(bar) = progress {
-                bar.inc(rows as u64);
-            }
+            progress(rows as u64);
         });
     Draws { b, k, values }
 }
@@ -247,10 +242,10 @@ mod tests {
             .num_threads(4)
             .build()
             .unwrap();
-        let a = one.install(|| run(&s, 300, 42, None));
-        let b = four.install(|| run(&s, 300, 42, None));
+        let a = one.install(|| run(&s, 300, 42, &|_| {}));
+        let b = four.install(|| run(&s, 300, 42, &|_| {}));
         assert_eq!(a.values, b.values);
-        let c = run(&s, 300, 43, None);
+        let c = run(&s, 300, 43, &|_| {});
         assert_ne!(a.values, c.values);
     }
 
@@ -260,8 +255,8 @@ mod tests {
         let large: Vec<f64> = (0..4000).map(|i| ((i * 37) % 11) as f64).collect();
         let (ps, pl) = (sums_of(&small), sums_of(&large));
         let (cs, cl) = (
-            run(&ps, 2000, 1, None).percentile_ci(0, 0.95).unwrap(),
-            run(&pl, 2000, 1, None).percentile_ci(0, 0.95).unwrap(),
+            run(&ps, 2000, 1, &|_| {}).percentile_ci(0, 0.95).unwrap(),
+            run(&pl, 2000, 1, &|_| {}).percentile_ci(0, 0.95).unwrap(),
         );
         assert!(cs.0 <= ps.point()[0] && ps.point()[0] <= cs.1);
         assert!(cl.0 <= pl.point()[0] && pl.point()[0] <= cl.1);
@@ -274,9 +269,9 @@ mod tests {
         let v: Vec<f64> = (0..400)
             .map(|i| ((i * 7919) % 101) as f64 / 100.0)
             .collect();
-        let draws = run(&sums_of(&v), 4000, 9, None).column(0);
-        let boot_sd = crate::stats::moments::sample_variance(&draws).sqrt();
-        let (_, se) = crate::stats::moments::mean_se(&v, None);
+        let draws = run(&sums_of(&v), 4000, 9, &|_| {}).column(0);
+        let boot_sd = crate::moments::sample_variance(&draws).sqrt();
+        let (_, se) = crate::moments::mean_se(&v, None);
         let rel = (boot_sd - se.unwrap()).abs() / se.unwrap();
         assert!(rel < 0.05, "bootstrap sd {boot_sd} vs se {se:?}");
     }
@@ -285,7 +280,7 @@ mod tests {
     fn undefined_denominators_are_skipped() {
         let mut s = RatioSums::new(2, 1);
         s.add(0, 0, 1.0, 1.0); // unit 1 contributes nothing
-        let d = run(&s, 200, 3, None);
+        let d = run(&s, 200, 3, &|_| {});
         let ci = d.percentile_ci(0, 0.9).unwrap();
         assert_eq!(ci, (1.0, 1.0));
         assert!(d.column(0).iter().any(|x| x.is_nan()));
