@@ -1,0 +1,263 @@
+//! Anytime-valid monitoring of a running ablation (`ablate watch`, `ablate next`, `watch
+//! --replay`): stop paying for arms that are already decided.
+//!
+//! Each arm's paired drop is followed by a confidence sequence
+//! ([`crate::stats::sequence::ConfidenceSequence`], PrPl-EB), valid at every sample size at once,
+//! so the analyst may look after every batch. The unit is the case, or the cluster when cases have
+//! a `cluster` column (the observation is then the cluster's mean drop). Units enter in one fixed
+//! order, a permutation of the main set drawn from `--seed`, and an arm's sequence reads the
+//! longest prefix of that order whose units are complete (every case with all R repeats in the
+//! arm and the baseline); so the same table always gives the same sequence.
+//!
+//! States, against `threshold_drop`: **needed** when the lower bound is at or above it,
+//! **removable** when the upper bound is below it, else **continue**. A decided arm stops: later
+//! units are not read, and a re-run on more data gives the same decision. Decisions are also kept
+//! in `.ablate-watch.json` in the folder ([`crate::io::watch_state`]), under the settings that made
+//! them (seed, threshold, α, repeats, score range, arms): should the data under a decision change
+//! (re-scored cases), the recorded decision stands, with a warning, until `--reopen`; decisions
+//! made under other settings are never used.
+//!
+//! Multiplicity: each arm's sequence runs at α/K (Bonferroni over the K arms other than the
+//! baseline), so the chance that any arm ever gets a wrong confident decision is at most
+//! α = 1 − confidence. Holm's step-down would spend less, but its levels move as other arms
+//! decide, and a decision made at one level must not be undone by another arm's data.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::Config;
+use crate::error::{Error, Result};
+use crate::io::Experiment;
+use crate::io::watch_state::{Decided, WatchSettings};
+
+mod next;
+mod replay;
+mod watch;
+
+pub use next::{Call, MAX_BATCH_CALLS, NextOutput, next};
+pub use replay::{ReplayArm, ReplayOutput, replay};
+pub use watch::{decisions, watch};
+
+/// An arm's state in a sequential run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// The lower bound is at or above the threshold.
+    Needed,
+    /// The upper bound is below the threshold.
+    Removable,
+    /// Not decided yet.
+    Continue,
+}
+
+impl State {
+    /// The label printed and written.
+    pub fn label(self) -> &'static str {
+        match self {
+            State::Needed => "needed",
+            State::Removable => "removable",
+            State::Continue => "continue",
+        }
+    }
+}
+
+/// Settings of a sequential run.
+#[derive(Debug, Clone)]
+pub struct SequentialOptions {
+    /// Family-wise error rate α (1 − confidence).
+    pub alpha: f64,
+    /// Seed of the unit order.
+    pub seed: u64,
+    /// Repeats per (case, arm); default: the most any cell of the table has.
+    pub repeats: Option<u32>,
+    /// Ignore the decisions recorded in the folder.
+    pub reopen: bool,
+}
+
+impl SequentialOptions {
+    /// From the global settings: α = 1 − confidence, the order from the seed.
+    pub fn from_config(cfg: &Config, repeats: Option<u32>, reopen: bool) -> SequentialOptions {
+        SequentialOptions {
+            alpha: 1.0 - cfg.confidence,
+            seed: cfg.seed,
+            repeats,
+            reopen,
+        }
+    }
+}
+
+/// One arm's sequence.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmSequence {
+    /// Arm label.
+    pub arm: String,
+    /// needed, removable or continue.
+    pub state: State,
+    /// Units (cases, or clusters) in the sequence.
+    pub units: usize,
+    /// Cases in those units.
+    pub cases: usize,
+    /// Mean paired drop (baseline − arm) over those units; null before any.
+    pub drop: Option<f64>,
+    /// Lower bound of the confidence sequence.
+    pub lower: f64,
+    /// Upper bound.
+    pub upper: f64,
+    /// Units read when the arm was decided (null while it continues).
+    pub decided_at: Option<usize>,
+    /// For arms that continue: the units the sequence is projected to need in all, from the
+    /// current drop and variance (null when the drop sits on the threshold or no unit is in).
+    pub projected_units: Option<u64>,
+    /// projected_units − units.
+    pub units_still_needed: Option<u64>,
+    /// Whether the decision comes from `.ablate-watch.json` rather than this table.
+    pub recorded: bool,
+}
+
+/// What `ablate watch` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchOutput {
+    /// The confidence sequence used.
+    pub method: &'static str,
+    /// case or cluster.
+    pub unit: &'static str,
+    /// The agreed threshold.
+    pub threshold_drop: f64,
+    /// Family-wise α.
+    pub alpha: f64,
+    /// Each arm's level: α / arms.
+    pub alpha_per_arm: f64,
+    /// Seed of the unit order.
+    pub seed: u64,
+    /// Repeats per (case, arm) a unit needs to enter.
+    pub repeats: u32,
+    /// Score bounds (experiment.toml score_min, score_max).
+    pub score_min: f64,
+    /// Upper score bound.
+    pub score_max: f64,
+    /// Units in the main set.
+    pub units_available: usize,
+    /// Result rows (calls) in the table, main set.
+    pub calls_made: u64,
+    /// Every arm but the baseline.
+    pub arms: Vec<ArmSequence>,
+    /// Warnings.
+    pub warnings: Vec<String>,
+}
+
+/// The units of the main set, in the seeded order: each a list of case indices.
+pub fn unit_order(exp: &Experiment, seed: u64) -> (Vec<Vec<usize>>, bool) {
+    let main: Vec<usize> = (0..exp.cases.ids.len())
+        .filter(|&c| !exp.cases.stress[c])
+        .collect();
+    // Sorted before the shuffle (clusters by cluster id, cases by case id), so that the order
+    // depends only on the seed and the ids, not on the order of the cases table's rows.
+    let (mut units, clustered): (Vec<Vec<usize>>, bool) = match &exp.cases.cluster {
+        Some(cluster) => {
+            let mut by: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for &c in &main {
+                by.entry(cluster[c].as_str()).or_default().push(c);
+            }
+            (by.into_values().collect(), true)
+        }
+        None => {
+            let mut cases = main;
+            cases.sort_by(|&a, &b| exp.cases.ids[a].cmp(&exp.cases.ids[b]));
+            (cases.into_iter().map(|c| vec![c]).collect(), false)
+        }
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    units.shuffle(&mut rng);
+    (units, clustered)
+}
+
+/// The arms to follow, baseline excluded: the arms table's (in its order) when there is one, so
+/// that arms not started yet are there with no units, else the results'; each with its column
+/// in the matrix when it has results.
+pub(super) fn arm_columns(exp: &Experiment) -> Vec<(String, Option<usize>)> {
+    let base = exp.baseline_index();
+    let labels: Vec<String> = match &exp.arms {
+        Some(t) => {
+            let mut l = t.labels();
+            for a in &exp.results.arms {
+                if !l.contains(a) {
+                    l.push(a.clone());
+                }
+            }
+            l
+        }
+        None => exp.results.arms.clone(),
+    };
+    labels
+        .into_iter()
+        .filter(|l| *l != exp.results.arms[base])
+        .map(|l| {
+            let idx = exp.results.arm_index(&l);
+            (l, idx)
+        })
+        .collect()
+}
+
+/// The repeats a complete cell has: the option, else the most any cell of the table has (≥ 1).
+pub(super) fn design_repeats(exp: &Experiment, opt: Option<u32>) -> u32 {
+    opt.unwrap_or_else(|| {
+        exp.results
+            .matrix
+            .repeats
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    })
+}
+
+/// Checks every cell mean against [score_min, score_max].
+pub(super) fn check_bounds(exp: &Experiment) -> Result<()> {
+    let m = &exp.results.matrix;
+    let (lo, hi) = (exp.manifest.score_min, exp.manifest.score_max);
+    for c in 0..m.n_cases {
+        for a in 0..m.n_arms {
+            let cell = m.cell(c, a);
+            if m.repeats[cell] > 0 && !(m.mean[cell] >= lo && m.mean[cell] <= hi) {
+                return Err(Error::Usage(format!(
+                    "{}: case {} in arm {} scores {} on average, outside [score_min, score_max] = [{lo}, {hi}]; the confidence sequence needs the score's true bounds: set score_min and score_max in experiment.toml",
+                    exp.results.path.display(),
+                    exp.cases.ids[c],
+                    exp.results.arms[a],
+                    m.mean[cell]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The settings a decision of this run depends on besides the data (the key of its entry in
+/// `.ablate-watch.json`): seed, threshold, α, repeats, score bounds and the arms compared.
+pub fn settings(exp: &Experiment, opts: &SequentialOptions) -> WatchSettings {
+    let mut arms: Vec<String> = arm_columns(exp).into_iter().map(|(l, _)| l).collect();
+    arms.sort();
+    WatchSettings {
+        seed: opts.seed,
+        threshold_drop: exp.manifest.threshold_drop,
+        alpha: opts.alpha,
+        repeats: design_repeats(exp, opts.repeats),
+        score_min: exp.manifest.score_min,
+        score_max: exp.manifest.score_max,
+        arms,
+    }
+}
+
+impl State {
+    pub(super) fn from_decided(d: Decided) -> State {
+        match d {
+            Decided::Needed => State::Needed,
+            Decided::Removable => State::Removable,
+        }
+    }
+}

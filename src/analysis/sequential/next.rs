@@ -1,0 +1,149 @@
+//! `ablate next`: the next batch of calls for the arms still open.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::*;
+use crate::io::Experiment;
+
+/// One call to make: a (case, arm, repeat) the harness should run next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Call {
+    /// Case id.
+    pub case_id: String,
+    /// Arm label.
+    pub arm: String,
+    /// Repeat number: continues from the repeats the cell already has, from 0.
+    pub repeat: u32,
+}
+
+/// What `ablate next` plans.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextOutput {
+    /// Calls asked for.
+    pub budget: u64,
+    /// Calls planned (≤ budget: only whole units are scheduled).
+    pub planned: u64,
+    /// Arms still to decide, and the units each gets in this batch.
+    pub arms: BTreeMap<String, usize>,
+    /// Of the planned calls, those on the baseline (each unit needs its baseline too).
+    pub baseline_calls: u64,
+    /// The calls, in the seeded order, arm by arm in turn.
+    pub calls: Vec<Call>,
+    /// Warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Most calls one batch of `next` holds (each call is a row in memory and in the file).
+pub const MAX_BATCH_CALLS: u64 = 1_000_000;
+
+/// Plans the next `budget` calls (at most [`MAX_BATCH_CALLS`]): units in the seeded order, in turn over the arms still to
+/// decide, each unit with the repeats its cells lack in the arm and in the baseline. A unit that
+/// does not fit in what is left of the budget ends that arm's share.
+pub fn next(
+    exp: &Experiment,
+    w: &WatchOutput,
+    opts: &SequentialOptions,
+    budget: u64,
+) -> NextOutput {
+    let m = &exp.results.matrix;
+    let base = exp.baseline_index();
+    let (units, _) = unit_order(exp, opts.seed);
+    let have = |c: usize, a: Option<usize>| a.map_or(0, |a| m.repeats[m.cell(c, a)]);
+    let open: Vec<(Option<usize>, &str, usize)> = w
+        .arms
+        .iter()
+        .filter(|s| s.state == State::Continue)
+        .map(|s| (exp.results.arm_index(&s.arm), s.arm.as_str(), s.units))
+        .collect();
+    let mut next_unit: Vec<usize> = open.iter().map(|&(_, _, u)| u).collect();
+    let mut done = vec![false; open.len()];
+    let mut baseline_planned = vec![false; m.n_cases];
+    let mut calls = Vec::new();
+    let mut planned = 0u64;
+    let mut baseline_calls = 0u64;
+    let mut per_arm: BTreeMap<String, usize> = BTreeMap::new();
+    let mut exhausted: Vec<&str> = Vec::new();
+    let r = w.repeats;
+    let asked = budget;
+    let budget = budget.min(MAX_BATCH_CALLS);
+    while done.iter().any(|d| !d) {
+        for (i, &(a, label, _)) in open.iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let Some(unit) = units.get(next_unit[i]) else {
+                done[i] = true;
+                if !per_arm.contains_key(label) {
+                    exhausted.push(label);
+                }
+                continue;
+            };
+            let mut cost = 0u64;
+            for &c in unit {
+                cost += u64::from(r.saturating_sub(have(c, a)));
+                if !baseline_planned[c] {
+                    cost += u64::from(r.saturating_sub(have(c, Some(base))));
+                }
+            }
+            if planned + cost > budget {
+                done[i] = true;
+                continue;
+            }
+            for &c in unit {
+                if !baseline_planned[c] {
+                    baseline_planned[c] = true;
+                    for rep in have(c, Some(base))..r {
+                        calls.push(Call {
+                            case_id: exp.cases.ids[c].clone(),
+                            arm: exp.results.arms[base].clone(),
+                            repeat: rep,
+                        });
+                        baseline_calls += 1;
+                    }
+                }
+                for rep in have(c, a)..r {
+                    calls.push(Call {
+                        case_id: exp.cases.ids[c].clone(),
+                        arm: label.to_string(),
+                        repeat: rep,
+                    });
+                }
+            }
+            planned += cost;
+            next_unit[i] += 1;
+            *per_arm.entry(label.to_string()).or_default() += 1;
+        }
+    }
+    let mut warnings = Vec::new();
+    if asked > budget {
+        warnings.push(format!(
+            "a batch holds at most {MAX_BATCH_CALLS} calls; {asked} were asked for. Run the batch, then `ablate next` again"
+        ));
+    }
+    if !exhausted.is_empty() {
+        warnings.push(format!(
+            "{}: every {} of the set has already been run for {}, and the arm is still not decided: the set is exhausted for it. Add cases to settle it, or accept it as not settled",
+            exhausted.join(", "),
+            w.unit,
+            if exhausted.len() == 1 { "it" } else { "each" }
+        ));
+    }
+    if open.is_empty() {
+        warnings.push("every arm is decided: nothing left to run".into());
+    } else if calls.is_empty() && exhausted.len() < open.len() {
+        warnings.push(format!(
+            "no whole unit fits in {budget} calls (a unit needs up to {} calls); give more --calls",
+            2 * r as usize * units.iter().map(Vec::len).max().unwrap_or(1)
+        ));
+    }
+    NextOutput {
+        budget,
+        planned,
+        arms: per_arm,
+        baseline_calls,
+        calls,
+        warnings,
+    }
+}

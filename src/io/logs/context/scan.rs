@@ -1,0 +1,382 @@
+//! Streams a context log into [`ContextSums`]: one pass per hash partition of request ids, each
+//! holding only its share of the calls (and, for the policy replay, of the items).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::{ContextOptions, ContextSums, Policy, ReplaySums, StepSums, hard_limit};
+use crate::error::Result;
+use crate::io::logs::{self, ContextLog};
+use crate::io::table;
+use crate::stats::histogram::Counts;
+use crate::stats::moments::Neumaier;
+
+/// Memory per log row held by a pass without a policy (Polars' group-by state per call, calls
+/// being at most rows), measured on `ablate simulate` logs with headroom.
+pub const BYTES_PER_ROW: u64 = 120;
+
+/// Memory per log row held by a pass that replays a policy (every item of the partition as
+/// hashes and numbers, sorted into calls): 250–350 bytes measured, with headroom.
+pub const BYTES_PER_ROW_REPLAY: u64 = 500;
+
+fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
+    let c = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::Int64))
+        .map_err(|e| table::polars_unreadable(path, e))?;
+    Ok(c.i64()
+        .map_err(|e| table::polars_unreadable(path, e))?
+        .iter()
+        .collect())
+}
+
+/// Reduces the log to sums, in as many partitions as `opts.memory` needs.
+pub fn sums(context: &ContextLog, opts: &ContextOptions) -> Result<ContextSums> {
+    let log = &context.log;
+    let path = log.summary.path.clone();
+    let lf = log.lf.clone();
+    let has = |c: &str| log.has(c);
+    let limits = opts.effective_limits();
+    let per_row = if opts.policy.is_some() {
+        BYTES_PER_ROW_REPLAY
+    } else {
+        BYTES_PER_ROW
+    };
+    let passes = logs::passes(log.summary.rows as u64, per_row, opts.memory);
+    let mut total = ContextSums {
+        sizes: Counts::exact(),
+        hard: Counts::exact(),
+        ..ContextSums::default()
+    };
+    let bar = logs::pass_bar(passes, opts.progress, "context: partitions of the log");
+    for pass in 0..passes {
+        let part = if passes > 1 {
+            lf.clone()
+                .filter(logs::partition("request_id", pass, passes))
+        } else {
+            lf.clone()
+        };
+        total.merge(calls(part.clone(), &has, &limits, &path)?);
+        if let Some(policy) = &opts.policy {
+            let r = replay(part, has, policy, &opts.limits, &path)?;
+            total.replay.get_or_insert_default().merge(r);
+        }
+        logs::release_freed_memory();
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+
+    let by_source = table::collect_streaming(
+        lf.group_by([col("source")])
+            .agg([col("tokens").sum().alias("t")]),
+        &path,
+    )?;
+    let sources = by_source
+        .column("source")
+        .and_then(|c| c.str().cloned())
+        .map_err(|e| table::polars_unreadable(&path, e))?;
+    let totals = i64s(&by_source, "t", &path)?;
+    for (s, t) in sources.iter().zip(totals) {
+        *total
+            .sources
+            .entry(s.unwrap_or("(none)").to_string())
+            .or_insert(0) += i128::from(t.unwrap_or(0));
+    }
+    Ok(total)
+}
+
+/// The call sums of one partition: size, limits and step per call, then reduced.
+fn calls(
+    part: LazyFrame,
+    has: &impl Fn(&str) -> bool,
+    p: &Policy,
+    path: &Path,
+) -> Result<ContextSums> {
+    let mut keys = vec![col("request_id")];
+    if has("step") {
+        keys.push(col("step"));
+    }
+    let mut aggs = vec![col("tokens").sum().alias("size")];
+    for c in ["model_limit", "expected_output"] {
+        if has(c) {
+            aggs.push(col(c).max().alias(c));
+        }
+    }
+    if has("step") {
+        aggs.push(col("step").first().alias("step_value"));
+    }
+    let mut names = vec!["size"];
+    names.extend(
+        ["model_limit", "expected_output"]
+            .into_iter()
+            .filter(|c| has(c)),
+    );
+    if has("step") {
+        names.push("step_value");
+    }
+    let calls = table::collect_streaming(
+        part.group_by(keys)
+            .agg(aggs)
+            .select(names.iter().map(|n| col(*n)).collect::<Vec<_>>()),
+        path,
+    )?;
+    let n = calls.height();
+    let sizes = i64s(&calls, "size", path)?;
+    let column_or = |name: &str, fallback: Option<i64>| -> Result<Vec<Option<i64>>> {
+        Ok(if has(name) {
+            i64s(&calls, name, path)?
+                .into_iter()
+                .map(|v| v.or(fallback))
+                .collect()
+        } else {
+            vec![fallback; n]
+        })
+    };
+    let model = column_or("model_limit", p.model_limit)?;
+    let expected = column_or("expected_output", p.expected_output)?;
+    let steps = if has("step") {
+        Some(i64s(&calls, "step_value", path)?)
+    } else {
+        None
+    };
+    let mut out = ContextSums {
+        sizes: Counts::exact(),
+        hard: Counts::exact(),
+        steps: steps.as_ref().map(|_| StepSums::default()),
+        ..ContextSums::default()
+    };
+    let mut utilisation = Neumaier::default();
+    for i in 0..n {
+        let h = hard_limit(model[i], expected[i], p, path)?;
+        let s = sizes[i].unwrap_or(0);
+        out.calls += 1;
+        out.size_sum += i128::from(s);
+        out.sizes.add(s, 1);
+        out.hard.add(h, 1);
+        utilisation.add(s as f64 / h as f64);
+        if s > h {
+            out.overflow += 1;
+        }
+        if s as f64 > p.soft_limit_ratio * h as f64 {
+            out.soft_crossing += 1;
+        }
+        if let (Some(steps), Some(t)) = (&steps, out.steps.as_mut()) {
+            let x = i128::from(steps[i].unwrap_or(0));
+            t.x += x;
+            t.xx += x * x;
+            t.xy += x * i128::from(s);
+        }
+    }
+    out.utilisation_sum = utilisation.total();
+    Ok(out)
+}
+
+/// One item of a call, for the replay.
+struct Item {
+    /// Index into the partition's source names.
+    source: usize,
+    tokens: i64,
+    mandatory: bool,
+    priority: i64,
+    relevance: f64,
+    hash: Option<u64>,
+}
+
+/// Replays one partition's calls through the budget manager.
+fn replay(
+    lf: LazyFrame,
+    has: impl Fn(&str) -> bool,
+    p: &Policy,
+    limits: &Policy,
+    path: &Path,
+) -> Result<ReplaySums> {
+    // Request ids and content hashes enter as 64-bit hashes (a call is the 128-bit request key
+    // and the step), sources as small codes: the partition's items hold no text of their own.
+    let [k1, k2] = logs::key128("request_id");
+    let mut select = vec![k1, k2, col("source"), col("tokens")];
+    for c in [
+        "step",
+        "mandatory",
+        "priority",
+        "relevance",
+        "content_hash",
+        "model_limit",
+        "expected_output",
+    ] {
+        if has(c) {
+            select.push(if c == "content_hash" {
+                logs::hash64(c).alias(c)
+            } else {
+                col(c)
+            });
+        }
+    }
+    let mut by = vec!["request_id_h1", "request_id_h2"];
+    if has("step") {
+        by.push("step");
+    }
+    let df = table::collect_streaming(
+        lf.select(select).with_row_index("__row", None).sort(
+            by.iter().copied().chain(["__row"]).collect::<Vec<_>>(),
+            SortMultipleOptions::default(),
+        ),
+        path,
+    )?;
+    let unreadable = |e| table::polars_unreadable(path, e);
+    let u64s = |name: &str| -> Result<Vec<Option<u64>>> {
+        if !has(name) && !name.starts_with("request_id") {
+            return Ok(vec![None; df.height()]);
+        }
+        Ok(df
+            .column(name)
+            .and_then(|c| c.u64().cloned())
+            .map_err(unreadable)?
+            .iter()
+            .collect())
+    };
+    let ints = |name: &str| -> Result<Vec<Option<i64>>> {
+        if !has(name) && name != "tokens" {
+            return Ok(vec![None; df.height()]);
+        }
+        i64s(&df, name, path)
+    };
+    let ids: Vec<(Option<u64>, Option<u64>)> = u64s("request_id_h1")?
+        .into_iter()
+        .zip(u64s("request_id_h2")?)
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut codes: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let sources: Vec<usize> = df
+        .column("source")
+        .and_then(|c| c.str().cloned())
+        .map_err(unreadable)?
+        .iter()
+        .map(|s| {
+            let s = s.unwrap_or_default();
+            *codes.entry(s.to_string()).or_insert_with(|| {
+                names.push(s.to_string());
+                names.len() - 1
+            })
+        })
+        .collect();
+    let hashes = u64s("content_hash")?;
+    let tokens = ints("tokens")?;
+    let steps = ints("step")?;
+    let priority = ints("priority")?;
+    let model = ints("model_limit")?;
+    let expected = ints("expected_output")?;
+    let mandatory: Vec<bool> = if has("mandatory") {
+        df.column("mandatory")
+            .and_then(|c| c.bool().cloned())
+            .map_err(unreadable)?
+            .iter()
+            .map(|v| v.unwrap_or(false))
+            .collect()
+    } else {
+        vec![false; df.height()]
+    };
+    let relevance: Vec<f64> = if has("relevance") {
+        df.column("relevance")
+            .and_then(|c| c.f64().cloned())
+            .map_err(unreadable)?
+            .iter()
+            .map(|v| v.unwrap_or(f64::NEG_INFINITY))
+            .collect()
+    } else {
+        vec![0.0; df.height()]
+    };
+    drop(df);
+
+    let mut out = ReplaySums::default();
+    let height = ids.len();
+    let mut start = 0;
+    while start < height {
+        let mut end = start + 1;
+        while end < height && ids[end] == ids[start] && steps[end] == steps[start] {
+            end += 1;
+        }
+        let first = start;
+        start = end;
+        out.calls += 1;
+        // The call's limits as `run` reads them: the largest logged value, else the policy's.
+        let logged = |v: &[Option<i64>]| v[first..end].iter().flatten().copied().max();
+        let m = logged(&model)
+            .or(p.model_limit)
+            .or(limits.model_limit)
+            .unwrap_or(0);
+        let hard = m
+            - (logged(&expected)
+                .or(p.expected_output)
+                .or(limits.expected_output)
+                .unwrap_or(0)
+                + p.output_buffer)
+            - p.safety_margin;
+        let items: Vec<Item> = (first..end)
+            .map(|i| Item {
+                source: sources[i],
+                tokens: tokens[i].unwrap_or(0),
+                mandatory: mandatory[i],
+                priority: priority[i].unwrap_or(i64::MAX),
+                relevance: relevance[i],
+                hash: hashes[i],
+            })
+            .collect();
+        let size: i64 = items.iter().map(|i| i.tokens).sum();
+        // Deduplicate by content hash (first occurrence kept). Evictions count only for calls
+        // that fit, like the admitted and saved tokens they add up to.
+        let mut seen = std::collections::HashSet::new();
+        let mut kept = Vec::new();
+        let mut call_evicted: Vec<(usize, i64)> = Vec::new();
+        for item in items {
+            if let Some(h) = item.hash
+                && !seen.insert(h)
+            {
+                call_evicted.push((item.source, item.tokens));
+                continue;
+            }
+            kept.push(item);
+        }
+        let mandatory_tokens: i64 = kept.iter().filter(|i| i.mandatory).map(|i| i.tokens).sum();
+        if mandatory_tokens > hard {
+            out.overflow += 1;
+            continue;
+        }
+        let budget = p.global_budget.map_or(hard, |g| g.min(hard));
+        let mut remaining = budget - mandatory_tokens;
+        let mut optional: Vec<&Item> = kept.iter().filter(|i| !i.mandatory).collect();
+        optional.sort_by(|a, b| {
+            a.priority
+                .cmp(&b.priority)
+                .then(b.relevance.total_cmp(&a.relevance))
+        });
+        let mut used_by_source: BTreeMap<usize, i64> = BTreeMap::new();
+        let mut admitted = mandatory_tokens;
+        for item in optional {
+            let used = used_by_source.entry(item.source).or_insert(0);
+            let source_ok = p
+                .budgets
+                .get(&names[item.source])
+                .is_none_or(|b| *used + item.tokens <= *b);
+            if source_ok && item.tokens <= remaining {
+                *used += item.tokens;
+                remaining -= item.tokens;
+                admitted += item.tokens;
+            } else {
+                call_evicted.push((item.source, item.tokens));
+            }
+        }
+        for (source, tokens) in call_evicted {
+            *out.evicted.entry(names[source].clone()).or_insert(0) += i128::from(tokens);
+        }
+        out.fitting += 1;
+        out.admitted += i128::from(admitted);
+        out.saving += i128::from(size - admitted);
+    }
+    Ok(out)
+}
