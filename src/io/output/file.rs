@@ -1,0 +1,105 @@
+//! Single files, written to a temporary sibling and renamed; replaced only when disposable.
+
+use std::path::Path;
+
+use super::folder::sibling;
+use super::*;
+use crate::error::{Error, Result};
+
+/// Whether `path` is a disposable output of ablate's: a Parquet file with [`OUTPUT_KEY`] in its
+/// key-value metadata. Tables of an experiment that `import` or `simulate` wrote carry only
+/// [`PARQUET_KEY`], and are not disposable.
+fn disposable_output(path: &Path) -> bool {
+    use polars::prelude::*;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut reader = ParquetReader::new(file);
+    let Ok(meta) = reader.get_metadata() else {
+        return false;
+    };
+    meta.key_value_metadata()
+        .as_ref()
+        .is_some_and(|kv| kv.iter().any(|e| e.key == OUTPUT_KEY))
+}
+
+/// Whether `path` is a table an experiment folder reads: its stem is one of
+/// [`EXPERIMENT_TABLES`] and an `experiment.toml` sits beside it.
+fn is_experiment_table(path: &Path) -> bool {
+    let stem = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split_once('.').map(|(stem, _)| stem));
+    stem.is_some_and(|s| EXPERIMENT_TABLES.contains(&s))
+        && parent_of(path).join("experiment.toml").is_file()
+}
+
+/// Checks that `path` may be written as a single output file: not a folder or a link, not a
+/// table an experiment folder reads, and, when it exists, a disposable output of ablate's or
+/// `force` is set. [`write_file`] checks again when it writes.
+///
+/// # Errors
+/// [`Error::Output`] naming the file and what to do.
+pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
+    if path
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().len() > NAME_MAX)
+    {
+        return Err(refuse(
+            path,
+            format!("the file name is longer than {NAME_MAX} bytes"),
+            "choose a shorter name",
+        ));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Err(refuse(
+            path,
+            "is a folder, and ablate writes a file here",
+            "give a file name, e.g. arms.parquet",
+        )),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse(
+            path,
+            "is a symbolic link; ablate does not replace links",
+            "give the real file's path, or another name",
+        )),
+        Ok(_) if is_experiment_table(path) => Err(refuse(
+            path,
+            "is a table of the experiment in this folder (an experiment.toml sits beside it); ablate never replaces one, not even with --force",
+            "write the output elsewhere (e.g. batch.parquet), and move it over the table yourself if that is what you mean",
+        )),
+        Ok(_) if !force && !disposable_output(path) => Err(refuse(
+            path,
+            "exists and ablate did not write it as a disposable output (only a batch from `next` or an arms table from `plan`, as Parquet, is replaced without asking)",
+            "choose another name, or pass --force to replace it",
+        )),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Writes one output file through a temporary sibling and a rename, after
+/// [`check_file_target`]: an existing file is replaced only when it is a disposable output of
+/// ablate's, or when `force` is set; a folder, a link or an experiment's table at `path` is always
+/// refused.
+///
+/// # Errors
+/// [`Error::Output`] when `path` may not be replaced; any error of `write`; the rename fails.
+pub fn write_file(path: &Path, force: bool, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    check_file_target(path, force)?;
+    let parent = parent_of(path);
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
+    let mut temp = sibling(&parent, "tmp");
+    if let Some(ext) = ext {
+        // Writers pick the format from the extension.
+        temp.set_extension(ext);
+    }
+    if let Err(e) = write(&temp) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    std::fs::rename(&temp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        Error::io(path, e)
+    })
+}

@@ -1,0 +1,314 @@
+//! Folders written whole: [`AtomicDir`] (a new output, renamed into place) and [`FolderUpdate`]
+//! (an experiment grown in place by `import --into`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use super::*;
+use crate::error::{Error, Result};
+
+/// A unique, short hidden name beside `target` (`.ablate-<kind>-<pid>-<n>`), so temporary names
+/// never exceed the file-name limit and never collide between processes or threads.
+pub(super) fn sibling(parent: &Path, kind: &str) -> PathBuf {
+    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    parent.join(format!(".ablate-{kind}-{}-{n}", std::process::id()))
+}
+
+/// A folder being written: everything goes into a hidden temporary sibling of `target`, and
+/// [`AtomicDir::commit`] writes the marker and renames it into place, replacing an earlier output
+/// of ablate's (never anything else). Dropped without commit, the temporary folder is removed.
+#[derive(Debug)]
+pub struct AtomicDir {
+    target: PathBuf,
+    temp: PathBuf,
+    committed: bool,
+}
+
+impl AtomicDir {
+    /// Starts writing `target`, after checking that it may be replaced
+    /// ([`check_folder_target`]).
+    ///
+    /// # Errors
+    /// The target may not be replaced, the parent folder cannot be created, or the temporary folder
+    /// cannot be made.
+    pub fn create(target: &Path) -> Result<AtomicDir> {
+        check_folder_target(target)?;
+        let parent = parent_of(target);
+        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        AtomicDir::beside(target)
+    }
+
+    /// A new, empty temporary folder beside `target` (whose parent exists).
+    fn beside(target: &Path) -> Result<AtomicDir> {
+        let parent = parent_of(target);
+        loop {
+            let temp = sibling(&parent, "tmp");
+            match std::fs::create_dir(&temp) {
+                Ok(()) => {
+                    return Ok(AtomicDir {
+                        target: target.to_path_buf(),
+                        temp,
+                        committed: false,
+                    });
+                }
+                // A stale folder of a dead process with the same pid: never touch it, take the next.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(&temp, e)),
+            }
+        }
+    }
+
+    /// Path of a file inside the folder being written.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.temp.join(name)
+    }
+
+    /// Writes the marker, then moves the finished folder into place, replacing an earlier output
+    /// of ablate's. Retries when a concurrent writer commits to the same target at the same time.
+    ///
+    /// # Errors
+    /// The target has become something ablate may not replace, or a rename fails.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        let files = list_files(&self.temp)?;
+        let mut sha256 = std::collections::BTreeMap::new();
+        for f in files.iter().filter(|f| !f.ends_with('/')) {
+            sha256.insert(f.clone(), sha256_file(&self.temp.join(f))?);
+        }
+        let marker = Marker {
+            tool: "ablate".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: command_line(),
+            files,
+            sha256: Some(sha256),
+        };
+        let marker_path = self.temp.join(MARKER);
+        let text = serde_json::to_string_pretty(&marker)
+            .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
+        std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
+
+        let parent = parent_of(&self.target);
+        for attempt in 0..COMMIT_ATTEMPTS {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt.min(20))));
+            }
+            let old = if self.target.exists() {
+                let old = sibling(&parent, "old");
+                match std::fs::rename(&self.target, &old) {
+                    Ok(()) => {}
+                    // Another writer moved it away first: look again.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Error::io(&self.target, e)),
+                }
+                // Checked where no other process looks (the name is ours alone); put back
+                // anything ablate may not delete.
+                if let Err(refused) = check_folder_target(&old) {
+                    let _ = std::fs::rename(&old, &self.target);
+                    return Err(match refused {
+                        Error::Output { problem, fix, .. } => Error::Output {
+                            path: self.target.clone(),
+                            problem,
+                            fix,
+                        },
+                        e => e,
+                    });
+                }
+                if let Err(e) = carry_kept_files(&old, &self.temp) {
+                    // Put the state back (if it moved) and the folder where it was.
+                    let _ = carry_kept_files(&self.temp, &old);
+                    let _ = std::fs::rename(&old, &self.target);
+                    return Err(e);
+                }
+                Some(old)
+            } else {
+                None
+            };
+            match std::fs::rename(&self.temp, &self.target) {
+                Ok(()) => {
+                    if let Some(old) = old {
+                        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                    }
+                    self.committed = true;
+                    return Ok(self.target.clone());
+                }
+                // Another writer's output landed in between: ours replaces it on the next try.
+                Err(e) if is_taken(&e) => {
+                    if let Some(old) = old {
+                        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                    }
+                }
+                Err(e) => {
+                    if let Some(old) = old {
+                        let _ = carry_kept_files(&self.temp, &old);
+                        let _ = std::fs::rename(&old, &self.target);
+                    }
+                    return Err(Error::io(&self.target, e));
+                }
+            }
+        }
+        Err(Error::io(
+            &self.target,
+            std::io::Error::other("other ablate processes kept replacing this folder; try again"),
+        ))
+    }
+}
+
+/// A folder updated in place (`import --into`): the tables ablate rewrites go into a temporary
+/// sibling, and [`FolderUpdate::commit`] carries every other entry of the folder across
+/// (experiment.toml, the watch state, the user's own files) before the finished folder takes its
+/// place. Nothing of the folder is lost, so it need not be ablate's own; the marker then lists the
+/// files written now and those of the old marker whose content is unchanged.
+#[derive(Debug)]
+pub struct FolderUpdate {
+    dir: AtomicDir,
+}
+
+impl FolderUpdate {
+    /// Starts updating `target`, an existing folder (not a link).
+    ///
+    /// # Errors
+    /// The target is missing, a link or a file; the temporary folder cannot be made.
+    pub fn start(target: &Path) -> Result<FolderUpdate> {
+        let meta = std::fs::symlink_metadata(target).map_err(|e| Error::io(target, e))?;
+        if let Ok(cwd) = std::env::current_dir()
+            && resolved(&cwd).starts_with(resolved(target))
+        {
+            return Err(refuse(
+                target,
+                "is the folder you are in (or one holding it); the update moves it aside and back",
+                "run the command from another folder",
+            ));
+        }
+        if meta.file_type().is_symlink() || !meta.is_dir() {
+            return Err(refuse(
+                target,
+                "is not a folder (or is a symbolic link); --into updates an experiment folder in place",
+                "give the experiment folder's real path",
+            ));
+        }
+        Ok(FolderUpdate {
+            dir: AtomicDir::beside(target)?,
+        })
+    }
+
+    /// Path of a file inside the folder being written.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path(name)
+    }
+
+    /// Writes the marker (the files written now, and those of the old marker whose content is
+    /// unchanged), then moves the folder aside, carries every entry the update did not rewrite
+    /// into the new folder and moves the new folder into place. Between the two swaps only
+    /// renames happen; if one fails, everything carried goes back and the folder is put back
+    /// where it was. Should even that fail, nothing is deleted and the error names where each
+    /// part is.
+    ///
+    /// # Errors
+    /// Reading the folder or writing the marker fails (nothing moved yet), or a rename fails
+    /// (rolled back).
+    pub fn commit(mut self) -> Result<PathBuf> {
+        let target = self.dir.target.clone();
+        let temp = self.dir.temp.clone();
+        let ours = list_files(&temp)?;
+        let mut sha256 = std::collections::BTreeMap::new();
+        for f in ours.iter().filter(|f| !f.ends_with('/')) {
+            sha256.insert(f.clone(), sha256_file(&temp.join(f))?);
+        }
+        // Files of the old marker that will be carried unchanged stay ablate's.
+        if let Some(m) = read_marker(&target)
+            && let Some(hashes) = &m.sha256
+        {
+            for (f, h) in hashes {
+                let top = f.split('/').next().unwrap_or_default();
+                if sha256.contains_key(f) || temp.join(top).exists() {
+                    continue;
+                }
+                if sha256_file(&target.join(f)).is_ok_and(|now| &now == h) {
+                    sha256.insert(f.clone(), h.clone());
+                }
+            }
+        }
+        let marker = Marker {
+            tool: "ablate".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: command_line(),
+            files: sha256.keys().cloned().collect(),
+            sha256: Some(sha256),
+        };
+        let marker_path = temp.join(MARKER);
+        let text = serde_json::to_string_pretty(&marker)
+            .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
+        std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
+
+        let old = sibling(&parent_of(&target), "old");
+        std::fs::rename(&target, &old).map_err(|e| Error::io(&target, e))?;
+        let mut carried: Vec<std::ffi::OsString> = Vec::new();
+        let swapped = (|| -> std::result::Result<(), (PathBuf, std::io::Error)> {
+            let entries = std::fs::read_dir(&old).map_err(|e| (old.clone(), e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| (old.clone(), e))?;
+                let name = entry.file_name();
+                if name == MARKER || temp.join(&name).exists() {
+                    continue;
+                }
+                std::fs::rename(entry.path(), temp.join(&name)).map_err(|e| (entry.path(), e))?;
+                carried.push(name);
+            }
+            std::fs::rename(&temp, &target).map_err(|e| (target.clone(), e))
+        })();
+        match swapped {
+            Ok(()) => {
+                self.dir.committed = true;
+                std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                Ok(target)
+            }
+            Err((at, e)) => {
+                let mut restored = carried
+                    .iter()
+                    .all(|name| std::fs::rename(temp.join(name), old.join(name)).is_ok());
+                restored &= std::fs::rename(&old, &target).is_ok();
+                if !restored {
+                    // Keep every byte: the temporary folder is not removed.
+                    self.dir.committed = true;
+                    return Err(Error::io(
+                        &at,
+                        std::io::Error::other(format!(
+                            "{e}; the update could not be undone: the experiment's earlier files are in {} and the rest in {}; move them back into {} by hand",
+                            old.display(),
+                            temp.display(),
+                            target.display()
+                        )),
+                    ));
+                }
+                Err(Error::io(&at, e))
+            }
+        }
+    }
+}
+
+/// Moves the state ablate keeps beside its output ([`KEPT_FILES`]) from the folder being replaced
+/// into its replacement, unless the new output brings its own.
+fn carry_kept_files(old: &Path, new: &Path) -> Result<()> {
+    for name in KEPT_FILES {
+        let (from, to) = (old.join(name), new.join(name));
+        if crate::io::watch_state::is_state_file(&from) && !to.exists() {
+            std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a rename failed because the target exists (a concurrent writer got there first).
+fn is_taken(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
+    )
+}
+
+impl Drop for AtomicDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.temp);
+        }
+    }
+}

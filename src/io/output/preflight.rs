@@ -1,0 +1,187 @@
+//! Every destination of a command against its inputs and each other, before the first write.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::*;
+use crate::error::Result;
+
+/// A path made absolute and free of links, `.` and `..`, also when its end does not exist yet: the
+/// longest existing prefix is resolved by the file system, and the rest is joined lexically
+/// (a name that does not exist cannot be a link).
+pub fn resolved(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut existing = absolute.clone();
+    let mut rest = Vec::new();
+    let mut base = loop {
+        if let Ok(c) = existing.canonicalize() {
+            break c;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => {
+                // Nothing resolves (`..` past the root, an unreadable folder): lexical only.
+                rest.clear();
+                break PathBuf::new();
+            }
+        }
+    };
+    if base.as_os_str().is_empty() {
+        for c in absolute.components() {
+            match c {
+                Component::ParentDir => {
+                    base.pop();
+                }
+                Component::CurDir => {}
+                other => base.push(other.as_os_str()),
+            }
+        }
+        return base;
+    }
+    for name in rest.into_iter().rev() {
+        match Path::new(&name).components().next() {
+            Some(Component::ParentDir) => {
+                base.pop();
+            }
+            Some(Component::CurDir) | None => {}
+            Some(_) => base.push(name),
+        }
+    }
+    base
+}
+
+/// One place a command will write.
+#[derive(Debug, Clone)]
+pub struct Destination {
+    /// The option that names it, for messages (`--out`, `--export`).
+    pub flag: &'static str,
+    /// The path given.
+    pub path: PathBuf,
+    /// A folder ablate builds whole, or a single file.
+    pub kind: DestinationKind,
+}
+
+/// What is written at a [`Destination`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestinationKind {
+    /// A folder written by [`AtomicDir`].
+    Folder,
+    /// One file written by [`write_file`], with its `--force`.
+    File {
+        /// Replace a file ablate cannot tell it wrote.
+        force: bool,
+    },
+}
+
+/// One thing a command reads: an experiment folder, a table, a log.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// What it is, for messages (`the experiment`, `--mix`).
+    pub what: String,
+    /// The path given.
+    pub path: PathBuf,
+}
+
+/// Checks every destination of a command before its first write:
+///
+/// - no output folder equals, contains or sits inside an input, or contains the current folder
+///   (renaming it away would pull the floor from under the user's shell);
+/// - no output file is an input file;
+/// - no two destinations are the same place or nested in each other (`report --out X --export X`
+///   would write the export, then replace it with the report);
+/// - each destination may be replaced ([`check_folder_target`], [`check_file_target`]).
+///
+/// # Errors
+/// [`Error::Output`] (exit 2) naming the two paths and what to do.
+pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
+    let cwd = std::env::current_dir().map(|d| resolved(&d)).ok();
+    let resolved_inputs: Vec<(&Input, PathBuf)> =
+        inputs.iter().map(|i| (i, resolved(&i.path))).collect();
+    let resolved_dests: Vec<(&Destination, PathBuf)> = destinations
+        .iter()
+        .map(|d| (d, resolved(&d.path)))
+        .collect();
+    for (i, (dest, at)) in resolved_dests.iter().enumerate() {
+        if dest.kind == DestinationKind::Folder {
+            if at.parent().is_none() {
+                return Err(refuse(
+                    &dest.path,
+                    format!("{} is the root of the file system", dest.flag),
+                    "give a folder of its own, e.g. --out reports/mine",
+                ));
+            }
+            if let Some(cwd) = &cwd
+                && cwd.starts_with(at)
+            {
+                return Err(refuse(
+                    &dest.path,
+                    format!(
+                        "{} is the folder you are in (or one holding it); ablate replaces its output folder whole",
+                        dest.flag
+                    ),
+                    "give a new folder's name, e.g. --out report-v2",
+                ));
+            }
+        }
+        for (input, from) in &resolved_inputs {
+            let clash = match dest.kind {
+                DestinationKind::Folder => {
+                    if from == at {
+                        Some("is")
+                    } else if from.starts_with(at) {
+                        Some("contains")
+                    } else if at.starts_with(from) {
+                        Some("sits inside")
+                    } else {
+                        None
+                    }
+                }
+                DestinationKind::File { .. } => (from == at).then_some("is"),
+            };
+            if let Some(clash) = clash {
+                return Err(refuse(
+                    &dest.path,
+                    format!(
+                        "{} {clash} {} {}, which this command reads; writing there could replace what is being read",
+                        dest.flag,
+                        input.what,
+                        input.path.display()
+                    ),
+                    "write to a folder outside every input, e.g. --out reports/<name>",
+                ));
+            }
+        }
+        for (other, there) in &resolved_dests[i + 1..] {
+            if at == there || at.starts_with(there) || there.starts_with(at) {
+                return Err(refuse(
+                    &dest.path,
+                    format!(
+                        "{} and {} ({}) are the same place or one holds the other; the second write would replace the first",
+                        dest.flag,
+                        other.flag,
+                        other.path.display()
+                    ),
+                    "give each its own folder, side by side",
+                ));
+            }
+        }
+    }
+    for dest in destinations {
+        match dest.kind {
+            DestinationKind::Folder => check_folder_target(&dest.path)?,
+            DestinationKind::File { force } => check_file_target(&dest.path, force)?,
+        }
+    }
+    Ok(())
+}

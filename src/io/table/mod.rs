@@ -1,0 +1,223 @@
+//! Finding and reading one table of an experiment: `<stem>.parquet` or `<stem>.csv`.
+//!
+//! Reading goes through a Polars lazy scan with the projection pushed down: only the columns a
+//! table's [`Col`] specs name are read. Column types are checked against the specs before anything
+//! is collected, so a mistyped column is reported by name rather than as a Polars cast failure.
+//! Before Polars sees a Parquet file, its magic bytes are checked so that an empty, non-Parquet or
+//! truncated file gets an error that says which of the three it is.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use polars::prelude::*;
+
+use crate::error::{Error, Result};
+
+mod column;
+mod schema;
+
+pub use column::{
+    Table, check_id, check_non_negative, check_unique, float_text, read, read_coded, split_list,
+};
+pub use schema::{Col, Kind, check_columns, is_text};
+
+/// The on-disk format of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Apache Parquet.
+    Parquet,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+/// A table file found in an experiment folder.
+#[derive(Debug, Clone)]
+pub struct TableFile {
+    /// Full path of the file.
+    pub path: PathBuf,
+    /// Its format, from the extension.
+    pub format: Format,
+}
+
+impl TableFile {
+    /// A table file at an explicit path; the format comes from the extension (`.csv` is CSV,
+    /// anything else is read as Parquet).
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let format = match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+            _ => Format::Parquet,
+        };
+        TableFile { path, format }
+    }
+}
+
+/// Finds `<stem>.parquet` or `<stem>.csv` in `dir`.
+///
+/// # Errors
+/// Both files exist (the choice would be silent), or the folder cannot be read.
+pub fn find(dir: &Path, stem: &str) -> Result<Option<TableFile>> {
+    let parquet = dir.join(format!("{stem}.parquet"));
+    let csv = dir.join(format!("{stem}.csv"));
+    match (parquet.is_file(), csv.is_file()) {
+        (true, true) => Err(Error::Unreadable {
+            path: parquet,
+            problem: format!("both {stem}.parquet and {stem}.csv exist"),
+            fix: "keep one of them so that it is clear which one is analysed".into(),
+        }),
+        (true, false) => Ok(Some(TableFile::at(parquet))),
+        (false, true) => Ok(Some(TableFile::at(csv))),
+        (false, false) => Ok(None),
+    }
+}
+
+/// Checks the magic bytes of a Parquet file: non-empty, starts and ends with `PAR1`.
+fn check_parquet_magic(path: &Path) -> Result<()> {
+    let unreadable = |problem: &str, fix: &str| Error::Unreadable {
+        path: path.to_path_buf(),
+        problem: problem.into(),
+        fix: fix.into(),
+    };
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len == 0 {
+        return Err(unreadable(
+            "the file is empty (0 bytes)",
+            "re-export the table; an interrupted write leaves an empty file",
+        ));
+    }
+    let mut head = [0u8; 4];
+    let got = f.read(&mut head).map_err(|e| Error::io(path, e))?;
+    if got < 4 || &head != b"PAR1" {
+        return Err(unreadable(
+            "not a Parquet file (it does not start with the PAR1 magic bytes)",
+            "write it with a Parquet writer, or give it a .csv extension if it is CSV",
+        ));
+    }
+    let mut tail = [0u8; 4];
+    let ok_tail = len >= 12
+        && f.seek(SeekFrom::End(-4)).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && &tail == b"PAR1";
+    if !ok_tail {
+        return Err(unreadable(
+            "truncated Parquet file (the footer is missing)",
+            "the file was cut short while being written or copied; export it again",
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a lazy scan of a table. For CSV, the columns named in `text_columns` are read as text.
+///
+/// # Errors
+/// Empty, non-Parquet or truncated files; files Polars cannot open.
+pub fn scan(file: &TableFile, text_columns: &[&str]) -> Result<LazyFrame> {
+    let path_str = file.path.to_string_lossy().to_string();
+    let opened = match file.format {
+        Format::Parquet => {
+            check_parquet_magic(&file.path)?;
+            LazyFrame::scan_parquet(PlRefPath::new(path_str), ScanArgsParquet::default())
+        }
+        Format::Csv => {
+            let len = std::fs::metadata(&file.path)
+                .map_err(|e| Error::io(&file.path, e))?
+                .len();
+            if len == 0 {
+                return Err(Error::Unreadable {
+                    path: file.path.clone(),
+                    problem: "the file is empty (0 bytes)".into(),
+                    fix: "write a header line and at least one row".into(),
+                });
+            }
+            let overwrite: Schema = text_columns
+                .iter()
+                .map(|c| Field::new((*c).into(), DataType::String))
+                .collect();
+            LazyCsvReader::new(PlRefPath::new(path_str))
+                .with_has_header(true)
+                .with_infer_schema_length(None)
+                .with_dtype_overwrite(Some(Arc::new(overwrite)))
+                .finish()
+        }
+    };
+    opened.map_err(|e| polars_unreadable(&file.path, e))
+}
+
+/// Maps a Polars read failure on an input file to an input error.
+pub fn polars_unreadable(path: &Path, e: PolarsError) -> Error {
+    Error::Unreadable {
+        path: path.to_path_buf(),
+        problem: format!("cannot be read as a table ({e})"),
+        fix: "check that the file is a complete Parquet or CSV table".into(),
+    }
+}
+
+/// Runs a lazy query on Polars' streaming engine (bounded memory on large logs).
+///
+/// # Errors
+/// Polars fails on the file.
+pub fn collect_streaming(lf: LazyFrame, path: &Path) -> Result<DataFrame> {
+    lf.collect_with_engine(Engine::Streaming)
+        .map(|r| r.unwrap_single())
+        .map_err(|e| polars_unreadable(path, e))
+}
+
+/// The schema of a table, without reading its rows.
+///
+/// # Errors
+/// As [`scan`].
+pub fn schema(file: &TableFile, text_columns: &[&str]) -> Result<SchemaRef> {
+    let mut lf = scan(file, text_columns)?;
+    lf.collect_schema()
+        .map_err(|e| polars_unreadable(&file.path, e))
+}
+
+/// Number of rows of a scan, if it can be counted.
+pub fn row_count(lf: LazyFrame) -> Option<usize> {
+    let df = lf.select([len().alias("rows")]).collect().ok()?;
+    let v = df.column("rows").ok()?.get(0).ok()?;
+    v.extract::<u64>().map(|n| n as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_list_handles_blanks_and_spaces() {
+        assert_eq!(split_list(""), Vec::<String>::new());
+        assert_eq!(split_list(" a ; b;;c "), vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn kind_accepts_widening_only() {
+        assert!(Kind::Float.accepts(&DataType::Int32));
+        assert!(Kind::Float.accepts(&DataType::Float32));
+        assert!(!Kind::Float.accepts(&DataType::String));
+        assert!(Kind::Int.accepts(&DataType::UInt16));
+        // pandas' float64 integers are accepted and checked for whole values when read.
+        assert!(Kind::Int.accepts(&DataType::Float64));
+        assert!(!Kind::Int.accepts(&DataType::String));
+        assert!(Kind::Bool.accepts(&DataType::Null));
+        assert!(Kind::StrList.accepts(&DataType::List(Box::new(DataType::String))));
+        assert!(!Kind::StrList.accepts(&DataType::List(Box::new(DataType::Int64))));
+    }
+
+    #[test]
+    fn check_unique_names_second_row() {
+        let err = check_unique(Path::new("t.csv"), "case_id", ["a", "b", "a"]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("row 3"), "{msg}");
+        assert!(msg.contains("first seen at row 1"), "{msg}");
+    }
+
+    #[test]
+    fn non_negative_reports_first_bad_value() {
+        let err = check_non_negative(Path::new("u.csv"), "tokens", &[1.0, -2.0, -3.0]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("row 2") && msg.contains("-2"), "{msg}");
+    }
+}

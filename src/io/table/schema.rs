@@ -1,0 +1,259 @@
+//! What a column must hold ([`Col`], [`Kind`]) and the checks of a file's schema against it.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::*;
+use crate::error::{Error, Result, Row};
+
+/// The logical type a column must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Text. In CSV files every column named as text is read as text, so ids like `0007` survive.
+    Str,
+    /// Any integer type (read as i64).
+    Int,
+    /// Any floating-point or integer type (read as f64).
+    Float,
+    /// Boolean.
+    Bool,
+    /// A list of text values. In CSV, a text cell with values separated by `;` (empty = empty list).
+    StrList,
+}
+
+impl Kind {
+    /// The type in words, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Str => "text",
+            Kind::Int => "an integer",
+            Kind::Float => "a number",
+            Kind::Bool => "a boolean",
+            Kind::StrList => "a list of text (in CSV: values separated by ';')",
+        }
+    }
+
+    /// Whether a column of `dtype` can be read as this kind. Accepted beyond the exact type, because
+    /// that is what pandas and pyarrow write: any integer or float width (float16 and decimals
+    /// included, read as f64); integers stored as floats
+    /// (pandas' float64 for an integer column with nulls; fractional values are refused when read);
+    /// dictionary-encoded (categorical) text; large strings and lists; and an all-null column
+    /// (pandas' `null` type for a column of `None`), which reads as nulls.
+    pub(super) fn accepts(self, dtype: &DataType) -> bool {
+        if matches!(dtype, DataType::Null) {
+            return true;
+        }
+        match self {
+            Kind::Str => is_text(dtype),
+            Kind::Int | Kind::Float => dtype.is_integer() || dtype.is_float() || dtype.is_decimal(),
+            Kind::Bool => matches!(dtype, DataType::Boolean),
+            Kind::StrList => match dtype {
+                DataType::List(inner) => {
+                    matches!(inner.as_ref(), DataType::Null) || is_text(inner.as_ref())
+                }
+                DataType::String => true,
+                _ => false,
+            },
+        }
+    }
+
+    /// The type a column of `dtype` is cast to in the scan. Integers stored as floats are read as
+    /// f64 and checked for whole values afterwards ([`read`]), never truncated by a cast.
+    fn target(self, dtype: &DataType) -> DataType {
+        match self {
+            Kind::Str => DataType::String,
+            Kind::StrList => match dtype {
+                DataType::String => DataType::String,
+                _ => DataType::List(Box::new(DataType::String)),
+            },
+            Kind::Int if dtype.is_float() || dtype.is_decimal() => DataType::Float64,
+            Kind::Int => DataType::Int64,
+            Kind::Float => DataType::Float64,
+            Kind::Bool => DataType::Boolean,
+        }
+    }
+
+    /// The one-line fix in pandas terms for a column of this kind that has another type.
+    fn pandas_fix(self, column: &str) -> String {
+        match self {
+            Kind::Str => format!("in pandas: df[\"{column}\"] = df[\"{column}\"].astype(str)"),
+            Kind::Int => format!(
+                "in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"]).astype(\"Int64\")"
+            ),
+            Kind::Float => {
+                format!("in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"])")
+            }
+            Kind::Bool => {
+                format!("in pandas: df[\"{column}\"] = df[\"{column}\"].astype(\"boolean\")")
+            }
+            Kind::StrList => format!(
+                "in pandas: df[\"{column}\"] = df[\"{column}\"].apply(list) (a list of strings per row), or in CSV the values joined with ';'"
+            ),
+        }
+    }
+}
+
+/// Whether a type holds text: strings, or dictionary-encoded (categorical) strings.
+pub fn is_text(dtype: &DataType) -> bool {
+    matches!(
+        dtype,
+        DataType::String | DataType::Categorical(..) | DataType::Enum(..)
+    )
+}
+
+/// One column a table reader asks for.
+#[derive(Debug, Clone)]
+pub struct Col {
+    /// Column name.
+    pub name: String,
+    /// Expected type.
+    pub kind: Kind,
+    /// Whether the table is invalid without it.
+    pub required: bool,
+}
+
+impl Col {
+    /// A required column.
+    pub fn req(name: impl Into<String>, kind: Kind) -> Self {
+        Col {
+            name: name.into(),
+            kind,
+            required: true,
+        }
+    }
+    /// An optional column.
+    pub fn opt(name: impl Into<String>, kind: Kind) -> Self {
+        Col {
+            name: name.into(),
+            kind,
+            required: false,
+        }
+    }
+}
+
+/// The error for a CSV column that should hold numbers (or booleans) but has a cell that is not
+/// one: the first such cell, with its row. Falls back to the column-level type error.
+pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) -> Error {
+    let fallback = || Error::WrongType {
+        path: file.path.clone(),
+        column: column.into(),
+        expected: kind.describe(),
+        found: "text".into(),
+        fix: kind.pandas_fix(column),
+    };
+    let Ok(lf) = scan(file, &[column]) else {
+        return fallback();
+    };
+    let Ok(df) = lf.select([col(column)]).collect() else {
+        return fallback();
+    };
+    let Ok(cells) = df.column(column).and_then(|c| c.str().cloned()) else {
+        return fallback();
+    };
+    let parses = |t: &str| {
+        let t = t.trim();
+        match kind {
+            Kind::Int => {
+                t.parse::<i64>().is_ok() || t.parse::<f64>().is_ok_and(|x| x.fract() == 0.0)
+            }
+            Kind::Float => t.parse::<f64>().is_ok(),
+            Kind::Bool => matches!(t.to_ascii_lowercase().as_str(), "true" | "false"),
+            Kind::Str | Kind::StrList => true,
+        }
+    };
+    match cells
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.is_some_and(|t| !parses(t)))
+    {
+        Some((row, Some(value))) => Error::BadValue {
+            path: file.path.clone(),
+            column: column.into(),
+            row: Row::at(row),
+            value: format!("{value:?}"),
+            problem: format!("expected {}, found text", kind.describe()),
+            fix: format!(
+                "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
+                kind.pandas_fix(column)
+            ),
+        },
+        _ => fallback(),
+    }
+}
+
+/// Replaces a float column that should hold integers (pandas writes an integer column with nulls
+/// as float64) by its Int64 version, after checking that every value is a whole number.
+///
+/// # Errors
+/// The first fractional, infinite or out-of-range value, with its row.
+pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) -> Result<()> {
+    let unreadable = |e| polars_unreadable(path, e);
+    let floats = df
+        .column(name)
+        .map_err(unreadable)?
+        .f64()
+        .map_err(unreadable)?;
+    let mut ints: Vec<Option<i64>> = Vec::with_capacity(floats.len());
+    for (i, v) in floats.iter().enumerate() {
+        match v {
+            None => ints.push(None),
+            Some(x) if x.is_nan() => ints.push(None),
+            Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => ints.push(Some(x as i64)),
+            Some(x) => {
+                return Err(Error::BadValue {
+                    path: path.to_path_buf(),
+                    column: name.into(),
+                    row: Row::at(i),
+                    value: float_text(x),
+                    problem: "this column holds whole numbers (it is stored as floats, as pandas does for integers with nulls)".into(),
+                    fix: format!(
+                        "fix the value; in pandas, df[\"{name}\"].astype(\"Int64\") keeps integers with nulls as integers"
+                    ),
+                });
+            }
+        }
+    }
+    let column = Column::new(name.into(), ints);
+    df.with_column(column).map_err(unreadable)?;
+    Ok(())
+}
+
+/// Checks every spec against a schema and returns the projection (with casts) to read.
+///
+/// # Errors
+/// Missing required columns and mistyped columns.
+pub fn check_columns(path: &Path, schema: &Schema, specs: &[Col]) -> Result<Vec<Expr>> {
+    let mut exprs = Vec::new();
+    for spec in specs {
+        match schema.get(spec.name.as_str()) {
+            None if spec.required => {
+                return Err(Error::MissingColumn {
+                    path: path.to_path_buf(),
+                    column: spec.name.clone(),
+                    expected: spec.kind.describe(),
+                    found: schema
+                        .iter_names()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            None => {}
+            Some(dtype) => {
+                if !spec.kind.accepts(dtype) {
+                    return Err(Error::WrongType {
+                        path: path.to_path_buf(),
+                        column: spec.name.clone(),
+                        expected: spec.kind.describe(),
+                        found: format!("{dtype}"),
+                        fix: spec.kind.pandas_fix(&spec.name),
+                    });
+                }
+                let target = spec.kind.target(dtype);
+                exprs.push(col(spec.name.as_str()).cast(target));
+            }
+        }
+    }
+    Ok(exprs)
+}

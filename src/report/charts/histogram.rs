@@ -1,0 +1,64 @@
+//! A histogram with vertical reference lines.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use super::{BLUE, GREEN, RED};
+
+pub(super) fn draw_histogram<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    bins: &[(f64, f64, u64)],
+    marks: &[(f64, String)],
+) -> std::result::Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+    let x1 = bins
+        .last()
+        .map_or(1.0, |b| b.1)
+        .max(marks.iter().map(|m| m.0).fold(0.0, f64::max));
+    let y1 = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64 * 1.08;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(38)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x1 * 1.02, 0.0..y1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc(x_desc)
+        .y_desc("calls")
+        .label_style(("sans-serif", 11))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(bins.iter().map(|(lo, hi, c)| {
+            Rectangle::new([(*lo, 0.0), (*hi, *c as f64)], BLUE.mix(0.8).filled())
+        }))
+        .map_err(err)?;
+    for (i, (x, label)) in marks.iter().enumerate() {
+        let color = [GREEN, ORANGE, RED, GREY][i % 4];
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*x, 0.0), (*x, y1)],
+                color.stroke_width(2),
+            )))
+            .map_err(err)?
+            .label(label.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(GREY)
+        .label_font(("sans-serif", 11))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}

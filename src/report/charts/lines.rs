@@ -1,0 +1,88 @@
+//! Lines with bands and horizontal reference lines.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::RED;
+use super::*;
+
+pub(super) fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    marks: &[(f64, String)],
+) -> std::result::Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+    let (x0, x1) = span(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)));
+    let (y0, y1) = span(
+        lines
+            .iter()
+            .flat_map(|l| {
+                l.points
+                    .iter()
+                    .map(|p| p.1)
+                    .chain(l.band.iter().flat_map(|b| [b.1, b.2]))
+            })
+            .chain(marks.iter().map(|m| m.0)),
+    );
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(38)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 11))
+        .draw()
+        .map_err(err)?;
+    for l in lines {
+        if !l.band.is_empty() {
+            let mut poly: Vec<(f64, f64)> = l.band.iter().map(|b| (b.0, b.2)).collect();
+            poly.extend(l.band.iter().rev().map(|b| (b.0, b.1)));
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    poly,
+                    l.color.mix(0.18).filled(),
+                )))
+                .map_err(err)?;
+        }
+        let color = l.color;
+        chart
+            .draw_series(LineSeries::new(l.points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(l.name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(l.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    for (y, label) in marks {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x0, *y), (x1, *y)],
+                RED.stroke_width(1),
+            )))
+            .map_err(err)?
+            .label(label.as_str())
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RED));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(GREY)
+        .label_font(("sans-serif", 11))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}

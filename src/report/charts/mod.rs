@@ -1,0 +1,309 @@
+//! Charts: the three kinds of drawing `ablate report` needs, rendered with plotters as SVG (inline
+//! in the HTML) and PNG. Charts draw, they don't compute: every number comes from an analysis
+//! output, mapped to a [`Chart`] by [`crate::report::document`].
+//!
+//! Text uses the embedded DejaVu Sans (Bitstream Vera licence, assets/fonts). PNGs are rendered
+//! from the SVG with resvg, so both always match; glyphs DejaVu Sans lacks (CJK, emoji) fall back
+//! to the system's fonts where it has them (e.g. Debian's fonts-noto-cjk). Axis labels are cut
+//! to [`MAX_LABEL_WIDTH`] columns; the tables keep names whole.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::error::{Error, Result};
+
+mod bars;
+mod forest;
+mod histogram;
+mod lines;
+
+use bars::draw_bars;
+use forest::draw_forest;
+use histogram::draw_histogram;
+use lines::draw_lines;
+
+const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+/// Widest a category label on a chart axis gets, in display columns.
+pub const MAX_LABEL_WIDTH: usize = 48;
+
+/// The palette: blue (eval / main), orange (production / stress), grey, red (thresholds).
+pub const BLUE: RGBColor = RGBColor(49, 104, 176);
+/// Second series.
+pub const ORANGE: RGBColor = RGBColor(230, 126, 34);
+/// Needed, but not confidently.
+pub const LIGHT_ORANGE: RGBColor = RGBColor(240, 185, 120);
+/// Removable, but not confidently.
+pub const LIGHT_BLUE: RGBColor = RGBColor(140, 180, 225);
+/// Neutral.
+pub const GREY: RGBColor = RGBColor(140, 140, 140);
+/// Thresholds and limits.
+pub const RED: RGBColor = RGBColor(200, 40, 40);
+/// Third series.
+pub const GREEN: RGBColor = RGBColor(46, 139, 87);
+
+/// One horizontal bar.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Category label.
+    pub label: String,
+    /// Bar length.
+    pub value: f64,
+    /// Interval drawn as a whisker.
+    pub interval: Option<(f64, f64)>,
+    /// Fill.
+    pub color: RGBColor,
+}
+
+/// A forest plot's colour for a verdict and its confidence: dark orange confidently needed, light
+/// orange needed but not settled, dark blue confidently removable, light blue removable but not
+/// settled.
+pub fn verdict_color(
+    v: crate::analysis::vocab::Verdict,
+    c: crate::analysis::vocab::Confidence,
+) -> RGBColor {
+    use crate::analysis::vocab::{Confidence, Verdict};
+    match (v, c) {
+        (Verdict::Needed, Confidence::Confident) => ORANGE,
+        (Verdict::Needed, Confidence::Inconclusive) => LIGHT_ORANGE,
+        (Verdict::Removable, Confidence::Confident) => BLUE,
+        (Verdict::Removable, Confidence::Inconclusive) => LIGHT_BLUE,
+    }
+}
+
+/// One row of a forest plot: an estimate with its interval.
+#[derive(Debug, Clone)]
+pub struct ForestRow {
+    /// Category label.
+    pub label: String,
+    /// The estimate.
+    pub value: f64,
+    /// Its interval.
+    pub interval: Option<(f64, f64)>,
+    /// Colour (verdict × confidence).
+    pub color: RGBColor,
+    /// A mark after the label (e.g. a verdict that flips in production).
+    pub flag: Option<String>,
+}
+
+/// One line, with an optional band.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend name.
+    pub name: String,
+    /// Points.
+    pub points: Vec<(f64, f64)>,
+    /// Band (x, low, high).
+    pub band: Vec<(f64, f64, f64)>,
+    /// Colour.
+    pub color: RGBColor,
+}
+
+/// A chart to draw.
+#[derive(Debug, Clone)]
+pub enum Chart {
+    /// Horizontal bars by category, with whiskers and vertical reference lines.
+    Bars {
+        /// Title.
+        title: String,
+        /// Axis description.
+        x_desc: String,
+        /// Bars, top to bottom.
+        bars: Vec<Bar>,
+        /// Vertical lines (x, label).
+        marks: Vec<(f64, String)>,
+    },
+    /// A forest plot: estimates with intervals, the x-axis centred on a threshold so that the
+    /// region where verdicts are decided is readable. Rows far outside it are drawn at the edge,
+    /// marked off-scale with their value, and never set the scale.
+    Forest {
+        /// Title.
+        title: String,
+        /// Axis description.
+        x_desc: String,
+        /// Rows, top to bottom.
+        rows: Vec<ForestRow>,
+        /// The decision threshold.
+        threshold: f64,
+    },
+    /// Lines with bands and horizontal reference lines.
+    Lines {
+        /// Title.
+        title: String,
+        /// X axis description.
+        x_desc: String,
+        /// Y axis description.
+        y_desc: String,
+        /// Series.
+        lines: Vec<Line>,
+        /// Horizontal lines (y, label).
+        marks: Vec<(f64, String)>,
+    },
+    /// A histogram with vertical reference lines.
+    Histogram {
+        /// Title.
+        title: String,
+        /// X axis description.
+        x_desc: String,
+        /// Bins (lo, hi, count).
+        bins: Vec<(f64, f64, u64)>,
+        /// Vertical lines (x, label).
+        marks: Vec<(f64, String)>,
+    },
+}
+
+/// Fonts for rendering SVG to PNG: the embedded DejaVu Sans as the sans-serif family, then the
+/// system's fonts (loaded once per process) for fallback.
+fn font_db() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static DB: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(FONT.to_vec());
+        db.load_system_fonts();
+        db.set_sans_serif_family("DejaVu Sans");
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// Renders SVG text to PNG bytes at its own size.
+fn svg_to_png(svg: &str) -> std::result::Result<Vec<u8>, String> {
+    use resvg::{tiny_skia, usvg};
+    let options = usvg::Options {
+        fontdb: font_db(),
+        font_family: "DejaVu Sans".into(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| "empty chart".to_string())?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+fn register_font() {
+    REGISTER.call_once(|| {
+        // The embedded font is valid; a failure would only lose the text, not the chart.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Axis tick text: whole numbers with thousands separators from 100 up, else up to 4 decimals
+/// without trailing zeros.
+fn tick(v: &f64) -> String {
+    if v.abs() >= 100.0 {
+        crate::report::text::thousands(*v)
+    } else {
+        let s = format!("{v:.4}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s == "-0" { "0".into() } else { s.to_string() }
+    }
+}
+
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.06).max(1e-9);
+    (lo - pad, hi + pad)
+}
+
+/// Pixels for the widest of `labels` at `per_char` pixels a column, with a margin.
+fn label_width(labels: &[String], per_char: u32) -> u32 {
+    labels
+        .iter()
+        .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
+        .max()
+        .unwrap_or(4) as u32
+        * per_char
+        + 12
+}
+
+impl Chart {
+    /// Pixel size.
+    pub fn size(&self) -> (u32, u32) {
+        match self {
+            Chart::Bars { bars, .. } => (900, (90 + 18 * bars.len().max(1) as u32).max(240)),
+            Chart::Forest { rows, .. } => (960, (100 + 20 * rows.len().max(1) as u32).max(240)),
+            _ => (900, 420),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+        root.fill(&WHITE).map_err(err)?;
+        match self {
+            Chart::Bars {
+                title,
+                x_desc,
+                bars,
+                marks,
+            } => draw_bars(root, title, x_desc, bars, marks)?,
+            Chart::Forest {
+                title,
+                x_desc,
+                rows,
+                threshold,
+            } => draw_forest(root, title, x_desc, rows, *threshold)?,
+            Chart::Lines {
+                title,
+                x_desc,
+                y_desc,
+                lines,
+                marks,
+            } => draw_lines(root, title, x_desc, y_desc, lines, marks)?,
+            Chart::Histogram {
+                title,
+                x_desc,
+                bins,
+                marks,
+            } => draw_histogram(root, title, x_desc, bins, marks)?,
+        }
+        root.present().map_err(err)?;
+        Ok(())
+    }
+
+    /// The chart as SVG text.
+    ///
+    /// # Errors
+    /// Plotters fails to draw (a bug).
+    pub fn svg(&self) -> Result<String> {
+        register_font();
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, self.size()).into_drawing_area();
+            self.draw(&root)
+                .map_err(|e| Error::Invariant(format!("drawing a chart: {e}")))?;
+        }
+        Ok(out)
+    }
+
+    /// Writes the chart as a PNG file, rendered from the same SVG (resvg), so that the two always
+    /// match. Text uses the embedded DejaVu Sans, with the system's fonts as fallback for glyphs it
+    /// lacks (CJK, emoji) where the machine has them.
+    ///
+    /// # Errors
+    /// The SVG cannot be parsed or rendered (a bug), or the file cannot be written.
+    pub fn png(&self, path: &Path) -> Result<()> {
+        let svg = self.svg()?;
+        let bytes = svg_to_png(&svg)
+            .map_err(|e| Error::Invariant(format!("rendering {}: {e}", path.display())))?;
+        std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+    }
+}
