@@ -8,6 +8,7 @@ mod browser;
 mod budget;
 mod check;
 mod decision;
+mod docs;
 mod export;
 mod hardening;
 mod import;
