@@ -32,5 +32,6 @@ pub mod sql;
 pub use ablate_stats as stats;
 pub mod text;
 pub mod verb;
+pub mod warning;
 
 pub use error::{Error, Result};

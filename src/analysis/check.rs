@@ -104,7 +104,7 @@ pub struct CheckReport {
     /// Optional tables absent, and what they would enable.
     pub absent: Vec<String>,
     /// Warnings from loading.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Summarises a loaded experiment.

@@ -92,7 +92,7 @@ pub struct CurveOutput {
     /// Cost, when priced.
     pub cost: Option<Cost>,
     /// Notes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Settings of `ablate curve`.
@@ -132,7 +132,10 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         }
     }
     if budget_arms.is_empty() {
-        warnings.push("no arm has a budget_ratio: there is no curve to draw".into());
+        warnings.push(crate::warning::Warning::new(
+            "curve.no_budget_arms",
+            "no arm has a budget_ratio: there is no curve to draw",
+        ));
     }
 
     let mean_tokens = |a: usize, pos: &[usize]| -> Option<f64> {
@@ -193,10 +196,10 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             // Undefined (not NaN, not 0) when the baseline scores 0 on these cases.
             let retention = (score_base > 0.0).then(|| score_arm / score_base);
             if retention.is_none() {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("curve.baseline_scores_zero", format!(
                     "arm \"{}\": the baseline scores 0 on its paired cases, so its retention is undefined",
                     exp.results.arms[*a]
-                ));
+                )));
             }
             // A ratio's spread needs at least two resampling units.
             let ci = match &draws {

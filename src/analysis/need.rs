@@ -127,7 +127,7 @@ pub struct NeedOutput {
     /// Production share with no eval case, left out of value_production.
     pub unmeasured_share: Option<f64>,
     /// Notes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Settings of `ablate need`.
@@ -181,7 +181,7 @@ fn unit_tokens(
     exp: &Experiment,
     units: &Units,
     paired: &Paired,
-) -> (Vec<Vec<f64>>, Option<String>) {
+) -> (Vec<Vec<f64>>, Option<crate::warning::Warning>) {
     let mut tokens: Vec<Vec<f64>> =
         vec![units.specs.iter().map(|u| u.tokens).collect(); exp.cases.len()];
     let Some(cu) = &exp.case_units else {
@@ -198,8 +198,11 @@ fn unit_tokens(
         .map(|&c| seen[c].iter().filter(|s| !**s).count())
         .sum::<usize>();
     let warning = (missing > 0).then(|| {
-        format!(
+        crate::warning::Warning::new(
+            "need.case_units_missing",
+            format!(
             "{missing} (case, unit) pairs are missing from case_units; the unit's mean tokens fill them"
+        )
         )
     });
     (tokens, warning)
@@ -546,7 +549,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
     })?;
     let paired = Paired::new(exp, CaseSet::Main);
     let (tokens, missing) = unit_tokens(exp, units, &paired);
-    let mut warnings: Vec<String> = missing.into_iter().collect();
+    let mut warnings: Vec<crate::warning::Warning> = missing.into_iter().collect();
     let d = Dropping {
         rules: Rules { exp, units },
         paired: &paired,
@@ -554,15 +557,15 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
     };
     for block in units.blocks() {
         if d.rules.of(&block).is_none() {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("need.block_without_rule", format!(
                 "block \"{block}\" has no need rule in experiment.toml; counted as always needed"
-            ));
+            )));
         }
     }
     let f = fraction(&d, &tokens, removable_units(exp, units, sweep, false));
     let point = fraction(&d, &tokens, removable_units(exp, units, sweep, true));
     if !f.restored.is_empty() {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("need.jointly_needed_restored", format!(
             "measured cuts of units need drops together were needed ({}): {} restored to needed, the fewest tokens that resolve them ({} search)",
             f.restored
                 .iter()
@@ -577,24 +580,24 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
                 .collect::<Vec<_>>()
                 .join(", "),
             f.restore_method
-        ));
+        )));
     }
     if !f.joint_cut_measured {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("need.joint_cut_unmeasured", format!(
             "no measured arm removes exactly the {} units need drops ({}); the fraction assumes they can go together",
             f.jointly.len(),
             f.jointly.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
+        )));
     }
     let n = paired.cases.len().max(1) as f64;
     let value = f.value();
 
     let production = reweight::production_strata(exp, &paired, opts.allow_unmeasured)?;
     if let Some(p) = production.as_ref().filter(|p| p.unmeasured_share > 0.0) {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("need.unmeasured_traffic", format!(
             "{:.1}% of production traffic is in strata with no eval case; value_production leaves it out",
             100.0 * p.unmeasured_share
-        ));
+        )));
     }
     let value_production = production.as_ref().and_then(|p| {
         let (num, _) = survey::post_stratified(&f.needed_case, &p.stratum, &p.share, None);

@@ -196,7 +196,7 @@ pub struct SweepOutput {
     /// Every other arm.
     pub arms: Vec<SweepArm>,
     /// Arms left out (no paired case) and similar notes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Mean tokens the arm removes: Σ units.tokens of its removed units, else the mean over its
@@ -279,9 +279,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .filter(|&a| {
             let n = paired.cases.iter().filter(|&&c| m.present(c, a)).count();
             if n == 0 {
-                warnings.push(format!(
-                    "arm \"{}\" shares no main-set case with the baseline; it is left out",
-                    exp.results.arms[a]
+                warnings.push(crate::warning::Warning::new(
+                    "sweep.arm_without_pairs",
+                    format!(
+                        "arm \"{}\" shares no main-set case with the baseline; it is left out",
+                        exp.results.arms[a]
+                    ),
                 ));
             }
             n > 0
@@ -324,12 +327,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         let units = Paired::distinct_units(&p.unit);
         let flat = est.ci_method == CiMethod::ExactBound;
         if flat {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("sweep.no_spread", format!(
                 "arm \"{}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
                 exp.results.arms[a],
                 units,
                 if paired.clustered { "clusters" } else { "cases" }
-            ));
+            )));
         }
         let se = est.se;
         // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by the
@@ -423,19 +426,17 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         });
     }
     if paired.clustered && mcnemar_withheld {
-        warnings.push(
-            "mcnemar_p is not reported: the cases come in clusters, and McNemar's test assumes independent pairs (p_holm uses the clustered se)".into(),
-        );
+        warnings.push(crate::warning::Warning::new("sweep.mcnemar_with_clusters", "mcnemar_p is not reported: the cases come in clusters, and McNemar's test assumes independent pairs (p_holm uses the clustered se)",));
     }
     let few = arms
         .iter()
         .filter(|a| a.units < MIN_UNITS_TO_DECIDE)
         .count();
     if few > 0 {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("sweep.too_few_units", format!(
             "{few} arm(s) have fewer than {MIN_UNITS_TO_DECIDE} {}: too few to decide, so none of them is called confident whatever its interval",
             if paired.clustered { "clusters" } else { "cases" }
-        ));
+        )));
     }
     // Holm over the arms with a defined p-value.
     let defined: Vec<usize> = (0..p_raw.len()).filter(|&i| !p_raw[i].is_nan()).collect();

@@ -70,7 +70,7 @@ pub struct VarianceOutput {
     /// Every arm, the baseline first.
     pub arms: Vec<VarianceArm>,
     /// Arms whose power figures are undefined, and why.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Runs the variance analysis.
@@ -120,9 +120,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
             let (_, se) = paired.mean_se(&p.drop, &p.unit);
             let label = &exp.results.arms[a];
             if estimate::no_variation(&p.drop) {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
                     "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
-                ));
+                )));
                 (None, None)
             } else if let Some(se) = se {
                 // One variance for both: the se's, clustered when the cases are. Its per-case
@@ -134,10 +134,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
                     .then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
                 (Some(multiplier * se), needed)
             } else {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("variance.too_few_units", format!(
                     "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
                     if paired.clustered { "clusters" } else { "cases" }
-                ));
+                )));
                 (None, None)
             }
         };

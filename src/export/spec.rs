@@ -64,9 +64,9 @@ use crate::verb::Verb;
 const WARNINGS: TableSpec = t(
     "warnings",
     "warnings",
-    Values,
-    "warning:str=@value",
-    "one warning per row",
+    Rows,
+    "code:str message:str",
+    "one warning per row: a stable code (`sweep.no_spread`) and the message",
 );
 
 pub(crate) const CHECK: &[TableSpec] = &[

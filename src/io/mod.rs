@@ -59,7 +59,7 @@ pub struct Experiment {
     /// `context_log`, checked but not loaded.
     pub context_log: Option<LogSummary>,
     /// Things the analyses can go on with but the analyst should know.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 fn required(dir: &Path, stem: &str, what: &str) -> Result<table::TableFile> {
@@ -94,10 +94,15 @@ impl Experiment {
             });
         }
         let manifest = Manifest::load(dir)?;
-        let mut warnings: Vec<String> = manifest
+        let mut warnings: Vec<crate::warning::Warning> = manifest
             .unknown_keys
             .iter()
-            .map(|k| format!("experiment.toml: unknown key `{k}` is ignored (a typo?)"))
+            .map(|k| {
+                crate::warning::Warning::new(
+                    "load.unknown_manifest_key",
+                    format!("experiment.toml: unknown key `{k}` is ignored (a typo?)"),
+                )
+            })
             .collect();
 
         let cases = Cases::load(&required(dir, "cases", "one row per case")?)?;
@@ -276,7 +281,7 @@ fn check_arms_cover_results(
     arms: &Arms,
     results: &Results,
     manifest: &Manifest,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::warning::Warning>,
 ) -> Result<()> {
     if let Some(base) = arms.get(&manifest.baseline_arm)
         && !base.removed.is_empty()
@@ -311,10 +316,13 @@ fn check_arms_cover_results(
     }
     for spec in &arms.specs {
         if results.arm_index(&spec.arm).is_none() {
-            warnings.push(format!(
-                "{}: arm \"{}\" has no rows in results; it is ignored",
-                arms.path.display(),
-                spec.arm
+            warnings.push(crate::warning::Warning::new(
+                "load.arm_without_results",
+                format!(
+                    "{}: arm \"{}\" has no rows in results; it is ignored",
+                    arms.path.display(),
+                    spec.arm
+                ),
             ));
         }
     }
@@ -323,7 +331,7 @@ fn check_arms_cover_results(
 
 /// A warning when every score lies on one side of pass_mark (e.g. 0–100 scores with the default
 /// 0.5): lost, gained and churn counts would all be 0 without a word.
-fn pass_mark_warning(results: &Results, pass_mark: f64) -> Option<String> {
+fn pass_mark_warning(results: &Results, pass_mark: f64) -> Option<crate::warning::Warning> {
     let m = &results.matrix;
     if m.pass_flags {
         return None;
@@ -337,13 +345,20 @@ fn pass_mark_warning(results: &Results, pass_mark: f64) -> Option<String> {
     } else {
         return None;
     };
-    Some(format!(
-        "every score is {side} pass_mark = {pass_mark}, so lost, gained and churn counts are all 0; if scores are on another scale (e.g. 0–100), set pass_mark in experiment.toml"
+    Some(crate::warning::Warning::new(
+        "load.scores_one_side_of_pass_mark",
+        format!(
+            "every score is {side} pass_mark = {pass_mark}, so lost, gained and churn counts are all 0; if scores are on another scale (e.g. 0–100), set pass_mark in experiment.toml"
+        ),
     ))
 }
 
 /// Warnings about the matrix: cases missing from arms, unbalanced repeats, cases with no results.
-fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<String> {
+fn result_warnings(
+    results: &Results,
+    cases: &Cases,
+    baseline: usize,
+) -> Vec<crate::warning::Warning> {
     let m = &results.matrix;
     let mut out = Vec::new();
     let in_any: Vec<bool> = (0..m.n_cases)
@@ -351,11 +366,14 @@ fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<Str
         .collect();
     let unused = in_any.iter().filter(|p| !**p).count();
     if unused > 0 {
-        out.push(format!(
-            "{} of {} cases in {} have no results in any arm",
-            unused,
-            cases.len(),
-            cases.path.display()
+        out.push(crate::warning::Warning::new(
+            "load.cases_without_results",
+            format!(
+                "{} of {} cases in {} have no results in any arm",
+                unused,
+                cases.len(),
+                cases.path.display()
+            ),
         ));
     }
     for (a, arm) in results.arms.iter().enumerate() {
@@ -372,10 +390,10 @@ fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<Str
         };
         let missing = reference.iter().filter(|&&c| !m.present(c, a)).count();
         if missing > 0 {
-            out.push(format!(
+            out.push(crate::warning::Warning::new("load.arm_missing_cases", format!(
                 "arm \"{arm}\" has no results for {missing} of the {} cases in {against}; they are left out of its pairs",
                 reference.len()
-            ));
+            )));
         }
         let counts: Vec<u32> = (0..m.n_cases)
             .map(|c| m.repeats[m.cell(c, a)])
@@ -385,9 +403,9 @@ fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<Str
         let hi = counts.iter().max().copied().unwrap_or(0);
         if lo != hi {
             let short = counts.iter().filter(|r| **r < hi).count();
-            out.push(format!(
+            out.push(crate::warning::Warning::new("load.unbalanced_repeats", format!(
                 "arm \"{arm}\" has unbalanced repeats: {lo} to {hi} per case ({short} cases with fewer than {hi}); case means are still per case"
-            ));
+            )));
         }
     }
     out
@@ -395,7 +413,7 @@ fn result_warnings(results: &Results, cases: &Cases, baseline: usize) -> Vec<Str
 
 /// Mix columns must be case columns; production strata with no eval case are a warning here
 /// (`reweight` makes them an error unless `--allow-unmeasured`).
-fn check_mix_against_cases(mix: &Mix, cases: &Cases) -> Result<Vec<String>> {
+fn check_mix_against_cases(mix: &Mix, cases: &Cases) -> Result<Vec<crate::warning::Warning>> {
     let mut warnings = Vec::new();
     let mut columns = Vec::new();
     for c in &mix.columns {
@@ -430,11 +448,11 @@ fn check_mix_against_cases(mix: &Mix, cases: &Cases) -> Result<Vec<String>> {
         }
     }
     for (label, share) in unmeasured {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("load.stratum_without_cases", format!(
             "{}: production stratum {label} ({:.1}% of traffic) has no eval cases; reweighting will fail unless --allow-unmeasured",
             mix.path.display(),
             share * 100.0
-        ));
+        )));
     }
     Ok(warnings)
 }

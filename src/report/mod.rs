@@ -44,7 +44,10 @@ pub fn json<T: Serialize>(value: &T) -> Result<String> {
 ///
 /// # Errors
 /// The output cannot be serialised (a bug).
-pub fn with_warnings<T: Serialize>(value: &T, extra: &[String]) -> Result<serde_json::Value> {
+pub fn with_warnings<T: Serialize>(
+    value: &T,
+    extra: &[crate::warning::Warning],
+) -> Result<serde_json::Value> {
     let mut v = serde_json::to_value(value)
         .map_err(|e| Error::Invariant(format!("cannot serialise output: {e}")))?;
     if let serde_json::Value::Object(map) = &mut v {
@@ -53,11 +56,10 @@ pub fn with_warnings<T: Serialize>(value: &T, extra: &[String]) -> Result<serde_
             _ => Vec::new(),
         };
         let mut all: Vec<serde_json::Value> = Vec::with_capacity(extra.len() + own.len());
-        for w in extra
+        let extra = extra
             .iter()
-            .map(|w| serde_json::Value::String(w.clone()))
-            .chain(own)
-        {
+            .map(|w| serde_json::json!({"code": w.code, "message": w.message}));
+        for w in extra.chain(own) {
             if !all.contains(&w) {
                 all.push(w);
             }

@@ -73,7 +73,7 @@ fn need_with_case_units_and_a_production_mix() {
     assert!(
         r.warnings
             .iter()
-            .any(|m| m.contains("missing from case_units"))
+            .any(|m| m.message.contains("missing from case_units"))
     );
 }
 
@@ -98,7 +98,7 @@ fn needed_units_drop_what_a_measured_arm_showed_removable() {
     assert!(
         r.warnings
             .iter()
-            .any(|m| m.contains("\"system\" has no need rule"))
+            .any(|m| m.message.contains("\"system\" has no need rule"))
     );
     assert!((r.value_production.unwrap() - r.value).abs() < 1e-12);
 }
@@ -526,7 +526,7 @@ fn need_with_an_unmeasured_production_stratum() {
     assert!(
         r.warnings
             .iter()
-            .any(|m| m.contains("50.0% of production traffic"))
+            .any(|m| m.message.contains("50.0% of production traffic"))
     );
 }
 

@@ -266,3 +266,49 @@ fn the_readme_verbs_table_lists_every_verb() {
         "README.md's verbs table and the registry differ"
     );
 }
+
+/// The warning codes in the source, read from every `Warning::new("code", …)`.
+fn warning_codes_in_source() -> std::collections::BTreeSet<String> {
+    fn walk(dir: &Path, out: &mut std::collections::BTreeSet<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (at, _) in text.match_indices("Warning::new(") {
+                    let rest = text[at + "Warning::new(".len()..].trim_start();
+                    if let Some(code) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                        out.insert(code.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+    out
+}
+
+#[test]
+fn docs_list_every_warning_code() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join("tables.md"),
+    )
+    .unwrap();
+    let listed: std::collections::BTreeSet<String> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|c| c.contains('.'))
+        .map(str::to_string)
+        .collect();
+    let codes = warning_codes_in_source();
+    assert!(codes.len() >= 40, "{codes:?}");
+    assert_eq!(
+        listed, codes,
+        "docs/tables.md's warning codes and the source differ"
+    );
+}

@@ -211,7 +211,11 @@ fn context_values_that_cannot_be() {
             .arg(w.path("context_log.csv")),
     );
     assert!(
-        v["warnings"][0].as_str().unwrap().contains("\"retreival\""),
+        v["warnings"][0]["code"] == "context.unknown_budget_source"
+            && v["warnings"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"retreival\""),
         "{v}"
     );
 }

@@ -77,7 +77,13 @@ fn shadow_without_replay_says_the_noise_is_unknown() {
     let v = shadow_json(&[], &w.path("shadow.csv"));
     assert_eq!(v["changed_rate"], 0.5);
     assert!(v["noise_rate"].is_null() && v["excess_rate"].is_null());
-    assert!(v["warnings"][0].as_str().unwrap().contains("noise floor"));
+    assert_eq!(v["warnings"][0]["code"], "shadow.no_replay");
+    assert!(
+        v["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("noise floor")
+    );
 }
 
 #[test]

@@ -215,7 +215,7 @@ fn one_case_stratum_gives_null_se_and_a_warning() {
     assert!(
         r.warnings
             .iter()
-            .any(|m| m.contains("turns=single") && m.contains("one eval case")),
+            .any(|m| m.message.contains("turns=single") && m.message.contains("one eval case")),
         "{:?}",
         r.warnings
     );

@@ -124,7 +124,9 @@ fn sweep_fields_by_hand() {
     assert_eq!(same.confidence.as_str(), "inconclusive");
     assert_eq!(same.lost_cases + same.gained_cases, 0);
     assert!(
-        r.warnings.iter().any(|w| w.contains("same drop")),
+        r.warnings
+            .iter()
+            .any(|w| w.code == "sweep.no_spread" && w.message.contains("same drop")),
         "{:?}",
         r.warnings
     );
@@ -618,7 +620,7 @@ fn loader_warnings_reach_the_json() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w == warned),
+            .any(|w| w["message"] == warned && w["code"] == "load.unbalanced_repeats"),
         "{stderr} vs {}",
         v["warnings"]
     );

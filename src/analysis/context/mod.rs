@@ -104,7 +104,7 @@ pub struct ContextOutput {
     /// Budget manager replay (with a policy).
     pub policy: Option<PolicyReplay>,
     /// Things to know, e.g. a policy budget for a source the log never mentions.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Analyses a context log opened by [`ContextLog::open`], streaming it in hash partitions of
@@ -152,18 +152,18 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
     let mut warnings = Vec::new();
     if let Some(pol) = policy {
         for source in pol.budgets.keys().filter(|s| !composition.contains_key(*s)) {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("context.unknown_budget_source", format!(
                 "the policy budgets source \"{source}\", which the log never mentions (a typo?); it limits nothing. Sources in the log: {}",
                 composition.keys().cloned().collect::<Vec<_>>().join(", ")
-            ));
+            )));
         }
     }
     let percentile_error = sums.sizes.error_bound();
     if let Some(e) = percentile_error {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("context.binned_sizes", format!(
             "size percentiles, the largest call and the histogram come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): percentiles are within {} of the exact value",
             crate::text::percent(Some(e), 1)
-        ));
+        )));
     }
     let per = |x: i128, n: u64| if n > 0 { x as f64 / n as f64 } else { 0.0 };
     let policy_replay = sums.replay.as_ref().map(|r| PolicyReplay {

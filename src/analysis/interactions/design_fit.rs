@@ -14,7 +14,7 @@ use crate::stats::moments;
 pub(super) fn design_fits(
     exp: &Experiment,
     paired: &Paired,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::warning::Warning>,
 ) -> Vec<DesignFit> {
     let Some(arms) = &exp.arms else {
         return Vec::new();
@@ -94,9 +94,9 @@ pub(super) fn design_fits(
                     Some("two-factor interactions are aliased in this design (resolution < V, or too few runs); main effects only, each possibly aliased with two-factor interactions".to_string()),
                 ),
                 None => {
-                    warnings.push(format!(
+                    warnings.push(crate::warning::Warning::new("interactions.design_not_estimable", format!(
                         "design \"{design}\": its runs cannot separate the main effects of its {k} units; not fitted"
-                    ));
+                    )));
                     continue;
                 }
             },

@@ -193,7 +193,7 @@ pub struct InteractionsOutput {
     /// Designed experiments found in the arms table.
     pub designs: Vec<DesignFit>,
     /// Notes on arms that could not be analysed.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// A composed arm and the arms it is made of.
@@ -208,7 +208,7 @@ pub struct Composition {
 }
 
 /// The composed arms of an experiment, and notes on arms that could not be used.
-pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<String>) {
+pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<crate::warning::Warning>) {
     let mut warnings = Vec::new();
     let Some(arms) = &exp.arms else {
         return (Vec::new(), warnings);
@@ -237,18 +237,18 @@ pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<String>) {
                 .filter_map(|c| exp.results.arm_index(c))
                 .collect();
             if idx.len() != explicit.len() {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("interactions.components_without_results", format!(
                     "arm \"{}\" lists components without results; it is not analysed as composed",
                     exp.results.arms[a]
-                ));
+                )));
                 continue;
             }
             let union: BTreeSet<&str> = idx.iter().flat_map(|&c| removed_of(c)).collect();
             if union != removed_of(a) {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("interactions.components_mismatch", format!(
                     "arm \"{}\": its components together remove {:?}, not what the arm removes; the interaction is still computed against them",
                     exp.results.arms[a], union
-                ));
+                )));
             }
             out.push(Composition {
                 arm: a,
@@ -332,9 +332,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             w.units.push(paired.unit[p]);
         }
         if w.pos.is_empty() {
-            warnings.push(format!(
-                "composed arm \"{}\" shares no case with all its components; left out",
-                exp.results.arms[arm]
+            warnings.push(crate::warning::Warning::new(
+                "interactions.composed_without_pairs",
+                format!(
+                    "composed arm \"{}\" shares no case with all its components; left out",
+                    exp.results.arms[arm]
+                ),
             ));
             continue;
         }

@@ -220,7 +220,7 @@ pub struct ReweightOutput {
     /// Eval strata absent from the mix (weight 0).
     pub unweighted_strata: Vec<String>,
     /// Strata with fewer than 2 cases and similar notes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Runs the reweighting.
@@ -303,10 +303,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     if method == Method::PostStratified {
         for c in &weighting[0].coverage {
             if c.eval_cases == 1 && c.production_share > 0.0 {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("reweight.single_case_stratum", format!(
                     "stratum {} has one eval case: its within-stratum variance is unknown, so production se is null",
                     c.label()
-                ));
+                )));
             }
         }
     }
@@ -314,10 +314,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     if method == Method::Raked {
         for c in weighting.iter().flat_map(|w| &w.coverage) {
             if c.eval_cases == 1 && c.production_share > 0.0 {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("reweight.single_case_cell", format!(
                     "raking cell {} has one eval case: its weight, and every raked figure, leans on that case",
                     c.label()
-                ));
+                )));
             }
         }
     }
@@ -372,10 +372,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         let drop_eval = moments::mean(&p.drop);
         let (drop_production, se_production) = estimate(&p.pos, &p.drop);
         if drop_production.is_none() {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
                 "arm \"{}\" has no case in a weighted stratum; its production drop is undefined",
                 exp.results.arms[a]
-            ));
+            )));
         }
         let production_ci = match drop_production {
             Some(d) => Estimate::normal(d, se_production, opts.confidence),

@@ -146,7 +146,7 @@ pub struct WatchOutput {
     /// Every arm but the baseline.
     pub arms: Vec<ArmSequence>,
     /// Warnings.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// The units of the main set, in the seeded order: each a list of case indices.

@@ -32,7 +32,7 @@ pub struct NextOutput {
     /// The calls, in the seeded order, arm by arm in turn.
     pub calls: Vec<Call>,
     /// Warnings.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Most calls one batch of `next` holds (each call is a row in memory and in the file).
@@ -118,25 +118,28 @@ pub fn next(
     }
     let mut warnings = Vec::new();
     if asked > budget {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("next.batch_capped", format!(
             "a batch holds at most {MAX_BATCH_CALLS} calls; {asked} were asked for. Run the batch, then `ablate next` again"
-        ));
+        )));
     }
     if !exhausted.is_empty() {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("next.set_exhausted", format!(
             "{}: every {} of the set has already been run for {}, and the arm is still not decided: the set is exhausted for it. Add cases to settle it, or accept it as not settled",
             exhausted.join(", "),
             w.unit,
             if exhausted.len() == 1 { "it" } else { "each" }
-        ));
+        )));
     }
     if open.is_empty() {
-        warnings.push("every arm is decided: nothing left to run".into());
+        warnings.push(crate::warning::Warning::new(
+            "next.all_decided",
+            "every arm is decided: nothing left to run",
+        ));
     } else if calls.is_empty() && exhausted.len() < open.len() {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("next.budget_too_small", format!(
             "no whole unit fits in {budget} calls (a unit needs up to {} calls); give more --calls",
             2 * r as usize * units.iter().map(Vec::len).max().unwrap_or(1)
-        ));
+        )));
     }
     NextOutput {
         budget,

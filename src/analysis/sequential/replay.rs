@@ -58,7 +58,7 @@ pub struct ReplayOutput {
     /// Decided arms whose full-run verdict is confident and agrees.
     pub agreeing_confident: usize,
     /// Warnings.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Replays a complete experiment in the seeded order: where each arm would have stopped, whether
@@ -84,9 +84,12 @@ pub fn replay(
             continue;
         };
         if s.state == State::Continue && s.units < w.units_available {
-            warnings.push(format!(
-                "{}: only {} of {} units are complete in this table; the replay stops there",
-                s.arm, s.units, w.units_available
+            warnings.push(crate::warning::Warning::new(
+                "replay.incomplete_units",
+                format!(
+                    "{}: only {} of {} units are complete in this table; the replay stops there",
+                    s.arm, s.units, w.units_available
+                ),
             ));
         }
         let agrees = match s.state {

@@ -35,16 +35,16 @@ pub fn watch(
     let recorded = state.and_then(|f| f.decisions_for(&key));
     if let Some(file) = state {
         if file.legacy {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("watch.legacy_state", format!(
                 "{STATE_FILE} was written by an earlier ablate that did not record the confidence level, repeats and arms of its decisions, so they are not used; this run records its own"
-            ));
+            )));
         }
         for other in file.others(&key) {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("watch.other_settings", format!(
                 "{STATE_FILE} also holds decisions made under other settings ({}); this run ({}) neither uses nor changes them",
                 other.describe(),
                 key.describe()
-            ));
+            )));
         }
     }
 
@@ -118,7 +118,7 @@ pub fn watch(
         {
             let recorded_state = State::from_decided(r.state);
             if seq.state != recorded_state || seq.decided_at != Some(r.units) {
-                warnings.push(format!(
+                warnings.push(crate::warning::Warning::new("watch.decision_kept", format!(
                     "{}: decided {} at {} units in an earlier run, but this table gives {}; the earlier decision stands (the data under it changed?). Run with --reopen to decide again from this table",
                     seq.arm,
                     r.state.label(),
@@ -127,7 +127,7 @@ pub fn watch(
                         Some(n) => format!("{} at {n} units", seq.state.label()),
                         None => "no decision".into(),
                     }
-                ));
+                )));
             }
             seq.state = recorded_state;
             seq.decided_at = Some(r.units);
@@ -141,20 +141,20 @@ pub fn watch(
             && let Some(p) = seq.projected_units
             && p > units.len() as u64
         {
-            warnings.push(format!(
+            warnings.push(crate::warning::Warning::new("watch.set_too_small", format!(
                 "{}: projected to need about {p} {}s, more than the {} in the set; at this drop the set cannot settle it",
                 seq.arm,
                 unit_name,
                 units.len()
-            ));
+            )));
         }
         out.push(seq);
     }
     if waiting_arms > 0 {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("watch.incomplete_units_waiting", format!(
             "in {waiting_arms} arms, complete {unit}s (up to {waiting_max}) lie past the first incomplete one in the seeded order and wait for it: a sequence reads its {unit}s in that order only, so that every look extends the same sequence. `ablate next` schedules the gaps first",
             unit = unit_name
-        ));
+        )));
     }
     let main_calls: u64 = (0..m.n_cases)
         .filter(|&c| !exp.cases.stress[c])

@@ -122,7 +122,7 @@ pub struct ShadowOutput {
     /// Requests left out because a variant was missing.
     pub incomplete_requests: u64,
     /// Notes, e.g. that the noise floor is unknown.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Settings of `ablate shadow`.
@@ -345,20 +345,19 @@ pub fn finish(
 
     let mut warnings = Vec::new();
     if !has_replay {
-        warnings.push(
-            "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`".into(),
-        );
+        warnings.push(crate::warning::Warning::new("shadow.no_replay", "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`",));
     }
     if incomplete > 0 {
-        warnings.push(format!(
-            "{incomplete} requests lack a variant and are left out"
+        warnings.push(crate::warning::Warning::new(
+            "shadow.incomplete_requests",
+            format!("{incomplete} requests lack a variant and are left out"),
         ));
     }
     if let Some(e) = percentile_error {
-        warnings.push(format!(
+        warnings.push(crate::warning::Warning::new("shadow.binned_percentiles", format!(
             "token percentiles come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): each is within {} of the exact value",
             crate::text::percent(Some(e), 1)
-        ));
+        )));
     }
     let se_method = match &sums.cluster {
         Some(c) if clustered => format!(
