@@ -44,5 +44,5 @@ else
   # (a plain `cargo build` resolves dependency features without the dev-dependencies and would
   # compile Polars a second time).
   cargo test --no-run --quiet
-  ABLATE_BIN="$root/target/debug/ablate" PYTHONPATH="$root/python" "$env/bin/python" -m pytest -q python/tests
+  ABLATE_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/ablate" PYTHONPATH="$root/python" "$env/bin/python" -m pytest -q python/tests
 fi
