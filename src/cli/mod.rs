@@ -87,7 +87,7 @@ impl Global {
             confidence: DEFAULT_CONFIDENCE,
             per_arm: false,
             from_aggregates: None,
-            memory: parse_memory(DEFAULT_MEMORY).unwrap_or(4 << 30),
+            memory: ablate::io::logs::DEFAULT_MEMORY,
             export: None,
         }
     }
