@@ -17,9 +17,11 @@
 use serde::Serialize;
 
 use crate::analysis::Config;
+use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
 
 /// Price settings for the cost calculator.
@@ -44,10 +46,10 @@ pub struct CurvePoint {
     pub score: f64,
     /// score / baseline score over the same cases.
     pub retention: Option<f64>,
-    /// Lower end of the retention's interval.
-    pub ci_low: Option<f64>,
-    /// Upper end.
-    pub ci_high: Option<f64>,
+    /// The retention's interval (`ci_low`, `ci_high`, `ci_level`, `ci_method`): the bootstrap's
+    /// percentile interval, or the delta method's normal one with `--bootstrap 0`.
+    #[serde(flatten, serialize_with = "interval::ci")]
+    pub ci: Option<Interval>,
 }
 
 /// One selector's curve.
@@ -204,7 +206,14 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             // A ratio's spread needs at least two resampling units.
             let ci = match &draws {
                 _ if Paired::distinct_units(&p.unit) < 2 || retention.is_none() => None,
-                Some(d) => d.percentile_ci(k, cfg.confidence),
+                Some(d) => d
+                    .percentile_ci(k, cfg.confidence)
+                    .map(|(low, high)| Interval {
+                        low,
+                        high,
+                        level: cfg.confidence,
+                        method: CiMethod::BootstrapPercentile,
+                    }),
                 None => {
                     // Delta method: se(ȳ/x̄) = se of the mean of (yᵢ − R·xᵢ) / x̄, clustered
                     // like every other per-case mean.
@@ -215,9 +224,9 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                         .map(|(y, x)| y - retention.unwrap_or(0.0) * x)
                         .collect();
                     let (_, se) = paired.mean_se(&residuals, &p.unit);
-                    let z = crate::stats::dist::z_two_sided(cfg.confidence);
-                    se.zip(retention)
-                        .map(|(s, r)| (r - z * s / score_base, r + z * s / score_base))
+                    retention.and_then(|r| {
+                        Interval::normal(r, se.map(|s| s / score_base), cfg.confidence)
+                    })
                 }
             };
             points.push(CurvePoint {
@@ -226,8 +235,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                 tokens: mean_tokens(*a, &p.pos).or_else(|| full_tokens.map(|t| t * ratio)),
                 score: score_arm,
                 retention,
-                ci_low: ci.map(|c| c.0),
-                ci_high: ci.map(|c| c.1),
+                ci,
             });
         }
         points.sort_by(|x, y| x.budget_ratio.total_cmp(&y.budget_ratio));
@@ -237,8 +245,13 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             tokens: full_tokens,
             score: base_score,
             retention: (base_score > 0.0).then_some(1.0),
-            ci_low: Some(1.0),
-            ci_high: Some(1.0),
+            // The baseline against itself: retention 1 exactly.
+            ci: Some(Interval {
+                low: 1.0,
+                high: 1.0,
+                level: cfg.confidence,
+                method: CiMethod::ExactBound,
+            }),
         });
         let min_budget = points
             .iter()
@@ -246,7 +259,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             .map(|p| p.budget_ratio);
         let min_budget_confident = points
             .iter()
-            .find(|p| p.ci_low.is_some_and(|l| l >= threshold))
+            .find(|p| p.ci.is_some_and(|i| i.low >= threshold))
             .map(|p| p.budget_ratio);
         curves.push(Curve {
             selector,

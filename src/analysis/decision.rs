@@ -116,10 +116,9 @@ pub struct JointCut {
     pub measured: bool,
     /// Its measured drop (measured), or the drop its components predict (not measured).
     pub drop: f64,
-    /// Lower end of its family-wise interval (measured only).
-    pub ci_low: Option<f64>,
-    /// Upper end of its family-wise interval (measured only).
-    pub ci_high: Option<f64>,
+    /// Its family-wise interval, the sweep's `ci_family` (measured only).
+    #[serde(flatten, serialize_with = "crate::analysis::interval::ci_family")]
+    pub ci_family: Option<crate::analysis::interval::Interval>,
     /// Its verdict (measured only).
     pub verdict: Option<Verdict>,
     /// Its confidence on the main set (measured only).
@@ -211,9 +210,11 @@ fn settle(a: &SweepArm, threshold: f64, multiplier: f64) -> Settle {
         high: None,
         settleable: false,
     };
-    let (Some(se), Some(lo), Some(hi)) =
-        (a.se.filter(|s| *s > 0.0), a.ci_low_family, a.ci_high_family)
-    else {
+    let (Some(se), Some(lo), Some(hi)) = (
+        a.se.filter(|s| *s > 0.0),
+        a.ci_family.map(|i| i.low),
+        a.ci_family.map(|i| i.high),
+    ) else {
         return none;
     };
     let sd = se * (a.n as f64).sqrt();
@@ -507,8 +508,7 @@ pub fn run(
                 arm: a.arm.clone(),
                 measured: true,
                 drop: a.drop,
-                ci_low: a.ci_low_family,
-                ci_high: a.ci_high_family,
+                ci_family: a.ci_family,
                 verdict: Some(a.verdict),
                 confidence: Some(a.confidence),
                 cleared: eligible(a),
@@ -524,8 +524,7 @@ pub fn run(
                     arm: joint_label(&units),
                     measured: false,
                     drop: prediction.map_or(f64::NAN, |p| p.0),
-                    ci_low: None,
-                    ci_high: None,
+                    ci_family: None,
                     verdict: None,
                     confidence: None,
                     cleared: false,

@@ -11,6 +11,7 @@ pub mod curve;
 pub mod decision;
 pub mod design;
 pub mod interactions;
+pub mod interval;
 pub mod need;
 pub mod paired;
 pub mod plan;

@@ -451,7 +451,7 @@ fn fraction(
             .arms
             .iter()
             .find(|a| a.removed.len() == 1 && a.removed[0] == units.specs[u].unit)
-            .and_then(|a| a.ci_low_family)
+            .and_then(|a| a.ci_family.map(|i| i.low))
             .unwrap_or(f64::NEG_INFINITY)
     };
     let mut restored = BTreeSet::new();

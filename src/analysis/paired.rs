@@ -183,17 +183,15 @@ impl Paired {
     /// [`Paired::estimate`] at level 1 − (1 − confidence)/family (Bonferroni), by the small-sample
     /// interval of [`Paired::estimate`] at every size (the joint bootstrap's max-|t| band exceeded α when discordant
     /// cases are rare: `benches/coverage.rs`). Holding all of them at once has probability at
-    /// least `confidence`.
+    /// least `confidence`. The estimate's `confidence` is that per-interval level.
     pub fn family(s: &Sample<'_>, family: usize, confidence: f64) -> Estimate {
         let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
         let n_units = Paired::distinct_units(s.units);
-        let mut e = if n_units >= 2 && estimate::no_variation(s.values) {
+        if n_units >= 2 && estimate::no_variation(s.values) {
             Estimate::no_variation(s.point, n_units, s.reach.0, s.reach.1, level)
         } else {
             Paired::small_sample(s, n_units, level)
-        };
-        e.confidence = confidence;
-        e
+        }
     }
 
     /// The score interval (cases as units), or for clusters the wider of the t interval and the

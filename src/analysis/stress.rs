@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use crate::analysis::Config;
+use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{self, CaseSet, Paired};
 use crate::analysis::sweep::SweepOutput;
 use crate::analysis::vocab::{Confidence, Verdict, judge};
@@ -25,14 +26,17 @@ pub struct StressArm {
     pub drop_main: Option<f64>,
     /// Its standard error.
     pub se_main: Option<f64>,
-    /// The sweep's interval of the main-set drop (lower, upper).
-    pub ci_main: Option<(f64, f64)>,
+    /// The sweep's interval of the main-set drop (`ci_main_low`, `ci_main_high`, …).
+    #[serde(flatten, serialize_with = "interval::ci_main")]
+    pub ci_main: Option<Interval>,
     /// Mean paired drop on the stress slice.
     pub drop_stress: Option<f64>,
     /// Its standard error.
     pub se_stress: Option<f64>,
-    /// The interval that judges the stress drop: family-wise like the sweep's (lower, upper).
-    pub ci_stress: Option<(f64, f64)>,
+    /// The interval that judges the stress drop, family-wise like the sweep's (`ci_stress_low`,
+    /// `ci_stress_high`, …).
+    #[serde(flatten, serialize_with = "interval::ci_stress")]
+    pub ci_stress: Option<Interval>,
     /// Verdict on the main set (threshold_drop): the sweep's.
     pub verdict_main: Option<Verdict>,
     /// Confidence of the main-set verdict: the sweep's.
@@ -101,7 +105,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                             && !m.case_passes(m.cell(c, a), pass_mark)
                     })
                     .count();
-                (drop_stress, se_stress, ci_stress) = (Some(drop), se, e.ci_low.zip(e.ci_high));
+                (drop_stress, se_stress, ci_stress) = (Some(drop), se, e.interval());
                 (verdict_stress, confidence_stress) = (Some(v), Some(c));
             }
             let removable_confident = |v: Option<Verdict>, c: Option<Confidence>| {
@@ -113,7 +117,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 arm: label.clone(),
                 drop_main: swept.map(|s| s.drop),
                 se_main: swept.and_then(|s| s.se),
-                ci_main: swept.and_then(|s| s.ci_low.zip(s.ci_high)),
+                ci_main: swept.and_then(|s| s.ci),
                 drop_stress,
                 se_stress,
                 ci_stress,

@@ -4,7 +4,7 @@
 //! - `score` = mean_i s[i,a]; `drop` = mean_i d[i] with d[i] = s[i,base] − s[i,a];
 //! - `se` = sd(d)/√n, or the clustered se √(C/(C−1)·Σ_c(Σ_{i∈c}(d[i] − drop))²)/n;
 //! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
-//! - CI (`ci_low`, `ci_high`, each arm on its own): percentile bootstrap over cases (clusters),
+//! - CI (`ci_low`, `ci_high`, `ci_level`, `ci_method`: an [`Interval`], each arm on its own): percentile bootstrap over cases (clusters),
 //!   one joint resample for all arms, from
 //!   [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) units up (100,000: in
 //!   practice never); with `--bootstrap 0`, drop ± z·se there. Below that many units the score
@@ -13,7 +13,7 @@
 //!   case has the same drop (no spread), the se is null and the CI is the exact bound of
 //!   [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`), and the
 //!   p-value is an exact sign test over the units;
-//! - family CI (`ci_low_family`, `ci_high_family`): the same arm's interval at level
+//! - family CI (`ci_family_low`, `ci_family_high`, …): the same arm's interval at level
 //!   1 − α/K for the K arms compared (Bonferroni over score or t intervals, [`Paired::family`]),
 //!   so that all K hold at once with probability ≥ 1 − α: the arms of one run are one family of
 //!   claims about what to delete;
@@ -42,6 +42,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::Config;
+use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
@@ -76,16 +77,14 @@ pub struct SweepArm {
     pub drop: f64,
     /// Standard error of the drop.
     pub se: Option<f64>,
-    /// Lower end of the drop's interval.
-    pub ci_low: Option<f64>,
-    /// Upper end of the drop's interval.
-    pub ci_high: Option<f64>,
-    /// `bootstrap-percentile`, `normal`, `score`, `t` or `exact-bound`.
-    pub ci_method: CiMethod,
-    /// Lower end of the family-wise interval (level 1 − α/K over the K arms compared).
-    pub ci_low_family: Option<f64>,
-    /// Upper end of the family-wise interval.
-    pub ci_high_family: Option<f64>,
+    /// The drop's interval at the run's level (`ci_low`, `ci_high`, `ci_level`, `ci_method`;
+    /// method `bootstrap-percentile`, `normal`, `score`, `t` or `exact-bound`).
+    #[serde(flatten, serialize_with = "interval::ci")]
+    pub ci: Option<Interval>,
+    /// The family-wise interval that judges the verdict (`ci_family_*`): level 1 − α/K over the
+    /// K arms compared (the run's own level with `--per-arm`).
+    #[serde(flatten, serialize_with = "interval::ci_family")]
+    pub ci_family: Option<Interval>,
     /// Resampling units (cases, or clusters) among the paired cases.
     pub units: usize,
     /// Correlation of baseline and arm case means.
@@ -323,7 +322,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             cfg.confidence,
         );
         let fam = Paired::family(&sample, family_size, cfg.confidence);
-        let family_ci = (fam.ci_low, fam.ci_high);
         let units = Paired::distinct_units(&p.unit);
         let flat = est.ci_method == CiMethod::ExactBound;
         if flat {
@@ -404,11 +402,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             score: moments::mean(&p.arm),
             drop,
             se,
-            ci_low: est.ci_low,
-            ci_high: est.ci_high,
-            ci_method: est.ci_method,
-            ci_low_family: family_ci.0,
-            ci_high_family: family_ci.1,
+            ci: est.interval(),
+            ci_family: fam.interval(),
             units,
             rho: moments::pearson(&p.base, &p.arm),
             p_holm: None,

@@ -48,13 +48,12 @@ impl Confidence {
     /// Confident when ci_low ≥ threshold for needed, or ci_high < threshold for removable.
     pub fn of(
         verdict: Verdict,
-        ci_low: Option<f64>,
-        ci_high: Option<f64>,
+        interval: Option<crate::analysis::interval::Interval>,
         threshold: f64,
     ) -> Confidence {
         let confident = match verdict {
-            Verdict::Needed => ci_low.is_some_and(|l| l >= threshold),
-            Verdict::Removable => ci_high.is_some_and(|h| h < threshold),
+            Verdict::Needed => interval.is_some_and(|i| i.low >= threshold),
+            Verdict::Removable => interval.is_some_and(|i| i.high < threshold),
         };
         if confident {
             Confidence::Confident
@@ -87,7 +86,7 @@ pub fn judge(
     let confidence = if units < crate::analysis::paired::MIN_UNITS_TO_DECIDE {
         Confidence::Inconclusive
     } else {
-        Confidence::of(verdict, interval.ci_low, interval.ci_high, threshold)
+        Confidence::of(verdict, interval.interval(), threshold)
     };
     (verdict, confidence)
 }

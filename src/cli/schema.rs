@@ -11,9 +11,6 @@ use ablate::verb::Verb;
 
 use super::{Cli, Global};
 
-/// Bumped when a key of this document changes meaning or disappears.
-const SCHEMA_VERSION: u32 = 1;
-
 /// Print every verb's options and tables, the manifest keys and the experiment's tables, as JSON.
 #[derive(Debug, Args)]
 pub(super) struct SchemaArgs {}
@@ -26,10 +23,10 @@ impl super::VerbArgs for SchemaArgs {
     fn apply(&self, _g: &mut Global) {}
 }
 
-/// The whole document.
+/// The whole document (`schema_version` is added by [`ablate::report::json`], as for every
+/// verb's JSON).
 #[derive(Debug, Serialize)]
 struct Schema {
-    schema_version: u32,
     version: &'static str,
     /// Options every verb takes.
     common_options: Vec<OptionSchema>,
@@ -181,7 +178,6 @@ pub(super) fn schema(_args: SchemaArgs, _g: &Global) -> Result<String> {
         .map(|g| (g.to_string(), spec::tables(g).iter().map(table).collect()))
         .collect();
     ablate::report::json(&Schema {
-        schema_version: SCHEMA_VERSION,
         version: env!("CARGO_PKG_VERSION"),
         common_options,
         verbs,

@@ -122,7 +122,8 @@ pub(crate) const SWEEP: &[TableSpec] = &[
         "arms",
         Rows,
         "arm:str removed:list<str> block:str score:f64 drop:f64 se:f64 ci_low:f64 ci_high:f64 \
-         ci_method:str ci_low_family:f64 ci_high_family:f64 units:i64 rho:f64 p_holm:f64 \
+         ci_level:f64 ci_method:str ci_family_low:f64 ci_family_high:f64 ci_family_level:f64 \
+         ci_family_method:str units:i64 rho:f64 p_holm:f64 \
          mcnemar_p:f64 verdict:str confidence:str tokens_removed:f64 lost_cases:i64 \
          gained_cases:i64 churn:i64 missing_cases:i64 n:i64",
         "one row per arm: the paired drop against the baseline, its CI and verdict",
@@ -167,17 +168,20 @@ pub(crate) const REWEIGHT: &[TableSpec] = &[
          baseline_score_eval:f64=baseline.score_eval \
          baseline_score_production:f64=baseline.score_production \
          baseline_se_production:f64=baseline.se_production \
-         baseline_ci_low_production:f64=baseline.ci_low_production \
-         baseline_ci_high_production:f64=baseline.ci_high_production",
+         baseline_ci_production_low:f64=baseline.ci_production_low \
+         baseline_ci_production_high:f64=baseline.ci_production_high \
+         baseline_ci_production_level:f64=baseline.ci_production_level \
+         baseline_ci_production_method:str=baseline.ci_production_method",
         "the weighting and the baseline under production weights",
     ),
     t(
         "arms",
         "arms",
         Rows,
-        "arm:str drop_eval:f64 drop_production:f64 se_production:f64 ci_low_production:f64 \
-         ci_high_production:f64 verdict_eval:str verdict_production:str \
-         ci_low_production_family:f64 ci_high_production_family:f64 confidence_production:str \
+        "arm:str drop_eval:f64 drop_production:f64 se_production:f64 ci_production_low:f64 \
+         ci_production_high:f64 ci_production_level:f64 ci_production_method:str verdict_eval:str \
+         verdict_production:str ci_production_family_low:f64 ci_production_family_high:f64 \
+         ci_production_family_level:f64 ci_production_family_method:str confidence_production:str \
          flipped:bool flip_confident:bool",
         "one row per arm: the drop on the set and under production weights",
     ),
@@ -203,9 +207,9 @@ pub(crate) const STRESS: &[TableSpec] = &[
         "arms",
         "arms",
         Rows,
-        "arm:str drop_main:f64 se_main:f64 ci_low_main:f64=ci_main.0 ci_high_main:f64=ci_main.1 \
-         drop_stress:f64 se_stress:f64 ci_low_stress:f64=ci_stress.0 \
-         ci_high_stress:f64=ci_stress.1 verdict_main:str confidence_main:str verdict_stress:str \
+        "arm:str drop_main:f64 se_main:f64 ci_main_low:f64 ci_main_high:f64 ci_main_level:f64 \
+         ci_main_method:str drop_stress:f64 se_stress:f64 ci_stress_low:f64 ci_stress_high:f64 \
+         ci_stress_level:f64 ci_stress_method:str verdict_main:str confidence_main:str verdict_stress:str \
          confidence_stress:str clears_both:bool lost_stress:i64",
         "one row per arm: main set against the stress slice",
     ),
@@ -218,7 +222,7 @@ pub(crate) const INTERACTIONS: &[TableSpec] = &[
         Rows,
         "arm:str removed:list<str> components:list<str> predicted_drop:f64 measured_drop:f64 \
          predicted_score:f64 measured_score:f64 interaction:f64 se:f64 ci_low:f64 ci_high:f64 \
-         ci_method:str interaction_verdict:str lost_cases:i64 lost_only_jointly:i64 \
+         ci_level:f64 ci_method:str interaction_verdict:str lost_cases:i64 lost_only_jointly:i64 \
          concentration:str n:i64 explicit_components:bool",
         "one row per composed arm: measured against the sum of its parts",
     ),
@@ -353,7 +357,7 @@ pub(crate) const CURVE: &[TableSpec] = &[
         "selectors[].points",
         Rows,
         "selector:str=^selector arm:str budget_ratio:f64 tokens:f64 score:f64 retention:f64 \
-         ci_low:f64 ci_high:f64",
+         ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str",
         "one row per (selector, budget)",
     ),
     t(
@@ -415,7 +419,7 @@ pub(crate) const SHADOW: &[TableSpec] = &[
         "",
         One,
         "requests:i64 changed_rate:f64 noise_rate:f64 excess_rate:f64 se:f64 ci_low:f64 \
-         ci_high:f64 confidence_level:f64 se_method:str score_delta:f64 incomplete_requests:i64 \
+         ci_high:f64 ci_level:f64 ci_method:str confidence_level:f64 se_method:str score_delta:f64 incomplete_requests:i64 \
          tokens_production_mean:f64=tokens.production.mean \
          tokens_production_p50:f64=tokens.production.p50 \
          tokens_production_p95:f64=tokens.production.p95 \
@@ -433,7 +437,7 @@ pub(crate) const SHADOW: &[TableSpec] = &[
         "by_stratum",
         Rows,
         "stratum:str requests:i64 changed_rate:f64 noise_rate:f64 excess_rate:f64 se:f64 \
-         ci_low:f64 ci_high:f64 p_holm:f64 flagged:bool",
+         ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str p_holm:f64 flagged:bool",
         "one row per stratum (with --by)",
     ),
     WARNINGS,
@@ -490,7 +494,8 @@ pub(crate) const WATCH: &[TableSpec] = &[
         "arms",
         "arms",
         Rows,
-        "arm:str state:str units:i64 cases:i64 drop:f64 lower:f64 upper:f64 decided_at:i64 \
+        "arm:str state:str units:i64 cases:i64 drop:f64 cs_low:f64 cs_high:f64 cs_level:f64 \
+         cs_method:str decided_at:i64 \
          projected_units:i64 units_still_needed:i64 recorded:bool",
         "one row per arm: its confidence sequence now, and its state",
     ),
@@ -545,7 +550,8 @@ pub(crate) const DECISION: &[TableSpec] = &[
         "joint_cut",
         "joint_cut",
         One,
-        "units:list<str> arm:str measured:bool drop:f64 ci_low:f64 ci_high:f64 verdict:str \
+        "units:list<str> arm:str measured:bool drop:f64 ci_family_low:f64 ci_family_high:f64 \
+         ci_family_level:f64 ci_family_method:str verdict:str \
          confidence:str cleared:bool open_on:list<str> components:list<str> \
          tokens_removed:f64 cases_to_settle:i64",
         "the one set of units to cut: measured together, or the arm to run to confirm it",
@@ -699,6 +705,45 @@ mod tests {
                 cn.sort_unstable();
                 cn.dedup();
                 assert_eq!(cn.len(), cols.len(), "{verb}.{}: duplicate columns", s.name);
+            }
+        }
+    }
+
+    /// Every interval is exported alike: `<name>_low`, `_high`, `_level` and `_method`, in
+    /// that order (one `Interval` type, flattened the same way everywhere).
+    #[test]
+    fn every_interval_is_four_columns_in_order() {
+        for verb in groups().iter().chain(["decision"].iter()) {
+            for s in tables(verb) {
+                let cols: Vec<(&str, Kind)> =
+                    s.columns().iter().map(|c| (c.name, c.kind)).collect();
+                for (k, (name, _)) in cols.iter().enumerate() {
+                    let interval = |p: &&str| {
+                        ["ci", "cs"].contains(p) || p.starts_with("ci_") || p.contains("_ci_")
+                    };
+                    let Some(prefix) = name.strip_suffix("_low").filter(interval) else {
+                        continue;
+                    };
+                    let want = [
+                        (format!("{prefix}_low"), Kind::F64),
+                        (format!("{prefix}_high"), Kind::F64),
+                        (format!("{prefix}_level"), Kind::F64),
+                        (format!("{prefix}_method"), Kind::Str),
+                    ];
+                    let got: Vec<(String, Kind)> = cols[k..]
+                        .iter()
+                        .take(4)
+                        .map(|(n, t)| (n.to_string(), *t))
+                        .collect();
+                    assert_eq!(got, want, "{verb}.{}", s.name);
+                }
+                assert!(
+                    !cols.iter().any(|(n, _)| ["lower", "upper"].contains(n)
+                        || n.starts_with("ci_low_")
+                        || n.starts_with("ci_high_")),
+                    "{verb}.{}: an interval spelt the old way",
+                    s.name
+                );
             }
         }
     }

@@ -27,8 +27,8 @@ fn points_table(curves: &[Curve]) -> Table {
                 num(p.tokens, 0),
                 num(Some(p.score), 3),
                 num(p.retention, 4),
-                num(p.ci_low, 4),
-                num(p.ci_high, 4),
+                num(p.ci.map(|i| i.low), 4),
+                num(p.ci.map(|i| i.high), 4),
             ]);
         }
     }
@@ -52,7 +52,7 @@ pub fn sections(c: &CurveOutput) -> Vec<Section> {
             band: sel
                 .points
                 .iter()
-                .filter_map(|p| Some((p.budget_ratio, p.ci_low?, p.ci_high?)))
+                .filter_map(|p| Some((p.budget_ratio, p.ci.map(|i| i.low)?, p.ci.map(|i| i.high)?)))
                 .collect(),
             color: palette[k % palette.len()],
         })

@@ -127,8 +127,8 @@ fn headline(a: &Analyses) -> Prose {
             report::text::percent(sh.noise_rate, 2),
             report::text::percent(sh.excess_rate, 2),
             report::text::percent_level(sh.confidence_level),
-            report::text::percent(sh.ci_low, 2),
-            report::text::percent(sh.ci_high, 2),
+            report::text::percent(sh.ci.map(|i| i.low), 2),
+            report::text::percent(sh.ci.map(|i| i.high), 2),
             if flagged.is_empty() {
                 String::new()
             } else {

@@ -27,13 +27,32 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// Serialises an output struct as pretty JSON with a trailing newline. Key order is the struct's
-/// field order, so the same output always gives the same bytes.
+/// The version of every JSON document ablate writes (each verb's `--json`, the report's
+/// `analysis.json` and `record.json`, and `ablate schema`), as their first key `schema_version`.
+/// Bumped when a key changes meaning or disappears; a new key does not bump it.
+///
+/// - 1: the documents before the key existed.
+/// - 2: every interval is four flat keys `<name>_low`, `_high`, `_level`, `_method`
+///   (`ci_family_low` was `ci_low_family`; `cs_low` was `lower`; `ci_main_low` was `ci_main[0]`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Serialises an output struct as pretty JSON with a trailing newline, `schema_version` first.
+/// Key order is the struct's field order, so the same output always gives the same bytes.
 ///
 /// # Errors
 /// Only if the struct cannot be serialised (a bug).
 pub fn json<T: Serialize>(value: &T) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(value)
+    #[derive(Serialize)]
+    struct Versioned<'a, T> {
+        schema_version: u32,
+        #[serde(flatten)]
+        output: &'a T,
+    }
+    let value = Versioned {
+        schema_version: SCHEMA_VERSION,
+        output: value,
+    };
+    let mut s = serde_json::to_string_pretty(&value)
         .map_err(|e| Error::Invariant(format!("cannot serialise output: {e}")))?;
     s.push('\n');
     Ok(s)

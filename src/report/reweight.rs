@@ -46,8 +46,8 @@ fn production_table(r: &ReweightOutput) -> Table {
             a.verdict_eval.as_str().into(),
             num(a.drop_production, 4),
             num(a.se_production, 4),
-            num(a.ci_low_production, 4),
-            num(a.ci_high_production, 4),
+            num(a.ci_production.map(|i| i.low), 4),
+            num(a.ci_production.map(|i| i.high), 4),
             verdict(a.verdict_production),
             a.confidence_production
                 .map_or("—".into(), |c| c.as_str().into()),
@@ -106,8 +106,9 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
                 label: format!("{} · production", arm.arm),
                 value: d,
                 interval: arm
-                    .ci_low_production_family
-                    .zip(arm.ci_high_production_family),
+                    .ci_production_family
+                    .map(|i| i.low)
+                    .zip(arm.ci_production_family.map(|i| i.high)),
                 color: verdict_color(
                     v,
                     arm.confidence_production

@@ -34,8 +34,8 @@ pub fn watch_human(w: &WatchOutput) -> String {
             format!("{}{}", a.state.label(), if a.recorded { " *" } else { "" }),
             a.units.to_string(),
             num(a.drop, 4),
-            format!("{:.4}", a.lower),
-            format!("{:.4}", a.upper),
+            a.cs.map_or("—".into(), |cs| format!("{:.4}", cs.low)),
+            a.cs.map_or("—".into(), |cs| format!("{:.4}", cs.high)),
             a.decided_at.map_or("—".into(), |n| n.to_string()),
             a.units_still_needed
                 .map_or("—".into(), |n| format!("~{}", thousands(n as f64))),

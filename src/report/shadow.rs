@@ -22,8 +22,8 @@ fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
             num(sh.noise_rate, 4),
             num(sh.excess_rate, 4),
             num(sh.se, 4),
-            num(sh.ci_low, 4),
-            num(sh.ci_high, 4),
+            num(sh.ci.map(|i| i.low), 4),
+            num(sh.ci.map(|i| i.high), 4),
             "—".into(),
             String::new(),
         ]);
@@ -36,8 +36,8 @@ fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
             num(st.noise_rate, 4),
             num(st.excess_rate, 4),
             num(st.se, 4),
-            num(st.ci_low, 4),
-            num(st.ci_high, 4),
+            num(st.ci.map(|i| i.low), 4),
+            num(st.ci.map(|i| i.high), 4),
             pval(st.p_holm),
             if st.flagged {
                 "yes".into()
@@ -54,14 +54,14 @@ pub fn sections(sh: &ShadowOutput) -> Vec<Section> {
     let overall = sh.excess_rate.map(|e| Bar {
         label: "all requests".into(),
         value: e,
-        interval: sh.ci_low.zip(sh.ci_high),
+        interval: sh.ci.map(|i| i.low).zip(sh.ci.map(|i| i.high)),
         color: BLUE,
     });
     let strata = sh.by_stratum.iter().filter_map(|s| {
         Some(Bar {
             label: s.stratum.clone(),
             value: s.excess_rate?,
-            interval: s.ci_low.zip(s.ci_high),
+            interval: s.ci.map(|i| i.low).zip(s.ci.map(|i| i.high)),
             color: if s.flagged { ORANGE } else { BLUE },
         })
     });
@@ -109,8 +109,8 @@ pub fn human(r: &ShadowOutput) -> String {
             percent(Some(e), 2),
             percent(r.se, 2),
             crate::report::text::percent_level(r.confidence_level),
-            percent(r.ci_low, 2),
-            percent(r.ci_high, 2)
+            percent(r.ci.map(|i| i.low), 2),
+            percent(r.ci.map(|i| i.high), 2)
         );
         if r.se_method != "independent requests" {
             let _ = writeln!(s, "standard errors: {}", r.se_method);

@@ -87,7 +87,7 @@ pub fn sections(st: &StressOutput) -> Vec<Section> {
                 rows.push(ForestRow {
                     label: format!("{} · {side}", arm.arm),
                     value: d,
-                    interval: ci,
+                    interval: ci.map(|i| (i.low, i.high)),
                     color: verdict_color(v, c.unwrap_or(Confidence::Inconclusive)),
                     flag: None,
                 });

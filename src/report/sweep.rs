@@ -35,10 +35,10 @@ fn drops_table(r: &SweepOutput) -> Table {
             num(a.tokens_removed, 0),
             num(Some(a.score), 3),
             num(Some(a.drop), 4),
-            num(a.ci_low, 4),
-            num(a.ci_high, 4),
-            num(a.ci_low_family, 4),
-            num(a.ci_high_family, 4),
+            num(a.ci.map(|i| i.low), 4),
+            num(a.ci.map(|i| i.high), 4),
+            num(a.ci_family.map(|i| i.low), 4),
+            num(a.ci_family.map(|i| i.high), 4),
             pval(a.p_holm),
             a.verdict.as_str().into(),
             a.confidence.as_str().into(),
@@ -119,9 +119,11 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
                     label,
                     value: arm.drop,
                     interval: if per_arm(s) {
-                        arm.ci_low.zip(arm.ci_high)
+                        arm.ci.map(|i| i.low).zip(arm.ci.map(|i| i.high))
                     } else {
-                        arm.ci_low_family.zip(arm.ci_high_family)
+                        arm.ci_family
+                            .map(|i| i.low)
+                            .zip(arm.ci_family.map(|i| i.high))
                     },
                     color: verdict_color(arm.verdict, arm.confidence),
                     flag: flipped.contains(&arm.arm).then(|| "⚑".to_string()),
@@ -170,8 +172,12 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
 pub fn human(r: &SweepOutput) -> String {
     let mut s = String::new();
     // The intervals the arms actually carry, in words.
-    let methods: std::collections::BTreeSet<&str> =
-        r.arms.iter().map(|a| a.ci_method.as_str()).collect();
+    let methods: std::collections::BTreeSet<&str> = r
+        .arms
+        .iter()
+        .filter_map(|a| a.ci)
+        .map(|i| i.method.as_str())
+        .collect();
     let ci = methods
         .iter()
         .map(|m| match *m {

@@ -289,7 +289,7 @@ fn curve_by_hand() {
     assert_eq!(c.min_budget, Some(0.8));
     let p = &c.points[0];
     let ret = p.retention.unwrap();
-    assert!(p.ci_low.unwrap() <= ret && ret <= p.ci_high.unwrap());
+    assert!(p.ci.map(|i| i.low).unwrap() <= ret && ret <= p.ci.map(|i| i.high).unwrap());
     let cost = r.cost.unwrap();
     assert!((cost.daily_full - 2.0).abs() < 1e-12);
     assert!((cost.daily_at_min_budget - 1.6).abs() < 1e-12);

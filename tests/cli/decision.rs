@@ -107,8 +107,8 @@ fn small_samples_use_intervals_that_hold() {
         let a = &s["arms"][0];
         assert_eq!(a["ci_method"], method, "{n}");
         // The family interval (two arms: 97.5% each) is the wider one.
-        assert!(a["ci_low_family"].as_f64() < a["ci_low"].as_f64(), "{a}");
-        assert!(a["ci_high_family"].as_f64() > a["ci_high"].as_f64(), "{a}");
+        assert!(a["ci_family_low"].as_f64() < a["ci_low"].as_f64(), "{a}");
+        assert!(a["ci_family_high"].as_f64() > a["ci_high"].as_f64(), "{a}");
     }
 }
 
@@ -131,8 +131,8 @@ fn the_family_decides_and_per_arm_says_so() {
     for a in s["arms"].as_array().unwrap() {
         if a["confidence"] == "confident" {
             let (lo, hi) = (
-                a["ci_low_family"].as_f64().unwrap(),
-                a["ci_high_family"].as_f64().unwrap(),
+                a["ci_family_low"].as_f64().unwrap(),
+                a["ci_family_high"].as_f64().unwrap(),
             );
             assert!(lo >= 0.005 || hi < 0.005, "{a}");
         }

@@ -493,7 +493,7 @@ fn a_single_cluster_gives_no_confident_interval() {
     );
     let r = analysis::interactions::run(&Experiment::load(&w.dir).unwrap(), &cfg(500)).unwrap();
     let xy = r.composed.iter().find(|c| c.arm == "-xy").unwrap();
-    assert!(xy.se.is_none() && xy.ci_low.is_none());
+    assert!(xy.se.is_none() && xy.ci.map(|i| i.low).is_none());
     assert_eq!(xy.interaction_verdict.as_str(), "undetermined");
     let s = analysis::sweep::run(&Experiment::load(&w.dir).unwrap(), &cfg(500));
     assert!(

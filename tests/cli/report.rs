@@ -52,8 +52,10 @@ fn demo_report_has_every_part() {
         "{}",
         analysis["skipped"]
     );
-    let record: Value =
+    let mut record: Value =
         serde_json::from_slice(&std::fs::read(out.join("record.json")).unwrap()).unwrap();
+    let version = record.as_object_mut().unwrap().remove("schema_version");
+    assert_eq!(version, Some(ablate::report::SCHEMA_VERSION.into()));
     assert_eq!(record, analysis["record"]);
     for chart in [
         "drops",
@@ -199,7 +201,7 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     for c in cut {
         let name = c["arm"].as_str().unwrap();
         let s = sweep_arm(name);
-        assert!(s["ci_high_family"].as_f64().unwrap() < thr, "{name}");
+        assert!(s["ci_family_high"].as_f64().unwrap() < thr, "{name}");
         let st = a["stress"]["arms"]
             .as_array()
             .unwrap()
@@ -214,7 +216,7 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
             .find(|x| x["arm"] == name)
             .unwrap();
         assert!(
-            rw["ci_high_production_family"].as_f64().unwrap() < thr,
+            rw["ci_production_family_high"].as_f64().unwrap() < thr,
             "{name}"
         );
     }

@@ -45,6 +45,11 @@ fn redact(v: &mut Value, repo: &str) {
 }
 
 fn snapshot(name: &str, mut value: Value) {
+    assert_eq!(
+        value["schema_version"],
+        ablate::report::SCHEMA_VERSION,
+        "{name}: every JSON document carries schema_version"
+    );
     redact(&mut value, env!("CARGO_MANIFEST_DIR"));
     insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
         insta::assert_json_snapshot!(name, value);

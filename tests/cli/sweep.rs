@@ -78,16 +78,16 @@ fn sweep_fields_by_hand() {
     // (x̄ − θ)/√(V(θ)/n) over θ, V(θ) the variance under the restricted maximum (the prototype
     // in benches/coverage.rs's notes): [−0.5753104, 0.9233419].
     assert!(
-        (a.ci_low.unwrap() + 0.575_310_370_7).abs() < 1e-8,
+        (a.ci.map(|i| i.low).unwrap() + 0.575_310_370_7).abs() < 1e-8,
         "{:?}",
-        a.ci_low
+        a.ci.map(|i| i.low)
     );
     assert!(
-        (a.ci_high.unwrap() - 0.923_341_936_4).abs() < 1e-8,
+        (a.ci.map(|i| i.high).unwrap() - 0.923_341_936_4).abs() < 1e-8,
         "{:?}",
-        a.ci_high
+        a.ci.map(|i| i.high)
     );
-    assert_eq!(a.ci_method.as_str(), "score");
+    assert_eq!(a.ci.unwrap().method.as_str(), "score");
     assert_eq!(a.confidence.as_str(), "inconclusive");
     // Four cases: too few to decide, whatever the interval.
     assert_eq!(a.units, 4);
@@ -119,8 +119,10 @@ fn sweep_fields_by_hand() {
     assert_eq!(same.se, None);
     let u = 1.0 - 0.025f64.powf(0.25);
     assert!((u - 0.602364).abs() < 1e-6);
-    assert!(close(same.ci_low.unwrap(), -u) && close(same.ci_high.unwrap(), u));
-    assert_eq!(same.ci_method.as_str(), "exact-bound");
+    assert!(
+        close(same.ci.map(|i| i.low).unwrap(), -u) && close(same.ci.map(|i| i.high).unwrap(), u)
+    );
+    assert_eq!(same.ci.unwrap().method.as_str(), "exact-bound");
     assert_eq!(same.confidence.as_str(), "inconclusive");
     assert_eq!(same.lost_cases + same.gained_cases, 0);
     assert!(
@@ -202,7 +204,7 @@ fn the_demo_s_intervals_contain_the_point() {
     let exp = Experiment::load(&demo()).unwrap();
     let r = analysis::sweep::run(&exp, &cfg(2000));
     for a in &r.arms {
-        let (lo, hi) = (a.ci_low.unwrap(), a.ci_high.unwrap());
+        let (lo, hi) = (a.ci.map(|i| i.low).unwrap(), a.ci.map(|i| i.high).unwrap());
         assert!(
             lo <= a.drop && a.drop <= hi,
             "{}: {lo} {} {hi}",
@@ -212,7 +214,7 @@ fn the_demo_s_intervals_contain_the_point() {
         // 397 clusters: the t or effective-sample score interval, never the percentile bootstrap
         // (it undercovers at 100 units): no narrower than the normal one, and at most twice as
         // wide (the score part widens arms whose changes are rare).
-        assert_eq!(a.ci_method.as_str(), "t");
+        assert_eq!(a.ci.unwrap().method.as_str(), "t");
         let ratio = (hi - lo) / (2.0 * 1.96 * a.se.unwrap());
         assert!((0.95..2.0).contains(&ratio), "{}: {ratio}", a.arm);
     }

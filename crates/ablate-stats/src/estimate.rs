@@ -23,6 +23,10 @@ pub enum CiMethod {
     /// (critical value × √deff); fewer units than the bootstrap's minimum, or a family interval.
     #[serde(rename = "t")]
     T,
+    /// An anytime-valid confidence sequence (`ablate watch`): it holds at every number of units
+    /// read, however often it is looked at ([`crate::sequence`]).
+    #[serde(rename = "confidence-sequence")]
+    ConfidenceSequence,
 }
 
 impl CiMethod {
@@ -34,7 +38,54 @@ impl CiMethod {
             CiMethod::ExactBound => "exact-bound",
             CiMethod::Score => "score",
             CiMethod::T => "t",
+            CiMethod::ConfidenceSequence => "confidence-sequence",
         }
+    }
+}
+
+/// A confidence interval: the values of a quantity the data do not rule out, at `level`, by
+/// `method`. Every output spells an interval with this one type; in JSON and in the exported
+/// tables it is four flat keys, `<name>_low`, `<name>_high`, `<name>_level` and
+/// `<name>_method` (all null when the interval is undefined), as criterion's
+/// `ConfidenceInterval` is one type across its outputs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+    /// The coverage it was computed at, e.g. 0.95; for a family-wise interval over K arms,
+    /// the per-interval level 1 − α/K, which gives the family its 1 − α.
+    pub level: f64,
+    /// How it was computed.
+    pub method: CiMethod,
+}
+
+impl Interval {
+    /// The interval `[low, high]` at `level` by `method`, or `None` when either end is undefined.
+    pub fn new(low: Option<f64>, high: Option<f64>, level: f64, method: CiMethod) -> Option<Self> {
+        Some(Interval {
+            low: low?,
+            high: high?,
+            level,
+            method,
+        })
+    }
+
+    /// `point ± z·se`, the normal interval at `level` (`None` without an se).
+    pub fn normal(point: f64, se: Option<f64>, level: f64) -> Option<Self> {
+        let z = crate::dist::z_two_sided(level);
+        se.map(|s| Interval {
+            low: point - z * s,
+            high: point + z * s,
+            level,
+            method: CiMethod::Normal,
+        })
+    }
+
+    /// Whether `x` lies in `[low, high]`.
+    pub fn contains(&self, x: f64) -> bool {
+        self.low <= x && x <= self.high
     }
 }
 
@@ -57,6 +108,11 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// The estimate's interval as an [`Interval`], `None` when it is undefined.
+    pub fn interval(&self) -> Option<Interval> {
+        Interval::new(self.ci_low, self.ci_high, self.confidence, self.ci_method)
+    }
+
     /// An estimate with a normal-approximation interval `point ± z·se`.
     pub fn normal(point: f64, se: Option<f64>, confidence: f64) -> Estimate {
         let z = crate::dist::z_two_sided(confidence);

@@ -29,7 +29,7 @@ use crate::analysis::paired::{CaseSet, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
 use crate::stats::bootstrap::{self, RatioSums};
-use crate::stats::estimate::CiMethod;
+
 use crate::stats::moments;
 
 mod design_fit;
@@ -83,12 +83,9 @@ pub struct ComposedArm {
     pub interaction: f64,
     /// Its standard error.
     pub se: Option<f64>,
-    /// Lower end of its interval.
-    pub ci_low: Option<f64>,
-    /// Upper end of its interval.
-    pub ci_high: Option<f64>,
-    /// How the interval was computed.
-    pub ci_method: CiMethod,
+    /// Its interval (`ci_low`, `ci_high`, `ci_level`, `ci_method`).
+    #[serde(flatten, serialize_with = "crate::analysis::interval::ci")]
+    pub ci: Option<crate::analysis::interval::Interval>,
     /// super-additive, sub-additive or additive.
     pub interaction_verdict: InteractionVerdict,
     /// Cases passing in the baseline and failing in the composed arm.
@@ -435,9 +432,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             measured_score,
             interaction,
             se,
-            ci_low: est.ci_low,
-            ci_high: est.ci_high,
-            ci_method: est.ci_method,
+            ci: est.interval(),
             interaction_verdict,
             lost_cases: lost,
             lost_by_slice,

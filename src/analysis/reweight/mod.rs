@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::error::{Error, Result};
@@ -156,10 +157,9 @@ pub struct ReweightBaseline {
     pub score_production: Option<f64>,
     /// Its standard error.
     pub se_production: Option<f64>,
-    /// Lower end of its normal interval, score_production − z·se_production.
-    pub ci_low_production: Option<f64>,
-    /// Upper end of that interval.
-    pub ci_high_production: Option<f64>,
+    /// Its normal interval, score_production ± z·se_production (`ci_production_low`, …).
+    #[serde(flatten, serialize_with = "interval::ci_production")]
+    pub ci_production: Option<Interval>,
 }
 
 /// One arm, eval next to production.
@@ -173,19 +173,17 @@ pub struct ReweightArm {
     pub drop_production: Option<f64>,
     /// Its standard error.
     pub se_production: Option<f64>,
-    /// Lower end of its normal interval, drop_production − z·se_production.
-    pub ci_low_production: Option<f64>,
-    /// Upper end of that interval.
-    pub ci_high_production: Option<f64>,
+    /// Its normal interval, drop_production ± z·se_production (`ci_production_low`, …).
+    #[serde(flatten, serialize_with = "interval::ci_production")]
+    pub ci_production: Option<Interval>,
     /// Verdict on the eval set.
     pub verdict_eval: Verdict,
     /// Verdict in production (null when the production drop is undefined).
     pub verdict_production: Option<Verdict>,
-    /// Lower end of the interval that judges the production verdict: normal, at 1 − α/family
-    /// (the arm's own level with `--per-arm`).
-    pub ci_low_production_family: Option<f64>,
-    /// Upper end of that interval.
-    pub ci_high_production_family: Option<f64>,
+    /// The interval that judges the production verdict (`ci_production_family_low`, …): normal,
+    /// at 1 − α/family (the arm's own level with `--per-arm`).
+    #[serde(flatten, serialize_with = "interval::ci_production_family")]
+    pub ci_production_family: Option<Interval>,
     /// Whether the production verdict is confident (that interval wholly on its side).
     pub confidence_production: Option<Confidence>,
     /// Whether the two point verdicts differ.
@@ -357,10 +355,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         score_eval: moments::mean(&base_scores),
         score_production,
         se_production: se_base,
-        ci_low_production: score_production
-            .and_then(|p| Estimate::normal(p, se_base, opts.confidence).ci_low),
-        ci_high_production: score_production
-            .and_then(|p| Estimate::normal(p, se_base, opts.confidence).ci_high),
+        ci_production: score_production.and_then(|p| Interval::normal(p, se_base, opts.confidence)),
     };
 
     let mut arms = Vec::new();
@@ -384,15 +379,11 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         let verdict_eval = Verdict::of(drop_eval, threshold);
         let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
         let judging = match drop_production {
-            Some(d) if !opts.per_arm => {
-                let mut e = Estimate::normal(
-                    d,
-                    se_production,
-                    1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64,
-                );
-                e.confidence = opts.confidence;
-                e
-            }
+            Some(d) if !opts.per_arm => Estimate::normal(
+                d,
+                se_production,
+                1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64,
+            ),
             _ => production_ci,
         };
         let confidence_production = drop_production
@@ -403,12 +394,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             drop_eval,
             drop_production,
             se_production,
-            ci_low_production: production_ci.ci_low,
-            ci_high_production: production_ci.ci_high,
+            ci_production: production_ci.interval(),
             verdict_eval,
             verdict_production,
-            ci_low_production_family: judging.ci_low,
-            ci_high_production_family: judging.ci_high,
+            ci_production_family: judging.interval(),
             confidence_production,
             flipped,
             flip_confident: flipped && confidence_production == Some(Confidence::Confident),

@@ -103,10 +103,10 @@ pub struct ArmSequence {
     pub cases: usize,
     /// Mean paired drop (baseline − arm) over those units; null before any.
     pub drop: Option<f64>,
-    /// Lower bound of the confidence sequence.
-    pub lower: f64,
-    /// Upper bound.
-    pub upper: f64,
+    /// The arm's confidence sequence at level 1 − α/arms, as it stands (`cs_low`, `cs_high`,
+    /// `cs_level`, `cs_method` = `confidence-sequence`).
+    #[serde(flatten, serialize_with = "crate::analysis::interval::cs")]
+    pub cs: Option<crate::analysis::interval::Interval>,
     /// Units read when the arm was decided (null while it continues).
     pub decided_at: Option<usize>,
     /// For arms that continue: the units the sequence is projected to need in all, from the

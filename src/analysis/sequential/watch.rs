@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::analysis::interval::Interval;
 use crate::error::Result;
 use crate::io::Experiment;
 use crate::io::watch_state::{Decided, RecordedDecision, STATE_FILE, StateFile};
+use crate::stats::estimate::CiMethod;
 use crate::stats::sequence::{ConfidenceSequence, projected_n};
 
 /// Follows every arm's sequence on the table as it stands.
@@ -106,8 +108,12 @@ pub fn watch(
             units: used,
             cases,
             drop,
-            lower,
-            upper,
+            cs: Some(Interval {
+                low: lower,
+                high: upper,
+                level: 1.0 - alpha_arm,
+                method: CiMethod::ConfidenceSequence,
+            }),
             decided_at,
             projected_units,
             units_still_needed,
@@ -131,8 +137,11 @@ pub fn watch(
             }
             seq.state = recorded_state;
             seq.decided_at = Some(r.units);
-            seq.lower = r.lower;
-            seq.upper = r.upper;
+            seq.cs = seq.cs.map(|cs| Interval {
+                low: r.lower,
+                high: r.upper,
+                ..cs
+            });
             seq.projected_units = None;
             seq.units_still_needed = None;
             seq.recorded = true;
@@ -196,8 +205,8 @@ pub fn decisions(w: &WatchOutput) -> BTreeMap<String, RecordedDecision> {
                 RecordedDecision {
                     state,
                     units: a.decided_at?,
-                    lower: a.lower,
-                    upper: a.upper,
+                    lower: a.cs.map_or(f64::NEG_INFINITY, |cs| cs.low),
+                    upper: a.cs.map_or(f64::INFINITY, |cs| cs.high),
                 },
             ))
         })

@@ -31,6 +31,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::analysis::interval::{self, Interval};
 use crate::error::{Error, Result, Row};
 use crate::io::logs::ShadowLog;
 use crate::stats::histogram::BINS_PER_DOUBLING;
@@ -81,10 +82,10 @@ pub struct ShadowStratum {
     pub excess_rate: Option<f64>,
     /// Its standard error.
     pub se: Option<f64>,
-    /// Normal interval of the excess rate (null without an se).
-    pub ci_low: Option<f64>,
-    /// Upper end.
-    pub ci_high: Option<f64>,
+    /// Normal interval of the excess rate, excess ± z·se (`ci_low`, `ci_high`, `ci_level`,
+    /// `ci_method`; null without an se).
+    #[serde(flatten, serialize_with = "interval::ci")]
+    pub ci: Option<Interval>,
     /// One-sided p for excess > 0, Holm-adjusted across strata.
     pub p_holm: Option<f64>,
     /// p_holm < 1 − confidence.
@@ -104,10 +105,10 @@ pub struct ShadowOutput {
     pub excess_rate: Option<f64>,
     /// Its standard error.
     pub se: Option<f64>,
-    /// Lower end of its interval (normal).
-    pub ci_low: Option<f64>,
-    /// Upper end.
-    pub ci_high: Option<f64>,
+    /// Normal interval of the excess rate, excess ± z·se (`ci_low`, `ci_high`, `ci_level`,
+    /// `ci_method`; null without an se).
+    #[serde(flatten, serialize_with = "interval::ci")]
+    pub ci: Option<Interval>,
     /// Confidence level.
     pub confidence_level: f64,
     /// How the standard errors were computed: independent requests, or a Poisson bootstrap over
@@ -266,7 +267,6 @@ pub fn finish(
         });
     }
     let overall = rates(&all, has_replay, clustered);
-    let z = dist::z_two_sided(confidence);
 
     let mut by_stratum = Vec::new();
     if !by.is_empty() {
@@ -302,8 +302,7 @@ pub fn finish(
                 noise_rate: r.noise,
                 excess_rate: r.excess,
                 se: r.se,
-                ci_low: r.excess.zip(r.se).map(|(e, s)| e - z * s),
-                ci_high: r.excess.zip(r.se).map(|(e, s)| e + z * s),
+                ci: r.excess.and_then(|e| Interval::normal(e, r.se, confidence)),
                 p_holm: None,
                 flagged: false,
             });
@@ -372,8 +371,9 @@ pub fn finish(
         noise_rate: overall.noise,
         excess_rate: overall.excess,
         se: overall.se,
-        ci_low: overall.excess.zip(overall.se).map(|(e, s)| e - z * s),
-        ci_high: overall.excess.zip(overall.se).map(|(e, s)| e + z * s),
+        ci: overall
+            .excess
+            .and_then(|e| Interval::normal(e, overall.se, confidence)),
         confidence_level: confidence,
         se_method,
         by_stratum,
