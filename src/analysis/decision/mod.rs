@@ -33,17 +33,21 @@
 //! baseline (within the threshold)", "worse" and "not settled", and the tokens compare the arms'
 //! logged input tokens.
 
+mod settle;
+use settle::{Settle, n80, settle};
+mod cut;
+pub use cut::joint_label;
+use cut::{cover, predicted};
 use serde::Serialize;
 
 use crate::analysis::curve::Pricing;
 use crate::analysis::interactions::{InteractionVerdict, InteractionsOutput};
-use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::reweight::ReweightOutput;
 use crate::analysis::stress::StressOutput;
 use crate::analysis::sweep::{SweepArm, SweepOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::io::Experiment;
-use crate::stats::{dist, moments};
+use crate::stats::dist;
 
 /// Cases beyond which an arm counts as not settleable at its effect size.
 pub const SETTLE_CAP: u64 = 10_000_000;
@@ -183,60 +187,6 @@ pub struct Decision {
     pub interactions: Vec<Interaction>,
 }
 
-/// The settling figures of an inconclusive arm (see the module documentation): n₈₀ at the drop,
-/// at the interval's end farthest from the threshold (the fewest cases the data allow) and at the
-/// nearest end (none when the interval reaches the threshold: no upper bound); `settleable` is
-/// false when n₈₀ itself is beyond [`SETTLE_CAP`].
-struct Settle {
-    point: Option<u64>,
-    low: Option<u64>,
-    high: Option<u64>,
-    settleable: bool,
-}
-
-fn n80(gap: f64, sd: f64, multiplier: f64) -> Option<u64> {
-    let gap = gap.abs();
-    if gap == 0.0 || sd.is_nan() || gap.is_nan() {
-        return None;
-    }
-    let n = (multiplier * sd / gap).powi(2).ceil();
-    (n.is_finite() && n <= SETTLE_CAP as f64).then_some(n as u64)
-}
-
-fn settle(a: &SweepArm, threshold: f64, multiplier: f64) -> Settle {
-    let none = Settle {
-        point: None,
-        low: None,
-        high: None,
-        settleable: false,
-    };
-    let (Some(se), Some(lo), Some(hi)) = (
-        a.se.filter(|s| *s > 0.0),
-        a.ci_family.map(|i| i.low),
-        a.ci_family.map(|i| i.high),
-    ) else {
-        return none;
-    };
-    let sd = se * (a.n as f64).sqrt();
-    let (near, far) = if (lo - threshold).abs() < (hi - threshold).abs() {
-        (lo, hi)
-    } else {
-        (hi, lo)
-    };
-    let point = n80(a.drop - threshold, sd, multiplier);
-    Settle {
-        point,
-        low: n80(far - threshold, sd, multiplier),
-        // The near end across (or on) the threshold: no upper bound.
-        high: if (lo..=hi).contains(&threshold) {
-            None
-        } else {
-            n80(near - threshold, sd, multiplier)
-        },
-        settleable: point.is_some(),
-    }
-}
-
 /// Where an arm stands on the stress slice and in production.
 struct Slices {
     stress_needed: bool,
@@ -276,100 +226,73 @@ fn slices(
     }
 }
 
-/// The label of an arm removing `units`: `without-` and the units joined with `+`.
-pub fn joint_label(units: &[String]) -> String {
-    format!("without-{}", units.join("+"))
+/// What every step of the decision reads: the verdicts of the other analyses and the settings
+/// they were judged at.
+struct Judging<'a> {
+    sweep: &'a SweepOutput,
+    stress: Option<&'a StressOutput>,
+    reweight: Option<&'a ReweightOutput>,
+    /// `threshold_drop`.
+    thr: f64,
+    /// z₁₋α′/₂ + z₀.₈, the n₈₀ multiplier at the verdicts' level.
+    multiplier: f64,
+    /// Whether no arm removes units (a comparison of models or prompt versions).
+    comparison: bool,
 }
 
-/// The prediction for cutting the components' units together: per main-set case, the sum of the
-/// components' paired drops (cases paired in every component), its mean and sd.
-fn predicted(exp: &Experiment, components: &[&SweepArm]) -> Option<(f64, f64)> {
-    let m = &exp.results.matrix;
-    let paired = Paired::new(exp, CaseSet::Main);
-    let ids: Vec<usize> = components
-        .iter()
-        .map(|a| exp.results.arm_index(&a.arm))
-        .collect::<Option<_>>()?;
-    let sums: Vec<f64> = paired
-        .cases
-        .iter()
-        .filter(|&&c| ids.iter().all(|&a| m.present(c, a)))
-        .map(|&c| {
-            ids.iter()
-                .map(|&a| m.mean[m.cell(c, paired.baseline)] - m.mean[m.cell(c, a)])
-                .sum::<f64>()
-        })
-        .collect();
-    (sums.len() >= 2).then(|| (moments::mean(&sums), moments::sample_variance(&sums).sqrt()))
+/// Where [`Judging::classify`] puts an arm.
+enum Bucket {
+    Cut,
+    Keep,
+    Inconclusive,
 }
 
-/// The eligible arms that cover `units` without overlap, largest first.
-fn cover<'a>(eligible: &[&'a SweepArm]) -> Vec<&'a SweepArm> {
-    let mut sorted: Vec<&SweepArm> = eligible.to_vec();
-    sorted.sort_by(|a, b| {
-        b.removed
-            .len()
-            .cmp(&a.removed.len())
-            .then(a.arm.cmp(&b.arm))
-    });
-    let mut covered: std::collections::BTreeSet<&str> = Default::default();
-    let mut out = Vec::new();
-    for a in sorted {
-        if a.removed.iter().all(|u| !covered.contains(u.as_str())) {
-            covered.extend(a.removed.iter().map(String::as_str));
-            out.push(a);
-        }
+impl Judging<'_> {
+    fn slices(&self, a: &SweepArm) -> Slices {
+        slices(a, self.stress, self.reweight)
     }
-    out
-}
 
-/// Sorts the arms into cut, keep and inconclusive, finds the one cut to make (measured, or the
-/// arm to run), and gathers confident flips and interactions.
-pub fn run(
-    exp: &Experiment,
-    sweep: &SweepOutput,
-    stress: Option<&StressOutput>,
-    reweight: Option<&ReweightOutput>,
-    interactions: &InteractionsOutput,
-    pricing: Option<Pricing>,
-) -> Decision {
-    let thr = sweep.threshold_drop;
-    let alpha_arm = (1.0 - sweep.confidence_level)
-        / if sweep.family.procedure == "per-arm" {
-            1.0
-        } else {
-            sweep.family.size.max(1) as f64
-        };
-    let multiplier = dist::z_quantile(1.0 - alpha_arm / 2.0) + dist::z_quantile(POWER);
-    let others: Vec<&SweepArm> = sweep
-        .arms
-        .iter()
-        .filter(|a| a.arm != sweep.baseline_arm)
-        .collect();
-    let comparison = others.iter().all(|a| a.removed.is_empty());
-    let singles: Vec<&SweepArm> = others
-        .iter()
-        .copied()
-        .filter(|a| a.removed.len() == 1)
-        .collect();
-    let shown = if singles.is_empty() {
-        &others
-    } else {
-        &singles
-    };
-    let words = |cut: &'static str, comparison_words: &'static str| {
-        if comparison { comparison_words } else { cut }
-    };
-    let eligible = |a: &SweepArm| {
-        let s = slices(a, stress, reweight);
+    /// Confidently removable on the main set and confidently clear on every slice the
+    /// experiment has: a cut the decision may make.
+    fn eligible(&self, a: &SweepArm) -> bool {
+        let s = self.slices(a);
         a.verdict == Verdict::Removable
             && a.confidence == Confidence::Confident
             && !s.stress_open
             && !s.production_open
-    };
-    let (mut cut, mut keep, mut inconclusive) = (Vec::new(), Vec::new(), Vec::new());
-    for a in shown.iter().copied() {
-        let s = slices(a, stress, reweight);
+    }
+
+    /// Confidently removable on the main set and not confidently needed on a slice: its units
+    /// join the one cut.
+    fn candidate(&self, a: &SweepArm) -> bool {
+        let s = self.slices(a);
+        a.verdict == Verdict::Removable
+            && a.confidence == Confidence::Confident
+            && !s.stress_needed
+            && !s.production_needed
+    }
+
+    /// The slices where one of `arms` is not yet confidently clear.
+    fn open_on(&self, arms: &[&SweepArm]) -> Vec<String> {
+        let mut open = Vec::new();
+        if arms.iter().any(|a| self.slices(a).stress_open) {
+            open.push("stress slice".to_string());
+        }
+        if arms.iter().any(|a| self.slices(a).production_open) {
+            open.push("production".to_string());
+        }
+        open
+    }
+
+    fn words(&self, cut: &'static str, comparison: &'static str) -> &'static str {
+        if self.comparison { comparison } else { cut }
+    }
+
+    /// Cut, keep or inconclusive for one arm, with the reason in words (and, when the interval
+    /// straddles the threshold, the cases that would settle it).
+    fn classify(&self, a: &SweepArm) -> (Bucket, DecisionArm) {
+        let sweep = self.sweep;
+        let s = self.slices(a);
         let item = |reason: String, settle: Option<Settle>| {
             let settle = settle.unwrap_or(Settle {
                 point: None,
@@ -390,175 +313,171 @@ pub fn run(
             }
         };
         if a.units < sweep.min_units {
-            inconclusive.push(item(
-                format!(
-                    "too few cases to decide ({} {}; at least {} are needed)",
-                    a.units,
-                    if sweep.clusters.is_some() {
-                        "clusters"
-                    } else {
-                        "cases"
-                    },
-                    sweep.min_units
-                ),
-                None,
-            ));
-            continue;
+            let reason = format!(
+                "too few cases to decide ({} {}; at least {} are needed)",
+                a.units,
+                if sweep.clusters.is_some() {
+                    "clusters"
+                } else {
+                    "cases"
+                },
+                sweep.min_units
+            );
+            return (Bucket::Inconclusive, item(reason, None));
         }
-        match (a.verdict, a.confidence) {
-            (Verdict::Needed, Confidence::Confident) => {
-                keep.push(item(
-                    words("needed on the main set", "worse than the baseline").into(),
-                    None,
-                ));
-            }
-            (v, _) if s.stress_needed => keep.push(item(
+        let (bucket, reason, settle_it) = match (a.verdict, a.confidence) {
+            (Verdict::Needed, Confidence::Confident) => (
+                Bucket::Keep,
+                self.words("needed on the main set", "worse than the baseline")
+                    .to_string(),
+                false,
+            ),
+            (v, _) if s.stress_needed => (
+                Bucket::Keep,
                 format!(
                     "{} on the main set, confidently needed on the stress slice",
                     v.as_str()
                 ),
-                None,
-            )),
-            (v, _) if s.production_needed => keep.push(item(
+                false,
+            ),
+            (v, _) if s.production_needed => (
+                Bucket::Keep,
                 format!(
                     "{} on the set, confidently needed under production weights",
                     v.as_str()
                 ),
-                None,
-            )),
-            (Verdict::Removable, Confidence::Confident) if s.stress_open => {
-                inconclusive.push(item(
-                    "removable on the main set; on the stress slice it is not settled".into(),
-                    None,
-                ))
+                false,
+            ),
+            (Verdict::Removable, Confidence::Confident) if s.stress_open => (
+                Bucket::Inconclusive,
+                "removable on the main set; on the stress slice it is not settled".into(),
+                false,
+            ),
+            (Verdict::Removable, Confidence::Confident) if s.production_open => (
+                Bucket::Inconclusive,
+                "removable on the set; under production weights it is not settled".into(),
+                false,
+            ),
+            (Verdict::Removable, Confidence::Confident) => {
+                (Bucket::Cut, self.cut_reason(&s), false)
             }
-            (Verdict::Removable, Confidence::Confident) if s.production_open => {
-                inconclusive.push(item(
-                    "removable on the set; under production weights it is not settled".into(),
-                    None,
-                ))
-            }
-            (Verdict::Removable, Confidence::Confident) => cut.push(item(
-                if comparison {
-                    "not worse than the baseline (within the threshold)".to_string()
-                } else {
-                    match (s.has_stress, s.has_production) {
-                        (true, true) => {
-                            "removable on the main set, the stress slice and in production"
-                        }
-                        (true, false) => "removable on the main set and the stress slice",
-                        (false, true) => "removable on the set and in production",
-                        (false, false) => "removable on the main set",
-                    }
-                    .to_string()
-                },
-                None,
-            )),
-            (_, Confidence::Inconclusive) => inconclusive.push(item(
+            (_, Confidence::Inconclusive) => (
+                Bucket::Inconclusive,
                 "the interval straddles the threshold".into(),
-                Some(settle(a, thr, multiplier)),
-            )),
-        }
+                true,
+            ),
+        };
+        let settle = settle_it.then(|| settle(a, self.thr, self.multiplier));
+        (bucket, item(reason, settle))
     }
 
-    // The one cut: the union of every candidate arm's units (group arms included).
-    let candidate = |a: &SweepArm| {
-        let s = slices(a, stress, reweight);
-        a.verdict == Verdict::Removable
-            && a.confidence == Confidence::Confident
-            && !s.stress_needed
-            && !s.production_needed
-    };
-    let open_on = |arms: &[&SweepArm]| {
-        let mut open = Vec::new();
-        if arms.iter().any(|a| slices(a, stress, reweight).stress_open) {
-            open.push("stress slice".to_string());
+    /// Why a cleared arm is cut: where it was shown removable.
+    fn cut_reason(&self, s: &Slices) -> String {
+        if self.comparison {
+            return "not worse than the baseline (within the threshold)".to_string();
         }
-        if arms
+        match (s.has_stress, s.has_production) {
+            (true, true) => "removable on the main set, the stress slice and in production",
+            (true, false) => "removable on the main set and the stress slice",
+            (false, true) => "removable on the set and in production",
+            (false, false) => "removable on the main set",
+        }
+        .to_string()
+    }
+
+    /// The one cut: the union of every candidate arm's units (group arms included), measured
+    /// when an arm removes exactly those units, else the arm to run with its predicted drop.
+    fn joint_cut(&self, exp: &Experiment, others: &[&SweepArm]) -> Option<JointCut> {
+        let candidates: Vec<&SweepArm> = others
             .iter()
-            .any(|a| slices(a, stress, reweight).production_open)
-        {
-            open.push("production".to_string());
+            .copied()
+            .filter(|a| {
+                !a.removed.is_empty() && a.units >= self.sweep.min_units && self.candidate(a)
+            })
+            .collect();
+        let mut units: Vec<String> = candidates
+            .iter()
+            .flat_map(|a| a.removed.iter().cloned())
+            .collect();
+        units.sort();
+        units.dedup();
+        if units.is_empty() || self.comparison {
+            return None;
         }
-        open
-    };
-    let candidates: Vec<&SweepArm> = others
-        .iter()
-        .copied()
-        .filter(|a| !a.removed.is_empty() && a.units >= sweep.min_units && candidate(a))
-        .collect();
-    let eligible_arms: Vec<&SweepArm> =
-        candidates.iter().copied().filter(|a| eligible(a)).collect();
-    let mut units: Vec<String> = candidates
-        .iter()
-        .flat_map(|a| a.removed.iter().cloned())
-        .collect();
-    units.sort();
-    units.dedup();
-    let exactly = |a: &&SweepArm| {
-        let mut r = a.removed.clone();
-        r.sort();
-        r == units
-    };
-    let joint_cut = (!units.is_empty() && !comparison).then(|| {
+        let exactly = |a: &&SweepArm| {
+            let mut r = a.removed.clone();
+            r.sort();
+            r == units
+        };
         let components = cover(&candidates);
-        match others.iter().copied().find(exactly) {
+        let component_arms = components.iter().map(|c| c.arm.clone()).collect();
+        Some(match others.iter().copied().find(exactly) {
             Some(a) => JointCut {
-                units: units.clone(),
+                units,
                 arm: a.arm.clone(),
                 measured: true,
                 drop: a.drop,
                 ci_family: a.ci_family,
                 verdict: Some(a.verdict),
                 confidence: Some(a.confidence),
-                cleared: eligible(a),
-                open_on: open_on(&[a]),
-                components: components.iter().map(|c| c.arm.clone()).collect(),
+                cleared: self.eligible(a),
+                open_on: self.open_on(&[a]),
+                components: component_arms,
                 tokens_removed: a.tokens_removed,
                 cases_to_settle: None,
             },
             None => {
                 let prediction = predicted(exp, &components);
                 JointCut {
-                    units: units.clone(),
                     arm: joint_label(&units),
+                    units,
                     measured: false,
                     drop: prediction.map_or(f64::NAN, |p| p.0),
                     ci_family: None,
                     verdict: None,
                     confidence: None,
                     cleared: false,
-                    open_on: open_on(&components),
-                    components: components.iter().map(|c| c.arm.clone()).collect(),
+                    open_on: self.open_on(&components),
+                    components: component_arms,
                     tokens_removed: components
                         .iter()
                         .map(|c| c.tokens_removed)
                         .sum::<Option<f64>>(),
                     cases_to_settle: prediction
-                        .filter(|(mean, _)| *mean < thr)
-                        .and_then(|(mean, sd)| n80(thr - mean, sd, multiplier)),
+                        .filter(|(mean, _)| *mean < self.thr)
+                        .and_then(|(mean, sd)| n80(self.thr - mean, sd, self.multiplier)),
                 }
             }
-        }
-    });
-    let measured_cut = eligible_arms
-        .iter()
-        .max_by(|a, b| {
-            a.tokens_removed
-                .unwrap_or(0.0)
-                .total_cmp(&b.tokens_removed.unwrap_or(0.0))
-                .then(b.arm.cmp(&a.arm))
         })
-        .map(|a| MeasuredCut {
-            arm: a.arm.clone(),
-            units: a.removed.clone(),
-            tokens_removed: a.tokens_removed,
-        });
-    let tokens_saved = match &joint_cut {
-        Some(j) if j.measured && j.cleared => j.tokens_removed,
-        _ => measured_cut.as_ref().and_then(|m| m.tokens_removed),
-    };
-    let flips = reweight
+    }
+
+    /// The eligible arm that removes the most tokens: what a measured cut saves today.
+    fn measured_cut(&self, others: &[&SweepArm]) -> Option<MeasuredCut> {
+        others
+            .iter()
+            .filter(|a| {
+                !a.removed.is_empty()
+                    && a.units >= self.sweep.min_units
+                    && self.candidate(a)
+                    && self.eligible(a)
+            })
+            .max_by(|a, b| {
+                a.tokens_removed
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.tokens_removed.unwrap_or(0.0))
+                    .then(b.arm.cmp(&a.arm))
+            })
+            .map(|a| MeasuredCut {
+                arm: a.arm.clone(),
+                units: a.removed.clone(),
+                tokens_removed: a.tokens_removed,
+            })
+    }
+}
+
+/// The verdicts that flip confidently between the set and production.
+fn flips(reweight: Option<&ReweightOutput>) -> Vec<Flip> {
+    reweight
         .map(|r| {
             r.arms
                 .iter()
@@ -572,8 +491,12 @@ pub fn run(
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    let interactions = interactions
+        .unwrap_or_default()
+}
+
+/// The composed cuts that interact (super- or sub-additive), with the slice that loses most.
+fn interacting(interactions: &InteractionsOutput) -> Vec<Interaction> {
+    interactions
         .composed
         .iter()
         .filter(|c| {
@@ -594,14 +517,72 @@ pub fn run(
                 .filter(|(_, n)| **n > 0)
                 .map(|(s, n)| format!("{s} ({n} cases lost)")),
         })
+        .collect()
+}
+
+/// Sorts the arms into cut, keep and inconclusive, finds the one cut to make (measured, or the
+/// arm to run), and gathers confident flips and interactions.
+pub fn run(
+    exp: &Experiment,
+    sweep: &SweepOutput,
+    stress: Option<&StressOutput>,
+    reweight: Option<&ReweightOutput>,
+    interactions: &InteractionsOutput,
+    pricing: Option<Pricing>,
+) -> Decision {
+    let per_arm = sweep.family.procedure == "per-arm";
+    let alpha_arm = (1.0 - sweep.confidence_level)
+        / if per_arm {
+            1.0
+        } else {
+            sweep.family.size.max(1) as f64
+        };
+    let others: Vec<&SweepArm> = sweep
+        .arms
+        .iter()
+        .filter(|a| a.arm != sweep.baseline_arm)
         .collect();
+    let judging = Judging {
+        sweep,
+        stress,
+        reweight,
+        thr: sweep.threshold_drop,
+        multiplier: dist::z_quantile(1.0 - alpha_arm / 2.0) + dist::z_quantile(POWER),
+        comparison: others.iter().all(|a| a.removed.is_empty()),
+    };
+    // The arms listed: the single-unit arms when there are any, else every arm.
+    let singles: Vec<&SweepArm> = others
+        .iter()
+        .copied()
+        .filter(|a| a.removed.len() == 1)
+        .collect();
+    let shown = if singles.is_empty() {
+        &others
+    } else {
+        &singles
+    };
+    let (mut cut, mut keep, mut inconclusive) = (Vec::new(), Vec::new(), Vec::new());
+    for a in shown {
+        match judging.classify(a) {
+            (Bucket::Cut, item) => cut.push(item),
+            (Bucket::Keep, item) => keep.push(item),
+            (Bucket::Inconclusive, item) => inconclusive.push(item),
+        }
+    }
+    let joint_cut = judging.joint_cut(exp, &others);
+    let measured_cut = judging.measured_cut(&others);
+    let tokens_saved = match &joint_cut {
+        Some(j) if j.measured && j.cleared => j.tokens_removed,
+        _ => measured_cut.as_ref().and_then(|m| m.tokens_removed),
+    };
+    let comparison = judging.comparison;
     let cost_saved_per_day = tokens_saved
         .zip(pricing)
         .map(|(t, p)| t / 1e6 * p.price_per_mtok * p.requests_per_day);
     Decision {
         comparison,
         family: sweep.family.note.clone(),
-        per_arm: sweep.family.procedure == "per-arm",
+        per_arm,
         cut,
         joint_cut,
         measured_cut,
@@ -609,8 +590,8 @@ pub fn run(
         inconclusive,
         tokens_saved: if comparison { None } else { tokens_saved },
         cost_saved_per_day: if comparison { None } else { cost_saved_per_day },
-        flips,
-        interactions,
+        flips: flips(reweight),
+        interactions: interacting(interactions),
     }
 }
 

@@ -1,0 +1,234 @@
+//! The tables each verb exports, with their column names and types: the stable schema of
+//! `--export` (and of the Python module's attributes), documented in the README from this list.
+//!
+//! A table is declared by where its rows sit in the verb's JSON and one line of columns,
+//! `name:type[=path]`:
+//! - types: `str`, `f64`, `i64`, `bool`, `list<str>`, `list<f64>`;
+//! - the path is dot-separated and relative to the row (default: the column's name); a number
+//!   indexes an array; `@key` and `@value` are a map entry's key and value; `^field` is a field of
+//!   the nearest enclosing object that has it (the arm of a nested `lost_by_slice`).
+//! - an object read as `str` becomes `key=value, …` in key order (a stratum).
+//!
+//! Where the rows sit (`at`) is a dot path from the JSON's root; a segment ending in `[]`
+//! iterates an array. A missing or null place gives a table with no rows and the same columns,
+//! so the schema never depends on the data.
+
+/// How the rows of a table sit at its place in the JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// An array of objects: one row each.
+    Rows,
+    /// An object: one row per (key, value) entry.
+    Map,
+    /// An array of scalars: one row each (`@value`).
+    Values,
+    /// One object: one row.
+    One,
+}
+
+/// One exported table.
+#[derive(Debug, Clone, Copy)]
+pub struct TableSpec {
+    /// File stem and Python attribute.
+    pub name: &'static str,
+    /// Where the rows sit in the verb's JSON (see the module documentation).
+    pub at: &'static str,
+    /// How they sit there.
+    pub shape: Shape,
+    /// Columns, `name:type[=path]`, separated by spaces.
+    pub columns: &'static str,
+    /// One line on what a row is, for the README.
+    pub doc: &'static str,
+}
+
+const fn t(
+    name: &'static str,
+    at: &'static str,
+    shape: Shape,
+    columns: &'static str,
+    doc: &'static str,
+) -> TableSpec {
+    TableSpec {
+        name,
+        at,
+        shape,
+        columns,
+        doc,
+    }
+}
+
+mod verbs;
+pub(crate) use verbs::{
+    CHECK, CONTEXT, CURVE, DECISION, INTERACTIONS, NEED, NEXT, PLAN, RECORD, REPLAY, REWEIGHT,
+    SELECTOR, SHADOW, STRESS, SWEEP, VARIANCE, WATCH,
+};
+
+use crate::verb::Verb;
+
+/// The tables of one group, by name: a verb's ([`Verb::tables`]), `replay` (`watch --replay`)
+/// or `decision` (`report`'s). Unknown names have none.
+pub fn tables(group: &str) -> &'static [TableSpec] {
+    match group {
+        "replay" => REPLAY,
+        "decision" => DECISION,
+        name => Verb::parse(name).map_or(&[], Verb::tables),
+    }
+}
+
+/// The groups of tables, in the order of the README: every verb that has tables, with `replay`
+/// after `watch`.
+pub fn groups() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for v in Verb::ALL.into_iter().filter(|v| !v.tables().is_empty()) {
+        out.push(v.name());
+        if v == Verb::Watch {
+            out.push("replay");
+        }
+    }
+    out
+}
+
+/// The sections of `report`'s `analysis.json` whose tables `report --export` writes, each as
+/// `<section>_<table>`: every verb in the report ([`Verb::in_report`]), and the decision after
+/// `check`.
+pub fn report_sections() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for v in Verb::ALL.into_iter().filter(|v| v.in_report()) {
+        out.push(v.name());
+        if v == Verb::Check {
+            out.push("decision");
+        }
+    }
+    out
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnSpec {
+    /// Column name.
+    pub name: &'static str,
+    /// Column type.
+    pub kind: Kind,
+    /// Path from the row (see the module documentation).
+    pub path: &'static str,
+}
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// UTF-8 text.
+    Str,
+    /// 64-bit float.
+    F64,
+    /// 64-bit integer.
+    I64,
+    /// Boolean.
+    Bool,
+    /// List of text.
+    ListStr,
+    /// List of 64-bit floats.
+    ListF64,
+}
+
+impl Kind {
+    /// The name in the column line and the README (`str`, `list<str>`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Str => "str",
+            Kind::F64 => "f64",
+            Kind::I64 => "i64",
+            Kind::Bool => "bool",
+            Kind::ListStr => "list<str>",
+            Kind::ListF64 => "list<f64>",
+        }
+    }
+}
+
+impl TableSpec {
+    /// The columns, parsed from the column line.
+    ///
+    /// # Panics
+    /// On a malformed column line: the lines are constants, and a test parses every one.
+    pub fn columns(&self) -> Vec<ColumnSpec> {
+        self.columns
+            .split_whitespace()
+            .map(|c| {
+                let (name, rest) = c.split_once(':').expect("column spec has name:type");
+                let (kind, path) = rest.split_once('=').unwrap_or((rest, name));
+                let kind = match kind {
+                    "str" => Kind::Str,
+                    "f64" => Kind::F64,
+                    "i64" => Kind::I64,
+                    "bool" => Kind::Bool,
+                    "list<str>" => Kind::ListStr,
+                    "list<f64>" => Kind::ListF64,
+                    other => panic!("unknown column type {other} in {}", self.name),
+                };
+                ColumnSpec { name, kind, path }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_line_parses_and_names_are_unique() {
+        for verb in groups().iter().chain(["decision"].iter()) {
+            let specs = tables(verb);
+            assert!(!specs.is_empty(), "{verb}");
+            let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), specs.len(), "{verb}: duplicate table names");
+            for s in specs {
+                let cols = s.columns();
+                let mut cn: Vec<&str> = cols.iter().map(|c| c.name).collect();
+                cn.sort_unstable();
+                cn.dedup();
+                assert_eq!(cn.len(), cols.len(), "{verb}.{}: duplicate columns", s.name);
+            }
+        }
+    }
+
+    /// Every interval is exported alike: `<name>_low`, `_high`, `_level` and `_method`, in
+    /// that order (one `Interval` type, flattened the same way everywhere).
+    #[test]
+    fn every_interval_is_four_columns_in_order() {
+        for verb in groups().iter().chain(["decision"].iter()) {
+            for s in tables(verb) {
+                let cols: Vec<(&str, Kind)> =
+                    s.columns().iter().map(|c| (c.name, c.kind)).collect();
+                for (k, (name, _)) in cols.iter().enumerate() {
+                    let interval = |p: &&str| {
+                        ["ci", "cs"].contains(p) || p.starts_with("ci_") || p.contains("_ci_")
+                    };
+                    let Some(prefix) = name.strip_suffix("_low").filter(interval) else {
+                        continue;
+                    };
+                    let want = [
+                        (format!("{prefix}_low"), Kind::F64),
+                        (format!("{prefix}_high"), Kind::F64),
+                        (format!("{prefix}_level"), Kind::F64),
+                        (format!("{prefix}_method"), Kind::Str),
+                    ];
+                    let got: Vec<(String, Kind)> = cols[k..]
+                        .iter()
+                        .take(4)
+                        .map(|(n, t)| (n.to_string(), *t))
+                        .collect();
+                    assert_eq!(got, want, "{verb}.{}", s.name);
+                }
+                assert!(
+                    !cols.iter().any(|(n, _)| ["lower", "upper"].contains(n)
+                        || n.starts_with("ci_low_")
+                        || n.starts_with("ci_high_")),
+                    "{verb}.{}: an interval spelt the old way",
+                    s.name
+                );
+            }
+        }
+    }
+}

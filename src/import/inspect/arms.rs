@@ -1,0 +1,203 @@
+//! Which arm a log is: by task arguments, by model or by file, and the run that identifies a log
+//! across files.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::{EvalSpec, Log};
+use crate::error::{Error, Result};
+use crate::import::scalar_text;
+
+/// How the arm of a log is named.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum ArmFrom {
+    TaskArgs(Vec<String>),
+    Task,
+    Model,
+    Tag,
+    File,
+    Single,
+}
+
+pub(super) fn arm_from(logs: &[Log], asked: Option<&str>) -> Result<(ArmFrom, String)> {
+    let differ = |f: &dyn Fn(&Log) -> String| logs.iter().map(f).collect::<BTreeSet<_>>().len() > 1;
+    if let Some(a) = asked {
+        return match a {
+            "task" => Ok((ArmFrom::Task, "--arm-from task".into())),
+            "model" => Ok((ArmFrom::Model, "--arm-from model".into())),
+            "tag" => Ok((ArmFrom::Tag, "--arm-from tag".into())),
+            "file" => Ok((ArmFrom::File, "--arm-from file".into())),
+            other => match other.strip_prefix("task_arg:") {
+                Some(name) if !name.is_empty() => {
+                    if let Some(l) = logs
+                        .iter()
+                        .find(|l| !l.header.eval.task_args.contains_key(name))
+                    {
+                        return Err(Error::Usage(format!(
+                            "--arm-from {other}: {} has no task argument `{name}`; its arguments: {}",
+                            l.path.display(),
+                            l.header
+                                .eval
+                                .task_args
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )));
+                    }
+                    Ok((
+                        ArmFrom::TaskArgs(vec![name.to_string()]),
+                        format!("--arm-from {other}"),
+                    ))
+                }
+                _ => Err(Error::Usage(format!(
+                    "--arm-from {other}: use task_arg:NAME, task, model, tag or file"
+                ))),
+            },
+        };
+    }
+    let keys: BTreeSet<&String> = logs
+        .iter()
+        .flat_map(|l| l.header.eval.task_args.keys())
+        .collect();
+    let varying: Vec<String> = keys
+        .into_iter()
+        .filter(|k| {
+            differ(&|l: &Log| {
+                l.header
+                    .eval
+                    .task_args
+                    .get(*k)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+        })
+        .cloned()
+        .collect();
+    if !varying.is_empty() {
+        let why = format!(
+            "the task argument{} that {} between the logs: {}",
+            if varying.len() > 1 { "s" } else { "" },
+            if varying.len() > 1 {
+                "differ"
+            } else {
+                "differs"
+            },
+            varying.join(", ")
+        );
+        return Ok((ArmFrom::TaskArgs(varying), why));
+    }
+    if differ(&|l| l.header.eval.task.clone()) {
+        return Ok((
+            ArmFrom::Task,
+            "the task, which differs between the logs".into(),
+        ));
+    }
+    if differ(&|l| l.header.eval.model.clone()) {
+        return Ok((
+            ArmFrom::Model,
+            "the model, which differs between the logs".into(),
+        ));
+    }
+    if differ(&|l| l.header.eval.tags.join(",")) {
+        return Ok((
+            ArmFrom::Tag,
+            "the tags, which differ between the logs".into(),
+        ));
+    }
+    Ok((
+        ArmFrom::Single,
+        "one arm: nothing (task arguments, task, model, tags) differs between the logs; they are repeats of one configuration".into(),
+    ))
+}
+
+/// The labels of the logs' arms. Task-argument values are written as text (`1`, `full`); when two
+/// logs' values differ but read the same as text (the number `1` and the string `"1"`), every
+/// value is written as JSON instead (`1`, `"1"`), so that different configurations never merge
+/// into one arm. Returns the labels and whether JSON was needed.
+pub(super) fn arm_labels(logs: &[Log], how: &ArmFrom) -> (Vec<String>, bool) {
+    let plain: Vec<String> = logs.iter().map(|l| arm_label(l, how, false)).collect();
+    let ArmFrom::TaskArgs(keys) = how else {
+        return (plain, false);
+    };
+    let config = |l: &Log| -> Vec<Option<Value>> {
+        keys.iter()
+            .map(|k| l.header.eval.task_args.get(k).cloned())
+            .collect()
+    };
+    let mut seen: BTreeMap<&String, Vec<Option<Value>>> = BTreeMap::new();
+    let clash = logs.iter().zip(&plain).any(|(l, label)| {
+        let c = config(l);
+        seen.entry(label).or_insert_with(|| c.clone()) != &c
+    });
+    if clash {
+        (logs.iter().map(|l| arm_label(l, how, true)).collect(), true)
+    } else {
+        (plain, false)
+    }
+}
+
+pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
+    let e = &log.header.eval;
+    let text = |v: &Value| {
+        if json {
+            v.to_string()
+        } else {
+            scalar_text(v).unwrap_or_else(|| v.to_string())
+        }
+    };
+    match how {
+        ArmFrom::TaskArgs(keys) if keys.len() == 1 => e
+            .task_args
+            .get(&keys[0])
+            .map(text)
+            .unwrap_or_else(|| "(none)".into()),
+        ArmFrom::TaskArgs(keys) => keys
+            .iter()
+            .map(|k| {
+                let v = e.task_args.get(k).cloned().unwrap_or(Value::Null);
+                format!("{k}={}", text(&v))
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        ArmFrom::Task | ArmFrom::Single => e.task.clone(),
+        ArmFrom::Model => e.model.clone(),
+        ArmFrom::Tag => {
+            if e.tags.is_empty() {
+                "(untagged)".into()
+            } else {
+                e.tags.join(",")
+            }
+        }
+        ArmFrom::File => log
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+/// What identifies a run across files: the eval id (else the run id) with the task, model and
+/// task arguments. One `eval()` call shares a run id across its tasks and models; a log and its
+/// `inspect log convert` copy share the eval id too.
+pub(super) fn run_key(e: &EvalSpec) -> Option<String> {
+    let id = match (
+        e.eval_id.as_deref().filter(|s| !s.is_empty()),
+        e.run_id.as_deref().filter(|s| !s.is_empty()),
+    ) {
+        (Some(id), _) => format!("eval_id {id}"),
+        (None, Some(run)) => format!("run_id {run}"),
+        (None, None) => return None,
+    };
+    Some(format!(
+        "{id}, task {}, model {}, task args {}",
+        e.task,
+        e.model,
+        serde_json::to_string(&e.task_args).unwrap_or_default()
+    ))
+}
+
+/// The Inspect version a log records.
+pub(super) fn e_version(log: &Log) -> Option<String> {
+    log.header.eval.packages.get("inspect_ai").cloned()
+}

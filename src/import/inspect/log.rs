@@ -1,0 +1,322 @@
+//! Reading Inspect AI's logs: `.eval` zip archives (the header, the sample summaries and the
+//! journal's batches, each entry bounded in size) and `.json` logs, into [`Log`]s.
+
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Most bytes read from one entry of an `.eval` archive once decompressed (a zip's declared sizes
+/// can lie, so the bytes are counted as they are read). The summaries of 10,000 samples take a few
+/// MiB; a 200 KB log that inflates to 200 MiB of metadata is refused instead of needing 1.5 GB.
+pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
+
+/// The header of a log: `header.json` (or `_journal/start.json`, or the top of a `.json` log).
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Header {
+    #[serde(default)]
+    pub(super) status: Option<String>,
+    pub(super) eval: EvalSpec,
+    #[serde(default)]
+    pub(super) error: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct EvalSpec {
+    #[serde(default)]
+    pub(super) task: String,
+    #[serde(default)]
+    pub(super) task_args: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub(super) model: String,
+    #[serde(default)]
+    pub(super) created: String,
+    #[serde(default)]
+    pub(super) tags: Vec<String>,
+    #[serde(default)]
+    pub(super) packages: BTreeMap<String, String>,
+    /// The eval's own id (0.3.1xx on); the same run in two formats shares it.
+    #[serde(default)]
+    pub(super) eval_id: Option<String>,
+    /// The run's id: every task and model of one `eval()` call shares it.
+    #[serde(default)]
+    pub(super) run_id: Option<String>,
+}
+
+/// A sample summary (or a full sample: the fields read are the same).
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Sample {
+    pub(super) id: Value,
+    pub(super) epoch: i64,
+    #[serde(default)]
+    pub(super) scores: Option<BTreeMap<String, Score>>,
+    #[serde(default)]
+    pub(super) model_usage: Option<BTreeMap<String, Usage>>,
+    #[serde(default)]
+    pub(super) metadata: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub(super) error: Option<Value>,
+    #[serde(default)]
+    pub(super) limit: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Score {
+    #[serde(default)]
+    pub(super) value: Value,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct Usage {
+    #[serde(default)]
+    pub(super) output_tokens: Option<i64>,
+    #[serde(default)]
+    pub(super) total_tokens: Option<i64>,
+    #[serde(default)]
+    pub(super) input_tokens: Option<i64>,
+    #[serde(default)]
+    pub(super) input_tokens_cache_read: Option<i64>,
+    #[serde(default)]
+    pub(super) input_tokens_cache_write: Option<i64>,
+}
+
+/// A single-file `.json` log: the header's fields and every sample inline.
+#[derive(Debug, Deserialize)]
+pub(super) struct JsonLog {
+    #[serde(default)]
+    pub(super) status: Option<String>,
+    pub(super) eval: EvalSpec,
+    #[serde(default)]
+    pub(super) error: Option<Value>,
+    #[serde(default)]
+    pub(super) samples: Option<Vec<Sample>>,
+}
+
+/// One log, read.
+pub(super) struct Log {
+    pub(super) path: PathBuf,
+    pub(super) header: Header,
+    pub(super) samples: Vec<Sample>,
+    /// Where the scores came from, in words.
+    pub(super) read_from: &'static str,
+    /// Whether the usage came from the sample files (the summaries carry none).
+    pub(super) usage_from_samples: bool,
+}
+
+pub(super) fn unreadable(path: &Path, problem: impl Into<String>) -> Error {
+    Error::Unreadable {
+        path: path.to_path_buf(),
+        problem: problem.into(),
+        fix: "give an Inspect AI log (.eval, or a .json log written with --log-format json); if it was cut off while being copied, copy it again".into(),
+    }
+}
+
+/// Reads one zip entry as JSON, streaming it through the decompressor.
+pub(super) fn entry<T: for<'de> Deserialize<'de>>(
+    zip: &mut zip::ZipArchive<std::fs::File>,
+    path: &Path,
+    name: &str,
+) -> Result<Option<T>> {
+    let method = zip
+        .index_for_name(name)
+        .and_then(|i| zip.by_index_raw(i).ok().map(|f| f.compression()));
+    if let Some(m) = method
+        && !matches!(
+            m,
+            zip::CompressionMethod::Stored
+                | zip::CompressionMethod::Deflated
+                | zip::CompressionMethod::Zstd
+        )
+    {
+        return Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "`{name}` is compressed with the zip method {m}, which ablate does not read (it reads stored, DEFLATE and zstd entries, the methods Inspect writes)"
+            ),
+            fix: "re-save the log with Inspect (`inspect log convert`), or unzip and re-zip it with DEFLATE".into(),
+        });
+    }
+    let file = match zip.by_name(name) {
+        Ok(f) => f,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => {
+            return Err(unreadable(
+                path,
+                format!("cannot read `{name}` in the archive: {e}"),
+            ));
+        }
+    };
+    let mut capped = std::io::Read::take(file, MAX_ENTRY_BYTES + 1);
+    let parsed = serde_json::from_reader(BufReader::with_capacity(1 << 16, &mut capped));
+    if capped.limit() == 0 {
+        return Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "`{name}` holds more than {} MiB once decompressed; ablate reads at most that much of one entry",
+                MAX_ENTRY_BYTES >> 20
+            ),
+            fix: "a log this large usually carries long metadata or transcripts in its summaries: log less per sample, or import the samples that matter from a smaller log".into(),
+        });
+    }
+    parsed.map(Some).map_err(|e| {
+        unreadable(
+            path,
+            format!("`{name}` is not the JSON Inspect writes: {e}"),
+        )
+    })
+}
+
+/// The number of a journal batch `_journal/summaries/<n>.json`.
+pub(super) fn journal_batch(name: &str) -> Option<u64> {
+    name.strip_prefix("_journal/summaries/")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
+}
+
+/// The case id as Inspect keys it: `str(id)`.
+pub(super) fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub(super) fn read_eval(path: &Path) -> Result<Log> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .map_err(|e| unreadable(path, format!("not a readable zip archive ({e})")))?;
+    let header: Option<Header> = entry(&mut zip, path, "header.json")?;
+    let header = match header {
+        Some(h) => h,
+        None => {
+            // An unfinished log: no header yet, only the journal's start record.
+            let start: Header = entry(&mut zip, path, "_journal/start.json")?.ok_or_else(|| {
+                unreadable(
+                    path,
+                    "the archive has neither header.json nor _journal/start.json",
+                )
+            })?;
+            Header {
+                status: Some("started".into()),
+                ..start
+            }
+        }
+    };
+    if let Some(mut samples) = entry::<Vec<Sample>>(&mut zip, path, "summaries.json")? {
+        // Summaries before Inspect 0.3.93 carry no usage; each sample's own file does.
+        let mut usage_from_samples = false;
+        if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
+            for s in &mut samples {
+                let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
+                if zip.index_for_name(&name).is_none() {
+                    continue;
+                }
+                if let Some(full) = entry::<Sample>(&mut zip, path, &name)?
+                    && full.model_usage.is_some()
+                {
+                    s.model_usage = full.model_usage;
+                    usage_from_samples = true;
+                }
+            }
+        }
+        return Ok(Log {
+            path: path.to_path_buf(),
+            header,
+            samples,
+            read_from: "summaries.json",
+            usage_from_samples,
+        });
+    }
+    let names: Vec<String> = zip.file_names().map(str::to_string).collect();
+    let mut batches: Vec<(u64, &String)> = names
+        .iter()
+        .filter_map(|n| Some((journal_batch(n)?, n)))
+        .collect();
+    if !batches.is_empty() {
+        batches.sort();
+        // Later batches win for the same (id, epoch), as in Inspect's reader.
+        let mut by_key: BTreeMap<(String, i64), Sample> = BTreeMap::new();
+        let mut order: Vec<(String, i64)> = Vec::new();
+        for (_, name) in batches {
+            let batch: Vec<Sample> = entry(&mut zip, path, name)?.unwrap_or_default();
+            for s in batch {
+                let key = (id_text(&s.id), s.epoch);
+                if by_key.insert(key.clone(), s).is_none() {
+                    order.push(key);
+                }
+            }
+        }
+        let samples = order
+            .into_iter()
+            .filter_map(|k| by_key.remove(&k))
+            .collect();
+        return Ok(Log {
+            path: path.to_path_buf(),
+            header,
+            samples,
+            read_from: "_journal/summaries",
+            usage_from_samples: false,
+        });
+    }
+    // No summaries at all: the sample files, monolithic or chunked.
+    let mut samples = Vec::new();
+    for name in &names {
+        let Some(rest) = name.strip_prefix("samples/") else {
+            continue;
+        };
+        if !rest.contains('/') && rest.ends_with(".json") {
+            if let Some(s) = entry::<Sample>(&mut zip, path, name)? {
+                samples.push(s);
+            }
+        } else if let Some(dir) = rest.strip_suffix("/sample.json")
+            && let Some(mut s) = entry::<Sample>(&mut zip, path, name)?
+        {
+            if s.metadata.is_none() {
+                s.metadata = entry(&mut zip, path, &format!("samples/{dir}/metadata.json"))?;
+            }
+            samples.push(s);
+        }
+    }
+    Ok(Log {
+        path: path.to_path_buf(),
+        header,
+        samples,
+        read_from: "samples/",
+        usage_from_samples: false,
+    })
+}
+
+pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let log: JsonLog = match serde_json::from_reader(BufReader::with_capacity(1 << 16, file)) {
+        Ok(l) => l,
+        Err(e) if e.is_data() => return Ok(None),
+        Err(e) => {
+            return Err(unreadable(path, format!("not valid JSON: {e}")));
+        }
+    };
+    Ok(Some(Log {
+        path: path.to_path_buf(),
+        header: Header {
+            status: log.status,
+            eval: log.eval,
+            error: log.error,
+        },
+        samples: log.samples.unwrap_or_default(),
+        read_from: "samples[] of the .json log",
+        usage_from_samples: false,
+    }))
+}
+
+/// Whether a file looks like an Inspect log by its name.
+pub(super) fn is_log(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("eval") | Some("json")
+    )
+}

@@ -1,0 +1,545 @@
+//! Inspect AI logs: `.eval` archives and the older single-file `.json` logs.
+//!
+//! A `.eval` file is a zip archive whose entries are DEFLATE (Inspect before 0.3.206) or
+//! Zstandard (zip method 93, the default since). Scores come from the sample summaries, never from
+//! the samples' message histories: `summaries.json` in a finished log, else the journal batches
+//! `_journal/summaries/<n>.json` in order, the last copy of a (id, epoch) winning, as Inspect's
+//! own reader does; only when neither exists are the sample files read (`samples/<id>_epoch_<n>.json`,
+//! or the chunked `samples/<id>_epoch_<n>/sample.json` with its `metadata.json`). Entries are
+//! decompressed as a stream into the JSON parser; the archive is never inflated into memory.
+//!
+//! Mapping: case = sample `id` (as text: `1` and `"1"` are the same case, as in Inspect); repeat =
+//! `epoch`; score = `scores[<scorer>].value` through [`value_to_float`] (a dict or list value
+//! needs `--score scorer.key`); tokens_in = Σ over models of `input_tokens` + cache reads and
+//! writes; strata = scalar `metadata` fields. The arm is what differs between the logs: a task
+//! argument, else the task, the model or the tags (`--arm-from task_arg:NAME|task|model|tag|file`).
+//! Logs whose status is not `success` and samples with an `error` or a `limit` are reported and
+//! skipped.
+
+mod log;
+pub use log::MAX_ENTRY_BYTES;
+use log::{EvalSpec, Log, Sample, Usage, id_text, is_log, read_eval, read_json};
+mod tokens;
+use tokens::{TokenTally, input_tokens, tokens_sentence};
+mod arms;
+use arms::{ArmFrom, arm_from, arm_labels, e_version, run_key};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::import::{
+    ImportOptions, Imported, Observation, Source, scalar_text, sha256_file, value_to_float,
+};
+
+/// The score choices a sample offers: each scorer, and `scorer.key` for dict or list values.
+fn choices(sample: &Sample, out: &mut BTreeSet<String>) {
+    for (name, s) in sample.scores.iter().flatten() {
+        match &s.value {
+            Value::Object(m) => out.extend(m.keys().map(|k| format!("{name}.{k}"))),
+            Value::Array(a) => out.extend((0..a.len()).map(|i| format!("{name}.{i}"))),
+            _ => {
+                out.insert(name.clone());
+            }
+        }
+    }
+}
+
+/// The score of a sample under `choice` (`scorer` or `scorer.key`).
+fn score_of(
+    sample: &Sample,
+    choice: &str,
+) -> std::result::Result<Option<(f64, Option<bool>)>, String> {
+    let scores = sample.scores.as_ref();
+    let (scorer, key) = match scores.and_then(|s| s.get(choice)) {
+        Some(_) => (choice, None),
+        None => match choice.split_once('.') {
+            Some((s, k)) => (s, Some(k)),
+            None => (choice, None),
+        },
+    };
+    let Some(score) = scores.and_then(|s| s.get(scorer)) else {
+        return Ok(None);
+    };
+    let value = match (key, &score.value) {
+        (None, v @ (Value::Object(_) | Value::Array(_))) => {
+            return Err(format!(
+                "scorer `{scorer}` gives a {} value; choose one part with --score {scorer}.KEY",
+                if v.is_object() { "dict" } else { "list" }
+            ));
+        }
+        (None, v) => v.clone(),
+        (Some(k), Value::Object(m)) => match m.get(k) {
+            Some(v) => v.clone(),
+            None => return Ok(None),
+        },
+        (Some(k), Value::Array(a)) => match k.parse::<usize>().ok().and_then(|i| a.get(i)) {
+            Some(v) => v.clone(),
+            None => return Ok(None),
+        },
+        (Some(k), _) => {
+            return Err(format!(
+                "scorer `{scorer}` gives a single value; use --score {scorer}, not {scorer}.{k}"
+            ));
+        }
+    };
+    // The scorer's own verdict: C (correct) passes, I (incorrect) fails; other values say nothing.
+    let passed = match value.as_str() {
+        Some("C") => Some(true),
+        Some("I") => Some(false),
+        _ => None,
+    };
+    value_to_float(&value)
+        .map(|x| Some((x, passed)))
+        .ok_or_else(|| {
+            format!(
+                "score value {value} of `{choice}` is not a number, C/I/P/N, yes/no or true/false"
+            )
+        })
+}
+
+/// A sample's error message, first line.
+fn error_text(e: Option<&Value>) -> String {
+    let text = match e {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string()),
+        None => String::new(),
+    };
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// What the logs read so far say about the import as a whole.
+#[derive(Default)]
+struct Totals {
+    models: BTreeSet<String>,
+    tasks: BTreeSet<String>,
+    dates: BTreeSet<String>,
+    /// Whether any sample logged cache reads or writes.
+    cache_tokens: bool,
+    tally: TokenTally,
+    /// Logs whose usage was summed from the samples (no usage in the summaries).
+    usage_files: Vec<String>,
+}
+
+/// Reads Inspect logs.
+///
+/// # Errors
+/// A file that cannot be read as a log; no log found; several scores and no `--score`; a score
+/// value that is not a number; conflicting options.
+pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
+    let mut imp = Imported::default();
+    let files = crate::import::collect_files(
+        sources,
+        is_log,
+        "Inspect log (.eval or .json)",
+        &mut imp.skipped,
+    )?;
+    let logs = finished_logs(&files, &mut imp)?;
+    let choice = choose_score(&logs, opts, &mut imp)?;
+    let labels = arm_names(&logs, opts, &mut imp)?;
+    let mut totals = Totals::default();
+    for (rank, log) in logs.iter().enumerate() {
+        take_samples(log, rank, &labels[rank], &choice, &mut imp, &mut totals)?;
+    }
+    imp.set = (totals.tasks.len() == 1)
+        .then(|| totals.tasks.iter().next().cloned())
+        .flatten();
+    imp.model = Some(totals.models.into_iter().collect::<Vec<_>>().join(", "));
+    imp.measured_at = totals.dates.into_iter().next();
+    imp.case_choice = "the sample id; epochs are repeats".into();
+    imp.tokens_counted = tokens_sentence(totals.cache_tokens, &totals.tally, &totals.usage_files);
+    Ok(imp)
+}
+
+/// Reads every file as a log and keeps the finished ones, each run once (a `.eval` and its
+/// `inspect log convert` copy are one run); says in `imp.skipped` why any other was left out.
+fn finished_logs(files: &[PathBuf], imp: &mut Imported) -> Result<Vec<Log>> {
+    let mut logs = Vec::new();
+    for path in files {
+        let log = if path.extension().is_some_and(|e| e == "eval") {
+            Some(read_eval(path)?)
+        } else {
+            read_json(path)?
+        };
+        let Some(log) = log else {
+            imp.skipped.push(format!(
+                "{}: a .json file that is not an Inspect log (no `eval` header)",
+                path.display()
+            ));
+            continue;
+        };
+        let status = log
+            .header
+            .status
+            .clone()
+            .unwrap_or_else(|| "success".into());
+        if status != "success" {
+            let why = match status.as_str() {
+                "started" => {
+                    "unfinished (status started: the run was stopped or is still going)".to_string()
+                }
+                "error" => format!(
+                    "status error{}",
+                    log.header
+                        .error
+                        .as_ref()
+                        .and_then(|e| e.get("message"))
+                        .and_then(Value::as_str)
+                        .map(|m| format!(": {}", m.lines().next().unwrap_or_default()))
+                        .unwrap_or_default()
+                ),
+                other => format!("status {other}"),
+            };
+            imp.skipped.push(format!(
+                "{}: the whole log ({} samples), {why}; rerun or resume it with `inspect eval-retry`",
+                path.display(),
+                log.samples.len()
+            ));
+            continue;
+        }
+        logs.push(log);
+    }
+    if logs.is_empty() {
+        return Err(Error::Usage(format!(
+            "no finished Inspect log to import: {}",
+            imp.skipped.join("; ")
+        )));
+    }
+    // The same run in two files (a .eval and its `inspect log convert` .json): read once.
+    let mut kept: BTreeMap<String, PathBuf> = BTreeMap::new();
+    logs.retain(|l| {
+        let Some(key) = run_key(&l.header.eval) else {
+            return true;
+        };
+        match kept.get(&key) {
+            Some(first) => {
+                imp.skipped.push(format!(
+                    "{}: the same run as {} ({key}), read once",
+                    l.path.display(),
+                    first.display()
+                ));
+                false
+            }
+            None => {
+                kept.insert(key, l.path.clone());
+                true
+            }
+        }
+    });
+    if logs.iter().all(|l| l.samples.is_empty()) {
+        return Err(Error::Usage(format!(
+            "the logs hold no samples, only their headers and aggregate scores ({}): ablate needs each sample's score. Run the eval again with samples logged (Inspect logs them unless --no-log-samples or log_samples=False is set)",
+            logs.iter()
+                .map(|l| l.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+
+    Ok(logs)
+}
+
+/// The score to import: `--score`, else the only one the samples have.
+fn choose_score(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Result<String> {
+    let mut found = BTreeSet::new();
+    for l in logs {
+        for s in &l.samples {
+            choices(s, &mut found);
+        }
+    }
+    imp.scores_found = found.iter().cloned().collect();
+    Ok(match &opts.score {
+        Some(c) => {
+            let scorer = c.split_once('.').map_or(c.as_str(), |(s, _)| s);
+            if !found.contains(c)
+                && !found.iter().any(|f| f.starts_with(&format!("{scorer}.")))
+                && !found.contains(scorer)
+            {
+                return Err(Error::Usage(format!(
+                    "--score {c}: no sample has that score; scores found: {}",
+                    imp.scores_found.join(", ")
+                )));
+            }
+            imp.score_choice = format!("{c} (--score)");
+            c.clone()
+        }
+        None if found.len() == 1 => {
+            let only = found.iter().next().cloned().unwrap_or_default();
+            imp.score_choice = format!("{only} (the only score in the logs)");
+            only
+        }
+        None if found.is_empty() => {
+            let errored = logs
+                .iter()
+                .flat_map(|l| l.samples.iter().map(move |s| (l, s)))
+                .find(|(_, s)| s.error.as_ref().is_some_and(|e| !e.is_null()));
+            return Err(Error::Usage(match errored {
+                Some((l, s)) => format!(
+                    "no sample in the logs has a score: the samples failed. {}, sample {} epoch {}: {}. Fix the error and rerun (or resume with `inspect eval-retry`)",
+                    l.path.display(),
+                    id_text(&s.id),
+                    s.epoch,
+                    error_text(s.error.as_ref())
+                ),
+                None => "no sample in the logs has a score; score the logs (`inspect score`) and import again".into(),
+            }));
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "the logs have several scores; choose one with --score: {}",
+                imp.scores_found.join(", ")
+            )));
+        }
+    })
+}
+
+/// Each log's arm: from `--arm-from` (or the task arguments, model or file that tell the logs
+/// apart), one model per arm unless asked otherwise, then the `--arm` rules.
+fn arm_names(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Result<Vec<String>> {
+    let (how, why) = arm_from(logs, opts.arm_from.as_deref())?;
+    imp.arm_choice = why;
+    let (mut labels, as_json) = arm_labels(logs, &how);
+    if as_json {
+        imp.arm_choice.push_str(
+            "; values are written as JSON (\"1\" is text, 1 a number), since some differ only in type",
+        );
+    }
+    // Never two models in one arm unless asked (--arm-from, --arm).
+    let all_models: BTreeSet<&str> = logs.iter().map(|l| l.header.eval.model.as_str()).collect();
+    if opts.arm_from.is_none() && how != ArmFrom::Model && all_models.len() > 1 {
+        for (label, log) in labels.iter_mut().zip(logs) {
+            *label = format!("{label} | {}", log.header.eval.model);
+        }
+        imp.arm_choice.push_str(&format!(
+            "; the logs come from {} models ({}), so each arm is one model's: `… | model`",
+            all_models.len(),
+            all_models.iter().copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let paths: Vec<PathBuf> = logs.iter().map(|l| l.path.clone()).collect();
+    let rules = super::ArmNames::for_files(&opts.arm_globs, &paths, "log(s)")?;
+    if rules.any() {
+        for (label, log) in labels.iter_mut().zip(logs) {
+            if let Some(name) = rules.name_of(&log.path)? {
+                *label = name;
+            }
+        }
+        imp.arm_choice = format!(
+            "--arm rules for the logs they match; else {}",
+            imp.arm_choice
+        );
+    }
+    let mut models_of_arm: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (label, log) in labels.iter().zip(logs) {
+        models_of_arm
+            .entry(label.as_str())
+            .or_default()
+            .insert(log.header.eval.model.as_str());
+    }
+    for (arm, models) in &models_of_arm {
+        if models.len() > 1 {
+            imp.notes.push(format!(
+                "arm `{arm}` holds {} models ({}), as asked with --arm-from or --arm",
+                models.len(),
+                models.iter().copied().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+
+    Ok(labels)
+}
+
+/// Turns one log's samples into observations of arm `arm` (errored, limited and unscored
+/// samples are counted in `imp.skipped`), and records the log as a source.
+fn take_samples(
+    log: &Log,
+    rank: usize,
+    arm: &str,
+    choice: &str,
+    imp: &mut Imported,
+    totals: &mut Totals,
+) -> Result<()> {
+    if log.usage_from_samples {
+        totals.usage_files.push(log.path.display().to_string());
+    }
+    let version = e_version(log);
+    let e = &log.header.eval;
+    totals.models.insert(e.model.clone());
+    totals.tasks.insert(e.task.clone());
+    if let Some(day) = crate::import::date_prefix(&e.created) {
+        totals.dates.insert(day.to_string());
+    }
+    let arm = arm.to_string();
+    let (mut taken, mut errored, mut limited, mut unscored) = (0usize, 0usize, 0usize, 0usize);
+    let mut epochs = BTreeSet::new();
+    for s in &log.samples {
+        let case = id_text(&s.id);
+        if s.error.as_ref().is_some_and(|e| !e.is_null()) {
+            errored += 1;
+            continue;
+        }
+        if s.limit.as_ref().is_some_and(|l| !l.is_null()) {
+            limited += 1;
+            continue;
+        }
+        let score = score_of(s, choice).map_err(|problem| Error::BadValue {
+            path: log.path.clone(),
+            column: format!("scores.{choice}"),
+            row: crate::error::Row::none(),
+            value: format!("sample {case} epoch {}", s.epoch),
+            problem,
+            fix: format!(
+                "choose another score with --score (scores found: {})",
+                imp.scores_found.join(", ")
+            ),
+        })?;
+        let Some((score, passed)) = score else {
+            unscored += 1;
+            continue;
+        };
+        let source = format!("{}, sample {case} epoch {}", log.path.display(), s.epoch);
+        let usage = s.model_usage.as_ref();
+        let tokens_in = match usage.filter(|u| !u.is_empty()) {
+            None => None,
+            Some(u) => {
+                totals.cache_tokens |= u.values().any(|m| {
+                    m.input_tokens_cache_read.is_some() || m.input_tokens_cache_write.is_some()
+                });
+                Some(input_tokens(u, version.as_deref(), &mut totals.tally).ok_or_else(|| Error::BadValue {
+                        path: log.path.clone(),
+                        column: "model_usage".into(),
+                        row: crate::error::Row::none(),
+                        value: format!("sample {case} epoch {}", s.epoch),
+                        problem: "the input token counts (input_tokens plus cache reads and writes, over models) are negative or overflow a 64-bit count".into(),
+                        fix: "check the usage this sample logged; the log may be damaged".into(),
+                    })?)
+            }
+        };
+        let strata = s
+            .metadata
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), scalar_text(v)?)))
+            .collect();
+        epochs.insert(s.epoch);
+        imp.observations.push(Observation {
+            case_id: case,
+            arm: arm.clone(),
+            order: (rank, s.epoch, 0),
+            score,
+            tokens_in,
+            strata,
+            source,
+            passed,
+            file: log.path.display().to_string(),
+        });
+        taken += 1;
+    }
+    for (n, what) in [
+        (errored, "with an error (not scored by Inspect)"),
+        (limited, "that hit a limit (token, message, time…)"),
+        (unscored, "without the chosen score"),
+    ] {
+        if n > 0 {
+            imp.skipped
+                .push(format!("{}: {n} sample(s) {what}", log.path.display()));
+        }
+    }
+    imp.sources.push(Source {
+        file: log.path.display().to_string(),
+        sha256: sha256_file(&log.path)?,
+        harness: "inspect".into(),
+        version: e.packages.get("inspect_ai").cloned(),
+        taken: format!(
+            "{taken} samples ({} epochs) of task {} as arm {arm}, score {choice}, from {}",
+            epochs.len(),
+            e.task,
+            log.read_from
+        ),
+        run: run_key(e),
+        arm: Some(arm.clone()),
+        config: Some(format!(
+            "task {}, model {}, task args {}",
+            e.task,
+            e.model,
+            serde_json::to_string(&e.task_args).unwrap_or_default()
+        )),
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log::*;
+    use super::tokens::*;
+    use super::*;
+
+    #[test]
+    fn journal_batches_are_numbered() {
+        assert_eq!(journal_batch("_journal/summaries/12.json"), Some(12));
+        assert_eq!(journal_batch("_journal/start.json"), None);
+        assert_eq!(journal_batch("summaries.json"), None);
+    }
+
+    #[test]
+    fn cache_reads_follow_the_totals_else_the_provider_and_version() {
+        let u = |i, r, o, t| Usage {
+            input_tokens: Some(i),
+            input_tokens_cache_read: Some(r),
+            output_tokens: o,
+            total_tokens: t,
+            ..Usage::default()
+        };
+        // The log's totals decide whatever the version says.
+        let inc = u(120, 64, Some(3), Some(123));
+        let exc = u(56, 64, Some(3), Some(123));
+        assert_eq!(
+            cache_rule("openai/x", &inc, Some("0.3.285")),
+            (CacheRule::Includes, true)
+        );
+        assert_eq!(
+            cache_rule("anthropic/x", &exc, Some("0.3.100")),
+            (CacheRule::Excludes, true)
+        );
+        // No totals: OpenAI-family input included reads before 0.3.184 (dev builds of 0.3.184
+        // too), Google before 0.3.208; Anthropic never.
+        let bare = u(120, 64, None, None);
+        for (model, v, rule) in [
+            ("openai/gpt-4o", "0.3.95", CacheRule::Includes),
+            ("openai/gpt-4o", "0.3.184.dev7+gabc", CacheRule::Includes),
+            ("openai/gpt-4o", "0.3.184", CacheRule::Excludes),
+            ("openrouter/x/y", "0.3.150", CacheRule::Includes),
+            ("google/gemini", "0.3.207", CacheRule::Includes),
+            ("google/gemini", "0.3.208", CacheRule::Excludes),
+            ("anthropic/claude", "0.3.95", CacheRule::Excludes),
+        ] {
+            assert_eq!(
+                cache_rule(model, &bare, Some(v)),
+                (rule, false),
+                "{model} {v}"
+            );
+        }
+        let mut tally = TokenTally::default();
+        let usage: BTreeMap<String, Usage> =
+            [("openai/gpt-4o".to_string(), u(15_235, 9_088, None, None))].into();
+        assert_eq!(
+            input_tokens(&usage, Some("0.3.95"), &mut tally),
+            Some(15_235)
+        );
+        let usage: BTreeMap<String, Usage> =
+            [("anthropic/c".to_string(), u(100, 50, None, None))].into();
+        assert_eq!(input_tokens(&usage, Some("0.3.95"), &mut tally), Some(150));
+    }
+
+    #[test]
+    fn ids_key_as_inspect_does() {
+        assert_eq!(id_text(&Value::from(1)), "1");
+        assert_eq!(id_text(&Value::from("1")), "1");
+        assert_eq!(id_text(&Value::from("q4")), "q4");
+    }
+}

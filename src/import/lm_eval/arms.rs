@@ -1,0 +1,219 @@
+//! Which arm each samples file is when `--arm` does not say: by prompt version, by model, or by
+//! file, and the checks that the files being compared ran the same documents.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{File, Prompts, Taken, date_id};
+
+/// Default arm names, per file index, and how they were formed.
+pub(super) struct DefaultArms {
+    pub(super) names: Vec<String>,
+    pub(super) how: String,
+}
+
+/// The arms the logs suggest: the file's name with `--arm-from file`; else the task, with runs of
+/// one task split where their prompts differ (prompt_hash, doc by doc). Such prompt versions are
+/// named by the folder that tells their runs apart (`run-a`, `run-b`), else by the run's
+/// date_id; prefixed by the task when several tasks are imported.
+pub(super) fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> DefaultArms {
+    let mut names = vec![String::new(); files.len()];
+    let stem = |f: &File| {
+        f.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if by_file {
+        for t in taken {
+            names[t.file] = stem(&files[t.file]);
+        }
+        return DefaultArms {
+            names,
+            how: "the samples file's name (--arm-from file)".into(),
+        };
+    }
+    let tasks: BTreeSet<&str> = taken.iter().map(|t| files[t.file].task.as_str()).collect();
+    let mut split_notes = Vec::new();
+    for task in &tasks {
+        // Prompt versions of this task, in run order: runs identical doc by doc are one version.
+        let runs: Vec<&Taken> = taken
+            .iter()
+            .filter(|t| files[t.file].task == *task)
+            .collect();
+        // A run joins a version when their prompts agree on every doc both have (and they share
+        // one): a run over fewer docs (--limit, skipped lines) is no new prompt.
+        let mut versions: Vec<(Option<Prompts<'_>>, Vec<usize>)> = Vec::new();
+        for t in &runs {
+            let p = t.prompts();
+            match versions
+                .iter_mut()
+                .find(|(q, _)| same_prompts(q.as_ref(), p.as_ref()))
+            {
+                Some((q, members)) => {
+                    if let (Some(q), Some(p)) = (q.as_mut(), p) {
+                        q.extend(p);
+                    }
+                    members.push(t.file);
+                }
+                None => versions.push((p, vec![t.file])),
+            }
+        }
+        if versions.len() == 1 {
+            for f in &versions[0].1 {
+                names[*f] = (*task).to_string();
+            }
+            continue;
+        }
+        let firsts: Vec<&File> = versions.iter().map(|(_, m)| &files[m[0]]).collect();
+        let (labels, by_folder) = version_labels(&firsts);
+        for ((_, members), label) in versions.iter().zip(&labels) {
+            let name = if tasks.len() > 1 {
+                format!("{task} {label}")
+            } else {
+                label.clone()
+            };
+            for f in members {
+                names[*f] = name.clone();
+            }
+        }
+        split_notes.push(format!(
+            "task {task}'s runs were given {} different prompts (prompt_hash differs doc by doc), so each prompt is its own arm, named by {} ({}); runs with identical prompts are repeats",
+            versions.len(),
+            if by_folder { "the folder that tells the runs apart" } else { "the run's date" },
+            labels.join(", ")
+        ));
+    }
+    let mut how = if tasks.len() > 1 {
+        "the task (the tasks differ)".to_string()
+    } else {
+        format!(
+            "the task {}",
+            tasks.iter().next().copied().unwrap_or_default()
+        )
+    };
+    if split_notes.is_empty() {
+        how.push_str("; every run of a task was given the same prompts doc by doc (prompt_hash), so its runs are repeats");
+    } else {
+        how = format!("{how}; {}", split_notes.join("; "));
+    }
+    DefaultArms { names, how }
+}
+
+/// Whether two runs gave the same prompts: both without prompt hashes, or hashes that agree on
+/// every doc both have, with at least one doc in common.
+pub(super) fn same_prompts(a: Option<&Prompts<'_>>, b: Option<&Prompts<'_>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            let mut shared = 0usize;
+            for (doc, h) in b {
+                if let Some(g) = a.get(doc) {
+                    if g != h {
+                        return false;
+                    }
+                    shared += 1;
+                }
+            }
+            shared > 0
+        }
+        _ => false,
+    }
+}
+
+/// Names for prompt versions, from their first runs: the part of the folder path that differs
+/// between them (`run-a`, `run-b`), else the run's date_id, else the file name. Returns the names
+/// and whether they came from folders.
+pub(super) fn version_labels(firsts: &[&File]) -> (Vec<String>, bool) {
+    let comps: Vec<Vec<String>> = firsts
+        .iter()
+        .map(|f| {
+            f.path
+                .parent()
+                .map(|p| {
+                    p.components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let shortest = comps.iter().map(Vec::len).min().unwrap_or(0);
+    let prefix = (0..shortest)
+        .take_while(|&i| comps.iter().all(|c| c[i] == comps[0][i]))
+        .count();
+    let suffix = (0..shortest - prefix)
+        .take_while(|&i| {
+            comps
+                .iter()
+                .all(|c| c[c.len() - 1 - i] == comps[0][comps[0].len() - 1 - i])
+        })
+        .count();
+    let folders: Vec<String> = comps
+        .iter()
+        .map(|c| c[prefix..c.len() - suffix].join("/"))
+        .collect();
+    let distinct = |v: &[String]| {
+        v.iter().all(|s| !s.is_empty()) && v.iter().collect::<BTreeSet<_>>().len() == v.len()
+    };
+    if distinct(&folders) {
+        return (folders, true);
+    }
+    let dated: Vec<String> = firsts
+        .iter()
+        .map(|f| {
+            let stem = f
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            date_id(&stem).map(str::to_string).unwrap_or(stem)
+        })
+        .collect();
+    if distinct(&dated) {
+        return (dated, false);
+    }
+    (
+        dated
+            .iter()
+            .enumerate()
+            .map(|(i, d)| format!("{d} #{}", i + 1))
+            .collect(),
+        false,
+    )
+}
+
+/// Arms that hold runs of one task given different prompts (possible only when `--arm` named
+/// them so): arm → task.
+pub(super) fn pooled_prompts(files: &[File], taken: &[Taken]) -> Vec<(String, String)> {
+    let mut seen: BTreeMap<(&str, &str), Vec<Option<Prompts<'_>>>> = BTreeMap::new();
+    for t in taken {
+        let v = seen
+            .entry((t.arm.as_str(), files[t.file].task.as_str()))
+            .or_default();
+        let p = t.prompts();
+        if !v.contains(&p) {
+            v.push(p);
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|((a, t), _)| (a.to_string(), t.to_string()))
+        .collect()
+}
+
+/// doc_ids that hold different documents in different lines (more than one doc_hash).
+pub(super) fn conflicting_doc_ids(taken: &[Taken]) -> BTreeSet<String> {
+    let mut hashes: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for t in taken {
+        for l in &t.lines {
+            if let Some(h) = &l.doc_hash {
+                hashes.entry(l.case_id.as_str()).or_default().insert(h);
+            }
+        }
+    }
+    hashes
+        .into_iter()
+        .filter(|(_, h)| h.len() > 1)
+        .map(|(d, _)| d.to_string())
+        .collect()
+}

@@ -1,0 +1,535 @@
+//! lm-evaluation-harness `--log_samples` output.
+//!
+//! Each run writes `results_<date_id>.json` and, per task, `samples_<task>_<date_id>.jsonl` (one
+//! JSON object per line; 0.4.0–0.4.2 wrote one pretty-printed JSON array instead, in
+//! `<model_args>_<task>.jsonl` beside `results.json`). The results file beside a samples file
+//! gives the model, the harness version, the date and the task's filters.
+//!
+//! Mapping: case = `doc_id` where `doc_hash` agrees across files (a doc_id holding different
+//! documents becomes one case per document, `doc_id#hash`; `--case-from doc_hash` keys by content);
+//! arm = the task, split into one arm per prompt when runs of the task gave different prompts
+//! (`prompt_hash`, doc by doc), named by the folder that tells the runs apart, else the run's
+//! date_id (`--arm-from file` for the file name, `--arm NAME=GLOB` to choose); repeat = runs with
+//! identical prompts in the order of their results' dates; score = a metric key (listed in
+//! `metrics` since 0.4.7, else the numeric top-level keys). Python writes bare `NaN` and
+//! `Infinity`: they are read, and a non-finite score is an error naming the line (or skipped with
+//! `--skip-nonfinite`). Corpus metrics (f1, bleu, …) are stored per sample as `[gold, pred]` and
+//! are refused as scores. A task with several filters writes one line per filter: `--filter`
+//! chooses one.
+
+mod json;
+use json::{nonfinite, parse};
+mod files;
+use files::{
+    RunInfo, civil_date, date_id, is_results_file, is_samples_file, metrics_of, read_run, records,
+    results_of, run_key, task_of,
+};
+mod arms;
+use arms::{conflicting_doc_ids, default_arms, pooled_prompts};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result, Row};
+use crate::import::{
+    ArmNames, ImportOptions, Imported, Observation, Source, scalar_fields, sha256_file,
+};
+
+/// Keys of a sample line that are not metrics.
+const NOT_METRICS: &[&str] = &[
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+];
+
+struct File {
+    path: PathBuf,
+    task: String,
+    run: RunInfo,
+    results: Option<PathBuf>,
+    lines: Vec<(usize, Value)>,
+}
+
+/// The prompt each doc of a run was given: doc_id → prompt_hash.
+type Prompts<'a> = BTreeMap<&'a str, &'a str>;
+
+/// One sample line taken from a samples file.
+struct TakenLine {
+    line_no: usize,
+    score: f64,
+    /// doc_id (or doc_hash with `--case-from doc_hash`).
+    case_id: String,
+    doc_hash: Option<String>,
+    prompt_hash: Option<String>,
+    strata: BTreeMap<String, String>,
+}
+
+/// The lines taken from one samples file, and its arm once known.
+struct Taken {
+    /// Index into the files.
+    file: usize,
+    lines: Vec<TakenLine>,
+    /// The filter chosen, when the task has several.
+    filter: Option<String>,
+    arm: String,
+}
+
+impl Taken {
+    /// The prompt each doc was given (doc_id → prompt_hash), when the file records prompt hashes.
+    fn prompts(&self) -> Option<Prompts<'_>> {
+        let map: BTreeMap<&str, &str> = self
+            .lines
+            .iter()
+            .filter_map(|l| Some((l.case_id.as_str(), l.prompt_hash.as_deref()?)))
+            .collect();
+        (!map.is_empty()).then_some(map)
+    }
+}
+
+/// The lines of one samples file under the chosen metric and filter; `None` (reported in
+/// `skipped`) when no line has the metric.
+fn take_lines(
+    index: usize,
+    f: &File,
+    metric: &str,
+    opts: &ImportOptions,
+    by_hash: bool,
+    imp: &mut Imported,
+) -> Result<Option<Taken>> {
+    // Which filter each line belongs to: its `filter` key, else its position among the lines of
+    // the same doc (lm-eval writes all of filter 1, then all of filter 2, …).
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut without = 0usize;
+    let filter_names = f.run.filters.get(&f.task).cloned().unwrap_or_default();
+    let mut lines = Vec::new();
+    for (line_no, l) in &f.lines {
+        let doc = l.get("doc_id").map(|v| v.to_string()).unwrap_or_default();
+        let k = seen.entry(doc).or_insert(0);
+        let filter = match l.get("filter").and_then(Value::as_str) {
+            Some(name) => name.to_string(),
+            None => filter_names
+                .get(*k)
+                .cloned()
+                .unwrap_or_else(|| format!("#{}", *k + 1)),
+        };
+        *k += 1;
+        if l.get(metric).is_none() {
+            without += 1;
+            continue;
+        }
+        lines.push((*line_no, l, filter));
+    }
+    if lines.is_empty() {
+        imp.skipped.push(format!(
+            "{}: task {} has no metric {metric}",
+            f.path.display(),
+            f.task
+        ));
+        return Ok(None);
+    }
+    let filters: BTreeSet<&String> = lines.iter().map(|(_, _, f)| f).collect();
+    let list = |filters: &BTreeSet<&String>| {
+        filters
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen_filter: Option<String> = match (&opts.filter, filters.len()) {
+        (_, 1) => None,
+        (Some(want), _) => {
+            if !filters.contains(want) {
+                return Err(Error::Usage(format!(
+                    "--filter {want}: {} has no such filter; filters: {}",
+                    f.path.display(),
+                    list(&filters)
+                )));
+            }
+            Some(want.clone())
+        }
+        (None, _) => {
+            return Err(Error::Usage(format!(
+                "{}: task {} writes one line per filter ({}); choose one with --filter",
+                f.path.display(),
+                f.task,
+                list(&filters)
+            )));
+        }
+    };
+    let mut taken = Vec::new();
+    let mut nonfinite_skipped = Vec::new();
+    for (line_no, l, filter) in lines {
+        if chosen_filter.as_ref().is_some_and(|c| *c != filter) {
+            continue;
+        }
+        let Some(v) = l.get(metric) else {
+            continue;
+        };
+        let bad = |value: String, problem: String, fix: &str| Error::BadValue {
+            path: f.path.clone(),
+            column: metric.to_string(),
+            row: Row(Some(line_no)),
+            value,
+            problem,
+            fix: fix.into(),
+        };
+        let score = match v {
+            Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            Value::Array(_) => {
+                return Err(bad(
+                    v.to_string(),
+                    format!(
+                        "`{metric}` is a corpus-level metric: lm-eval stores it per sample as [gold, pred] and computes it over the whole set, so a sample has no score of its own"
+                    ),
+                    "choose a per-sample metric with --score (e.g. acc or exact_match)",
+                ));
+            }
+            other => match nonfinite(other) {
+                Some(text) => {
+                    if opts.skip_nonfinite {
+                        nonfinite_skipped.push(line_no);
+                        continue;
+                    }
+                    return Err(bad(
+                        text.to_string(),
+                        "the score is not finite".into(),
+                        "fix the run, choose another metric with --score, or pass --skip-nonfinite to leave such samples out (they are reported)",
+                    ));
+                }
+                None => {
+                    return Err(bad(
+                        other.to_string(),
+                        "the score is not a number".into(),
+                        "choose a numeric metric with --score",
+                    ));
+                }
+            },
+        };
+        let text = |key: &str| l.get(key).and_then(Value::as_str).map(str::to_string);
+        let case_id = if by_hash {
+            text("doc_hash")
+        } else {
+            l.get("doc_id").map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        };
+        let Some(case_id) = case_id else {
+            return Err(bad(
+                String::new(),
+                format!(
+                    "the line has no {}",
+                    if by_hash { "doc_hash" } else { "doc_id" }
+                ),
+                "give samples files written by lm-eval --log_samples",
+            ));
+        };
+        taken.push(TakenLine {
+            line_no,
+            score,
+            case_id,
+            doc_hash: text("doc_hash"),
+            prompt_hash: text("prompt_hash"),
+            strata: {
+                // doc_hash rides along as a case column: `import --into` pairs by it later.
+                let mut m = scalar_fields(l.get("doc"));
+                if let Some(h) = text("doc_hash") {
+                    m.insert("doc_hash".into(), h);
+                }
+                m
+            },
+        });
+    }
+    if without > 0 {
+        imp.skipped.push(format!(
+            "{}: {without} line(s) without the metric {metric} (task {})",
+            f.path.display(),
+            f.task
+        ));
+    }
+    if !nonfinite_skipped.is_empty() {
+        imp.skipped.push(format!(
+            "{}: {} sample(s) with a non-finite {metric} (--skip-nonfinite), lines {}",
+            f.path.display(),
+            nonfinite_skipped.len(),
+            nonfinite_skipped
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Some(Taken {
+        file: index,
+        lines: taken,
+        filter: chosen_filter,
+        arm: String::new(),
+    }))
+}
+
+/// Reads lm-evaluation-harness samples files.
+///
+/// # Errors
+/// Unreadable files; several metrics and no `--score`; a corpus metric as the score; a
+/// non-finite score (unless `--skip-nonfinite`); several filters and no `--filter`.
+pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
+    let mut imp = Imported::default();
+    let paths = crate::import::collect_files(
+        sources,
+        is_samples_file,
+        "lm-eval samples (.jsonl)",
+        &mut imp.skipped,
+    )?;
+    let mut files = Vec::new();
+    // A run's results file is shared by its tasks' samples files: read each once.
+    let mut runs: BTreeMap<PathBuf, RunInfo> = BTreeMap::new();
+    for path in paths {
+        if is_results_file(&path) {
+            return Err(Error::Unreadable {
+                path: path.clone(),
+                problem: "a results file (each task's aggregate scores), not a samples file: it holds no per-sample scores".into(),
+                fix: format!(
+                    "give the samples_<task>_<date>.jsonl files beside it (written with --log_samples), or their folder {}",
+                    path.parent().map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+            });
+        }
+        let results = results_of(&path);
+        let run = match &results {
+            Some(r) => match runs.get(r) {
+                Some(run) => run.clone(),
+                None => {
+                    let run = read_run(r)?;
+                    runs.insert(r.clone(), run.clone());
+                    run
+                }
+            },
+            None => RunInfo::default(),
+        };
+        let task = task_of(&path, &run);
+        // The same run's samples file twice (a copy in another folder): read once.
+        if let Some(key) = run_key(&path, &task, &run)
+            && let Some(first) = files
+                .iter()
+                .find(|f: &&File| run_key(&f.path, &f.task, &f.run).as_ref() == Some(&key))
+        {
+            imp.skipped.push(format!(
+                "{}: the same run as {} ({key}), read once",
+                path.display(),
+                first.path.display()
+            ));
+            continue;
+        }
+        let lines = records(&path)?;
+        files.push(File {
+            path,
+            task,
+            run,
+            results,
+            lines,
+        });
+    }
+
+    // The score.
+    let mut found = BTreeSet::new();
+    for f in &files {
+        for (_, l) in &f.lines {
+            found.extend(metrics_of(l));
+        }
+    }
+    imp.scores_found = found.iter().cloned().collect();
+    let metric = match &opts.score {
+        Some(m) if found.contains(m) => {
+            imp.score_choice = format!("{m} (--score)");
+            m.clone()
+        }
+        Some(m) => {
+            return Err(Error::Usage(format!(
+                "--score {m}: no sample line has that metric; metrics found: {}",
+                imp.scores_found.join(", ")
+            )));
+        }
+        None if found.len() == 1 => {
+            let only = found.iter().next().cloned().unwrap_or_default();
+            imp.score_choice = format!("{only} (the only metric in the samples)");
+            only
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "the samples have several metrics; choose one with --score: {}",
+                imp.scores_found.join(", ")
+            )));
+        }
+    };
+    let by_hash = match opts.case_from.as_deref() {
+        None | Some("doc_id") => false,
+        Some("doc_hash") => true,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "--case-from {other}: use doc_id (the default) or doc_hash"
+            )));
+        }
+    };
+    let by_file = match opts.arm_from.as_deref() {
+        None | Some("task") => false,
+        Some("file") => true,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "--arm-from {other}: use task (the default) or file"
+            )));
+        }
+    };
+
+    // Runs in date order: repeats are numbered in it.
+    files.sort_by(|a, b| {
+        (a.run.date.unwrap_or(f64::INFINITY), &a.path)
+            .partial_cmp(&(b.run.date.unwrap_or(f64::INFINITY), &b.path))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut models = BTreeSet::new();
+    let mut dates = BTreeSet::new();
+    let mut taken_files: Vec<Taken> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        if let Some(m) = &f.run.model {
+            models.insert(m.clone());
+        }
+        if let Some(d) = f.run.date.and_then(civil_date) {
+            dates.insert(d);
+        }
+        if let Some(t) = take_lines(i, f, &metric, opts, by_hash, &mut imp)? {
+            taken_files.push(t);
+        }
+    }
+
+    // Arms: --arm rules, the file, or the task split by prompt (a doc whose prompt_hash differs
+    // between runs is in a different arm; runs identical doc by doc are repeats).
+    let file_paths: Vec<PathBuf> = taken_files
+        .iter()
+        .map(|t| files[t.file].path.clone())
+        .collect();
+    let rules = ArmNames::for_files(&opts.arm_globs, &file_paths, "samples file(s)")?;
+    let mut arm_of: Vec<Option<String>> = Vec::with_capacity(taken_files.len());
+    for p in &file_paths {
+        arm_of.push(rules.name_of(p)?);
+    }
+    let defaults = default_arms(&files, &taken_files, by_file);
+    let mut how = Vec::new();
+    if rules.any() {
+        how.push("--arm rules for the files they match".to_string());
+    }
+    how.push(defaults.how.clone());
+    imp.arm_choice = how.join("; ");
+    for (t, named) in taken_files.iter_mut().zip(arm_of) {
+        t.arm = named.unwrap_or_else(|| defaults.names[t.file].clone());
+    }
+    // An arm named by --arm that pools different prompts of one task is the user's choice: said.
+    for (arm, tasks) in pooled_prompts(&files, &taken_files) {
+        imp.notes.push(format!(
+            "arm `{arm}` (named by --arm) pools runs of task {tasks} whose prompts differ"
+        ));
+    }
+
+    // Cases: doc_id, split where the same doc_id holds different documents (doc_hash differs).
+    let split = if by_hash {
+        imp.case_choice =
+            "doc_hash (--case-from doc_hash): the document's content, whatever its id".into();
+        BTreeSet::new()
+    } else {
+        let split = conflicting_doc_ids(&taken_files);
+        imp.case_choice = if split.is_empty() {
+            "doc_id; documents are paired across arms by doc_id, and their doc_hash agrees wherever the logs carry one".into()
+        } else {
+            format!(
+                "doc_id where doc_hash agrees; {} doc_id(s) hold different documents in different files (doc_hash differs: {}), so each document is its own case, named doc_id#doc_hash",
+                split.len(),
+                split.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            )
+        };
+        split
+    };
+    for (rank, t) in taken_files.iter().enumerate() {
+        let f = &files[t.file];
+        for l in &t.lines {
+            let case_id = match (&l.doc_hash, split.contains(&l.case_id)) {
+                (Some(h), true) => format!("{}#{h}", l.case_id),
+                _ => l.case_id.clone(),
+            };
+            imp.observations.push(Observation {
+                case_id,
+                arm: t.arm.clone(),
+                order: (rank, 0, l.line_no),
+                score: l.score,
+                tokens_in: None,
+                strata: l.strata.clone(),
+                source: format!("{}, line {}", f.path.display(), l.line_no),
+                passed: None,
+                file: f.path.display().to_string(),
+            });
+        }
+        let mut taken_text = format!(
+            "{} samples of task {} as arm {}, metric {metric}",
+            t.lines.len(),
+            f.task,
+            t.arm
+        );
+        if let Some(c) = &t.filter {
+            taken_text.push_str(&format!(", filter {c}"));
+        }
+        if let Some(r) = &f.results {
+            taken_text.push_str(&format!("; run info from {}", r.display()));
+        }
+        imp.sources.push(Source {
+            file: f.path.display().to_string(),
+            sha256: sha256_file(&f.path)?,
+            harness: "lm-eval".into(),
+            version: f.run.version.clone(),
+            taken: taken_text,
+            run: run_key(&f.path, &f.task, &f.run),
+            arm: Some(t.arm.clone()),
+            config: None,
+        });
+    }
+    imp.model = (!models.is_empty()).then(|| models.into_iter().collect::<Vec<_>>().join(", "));
+    imp.measured_at = dates.into_iter().next();
+    imp.tokens_counted = "lm-eval logs no token counts: tokens_in is left out".into();
+    Ok(imp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_nonfinite_numbers_are_read() {
+        let v = parse(r#"{"a": NaN, "b": -Infinity, "c": 1.5, "d": [0, 1]}"#).unwrap();
+        assert_eq!(nonfinite(&v["a"]), Some("NaN"));
+        assert_eq!(nonfinite(&v["b"]), Some("-Infinity"));
+        assert_eq!(v["c"], 1.5);
+        assert!(parse("{not json").is_err());
+    }
+
+    #[test]
+    fn dates_and_date_ids() {
+        assert_eq!(civil_date(0.0).unwrap(), "1970-01-01");
+        assert_eq!(civil_date(1_796_008_765.28).unwrap(), "2026-11-30");
+        assert_eq!(civil_date(951_782_400.0).unwrap(), "2000-02-29");
+        assert_eq!(civil_date(1e300), None);
+        assert_eq!(civil_date(-1.0), None);
+        assert_eq!(civil_date(f64::NAN), None);
+        assert_eq!(
+            date_id("samples_arith_gen_full_2026-11-30T03-26-41.079522"),
+            Some("2026-11-30T03-26-41.079522")
+        );
+        assert_eq!(date_id("model__fixture-a,skill__a_arith_mc"), None);
+    }
+}

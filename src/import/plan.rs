@@ -1,0 +1,499 @@
+//! Validating an import before anything is written, and numbering its repeats: the [`Plan`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use polars::prelude::*;
+
+use super::checks::{
+    MAX_CASE_TEXT, RESERVED_CASE_COLUMNS, check_observations, check_strata_lengths,
+    check_strata_option,
+};
+use super::{ArmSummary, ImportOptions, ImportSummary, Imported, Observation, building};
+use crate::error::{Error, Result};
+
+/// An import ready to write: validated observations with their repeat numbers, the baseline,
+/// the case columns, and what the summary says about them.
+pub(crate) struct Plan {
+    pub(crate) harness: String,
+    pub(crate) imp: Imported,
+    /// Repeat number of each observation (same order).
+    pub(crate) repeats: Vec<i64>,
+    pub(crate) baseline: String,
+    pub(crate) baseline_choice: String,
+    /// Whether every observation carries the harness's pass/fail.
+    pub(crate) passed_column: bool,
+    pub(crate) passed_disagreements: Option<usize>,
+    /// Case columns written to `cases`.
+    pub(crate) strata: Vec<String>,
+}
+
+/// What an experiment already holds when logs are appended to it (`--into`).
+pub(crate) struct Prior<'a> {
+    /// Its results, as observations (order = (0, repeat, 0)).
+    pub(crate) observations: &'a [Observation],
+    /// Its baseline arm.
+    pub(crate) baseline: &'a str,
+}
+
+impl Plan {
+    /// Validates `imp` and numbers its repeats: 1, 2, … per (case, arm) in the order the harness
+    /// ran them, after the repeats `prior` already holds.
+    ///
+    /// # Errors
+    /// Nothing scored; a bad threshold or strata option; bad observations; a baseline that is not
+    /// an arm; arms sharing no case with the baseline.
+    pub(crate) fn new(
+        harness: &str,
+        mut imp: Imported,
+        opts: &ImportOptions,
+        prior: Option<&Prior<'_>>,
+    ) -> Result<Plan> {
+        if imp.observations.is_empty() {
+            return Err(Error::Usage(format!(
+                "no scored sample in the {harness} logs{}; nothing to import",
+                if imp.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (skipped: {})", imp.skipped.join("; "))
+                }
+            )));
+        }
+        if let Some(t) = opts.threshold
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(Error::Usage(format!(
+                "--threshold {t}: a drop threshold is a finite number, 0 or more (e.g. 0.02)"
+            )));
+        }
+        check_strata_option(&opts.strata)?;
+        check_observations(&imp.observations)?;
+        imp.observations
+            .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
+        let mut last: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+        for o in prior.map(|p| p.observations).unwrap_or_default() {
+            let r = last
+                .entry((o.arm.as_str(), o.case_id.as_str()))
+                .or_insert(0);
+            *r = (*r).max(o.order.1);
+        }
+        let mut repeats = Vec::with_capacity(imp.observations.len());
+        for (i, o) in imp.observations.iter().enumerate() {
+            let same = i > 0 && {
+                let p = &imp.observations[i - 1];
+                p.arm == o.arm && p.case_id == o.case_id
+            };
+            repeats.push(if same {
+                repeats[i - 1] + 1
+            } else {
+                last.get(&(o.arm.as_str(), o.case_id.as_str()))
+                    .copied()
+                    .unwrap_or(0)
+                    + 1
+            });
+        }
+
+        let (baseline, baseline_choice, arms) = match prior {
+            None => {
+                let arms = arm_summaries(&imp.observations);
+                let (b, why) = choose_baseline(&arms, opts.baseline.as_deref())?;
+                (b, why, arms)
+            }
+            Some(p) => {
+                let mut all: Vec<Observation> = p.observations.to_vec();
+                all.extend(imp.observations.iter().cloned());
+                all.sort_by(|a, b| a.arm.cmp(&b.arm));
+                (
+                    p.baseline.to_string(),
+                    "baseline_arm of the experiment's experiment.toml".into(),
+                    arm_summaries(&all),
+                )
+            }
+        };
+        match prior {
+            None => check_comparable(&imp.observations, &arms, &baseline)?,
+            Some(p) => {
+                let mut all: Vec<Observation> = p.observations.to_vec();
+                all.extend(imp.observations.iter().cloned());
+                check_comparable(&all, &arms, &baseline)?;
+            }
+        }
+        if arms.len() < 2 {
+            imp.notes.insert(0, format!(
+                "NOTHING TO COMPARE YET: the logs make one arm only (`{baseline}`), so `ablate check` refuses the folder until it holds an arm to compare. Import the arms' logs together with the baseline's, or name the arms of the files with --arm NAME=GLOB (e.g. --arm before='runs/before/**' --arm after='runs/after/**')"
+            ));
+        }
+        // The harness's pass/fail: a `passed` column when every row has one.
+        let with_flag = imp
+            .observations
+            .iter()
+            .filter(|o| o.passed.is_some())
+            .count();
+        let passed_column = with_flag == imp.observations.len();
+        if with_flag > 0 && !passed_column {
+            imp.notes.push(format!(
+                "{with_flag} of {} rows carry the harness's pass/fail and the others do not: no `passed` column is written, and score ≥ pass_mark decides passes",
+                imp.observations.len()
+            ));
+        }
+        let passed_disagreements = passed_column.then(|| {
+            imp.observations
+                .iter()
+                .filter(|o| o.passed != Some(o.score >= DEFAULT_PASS_MARK))
+                .count()
+        });
+        let strata = case_columns(&mut imp, opts)?;
+        Ok(Plan {
+            harness: harness.to_string(),
+            imp,
+            repeats,
+            baseline,
+            baseline_choice,
+            passed_column,
+            passed_disagreements,
+            strata,
+        })
+    }
+
+    /// The first value each case's metadata gives, by case id.
+    fn per_case(&self) -> BTreeMap<&str, &BTreeMap<String, String>> {
+        let mut per_case: BTreeMap<&str, &BTreeMap<String, String>> = BTreeMap::new();
+        for o in &self.imp.observations {
+            per_case.entry(o.case_id.as_str()).or_insert(&o.strata);
+        }
+        per_case
+    }
+
+    /// The results table of the new observations.
+    pub(crate) fn results_frame(&self) -> Result<DataFrame> {
+        let obs = &self.imp.observations;
+        let mut columns = vec![
+            Column::new(
+                "case_id".into(),
+                obs.iter().map(|o| o.case_id.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "arm".into(),
+                obs.iter().map(|o| o.arm.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new("repeat".into(), self.repeats.clone()),
+            Column::new(
+                "score".into(),
+                obs.iter().map(|o| o.score).collect::<Vec<_>>(),
+            ),
+        ];
+        if obs.iter().any(|o| o.tokens_in.is_some()) {
+            columns.push(Column::new(
+                "tokens_in".into(),
+                obs.iter().map(|o| o.tokens_in).collect::<Vec<_>>(),
+            ));
+        }
+        if self.passed_column {
+            columns.push(Column::new(
+                "passed".into(),
+                obs.iter()
+                    .map(|o| o.passed.unwrap_or(false))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+        DataFrame::new(obs.len(), columns).map_err(|e| building("results", e))
+    }
+
+    /// The cases table of the new observations' cases.
+    pub(crate) fn cases_frame(&self) -> Result<DataFrame> {
+        let per_case = self.per_case();
+        let ids: Vec<&str> = per_case.keys().copied().collect();
+        let mut columns = vec![Column::new("case_id".into(), ids.clone())];
+        for s in &self.strata {
+            columns.push(Column::new(
+                s.as_str().into(),
+                ids.iter()
+                    .map(|id| per_case[id].get(s).cloned())
+                    .collect::<Vec<Option<String>>>(),
+            ));
+        }
+        DataFrame::new(ids.len(), columns).map_err(|e| building("cases", e))
+    }
+
+    /// The arms table of `names` (nothing removed: imported arms are prompt variants).
+    pub(crate) fn arms_frame(&self, names: &[&str]) -> Result<DataFrame> {
+        let empty: Vec<Series> = names
+            .iter()
+            .map(|_| Series::new_empty("".into(), &DataType::String))
+            .collect();
+        let removed = Series::new("removed".into(), empty);
+        DataFrame::new(
+            names.len(),
+            vec![
+                Column::new("arm".into(), names.to_vec()),
+                removed.into_column(),
+                Column::new(
+                    "imported_from".into(),
+                    names
+                        .iter()
+                        .map(|_| self.imp.arm_choice.as_str())
+                        .collect::<Vec<_>>(),
+                ),
+            ],
+        )
+        .map_err(|e| building("arms", e))
+    }
+
+    /// The sources table of the files read.
+    pub(crate) fn sources_frame(&self) -> Result<DataFrame> {
+        let src = &self.imp.sources;
+        DataFrame::new(
+            src.len(),
+            vec![
+                Column::new(
+                    "file".into(),
+                    src.iter().map(|s| s.file.as_str()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "sha256".into(),
+                    src.iter().map(|s| s.sha256.as_str()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "harness".into(),
+                    src.iter().map(|s| s.harness.as_str()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "version".into(),
+                    src.iter().map(|s| s.version.clone()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "taken".into(),
+                    src.iter().map(|s| s.taken.as_str()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "run".into(),
+                    src.iter().map(|s| s.run.clone()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "arm".into(),
+                    src.iter().map(|s| s.arm.clone()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "config".into(),
+                    src.iter().map(|s| s.config.clone()).collect::<Vec<_>>(),
+                ),
+            ],
+        )
+        .map_err(|e| building("sources", e))
+    }
+
+    /// The summary, given the folder written, its arms and cases, and the files written.
+    pub(crate) fn summary(
+        self,
+        out: String,
+        arms: Vec<ArmSummary>,
+        cases: usize,
+        rows: usize,
+        opts: &ImportOptions,
+        written: Vec<String>,
+    ) -> ImportSummary {
+        ImportSummary {
+            out,
+            harness: self.harness,
+            files: self.imp.sources.len(),
+            cases,
+            rows,
+            arms,
+            baseline: self.baseline,
+            baseline_choice: self.baseline_choice,
+            scores_found: self.imp.scores_found,
+            score_choice: self.imp.score_choice,
+            arm_choice: self.imp.arm_choice,
+            case_choice: self.imp.case_choice,
+            tokens_counted: self.imp.tokens_counted,
+            passed_disagreements: self.passed_disagreements,
+            case_columns: self.strata,
+            strata: opts.strata.clone(),
+            threshold_drop: opts.threshold,
+            skipped: self.imp.skipped,
+            notes: self.imp.notes,
+            written,
+        }
+    }
+}
+
+/// Case columns: the --strata fields, or every scalar metadata field every case has. Only
+/// --strata become the manifest's `strata` (reweighting crosses them all).
+fn case_columns(imp: &mut Imported, opts: &ImportOptions) -> Result<Vec<String>> {
+    let mut per_case: BTreeMap<&str, &BTreeMap<String, String>> = BTreeMap::new();
+    for o in &imp.observations {
+        per_case.entry(o.case_id.as_str()).or_insert(&o.strata);
+    }
+    if !opts.strata.is_empty() {
+        check_strata_lengths(&imp.observations, &opts.strata)?;
+        for s in &opts.strata {
+            if !per_case.values().any(|m| m.contains_key(s)) {
+                let found: BTreeSet<&String> = per_case.values().flat_map(|m| m.keys()).collect();
+                return Err(Error::Usage(format!(
+                    "--strata {s}: no sample has a scalar metadata field `{s}`; fields found: {}",
+                    if found.is_empty() {
+                        "none".to_string()
+                    } else {
+                        found.into_iter().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                )));
+            }
+        }
+        return Ok(opts.strata.clone());
+    }
+    let mut common: Option<BTreeSet<&String>> = None;
+    for m in per_case.values() {
+        let keys: BTreeSet<&String> = m.keys().collect();
+        common = Some(match common {
+            None => keys,
+            Some(c) => c.intersection(&keys).copied().collect(),
+        });
+    }
+    let mut kept: Vec<String> = common
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|k| !RESERVED_CASE_COLUMNS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    // A field with a long value somewhere is text, not a stratum: left out, and said.
+    let mut notes = Vec::new();
+    kept.retain(|k| {
+        let long = per_case
+            .values()
+            .any(|m| m.get(k).is_some_and(|v| v.len() > MAX_CASE_TEXT));
+        if long {
+            notes.push(format!(
+                "metadata field `{k}` is left out of the cases table: some values are longer than {MAX_CASE_TEXT} bytes (text, not a stratum)"
+            ));
+        }
+        !long
+    });
+    imp.notes.extend(notes);
+    Ok(kept)
+}
+
+/// The pass mark an import judges `passed` flags against (experiment.toml's default).
+const DEFAULT_PASS_MARK: f64 = 0.5;
+
+/// Refuses an import whose arms cannot be compared: an arm that shares no case with the baseline
+/// (different documents under the same ids, or different tasks). A single arm is written with a
+/// note, and `ablate check` refuses it until another arm is added.
+fn check_comparable(obs: &[Observation], arms: &[ArmSummary], baseline: &str) -> Result<()> {
+    let base_cases: BTreeSet<&str> = obs
+        .iter()
+        .filter(|o| o.arm == baseline)
+        .map(|o| o.case_id.as_str())
+        .collect();
+    let mut shared: BTreeMap<&str, bool> = arms
+        .iter()
+        .filter(|a| a.arm != baseline)
+        .map(|a| (a.arm.as_str(), false))
+        .collect();
+    for o in obs {
+        if o.arm != baseline && base_cases.contains(o.case_id.as_str()) {
+            shared.insert(o.arm.as_str(), true);
+        }
+    }
+    let alone: Vec<&str> = shared
+        .iter()
+        .filter(|(_, s)| !**s)
+        .map(|(a, _)| *a)
+        .collect();
+    if !alone.is_empty() {
+        return Err(Error::Usage(format!(
+            "arm{} {} share{} no case with the baseline `{baseline}`: the ids may match, but the documents differ (or the arms ran on different sets), so nothing can be paired. Import arms that ran on the same cases, choose another baseline with --baseline, or import each set on its own",
+            if alone.len() > 1 { "s" } else { "" },
+            alone
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if alone.len() > 1 { "" } else { "s" },
+        )));
+    }
+    Ok(())
+}
+
+/// Cases, repeats, mean score and tokens per arm (observations sorted by arm).
+pub(crate) fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
+    let mut out: Vec<ArmSummary> = Vec::new();
+    let mut i = 0;
+    while i < obs.len() {
+        let arm = &obs[i].arm;
+        let mut j = i;
+        let mut per_case: BTreeMap<&str, usize> = BTreeMap::new();
+        while j < obs.len() && obs[j].arm == *arm {
+            *per_case.entry(obs[j].case_id.as_str()).or_insert(0) += 1;
+            j += 1;
+        }
+        let scores = obs[i..j].iter().map(|o| o.score);
+        let tokens: Vec<f64> = obs[i..j]
+            .iter()
+            .filter_map(|o| o.tokens_in.map(|t| t as f64))
+            .collect();
+        out.push(ArmSummary {
+            arm: arm.clone(),
+            cases: per_case.len(),
+            repeats_min: per_case.values().copied().min().unwrap_or(0),
+            repeats_max: per_case.values().copied().max().unwrap_or(0),
+            mean_score: crate::stats::moments::mean(&scores.collect::<Vec<_>>()),
+            tokens_in_mean: (!tokens.is_empty()).then(|| crate::stats::moments::mean(&tokens)),
+        });
+        i = j;
+    }
+    out
+}
+
+/// The baseline: the one asked for; else an arm named `baseline` or `full`; else the arm with
+/// the most input tokens (the full prompt sends the most); else the only arm.
+pub(super) fn choose_baseline(
+    arms: &[ArmSummary],
+    asked: Option<&str>,
+) -> Result<(String, String)> {
+    let names = || {
+        arms.iter()
+            .map(|a| a.arm.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(b) = asked {
+        return if arms.iter().any(|a| a.arm == b) {
+            Ok((b.to_string(), "--baseline".into()))
+        } else {
+            Err(Error::Usage(format!(
+                "--baseline {b} is not an arm of these logs; arms: {}",
+                names()
+            )))
+        };
+    }
+    for name in ["baseline", "full"] {
+        if arms.iter().any(|a| a.arm == name) {
+            return Ok((name.to_string(), format!("the arm named `{name}`")));
+        }
+    }
+    if arms.len() == 1 {
+        return Ok((arms[0].arm.clone(), "the only arm".into()));
+    }
+    let with_tokens: Vec<&ArmSummary> =
+        arms.iter().filter(|a| a.tokens_in_mean.is_some()).collect();
+    if with_tokens.len() == arms.len() {
+        let mut sorted = with_tokens.clone();
+        sorted.sort_by(|a, b| {
+            b.tokens_in_mean
+                .partial_cmp(&a.tokens_in_mean)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if sorted[0].tokens_in_mean > sorted[1].tokens_in_mean {
+            return Ok((
+                sorted[0].arm.clone(),
+                format!(
+                    "the arm with the most input tokens ({:.0} a sample): the full prompt sends the most; use --baseline to choose another",
+                    sorted[0].tokens_in_mean.unwrap_or(0.0)
+                ),
+            ));
+        }
+    }
+    Err(Error::Usage(format!(
+        "cannot tell which arm is the baseline (the full prompt): none is named `baseline` or `full`, and input tokens do not single one out. Give --baseline ARM; arms: {}",
+        names()
+    )))
+}
