@@ -1,54 +1,50 @@
-//! Shared by the fuzz targets: a small valid experiment in a temporary folder, one of whose files
-//! the fuzzer then replaces. Loading must return Ok or a bad-input error (exit code 2); a panic or
-//! an internal error (exit code 1) is a finding.
+//! Shared by the fuzz targets: the tests' tiny experiment (`tests/fixtures/tiny/`, compiled in),
+//! and each table's own loader run on one file that is rewritten for every input. No experiment
+//! folder is built and no analysis runs, so a target makes thousands of executions per second.
+//! Loading must return Ok or a bad-input error (exit code 2); a panic or an internal error (exit
+//! code 1) is a finding.
 
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
-pub const TOML: &str = "set = \"fuzz\"\nthreshold_drop = 0.05\nstrata = [\"turns\"]\n[[blocks]]\nname = \"few_shot\"\nneed = \"needed_units\"\n";
-pub const CASES: &str = "case_id,turns,gold_rank,stress,cluster\nc1,single,1,false,k1\nc2,multi,2,false,k1\nc3,single,,false,k2\ns1,multi,1,true,k3\n";
-pub const UNITS: &str = "unit,block,tokens\nsys,system,900\nfew_shot/01,few_shot,200\nfew_shot/02,few_shot,210\n";
-pub const ARMS: &str = "arm,removed\nbaseline,\nwithout-ex1,few_shot/01\nwithout-examples,few_shot/01;few_shot/02\n";
-pub const MIX: &str = "turns,share\nsingle,0.77\nmulti,0.23\n";
+use ablate::io::table::TableFile;
+use ablate::io::{Arms, Cases, Mix, Results, Units};
 
-pub fn results() -> String {
-    let mut s = String::from("case_id,arm,repeat,score\n");
-    for case in ["c1", "c2", "c3", "s1"] {
-        for (arm, v) in [("baseline", 1.0), ("without-ex1", 0.5), ("without-examples", 0.0)] {
-            for r in 0..2 {
-                s.push_str(&format!("{case},{arm},{r},{v}\n"));
-            }
-        }
-    }
-    s
+const CASES: &[u8] = include_bytes!("../../tests/fixtures/tiny/cases.csv");
+
+/// The tables a target can replace, by file stem.
+pub const TABLES: [&str; 5] = ["results", "cases", "arms", "units", "mix"];
+
+/// A folder that lives as long as the fuzzing process.
+fn scratch() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap().keep())
 }
 
-/// Writes the valid experiment into `dir`.
-pub fn experiment(dir: &Path) {
-    for (name, text) in [
-        ("experiment.toml", TOML.to_string()),
-        ("cases.csv", CASES.to_string()),
-        ("units.csv", UNITS.to_string()),
-        ("arms.csv", ARMS.to_string()),
-        ("mix.csv", MIX.to_string()),
-        ("results.csv", results()),
-    ] {
-        std::fs::write(dir.join(name), text).unwrap();
-    }
+/// The tiny experiment's cases, which `results` is read against.
+fn cases() -> &'static Cases {
+    static CASES_TABLE: OnceLock<Cases> = OnceLock::new();
+    CASES_TABLE.get_or_init(|| {
+        let path = scratch().join("fixture-cases.csv");
+        std::fs::write(&path, CASES).unwrap();
+        Cases::load(&TableFile::at(path)).expect("the tiny fixture's cases load")
+    })
 }
 
-/// Loads and analyses the folder; panics (a finding) on an internal error.
-pub fn load_and_analyse(dir: &Path) {
-    let cfg = ablate::analysis::Config {
-        bootstrap: 10,
-        progress: false,
-        ..ablate::analysis::Config::default()
+/// Writes `body` as table `stem` (`ext`: csv or parquet) and reads it with that table's loader.
+pub fn load_table(stem: &str, ext: &str, body: &[u8]) {
+    let path = scratch().join(format!("{stem}.{ext}"));
+    std::fs::write(&path, body).unwrap();
+    let file = TableFile::at(path);
+    let outcome = match stem {
+        "results" => Results::load(&file, cases(), 0.5, None).map(drop),
+        "cases" => Cases::load(&file).map(drop),
+        "arms" => Arms::load(&file).map(drop),
+        "units" => Units::load(&file).map(drop),
+        "mix" => Mix::load(&file).map(drop),
+        other => unreachable!("no table {other}"),
     };
-    match ablate::io::Experiment::load(dir) {
-        Err(e) => assert_eq!(e.exit_code(), 2, "internal error on input: {e}"),
-        Ok(exp) => {
-            if let Err(e) = ablate::analysis::all::run(&exp, &cfg, |_| {}) {
-                assert_eq!(e.exit_code(), 2, "internal error in analysis: {e}");
-            }
-        }
+    if let Err(e) = outcome {
+        assert_eq!(e.exit_code(), 2, "internal error on table {stem}: {e}");
     }
 }

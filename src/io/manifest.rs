@@ -160,6 +160,186 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 impl Reader<'_> {
+    /// `measured_at`: a date, as text or a TOML date.
+    fn measured_at(&self) -> Result<Option<String>> {
+        let measured_at = match self.table.get("measured_at") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Datetime(d)) => Some(d.to_string()),
+            Some(v) => {
+                return Err(self.wrong("measured_at", v, "a date", "measured_at = \"2025-08-26\""));
+            }
+        };
+        Ok(measured_at)
+    }
+
+    /// `threshold_drop` (required, not the import placeholder) and `stress_threshold_drop` (default: the same), both 0 or more.
+    fn thresholds(&self) -> Result<(f64, f64)> {
+        if let Some(Value::String(v)) = self.table.get("threshold_drop")
+            && v == THRESHOLD_PLACEHOLDER
+        {
+            return Err(self.err(
+            "threshold_drop",
+            "is the placeholder `ablate import` writes: no threshold was agreed yet".into(),
+            "agree the smallest drop that matters before reading the results, and write it here (e.g. threshold_drop = 0.02), or rerun `ablate import … --threshold 0.02`",
+        ));
+        }
+        let threshold_drop = self
+            .number("threshold_drop", "threshold_drop = 0.005")?
+            .ok_or_else(|| {
+                self.err(
+                    "threshold_drop",
+                    "missing".into(),
+                    "write the drop agreed before the run, e.g. threshold_drop = 0.005",
+                )
+            })?;
+        let non_negative = |key: &str, x: f64| {
+            if x < 0.0 {
+                Err(self.err(
+                    key,
+                    format!("{x} is negative"),
+                    "a drop threshold is 0 or more",
+                ))
+            } else {
+                Ok(x)
+            }
+        };
+        let threshold_drop = non_negative("threshold_drop", threshold_drop)?;
+        let stress_threshold_drop =
+            match self.number("stress_threshold_drop", "stress_threshold_drop = 0.005")? {
+                Some(x) => non_negative("stress_threshold_drop", x)?,
+                None => threshold_drop,
+            };
+        Ok((threshold_drop, stress_threshold_drop))
+    }
+
+    /// `quality_threshold`, a retention ratio in (0, 1] (default 0.95).
+    fn quality_threshold(&self) -> Result<f64> {
+        let quality_threshold = self
+            .number("quality_threshold", "quality_threshold = 0.95")?
+            .unwrap_or(0.95);
+        if !(quality_threshold > 0.0 && quality_threshold <= 1.0) {
+            return Err(self.err(
+                "quality_threshold",
+                format!("{quality_threshold} is outside (0, 1]"),
+                "it is a retention ratio such as 0.95",
+            ));
+        }
+        Ok(quality_threshold)
+    }
+
+    /// `score_min` and `score_max` (default 0 and 1): finite, in order, with a finite difference.
+    fn score_range(&self) -> Result<(f64, f64)> {
+        let score_min = self.number("score_min", "score_min = 0")?.unwrap_or(0.0);
+        let score_max = self.number("score_max", "score_max = 1")?.unwrap_or(1.0);
+        if !(score_min.is_finite()
+            && score_max.is_finite()
+            && score_min < score_max
+            && (score_max - score_min).is_finite())
+        {
+            return Err(self.err(
+            "score_max",
+            format!("score_min = {score_min}, score_max = {score_max}"),
+            "give the score's possible range, score_min below score_max and their difference a finite number (e.g. 0 and 1)",
+        ));
+        }
+        Ok((score_min, score_max))
+    }
+
+    /// `strata`: column names, each once.
+    fn strata(&self) -> Result<Option<Vec<String>>> {
+        let strata = match self.table.get("strata") {
+            None => None,
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for (i, v) in items.iter().enumerate() {
+                    match v {
+                        Value::String(s) if out.contains(s) => {
+                            return Err(Error::Manifest {
+                                path: self.path.to_path_buf(),
+                                key: format!("strata[{i}]"),
+                                problem: format!("\"{s}\" is listed twice"),
+                                fix: "list each stratum column once".into(),
+                            });
+                        }
+                        Value::String(s) => out.push(s.clone()),
+                        v => {
+                            return Err(self.wrong(
+                                &format!("strata[{i}]"),
+                                v,
+                                "text",
+                                "strata = [\"turns\"]",
+                            ));
+                        }
+                    }
+                }
+                Some(out)
+            }
+            Some(v) => {
+                return Err(self.wrong(
+                    "strata",
+                    v,
+                    "an array of column names",
+                    "strata = [\"turns\"]",
+                ));
+            }
+        };
+        Ok(strata)
+    }
+
+    /// `[[blocks]]`: each block's name (once) and need rule.
+    fn blocks(&self) -> Result<Vec<BlockSpec>> {
+        let blocks = match self.table.get("blocks") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let Value::Table(t) = item else {
+                        return Err(self.wrong(
+                            &format!("blocks[{i}]"),
+                            item,
+                            "a table",
+                            "[[blocks]] name = \"system\" need = \"always\"",
+                        ));
+                    };
+                    let br = Reader {
+                        path: self.path,
+                        table: t,
+                        prefix: format!("blocks[{i}]."),
+                    };
+                    let name = br.string("name", "name = \"system\"")?.ok_or_else(|| {
+                        br.err("name", "missing".into(), "name the block as in units.block")
+                    })?;
+                    let need_text = br.string("need", "need = \"always\"")?.ok_or_else(|| {
+                        br.err(
+                            "need",
+                            "missing".into(),
+                            "use always, needed_units, through_gold_rank or when:<column>=<value>",
+                        )
+                    })?;
+                    let need = NeedRule::parse(&need_text).ok_or_else(|| {
+                        br.err(
+                            "need",
+                            format!("unknown rule \"{need_text}\""),
+                            "use always, needed_units, through_gold_rank or when:<column>=<value>",
+                        )
+                    })?;
+                    if out.iter().any(|b: &BlockSpec| b.name == name) {
+                        return Err(br.err(
+                            "name",
+                            format!("block \"{name}\" is listed twice"),
+                            "list each block once",
+                        ));
+                    }
+                    out.push(BlockSpec { name, need });
+                }
+                out
+            }
+            Some(v) => return Err(self.wrong("blocks", v, "an array of tables", "[[blocks]]")),
+        };
+        Ok(blocks)
+    }
+
     fn err(&self, key: &str, problem: String, fix: &str) -> Error {
         Error::Manifest {
             path: self.path.to_path_buf(),
@@ -217,16 +397,22 @@ impl Manifest {
             });
         }
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Manifest {
-            path: path.clone(),
+        Manifest::from_bytes(&bytes, &path)
+    }
+
+    /// Parses the bytes of an `experiment.toml` (UTF-8 text); `path` is used in error messages.
+    /// What [`Manifest::load`] does after reading the file, and what the fuzz target calls.
+    ///
+    /// # Errors
+    /// As [`Manifest::load`].
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Manifest> {
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::Manifest {
+            path: path.to_path_buf(),
             key: "(encoding)".into(),
-            problem: format!(
-                "not UTF-8 text (byte {} is invalid)",
-                e.utf8_error().valid_up_to() + 1
-            ),
+            problem: format!("not UTF-8 text (byte {} is invalid)", e.valid_up_to() + 1),
             fix: "save experiment.toml as UTF-8".into(),
         })?;
-        Manifest::parse(&text, &path)
+        Manifest::parse(text, path)
     }
 
     /// Parses manifest text; `path` is used in error messages.
@@ -261,166 +447,22 @@ impl Manifest {
                 )
             })?;
         let model = r.string("model", "model = \"claude-sonnet-4-5-20250929\"")?;
-        let measured_at = match table.get("measured_at") {
-            None => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Datetime(d)) => Some(d.to_string()),
-            Some(v) => {
-                return Err(r.wrong("measured_at", v, "a date", "measured_at = \"2025-08-26\""));
-            }
-        };
+        let measured_at = r.measured_at()?;
         let baseline_arm = r
             .string("baseline_arm", "baseline_arm = \"baseline\"")?
             .unwrap_or_else(|| "baseline".to_string());
-        if let Some(Value::String(v)) = r.table.get("threshold_drop")
-            && v == THRESHOLD_PLACEHOLDER
-        {
-            return Err(r.err(
-                "threshold_drop",
-                "is the placeholder `ablate import` writes: no threshold was agreed yet".into(),
-                "agree the smallest drop that matters before reading the results, and write it here (e.g. threshold_drop = 0.02), or rerun `ablate import … --threshold 0.02`",
-            ));
-        }
-        let threshold_drop = r
-            .number("threshold_drop", "threshold_drop = 0.005")?
-            .ok_or_else(|| {
-                r.err(
-                    "threshold_drop",
-                    "missing".into(),
-                    "write the drop agreed before the run, e.g. threshold_drop = 0.005",
-                )
-            })?;
-        let non_negative = |key: &str, x: f64| {
-            if x < 0.0 {
-                Err(r.err(
-                    key,
-                    format!("{x} is negative"),
-                    "a drop threshold is 0 or more",
-                ))
-            } else {
-                Ok(x)
-            }
-        };
-        let threshold_drop = non_negative("threshold_drop", threshold_drop)?;
-        let stress_threshold_drop =
-            match r.number("stress_threshold_drop", "stress_threshold_drop = 0.005")? {
-                Some(x) => non_negative("stress_threshold_drop", x)?,
-                None => threshold_drop,
-            };
+        let (threshold_drop, stress_threshold_drop) = r.thresholds()?;
         let pass_mark = r.number("pass_mark", "pass_mark = 0.5")?.unwrap_or(0.5);
-        let quality_threshold = r
-            .number("quality_threshold", "quality_threshold = 0.95")?
-            .unwrap_or(0.95);
-        if !(quality_threshold > 0.0 && quality_threshold <= 1.0) {
-            return Err(r.err(
-                "quality_threshold",
-                format!("{quality_threshold} is outside (0, 1]"),
-                "it is a retention ratio such as 0.95",
-            ));
-        }
-        let score_min = r.number("score_min", "score_min = 0")?.unwrap_or(0.0);
-        let score_max = r.number("score_max", "score_max = 1")?.unwrap_or(1.0);
-        if !(score_min.is_finite()
-            && score_max.is_finite()
-            && score_min < score_max
-            && (score_max - score_min).is_finite())
-        {
-            return Err(r.err(
-                "score_max",
-                format!("score_min = {score_min}, score_max = {score_max}"),
-                "give the score's possible range, score_min below score_max and their difference a finite number (e.g. 0 and 1)",
-            ));
-        }
-        let strata = match table.get("strata") {
-            None => None,
-            Some(Value::Array(items)) => {
-                let mut out = Vec::new();
-                for (i, v) in items.iter().enumerate() {
-                    match v {
-                        Value::String(s) if out.contains(s) => {
-                            return Err(Error::Manifest {
-                                path: path.to_path_buf(),
-                                key: format!("strata[{i}]"),
-                                problem: format!("\"{s}\" is listed twice"),
-                                fix: "list each stratum column once".into(),
-                            });
-                        }
-                        Value::String(s) => out.push(s.clone()),
-                        v => {
-                            return Err(r.wrong(
-                                &format!("strata[{i}]"),
-                                v,
-                                "text",
-                                "strata = [\"turns\"]",
-                            ));
-                        }
-                    }
-                }
-                Some(out)
-            }
-            Some(v) => {
-                return Err(r.wrong(
-                    "strata",
-                    v,
-                    "an array of column names",
-                    "strata = [\"turns\"]",
-                ));
-            }
-        };
+        let quality_threshold = r.quality_threshold()?;
+        let (score_min, score_max) = r.score_range()?;
+        let strata = r.strata()?;
         let synthetic = match table.get("synthetic") {
             None => false,
             Some(Value::Boolean(b)) => *b,
             Some(v) => return Err(r.wrong("synthetic", v, "a boolean", "synthetic = true")),
         };
         let description = r.string("description", "description = \"...\"")?;
-        let blocks = match table.get("blocks") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => {
-                let mut out = Vec::new();
-                for (i, item) in items.iter().enumerate() {
-                    let Value::Table(t) = item else {
-                        return Err(r.wrong(
-                            &format!("blocks[{i}]"),
-                            item,
-                            "a table",
-                            "[[blocks]] name = \"system\" need = \"always\"",
-                        ));
-                    };
-                    let br = Reader {
-                        path,
-                        table: t,
-                        prefix: format!("blocks[{i}]."),
-                    };
-                    let name = br.string("name", "name = \"system\"")?.ok_or_else(|| {
-                        br.err("name", "missing".into(), "name the block as in units.block")
-                    })?;
-                    let need_text = br.string("need", "need = \"always\"")?.ok_or_else(|| {
-                        br.err(
-                            "need",
-                            "missing".into(),
-                            "use always, needed_units, through_gold_rank or when:<column>=<value>",
-                        )
-                    })?;
-                    let need = NeedRule::parse(&need_text).ok_or_else(|| {
-                        br.err(
-                            "need",
-                            format!("unknown rule \"{need_text}\""),
-                            "use always, needed_units, through_gold_rank or when:<column>=<value>",
-                        )
-                    })?;
-                    if out.iter().any(|b: &BlockSpec| b.name == name) {
-                        return Err(br.err(
-                            "name",
-                            format!("block \"{name}\" is listed twice"),
-                            "list each block once",
-                        ));
-                    }
-                    out.push(BlockSpec { name, need });
-                }
-                out
-            }
-            Some(v) => return Err(r.wrong("blocks", v, "an array of tables", "[[blocks]]")),
-        };
+        let blocks = r.blocks()?;
         let unknown_keys = table
             .keys()
             .filter(|k| !KNOWN_KEYS.contains(&k.as_str()))

@@ -20,6 +20,16 @@ pub struct Workdir {
     pub dir: PathBuf,
 }
 
+/// The files of `tests/fixtures/tiny/` (its README is not part of the experiment).
+pub const TINY_FILES: [&str; 6] = [
+    "experiment.toml",
+    "cases.csv",
+    "units.csv",
+    "arms.csv",
+    "mix.csv",
+    "results.csv",
+];
+
 impl Workdir {
     /// An empty experiment folder.
     pub fn empty() -> Workdir {
@@ -29,39 +39,14 @@ impl Workdir {
         Workdir { root, dir }
     }
 
-    /// A small, valid CSV experiment: 4 cases (one stress), 3 arms, 2 repeats.
+    /// A small, valid CSV experiment: 4 cases (one stress), 3 arms, 2 repeats. A copy of
+    /// `tests/fixtures/tiny/`, which the fuzz targets start from too.
     pub fn tiny() -> Workdir {
         let w = Workdir::empty();
-        w.write(
-            "experiment.toml",
-            "set = \"tiny\"\nmodel = \"m\"\nthreshold_drop = 0.05\nstrata = [\"turns\"]\n\n[[blocks]]\nname = \"few_shot\"\nneed = \"needed_units\"\n",
-        );
-        w.write(
-            "cases.csv",
-            "case_id,slice,turns,gold_rank,stress\nc1,billing,single,1,false\nc2,billing,multi,2,false\nc3,refunds,single,,false\ns1,refunds,multi,1,true\n",
-        );
-        w.write(
-            "units.csv",
-            "unit,block,tokens\nsystem,system,900\nfew_shot/01,few_shot,200\nfew_shot/02,few_shot,210\n",
-        );
-        w.write(
-            "arms.csv",
-            "arm,removed\nbaseline,\nwithout-ex1,few_shot/01\nwithout-examples,few_shot/01;few_shot/02\n",
-        );
-        let mut results = String::from("case_id,arm,repeat,score\n");
-        for case in ["c1", "c2", "c3", "s1"] {
-            for (arm, s) in [
-                ("baseline", 1.0),
-                ("without-ex1", 1.0),
-                ("without-examples", 0.0),
-            ] {
-                for r in 0..2 {
-                    results.push_str(&format!("{case},{arm},{r},{s}\n"));
-                }
-            }
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+        for name in TINY_FILES {
+            std::fs::copy(fixture.join(name), w.path(name)).expect("copy the tiny fixture");
         }
-        w.write("results.csv", &results);
-        w.write("mix.csv", "turns,share\nsingle,0.77\nmulti,0.23\n");
         w
     }
 

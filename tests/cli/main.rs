@@ -20,6 +20,7 @@ mod live;
 mod output;
 mod pandas;
 mod properties;
+mod regressions;
 mod report;
 mod reweight;
 mod sequential;

@@ -290,6 +290,42 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         "lm-eval samples (.jsonl)",
         &mut imp.skipped,
     )?;
+    let mut files = samples_files(paths, &mut imp)?;
+    let metric = choose_metric(&files, opts, &mut imp)?;
+    let (by_hash, by_file) = case_and_arm_options(opts)?;
+
+    // Runs in date order: repeats are numbered in it.
+    files.sort_by(|a, b| {
+        (a.run.date.unwrap_or(f64::INFINITY), &a.path)
+            .partial_cmp(&(b.run.date.unwrap_or(f64::INFINITY), &b.path))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut models = BTreeSet::new();
+    let mut dates = BTreeSet::new();
+    let mut taken_files: Vec<Taken> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        if let Some(m) = &f.run.model {
+            models.insert(m.clone());
+        }
+        if let Some(d) = f.run.date.and_then(civil_date) {
+            dates.insert(d);
+        }
+        if let Some(t) = take_lines(i, f, &metric, opts, by_hash, &mut imp)? {
+            taken_files.push(t);
+        }
+    }
+    name_arms(&files, &mut taken_files, opts, by_file, &mut imp)?;
+    let split = split_doc_ids(&taken_files, by_hash, &mut imp);
+    add_observations(&files, &taken_files, &split, &metric, &mut imp)?;
+    imp.model = (!models.is_empty()).then(|| models.into_iter().collect::<Vec<_>>().join(", "));
+    imp.measured_at = dates.into_iter().next();
+    imp.tokens_counted = "lm-eval logs no token counts: tokens_in is left out".into();
+    Ok(imp)
+}
+
+/// Reads each samples file once (a run's copy in another folder is skipped), with the run
+/// information of the results file beside it, read once per run.
+fn samples_files(paths: Vec<PathBuf>, imp: &mut Imported) -> Result<Vec<File>> {
     let mut files = Vec::new();
     // A run's results file is shared by its tasks' samples files: read each once.
     let mut runs: BTreeMap<PathBuf, RunInfo> = BTreeMap::new();
@@ -340,15 +376,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         });
     }
 
-    // The score.
+    Ok(files)
+}
+
+/// The metric to import: `--score`, else the only one the sample lines have.
+fn choose_metric(files: &[File], opts: &ImportOptions, imp: &mut Imported) -> Result<String> {
     let mut found = BTreeSet::new();
-    for f in &files {
+    for f in files {
         for (_, l) in &f.lines {
             found.extend(metrics_of(l));
         }
     }
     imp.scores_found = found.iter().cloned().collect();
-    let metric = match &opts.score {
+    Ok(match &opts.score {
         Some(m) if found.contains(m) => {
             imp.score_choice = format!("{m} (--score)");
             m.clone()
@@ -370,7 +410,12 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
                 imp.scores_found.join(", ")
             )));
         }
-    };
+    })
+}
+
+/// `--case-from` (doc_id, or doc_hash: whether cases are documents by content) and
+/// `--arm-from` (task, or file: whether each file is its own arm).
+fn case_and_arm_options(opts: &ImportOptions) -> Result<(bool, bool)> {
     let by_hash = match opts.case_from.as_deref() {
         None | Some("doc_id") => false,
         Some("doc_hash") => true,
@@ -390,29 +435,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         }
     };
 
-    // Runs in date order: repeats are numbered in it.
-    files.sort_by(|a, b| {
-        (a.run.date.unwrap_or(f64::INFINITY), &a.path)
-            .partial_cmp(&(b.run.date.unwrap_or(f64::INFINITY), &b.path))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let mut models = BTreeSet::new();
-    let mut dates = BTreeSet::new();
-    let mut taken_files: Vec<Taken> = Vec::new();
-    for (i, f) in files.iter().enumerate() {
-        if let Some(m) = &f.run.model {
-            models.insert(m.clone());
-        }
-        if let Some(d) = f.run.date.and_then(civil_date) {
-            dates.insert(d);
-        }
-        if let Some(t) = take_lines(i, f, &metric, opts, by_hash, &mut imp)? {
-            taken_files.push(t);
-        }
-    }
+    Ok((by_hash, by_file))
+}
 
-    // Arms: --arm rules, the file, or the task split by prompt (a doc whose prompt_hash differs
-    // between runs is in a different arm; runs identical doc by doc are repeats).
+/// Each taken file's arm: `--arm` rules, the file, or the task split by prompt (a doc whose
+/// prompt_hash differs between runs is in a different arm; runs identical doc by doc are
+/// repeats).
+fn name_arms(
+    files: &[File],
+    taken_files: &mut [Taken],
+    opts: &ImportOptions,
+    by_file: bool,
+    imp: &mut Imported,
+) -> Result<()> {
     let file_paths: Vec<PathBuf> = taken_files
         .iter()
         .map(|t| files[t.file].path.clone())
@@ -422,7 +457,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     for p in &file_paths {
         arm_of.push(rules.name_of(p)?);
     }
-    let defaults = default_arms(&files, &taken_files, by_file);
+    let defaults = default_arms(files, taken_files, by_file);
     let mut how = Vec::new();
     if rules.any() {
         how.push("--arm rules for the files they match".to_string());
@@ -433,19 +468,24 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         t.arm = named.unwrap_or_else(|| defaults.names[t.file].clone());
     }
     // An arm named by --arm that pools different prompts of one task is the user's choice: said.
-    for (arm, tasks) in pooled_prompts(&files, &taken_files) {
+    for (arm, tasks) in pooled_prompts(files, taken_files) {
         imp.notes.push(format!(
             "arm `{arm}` (named by --arm) pools runs of task {tasks} whose prompts differ"
         ));
     }
 
-    // Cases: doc_id, split where the same doc_id holds different documents (doc_hash differs).
-    let split = if by_hash {
+    Ok(())
+}
+
+/// Cases are doc_ids, split where the same doc_id holds different documents (doc_hash differs):
+/// the doc_ids to split, and the summary's sentence on it.
+fn split_doc_ids(taken_files: &[Taken], by_hash: bool, imp: &mut Imported) -> BTreeSet<String> {
+    if by_hash {
         imp.case_choice =
             "doc_hash (--case-from doc_hash): the document's content, whatever its id".into();
         BTreeSet::new()
     } else {
-        let split = conflicting_doc_ids(&taken_files);
+        let split = conflicting_doc_ids(taken_files);
         imp.case_choice = if split.is_empty() {
             "doc_id; documents are paired across arms by doc_id, and their doc_hash agrees wherever the logs carry one".into()
         } else {
@@ -456,7 +496,17 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             )
         };
         split
-    };
+    }
+}
+
+/// One observation per taken line, and each file as a source.
+fn add_observations(
+    files: &[File],
+    taken_files: &[Taken],
+    split: &BTreeSet<String>,
+    metric: &str,
+    imp: &mut Imported,
+) -> Result<()> {
     for (rank, t) in taken_files.iter().enumerate() {
         let f = &files[t.file];
         for l in &t.lines {
@@ -499,10 +549,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             config: None,
         });
     }
-    imp.model = (!models.is_empty()).then(|| models.into_iter().collect::<Vec<_>>().join(", "));
-    imp.measured_at = dates.into_iter().next();
-    imp.tokens_counted = "lm-eval logs no token counts: tokens_in is left out".into();
-    Ok(imp)
+    Ok(())
 }
 
 #[cfg(test)]

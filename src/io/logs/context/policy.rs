@@ -108,16 +108,22 @@ impl Policy {
     /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
     pub fn load(path: &Path) -> Result<Policy> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Manifest {
+        Policy::from_bytes(&bytes, path)
+    }
+
+    /// Parses and validates the bytes of a policy file; `path` is used in error messages. What
+    /// [`Policy::load`] does after reading the file, and what the fuzz target calls.
+    ///
+    /// # Errors
+    /// As [`Policy::load`].
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Policy> {
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::Manifest {
             path: path.to_path_buf(),
             key: "(encoding)".into(),
-            problem: format!(
-                "not UTF-8 text (byte {} is invalid)",
-                e.utf8_error().valid_up_to() + 1
-            ),
+            problem: format!("not UTF-8 text (byte {} is invalid)", e.valid_up_to() + 1),
             fix: "save the policy as UTF-8".into(),
         })?;
-        let policy: Policy = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Manifest {
+        let policy: Policy = toml::from_str(text).map_err(|e: toml::de::Error| Error::Manifest {
             path: path.to_path_buf(),
             key: "(policy)".into(),
             problem: e.message().to_string(),
