@@ -43,9 +43,9 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired};
+use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::bootstrap::{self, Draws, RatioSums};
 use crate::stats::dist;
 use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
@@ -256,6 +256,114 @@ pub fn family_size(exp: &Experiment) -> usize {
         .count()
 }
 
+/// The arms other than the baseline that share a main-set case with it; each other arm gets a
+/// warning and is left out.
+fn arms_with_pairs(
+    exp: &Experiment,
+    paired: &Paired,
+    warnings: &mut Vec<crate::warning::Warning>,
+) -> Vec<usize> {
+    let m = &exp.results.matrix;
+    (0..m.n_arms)
+        .filter(|&a| a != paired.baseline)
+        .filter(|&a| {
+            let n = paired.cases.iter().filter(|&&c| m.present(c, a)).count();
+            if n == 0 {
+                warnings.push(crate::warning::Warning::new(
+                    "sweep.arm_without_pairs",
+                    format!(
+                        "arm \"{}\" shares no main-set case with the baseline; it is left out",
+                        exp.results.arms[a]
+                    ),
+                ));
+            }
+            n > 0
+        })
+        .collect()
+}
+
+/// The joint bootstrap of every arm's mean drop (one resample of units for all arms), or none
+/// with `--bootstrap 0`.
+fn bootstrap_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option<Draws> {
+    (cfg.bootstrap > 0).then(|| {
+        let mut sums = RatioSums::new(paired.n_units, pairs.len());
+        for (k, p) in pairs.iter().enumerate() {
+            paired.add_mean(&mut sums, k, &p.unit, &p.drop);
+        }
+        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        d
+    })
+}
+
+/// The one-sided p for drop > 0: the normal approximation from the se, or, when every unit
+/// moved the same way (`flat`), the exact sign test over the units.
+fn p_positive(flat: bool, drop: f64, se: Option<f64>, units: usize) -> f64 {
+    if flat {
+        if drop > 0.0 {
+            dist::sign_test_greater(units as u64, 0)
+        } else {
+            1.0
+        }
+    } else {
+        se.map_or(f64::NAN, |s| dist::p_one_sided_positive(drop, s))
+    }
+}
+
+/// The cases an arm loses (pass in the baseline, fail in the arm) and gains, the lost ones by
+/// slice, and whether every pair is a single 0/1 (or pass/fail) outcome, as McNemar's test needs.
+struct Changes {
+    lost: usize,
+    gained: usize,
+    lost_by_slice: BTreeMap<String, usize>,
+    binary: bool,
+}
+
+impl Changes {
+    fn of(exp: &Experiment, paired: &Paired, p: &PairedArm, a: usize, pass_mark: f64) -> Changes {
+        let m = &exp.results.matrix;
+        let base = paired.baseline;
+        let slice = exp.cases.slice();
+        let mut out = Changes {
+            lost: 0,
+            gained: 0,
+            lost_by_slice: BTreeMap::new(),
+            binary: true,
+        };
+        for (j, &pos) in p.pos.iter().enumerate() {
+            let c = paired.cases[pos];
+            let (b, s) = (p.base[j], p.arm[j]);
+            let (pb, pa) = (
+                m.case_passes(m.cell(c, base), pass_mark),
+                m.case_passes(m.cell(c, a), pass_mark),
+            );
+            if pb && !pa {
+                out.lost += 1;
+                if let Some(v) = slice {
+                    let name = v[c].clone().unwrap_or_else(|| "(no slice)".into());
+                    *out.lost_by_slice.entry(name).or_insert(0) += 1;
+                }
+            }
+            if !pb && pa {
+                out.gained += 1;
+            }
+            let single = m.repeats[m.cell(c, base)] == 1 && m.repeats[m.cell(c, a)] == 1;
+            // Paired binary outcomes: the harness's pass/fail when results carry it, else 0/1
+            // scores.
+            let zero_one = |x: f64| x == 0.0 || x == 1.0;
+            out.binary &= single && (m.pass_flags || (zero_one(b) && zero_one(s)));
+        }
+        out
+    }
+}
+
 /// Runs the sweep.
 pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let m = &exp.results.matrix;
@@ -273,42 +381,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .collect();
     let (base_score, base_se) = paired.mean_se(&base_scores, &paired.unit);
 
-    let arm_ids: Vec<usize> = (0..m.n_arms)
-        .filter(|&a| a != base)
-        .filter(|&a| {
-            let n = paired.cases.iter().filter(|&&c| m.present(c, a)).count();
-            if n == 0 {
-                warnings.push(crate::warning::Warning::new(
-                    "sweep.arm_without_pairs",
-                    format!(
-                        "arm \"{}\" shares no main-set case with the baseline; it is left out",
-                        exp.results.arms[a]
-                    ),
-                ));
-            }
-            n > 0
-        })
-        .collect();
+    let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
     let pairs: Vec<_> = arm_ids.iter().map(|&a| paired.arm(m, a)).collect();
+    let draws = bootstrap_draws(&paired, &pairs, cfg);
 
-    let draws = (cfg.bootstrap > 0).then(|| {
-        let mut sums = RatioSums::new(paired.n_units, arm_ids.len());
-        for (k, p) in pairs.iter().enumerate() {
-            paired.add_mean(&mut sums, k, &p.unit, &p.drop);
-        }
-        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
-            if let Some(bar) = &bar {
-                bar.inc(n);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        d
-    });
-
-    let slice = exp.cases.slice();
     let mut arms = Vec::with_capacity(arm_ids.len());
     let mut p_raw = Vec::with_capacity(arm_ids.len());
     let mut mcnemar_withheld = false;
@@ -342,53 +418,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             fam
         };
         let (verdict, confidence) = judge(drop, threshold, &judged, units);
-        p_raw.push(if flat {
-            // Every unit moved the same way: an exact sign test over the units.
-            let n = Paired::distinct_units(&p.unit) as u64;
-            if drop > 0.0 {
-                dist::sign_test_greater(n, 0)
-            } else {
-                1.0
-            }
-        } else {
-            se.map_or(f64::NAN, |s| dist::p_one_sided_positive(drop, s))
-        });
-
-        let mut lost = 0;
-        let mut gained = 0;
-        let mut lost_by_slice = BTreeMap::new();
-        let mut binary = true;
-        let (mut only_base, mut only_arm) = (0u64, 0u64);
-        for (j, &pos) in p.pos.iter().enumerate() {
-            let c = paired.cases[pos];
-            let (b, s) = (p.base[j], p.arm[j]);
-            let (pb, pa) = (
-                m.case_passes(m.cell(c, base), pass_mark),
-                m.case_passes(m.cell(c, a), pass_mark),
-            );
-            if pb && !pa {
-                lost += 1;
-                let name = slice
-                    .and_then(|v| v[c].clone())
-                    .unwrap_or_else(|| "(no slice)".into());
-                if slice.is_some() {
-                    *lost_by_slice.entry(name).or_insert(0) += 1;
-                }
-            }
-            if !pb && pa {
-                gained += 1;
-            }
-            let single = m.repeats[m.cell(c, base)] == 1 && m.repeats[m.cell(c, a)] == 1;
-            // Paired binary outcomes: the harness's pass/fail when results carry it, else 0/1
-            // scores.
-            let zero_one = |x: f64| x == 0.0 || x == 1.0;
-            binary &= single && (m.pass_flags || (zero_one(b) && zero_one(s)));
-            if pb && !pa {
-                only_base += 1;
-            } else if !pb && pa {
-                only_arm += 1;
-            }
-        }
+        p_raw.push(p_positive(flat, drop, se, units));
+        let changes = Changes::of(exp, &paired, p, a, pass_mark);
+        let binary = changes.binary;
         mcnemar_withheld |= binary;
         arms.push(SweepArm {
             arm: exp.results.arms[a].clone(),
@@ -408,15 +440,15 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             rho: moments::pearson(&p.base, &p.arm),
             p_holm: None,
             mcnemar_p: (binary && !paired.clustered)
-                .then(|| dist::mcnemar_exact(only_base, only_arm)),
+                .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
             verdict,
             confidence,
             tokens_removed: tokens_removed(exp, &paired, a),
-            lost_cases: lost,
-            gained_cases: gained,
+            lost_cases: changes.lost,
+            gained_cases: changes.gained,
             churn: paired::churn(m, &paired.cases, a),
             missing_cases: paired.cases.len() - p.pos.len(),
-            lost_by_slice,
+            lost_by_slice: changes.lost_by_slice,
             n: p.pos.len(),
         });
     }

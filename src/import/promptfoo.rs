@@ -307,35 +307,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         "the prompt's label, or its template (results version 2 without labels), one provider"
             .into()
     };
-
-    let mut named = BTreeSet::new();
-    for f in &files {
-        for r in &f.rows {
-            if let Some(m) = r.get("namedScores").and_then(Value::as_object) {
-                named.extend(m.keys().cloned());
-            }
-        }
-    }
-    imp.scores_found = std::iter::once("score".to_string())
-        .chain(named.iter().cloned())
-        .collect();
-    let named_choice = match opts.score.as_deref() {
-        None | Some("score") => {
-            imp.score_choice = "score (promptfoo's weighted mean of the assertions)".into();
-            None
-        }
-        Some(n) if named.contains(n) => {
-            imp.score_choice = format!("namedScores.{n} (--score)");
-            Some(n.to_string())
-        }
-        Some(n) => {
-            return Err(Error::Usage(format!(
-                "--score {n}: no row has that named score; scores found: {}",
-                imp.scores_found.join(", ")
-            )));
-        }
-    };
-
+    let named_choice = choose_score(&files, opts, &mut imp)?;
     let (case_id_of, shared) = case_ids(&files);
     if !shared.is_empty() {
         imp.notes.push(format!(
@@ -352,138 +324,211 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             imp.arm_choice
         );
     }
-    let mut raw_named = 0usize;
-    let mut created = BTreeSet::new();
-    let mut descriptions = BTreeSet::new();
+    let taking = Taking {
+        named_choice: named_choice.as_deref(),
+        case_id_of: &case_id_of,
+        with_provider,
+    };
+    let mut totals = Totals::default();
     for (rank, f) in files.iter().enumerate() {
         let named_by_rule = rules.name_of(&f.path)?;
-        let prompts_in_file: BTreeSet<String> = f.rows.iter().map(|r| prompt_name(r).0).collect();
-        let providers_in_file: BTreeSet<String> = f.rows.iter().map(provider_name).collect();
-        if let Some(day) = f.created.as_deref().and_then(super::date_prefix) {
-            created.insert(day.to_string());
-        }
-        if let Some(d) = &f.description {
-            descriptions.insert(d.clone());
-        }
-        let mut order: Vec<usize> = (0..f.rows.len()).collect();
-        order.sort_by_key(|&i| (f.rows[i].get("testIdx").and_then(Value::as_i64), i));
-        let (mut taken, mut errors, mut without) = (0usize, 0usize, 0usize);
-        let mut arms = BTreeSet::new();
-        for (position, &i) in order.iter().enumerate() {
-            let row = &f.rows[i];
-            let case_id = case_id_of[&test_in(f, row)].clone();
-            if is_error(row) {
-                errors += 1;
-                continue;
-            }
-            let value = match &named_choice {
-                None => row.get("score"),
-                Some(n) => row.get("namedScores").and_then(|m| m.get(n)),
-            };
-            let Some(value) = value else {
-                without += 1;
-                continue;
-            };
-            let score =
-                value
-                    .as_f64()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| {
-                        Error::BadValue {
-                    path: f.path.clone(),
-                    column: named_choice
-                        .as_ref()
-                        .map_or("score".into(), |n| format!("namedScores.{n}")),
-                    row: Row(Some(i + 1)),
-                    value: value.to_string(),
-                    problem: "the score is not a finite number".into(),
-                    fix:
-                        "check the assertions that produce it, or choose another score with --score"
-                            .into(),
-                }
-                    })?;
-            let (prompt, raw) = prompt_name(row);
-            raw_named += usize::from(raw);
-            let mut arm = match &named_by_rule {
-                Some(name) if prompts_in_file.len() == 1 => name.clone(),
-                Some(name) => format!("{name} {prompt}"),
-                None => prompt,
-            };
-            // Providers split arms, except within a file an --arm rule named whole.
-            let split_by_provider = match &named_by_rule {
-                Some(_) => providers_in_file.len() > 1,
-                None => with_provider,
-            };
-            if split_by_provider {
-                arm = format!("{arm} | {}", provider_name(row));
-            }
-            arms.insert(arm.clone());
-            let tokens_in = row
-                .get("response")
-                .and_then(|r| r.get("tokenUsage"))
-                .and_then(|t| t.get("prompt"))
-                .and_then(Value::as_i64);
-            let strata = scalar_fields(
-                row.get("testCase")
-                    .and_then(|t| t.get("metadata"))
-                    .or_else(|| row.get("metadata")),
-            );
-            imp.observations.push(Observation {
-                case_id,
-                arm,
-                order: (rank, 0, position),
-                score,
-                tokens_in,
-                strata,
-                source: format!("{}, row {}", f.path.display(), i + 1),
-                passed: passed_of(row),
-                file: f.path.display().to_string(),
-            });
-            taken += 1;
-        }
-        if errors > 0 {
-            imp.skipped.push(format!(
-                "{}: {errors} row(s) that failed with an error (failureReason 2), not a score of 0",
-                f.path.display()
-            ));
-        }
-        if without > 0 {
-            imp.skipped.push(format!(
-                "{}: {without} row(s) without the chosen score",
-                f.path.display()
-            ));
-        }
-        imp.sources.push(Source {
-            file: f.path.display().to_string(),
-            sha256: sha256_file(&f.path)?,
-            harness: "promptfoo".into(),
-            version: f.promptfoo.clone(),
-            taken: format!(
-                "{taken} rows (results version {}) as arms {}",
-                f.version,
-                arms.iter().cloned().collect::<Vec<_>>().join(", ")
-            ),
-            run: None,
-            arm: (arms.len() == 1)
-                .then(|| arms.iter().next().cloned())
-                .flatten(),
-            config: None,
-        });
+        take_rows(f, rank, named_by_rule, &taking, &mut imp, &mut totals)?;
     }
-    imp.set = (descriptions.len() == 1)
-        .then(|| descriptions.into_iter().next())
+    imp.set = (totals.descriptions.len() == 1)
+        .then(|| totals.descriptions.into_iter().next())
         .flatten();
     imp.model = Some(providers.into_iter().collect::<Vec<_>>().join(", "));
-    imp.measured_at = created.into_iter().next();
-    if raw_named > 0 {
+    imp.measured_at = totals.created.into_iter().next();
+    if totals.raw_named > 0 {
         imp.notes.push(format!(
-            "{raw_named} row(s) name no prompt label or template, only the rendered prompt: their arm is the rendered text, which differs per test; label the prompts in the config (prompts: [{{label: …}}])"
+            "{} row(s) name no prompt label or template, only the rendered prompt: their arm is the rendered text, which differs per test; label the prompts in the config (prompts: [{{label: …}}])",
+            totals.raw_named
         ));
     }
     imp.case_choice = "the test's description, else a hash of its vars (a description shared by tests with different vars gets the hash too); never testIdx, which counts repeats".into();
     imp.tokens_counted =
         "tokens_in = response.tokenUsage.prompt, as the provider reported it".into();
     Ok(imp)
+}
+
+/// The score to import: promptfoo's `score` (the default), or a named score given with
+/// `--score`; `None` for `score`.
+fn choose_score(
+    files: &[File],
+    opts: &ImportOptions,
+    imp: &mut Imported,
+) -> Result<Option<String>> {
+    let mut named = BTreeSet::new();
+    for f in files {
+        for r in &f.rows {
+            if let Some(m) = r.get("namedScores").and_then(Value::as_object) {
+                named.extend(m.keys().cloned());
+            }
+        }
+    }
+    imp.scores_found = std::iter::once("score".to_string())
+        .chain(named.iter().cloned())
+        .collect();
+    Ok(match opts.score.as_deref() {
+        None | Some("score") => {
+            imp.score_choice = "score (promptfoo's weighted mean of the assertions)".into();
+            None
+        }
+        Some(n) if named.contains(n) => {
+            imp.score_choice = format!("namedScores.{n} (--score)");
+            Some(n.to_string())
+        }
+        Some(n) => {
+            return Err(Error::Usage(format!(
+                "--score {n}: no row has that named score; scores found: {}",
+                imp.scores_found.join(", ")
+            )));
+        }
+    })
+}
+
+/// What every file's rows are read with.
+struct Taking<'a> {
+    /// The named score (`None`: promptfoo's `score`).
+    named_choice: Option<&'a str>,
+    /// Each test's case id.
+    case_id_of: &'a BTreeMap<Test, String>,
+    /// Whether arms are split by provider.
+    with_provider: bool,
+}
+
+/// What the files read so far say about the import as a whole.
+#[derive(Default)]
+struct Totals {
+    /// Rows named by their rendered prompt only.
+    raw_named: usize,
+    /// The days the runs were created.
+    created: BTreeSet<String>,
+    /// The runs' descriptions.
+    descriptions: BTreeSet<String>,
+}
+
+/// Turns one file's rows into observations (rows that failed with an error, or lack the score,
+/// are counted in `imp.skipped`), and records the file as a source.
+fn take_rows(
+    f: &File,
+    rank: usize,
+    named_by_rule: Option<String>,
+    taking: &Taking<'_>,
+    imp: &mut Imported,
+    totals: &mut Totals,
+) -> Result<()> {
+    let (named_choice, case_id_of, with_provider) =
+        (taking.named_choice, taking.case_id_of, taking.with_provider);
+    let prompts_in_file: BTreeSet<String> = f.rows.iter().map(|r| prompt_name(r).0).collect();
+    let providers_in_file: BTreeSet<String> = f.rows.iter().map(provider_name).collect();
+    if let Some(day) = f.created.as_deref().and_then(crate::import::date_prefix) {
+        totals.created.insert(day.to_string());
+    }
+    if let Some(d) = &f.description {
+        totals.descriptions.insert(d.clone());
+    }
+    let mut order: Vec<usize> = (0..f.rows.len()).collect();
+    order.sort_by_key(|&i| (f.rows[i].get("testIdx").and_then(Value::as_i64), i));
+    let (mut taken, mut errors, mut without) = (0usize, 0usize, 0usize);
+    let mut arms = BTreeSet::new();
+    for (position, &i) in order.iter().enumerate() {
+        let row = &f.rows[i];
+        let case_id = case_id_of[&test_in(f, row)].clone();
+        if is_error(row) {
+            errors += 1;
+            continue;
+        }
+        let value = match &named_choice {
+            None => row.get("score"),
+            Some(n) => row.get("namedScores").and_then(|m| m.get(n)),
+        };
+        let Some(value) = value else {
+            without += 1;
+            continue;
+        };
+        let score = value
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| Error::BadValue {
+                path: f.path.clone(),
+                column: named_choice
+                    .as_ref()
+                    .map_or("score".into(), |n| format!("namedScores.{n}")),
+                row: Row(Some(i + 1)),
+                value: value.to_string(),
+                problem: "the score is not a finite number".into(),
+                fix: "check the assertions that produce it, or choose another score with --score"
+                    .into(),
+            })?;
+        let (prompt, raw) = prompt_name(row);
+        totals.raw_named += usize::from(raw);
+        let mut arm = match &named_by_rule {
+            Some(name) if prompts_in_file.len() == 1 => name.clone(),
+            Some(name) => format!("{name} {prompt}"),
+            None => prompt,
+        };
+        // Providers split arms, except within a file an --arm rule named whole.
+        let split_by_provider = match &named_by_rule {
+            Some(_) => providers_in_file.len() > 1,
+            None => with_provider,
+        };
+        if split_by_provider {
+            arm = format!("{arm} | {}", provider_name(row));
+        }
+        arms.insert(arm.clone());
+        let tokens_in = row
+            .get("response")
+            .and_then(|r| r.get("tokenUsage"))
+            .and_then(|t| t.get("prompt"))
+            .and_then(Value::as_i64);
+        let strata = scalar_fields(
+            row.get("testCase")
+                .and_then(|t| t.get("metadata"))
+                .or_else(|| row.get("metadata")),
+        );
+        imp.observations.push(Observation {
+            case_id,
+            arm,
+            order: (rank, 0, position),
+            score,
+            tokens_in,
+            strata,
+            source: format!("{}, row {}", f.path.display(), i + 1),
+            passed: passed_of(row),
+            file: f.path.display().to_string(),
+        });
+        taken += 1;
+    }
+    if errors > 0 {
+        imp.skipped.push(format!(
+            "{}: {errors} row(s) that failed with an error (failureReason 2), not a score of 0",
+            f.path.display()
+        ));
+    }
+    if without > 0 {
+        imp.skipped.push(format!(
+            "{}: {without} row(s) without the chosen score",
+            f.path.display()
+        ));
+    }
+    imp.sources.push(Source {
+        file: f.path.display().to_string(),
+        sha256: sha256_file(&f.path)?,
+        harness: "promptfoo".into(),
+        version: f.promptfoo.clone(),
+        taken: format!(
+            "{taken} rows (results version {}) as arms {}",
+            f.version,
+            arms.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        run: None,
+        arm: (arms.len() == 1)
+            .then(|| arms.iter().next().cloned())
+            .flatten(),
+        config: None,
+    });
+    Ok(())
 }
 
 #[cfg(test)]
