@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::*;
+use super::{SequentialOptions, State, WatchOutput, unit_order};
 use crate::io::Experiment;
 
 /// One call to make: a (case, arm, repeat) the harness should run next.

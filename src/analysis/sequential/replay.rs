@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::*;
+use super::{SequentialOptions, State, watch};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::error::Result;
 use crate::io::Experiment;

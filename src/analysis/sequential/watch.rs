@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::{
+    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds, design_repeats,
+    settings, unit_order,
+};
 use crate::analysis::interval::Interval;
 use crate::error::Result;
 use crate::io::Experiment;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::folder::sibling;
-use super::*;
+use super::{EXPERIMENT_TABLES, NAME_MAX, OUTPUT_KEY, parent_of, refuse};
 use crate::error::{Error, Result};
 
 /// Whether `path` is a disposable output of ablate's: a Parquet file with [`OUTPUT_KEY`] in its

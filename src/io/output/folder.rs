@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use super::*;
+use super::{
+    COMMIT_ATTEMPTS, KEPT_FILES, MARKER, Marker, SEQUENCE, check_folder_target, command_line,
+    list_files, parent_of, read_marker, refuse, resolved, sha256_file,
+};
 use crate::error::{Error, Result};
 
 /// A unique, short hidden name beside `target` (`.ablate-<kind>-<pid>-<n>`), so temporary names

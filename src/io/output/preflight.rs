@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::*;
+use super::{check_file_target, check_folder_target, refuse};
 use crate::error::Result;
 
 /// A path made absolute and free of links, `.` and `..`, also when its end does not exist yet: the

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use super::{CaseMatrix, MAX_SCORE, Results, arm_order};
 use crate::error::{Error, Result, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use super::{CaseMatrix, MAX_SCORE, Results, Rows, arm_order};
 use crate::error::{Error, Result, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;

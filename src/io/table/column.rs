@@ -1,11 +1,12 @@
 //! A table read into memory ([`Table`]) and its typed columns, with the value checks every loader shares.
 
 use std::path::Path;
+use std::path::PathBuf;
 
 use polars::prelude::*;
 
 use super::schema::{first_unparsable_cell, whole_numbers_to_int};
-use super::*;
+use super::{Col, Format, Kind, TableFile, check_columns, polars_unreadable, row_count, scan};
 use crate::error::{Error, Result, Row};
 
 /// A table read into memory with its columns checked and cast to the types of their specs.

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::*;
+use super::{TableFile, float_text, polars_unreadable, scan};
 use crate::error::{Error, Result, Row};
 
 /// The logical type a column must have.

@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::*;
+use super::{Bar, GREY, MAX_LABEL_WIDTH, label_width, span, tick};
 
 pub(super) fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,

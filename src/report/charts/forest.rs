@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::*;
+use super::{ForestRow, GREY, MAX_LABEL_WIDTH, label_width, tick};
 
 /// The x window of a forest plot: the threshold ± w, with w = max(4·|threshold|, 3 × the median
 /// interval half-width), widened to show 0.

@@ -3,8 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::*;
-use super::{BLUE, GREEN, RED};
+use super::{BLUE, GREEN, GREY, ORANGE, RED, tick};
 
 pub(super) fn draw_histogram<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,

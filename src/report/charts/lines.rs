@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::*;
+use super::{GREY, Line, span, tick};
 
 pub(super) fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
