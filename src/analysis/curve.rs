@@ -18,9 +18,9 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Paired};
+use crate::analysis::paired::{CaseSet, Paired, PairedArm};
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::bootstrap::{self, Draws, RatioSums};
 use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
 
@@ -106,6 +106,107 @@ pub struct CurveOptions {
     pub pricing: Option<Pricing>,
 }
 
+/// (arm, selector, budget) of every budget arm other than the baseline, in the arms table's
+/// order.
+fn budget_arms(exp: &Experiment, base: usize) -> Vec<(usize, String, f64)> {
+    let Some(arms) = &exp.arms else {
+        return Vec::new();
+    };
+    arms.specs
+        .iter()
+        .filter_map(|spec| {
+            let ratio = spec.budget_ratio?;
+            let a = exp.results.arm_index(&spec.arm).filter(|&a| a != base)?;
+            let selector = spec
+                .selector
+                .clone()
+                .unwrap_or_else(|| "(no selector)".into());
+            Some((a, selector, ratio))
+        })
+        .collect()
+}
+
+/// One joint bootstrap of every retention ratio Σarm/Σbase (none with `--bootstrap 0` or no
+/// budget arm).
+fn retention_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option<Draws> {
+    (cfg.bootstrap > 0 && !pairs.is_empty()).then(|| {
+        let mut sums = RatioSums::new(paired.n_units, pairs.len());
+        for (k, p) in pairs.iter().enumerate() {
+            for j in 0..p.pos.len() {
+                sums.add(p.unit[j] as usize, k, p.arm[j], p.base[j]);
+            }
+        }
+        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
+        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        d
+    })
+}
+
+/// The interval of one arm's retention: the bootstrap's percentile interval (`draws`, with the
+/// arm's column), else the delta method's normal interval,
+/// se(ȳ/x̄) = se of the mean of (yᵢ − R·xᵢ) / x̄, clustered like every other per-case mean.
+/// Undefined with fewer than two resampling units or an undefined retention.
+fn retention_interval(
+    paired: &Paired,
+    p: &PairedArm,
+    retention: Option<f64>,
+    draws: Option<(&Draws, usize)>,
+    cfg: &Config,
+) -> Option<Interval> {
+    let r = retention.filter(|_| Paired::distinct_units(&p.unit) >= 2)?;
+    match draws {
+        Some((d, k)) => d
+            .percentile_ci(k, cfg.confidence)
+            .map(|(low, high)| Interval {
+                low,
+                high,
+                level: cfg.confidence,
+                method: CiMethod::BootstrapPercentile,
+            }),
+        None => {
+            let residuals: Vec<f64> = p.arm.iter().zip(&p.base).map(|(y, x)| y - r * x).collect();
+            let (_, se) = paired.mean_se(&residuals, &p.unit);
+            let score_base = moments::mean(&p.base);
+            Interval::normal(r, se.map(|s| s / score_base), cfg.confidence)
+        }
+    }
+}
+
+/// The cheapest selector at its smallest budget that keeps quality, against the full prompt,
+/// per day and month at `price`.
+fn cost(curves: &[Curve], full_tokens: f64, price: Pricing) -> Option<Cost> {
+    let daily = |tokens: f64| tokens / 1e6 * price.price_per_mtok * price.requests_per_day;
+    let best = curves
+        .iter()
+        .filter_map(|c| {
+            let b = c.min_budget?;
+            let point = c.points.iter().find(|p| p.budget_ratio == b)?;
+            Some((c.selector.clone(), b, point.tokens?))
+        })
+        .min_by(|x, y| x.2.total_cmp(&y.2))?;
+    let (daily_full, at_min) = (daily(full_tokens), daily(best.2));
+    Some(Cost {
+        selector: best.0,
+        budget_ratio: best.1,
+        daily_full,
+        daily_at_min_budget: at_min,
+        savings_daily: daily_full - at_min,
+        savings_monthly: (daily_full - at_min) * 30.0,
+        savings_percent: if daily_full > 0.0 {
+            (1.0 - at_min / daily_full) * 100.0
+        } else {
+            0.0
+        },
+    })
+}
+
 /// Builds the curves.
 pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
     let (cfg, pricing) = (&opts.config, opts.pricing);
@@ -115,24 +216,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
     let threshold = exp.manifest.quality_threshold;
     let mut warnings = Vec::new();
 
-    // (arm, selector, budget) of every budget arm.
-    let mut budget_arms: Vec<(usize, String, f64)> = Vec::new();
-    if let Some(arms) = &exp.arms {
-        for spec in &arms.specs {
-            let (Some(ratio), Some(a)) = (spec.budget_ratio, exp.results.arm_index(&spec.arm))
-            else {
-                continue;
-            };
-            if a == base {
-                continue;
-            }
-            let selector = spec
-                .selector
-                .clone()
-                .unwrap_or_else(|| "(no selector)".into());
-            budget_arms.push((a, selector, ratio));
-        }
-    }
+    let budget_arms = budget_arms(exp, base);
     if budget_arms.is_empty() {
         warnings.push(crate::warning::Warning::new(
             "curve.no_budget_arms",
@@ -158,24 +242,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         .iter()
         .map(|(a, _, _)| paired.arm(m, *a))
         .collect();
-    let draws = (cfg.bootstrap > 0 && !pairs.is_empty()).then(|| {
-        let mut sums = RatioSums::new(paired.n_units, pairs.len());
-        for (k, p) in pairs.iter().enumerate() {
-            for j in 0..p.pos.len() {
-                sums.add(p.unit[j] as usize, k, p.arm[j], p.base[j]);
-            }
-        }
-        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
-            if let Some(bar) = &bar {
-                bar.inc(n);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        d
-    });
+    let draws = retention_draws(&paired, &pairs, cfg);
 
     let mut selectors: Vec<String> = budget_arms.iter().map(|b| b.1.clone()).collect();
     selectors.sort();
@@ -203,32 +270,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                     exp.results.arms[*a]
                 )));
             }
-            // A ratio's spread needs at least two resampling units.
-            let ci = match &draws {
-                _ if Paired::distinct_units(&p.unit) < 2 || retention.is_none() => None,
-                Some(d) => d
-                    .percentile_ci(k, cfg.confidence)
-                    .map(|(low, high)| Interval {
-                        low,
-                        high,
-                        level: cfg.confidence,
-                        method: CiMethod::BootstrapPercentile,
-                    }),
-                None => {
-                    // Delta method: se(ȳ/x̄) = se of the mean of (yᵢ − R·xᵢ) / x̄, clustered
-                    // like every other per-case mean.
-                    let residuals: Vec<f64> = p
-                        .arm
-                        .iter()
-                        .zip(&p.base)
-                        .map(|(y, x)| y - retention.unwrap_or(0.0) * x)
-                        .collect();
-                    let (_, se) = paired.mean_se(&residuals, &p.unit);
-                    retention.and_then(|r| {
-                        Interval::normal(r, se.map(|s| s / score_base), cfg.confidence)
-                    })
-                }
-            };
+            let ci = retention_interval(&paired, p, retention, draws.as_ref().map(|d| (d, k)), cfg);
             points.push(CurvePoint {
                 arm: exp.results.arms[*a].clone(),
                 budget_ratio: *ratio,
@@ -269,32 +311,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         });
     }
 
-    let cost = pricing.and_then(|price| {
-        let daily = |tokens: f64| tokens / 1e6 * price.price_per_mtok * price.requests_per_day;
-        let full = full_tokens?;
-        let best = curves
-            .iter()
-            .filter_map(|c| {
-                let b = c.min_budget?;
-                let point = c.points.iter().find(|p| p.budget_ratio == b)?;
-                Some((c.selector.clone(), b, point.tokens?))
-            })
-            .min_by(|x, y| x.2.total_cmp(&y.2))?;
-        let (daily_full, at_min) = (daily(full), daily(best.2));
-        Some(Cost {
-            selector: best.0,
-            budget_ratio: best.1,
-            daily_full,
-            daily_at_min_budget: at_min,
-            savings_daily: daily_full - at_min,
-            savings_monthly: (daily_full - at_min) * 30.0,
-            savings_percent: if daily_full > 0.0 {
-                (1.0 - at_min / daily_full) * 100.0
-            } else {
-                0.0
-            },
-        })
-    });
+    let cost = pricing.and_then(|price| cost(&curves, full_tokens?, price));
     CurveOutput {
         quality_threshold: threshold,
         selectors: curves,
