@@ -42,7 +42,7 @@ use crate::stats::survey::{self, RAKE_MAX_ROUNDS};
 mod strata;
 
 pub use strata::{ProductionStrata, production_strata};
-use strata::{case_keys, choose_columns, coverage_gap, stratify};
+use strata::{Weighting, case_keys, choose_columns, coverage_gap, stratify};
 
 /// Options of a reweighting run.
 #[derive(Debug, Clone)]
@@ -221,16 +221,8 @@ pub struct ReweightOutput {
     pub warnings: Vec<crate::warning::Warning>,
 }
 
-/// Runs the reweighting.
-///
-/// # Errors
-/// No mix; stratum columns missing from cases or the mix; null stratum values; production strata
-/// with no eval case (unless allowed); several mixes that are not one-dimensional; raking that does
-/// not converge.
-pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
-    let m = &exp.results.matrix;
-    let paired = Paired::new(exp, CaseSet::Main);
-    let threshold = exp.manifest.threshold_drop;
+/// The production mixes to weight to: `--mix` files, else the experiment's `mix` table.
+fn mixes_to_use(exp: &Experiment, opts: &ReweightOptions) -> Result<Vec<Mix>> {
     let mut mixes = opts.mixes.clone();
     if mixes.is_empty() {
         match &exp.mix {
@@ -244,12 +236,21 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             }
         }
     }
-    let mut warnings = Vec::new();
+    Ok(mixes)
+}
 
-    let (method, columns, weighting) = if mixes.len() == 1 {
+/// How the cases are weighted: post-stratification to one mix (its crossed columns), or raking
+/// to one margin per mix (one column each), with each case's stratum and each stratum's share.
+fn weighting(
+    exp: &Experiment,
+    paired: &Paired,
+    mixes: &[Mix],
+    opts: &ReweightOptions,
+) -> Result<(Method, Vec<String>, Vec<Weighting>)> {
+    Ok(if mixes.len() == 1 {
         let mix = &mixes[0];
         let columns = choose_columns(exp, mix, &opts.by, !opts.mixes.is_empty())?;
-        let keys = case_keys(exp, &paired, &columns)?;
+        let keys = case_keys(exp, paired, &columns)?;
         (
             Method::PostStratified,
             columns.clone(),
@@ -258,7 +259,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     } else {
         let mut columns = Vec::new();
         let mut margins = Vec::new();
-        for mix in &mixes {
+        for mix in mixes {
             if mix.columns.len() != 1 {
                 return Err(Error::Usage(format!(
                     "raking takes one stratum column per mix; {} has {} ({}). Pass crossed strata as a single mix instead",
@@ -267,14 +268,24 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                     mix.columns.join(", ")
                 )));
             }
-            let keys = case_keys(exp, &paired, &mix.columns)?;
+            let keys = case_keys(exp, paired, &mix.columns)?;
             columns.push(mix.columns[0].clone());
             margins.push(stratify(mix, &mix.columns, &keys, opts.allow_unmeasured)?);
         }
         (Method::Raked, columns, margins)
-    };
+    })
+}
 
-    let weights: Vec<f64> = match method {
+/// Each case's weight: its stratum's production share over its eval share (post-stratified), or
+/// the raked weights (iterative proportional fitting to every margin).
+fn case_weights(
+    method: Method,
+    weighting: &[Weighting],
+    paired: &Paired,
+    mixes: &[Mix],
+    columns: &[String],
+) -> Result<Vec<f64>> {
+    Ok(match method {
         Method::PostStratified => weighting[0].weight.clone(),
         Method::Raked => {
             let margins: Vec<(Vec<usize>, Vec<f64>)> = weighting
@@ -289,15 +300,15 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 }
             })?
         }
-    };
-    let sum_w = moments::sum(weights.iter().copied());
-    let sum_w2 = moments::sum(weights.iter().map(|w| w * w));
-    let effective_cases = if sum_w2 > 0.0 {
-        sum_w * sum_w / sum_w2
-    } else {
-        0.0
-    };
+    })
+}
 
+/// Warns about strata (or raking cells) that production needs and the set covers with one case.
+fn thin_strata_warnings(
+    method: Method,
+    weighting: &[Weighting],
+    warnings: &mut Vec<crate::warning::Warning>,
+) {
     if method == Method::PostStratified {
         for c in &weighting[0].coverage {
             if c.eval_cases == 1 && c.production_share > 0.0 {
@@ -319,6 +330,31 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             }
         }
     }
+}
+
+/// Runs the reweighting.
+///
+/// # Errors
+/// No mix; stratum columns missing from cases or the mix; null stratum values; production strata
+/// with no eval case (unless allowed); several mixes that are not one-dimensional; raking that does
+/// not converge.
+pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let threshold = exp.manifest.threshold_drop;
+    let mixes = mixes_to_use(exp, opts)?;
+    let mut warnings = Vec::new();
+    let (method, columns, weighting) = weighting(exp, &paired, &mixes, opts)?;
+    let weights = case_weights(method, &weighting, &paired, &mixes, &columns)?;
+    let sum_w = moments::sum(weights.iter().copied());
+    let sum_w2 = moments::sum(weights.iter().map(|w| w * w));
+    let effective_cases = if sum_w2 > 0.0 {
+        sum_w * sum_w / sum_w2
+    } else {
+        0.0
+    };
+
+    thin_strata_warnings(method, &weighting, &mut warnings);
     // Clustered standard errors when the cases come in clusters (the paired units).
     let clusters_at = |pos: &[usize]| -> Option<Vec<u32>> {
         paired
