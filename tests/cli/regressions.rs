@@ -569,3 +569,25 @@ mod import_round_3 {
         assert!(!err.contains("cut off"), "{err}");
     }
 }
+
+/// Found by the `parquet_table` fuzz target after issue 26 made it fast: a Parquet file whose
+/// footer places a column chunk past the end of the file aborted ablate (exit 134) inside
+/// Polars' streaming reader, which slices the file by those ranges unchecked (an out-of-bounds
+/// read in a release build). The footer is now checked first.
+mod parquet_footer {
+    use super::*;
+
+    #[test]
+    fn a_column_chunk_past_the_end_of_the_file_is_bad_input() {
+        let w = Workdir::tiny();
+        std::fs::remove_file(w.path("cases.csv")).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/regressions/cases-range-past-end.parquet"),
+            w.path("cases.parquet"),
+        )
+        .unwrap();
+        let err = fails(ablate().arg("check").arg(&w.dir));
+        assert_mentions(&err, &["cases.parquet", "row group 0", "1904-byte file"]);
+    }
+}

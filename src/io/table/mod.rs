@@ -110,6 +110,44 @@ fn check_parquet_magic(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Checks that every column chunk the Parquet footer lists lies inside the file. Polars' streaming
+/// reader slices the file by these ranges without checking them (an out-of-bounds read, which a
+/// debug build aborts on: found by the `parquet_table` fuzz target), so a damaged or hand-edited
+/// footer is refused here, naming the row group and column.
+fn check_parquet_ranges(path: &Path) -> Result<()> {
+    use polars_parquet::parquet::read::read_metadata;
+    let unreadable = |problem: String| Error::Unreadable {
+        path: path.to_path_buf(),
+        problem,
+        fix: "the file is damaged; write it again with a Parquet writer".into(),
+    };
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let meta = read_metadata(&mut f)
+        .map_err(|e| unreadable(format!("the Parquet footer cannot be read ({e})")))?;
+    for (g, group) in meta.row_groups.iter().enumerate() {
+        for column in group.parquet_columns() {
+            let range = column.byte_range();
+            if range.start > range.end || range.end > len {
+                return Err(unreadable(format!(
+                    "row group {g}, column `{}`: the footer places its data at bytes {}..{} of a {len}-byte file",
+                    column.descriptor().path_in_schema.join("."),
+                    range.start,
+                    range.end
+                )));
+            }
+        }
+        let full = group.full_byte_range();
+        if full.start > full.end || full.end > len {
+            return Err(unreadable(format!(
+                "row group {g}: the footer places its data at bytes {}..{} of a {len}-byte file",
+                full.start, full.end
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Opens a lazy scan of a table. For CSV, the columns named in `text_columns` are read as text.
 ///
 /// # Errors
@@ -119,6 +157,7 @@ pub fn scan(file: &TableFile, text_columns: &[&str]) -> Result<LazyFrame> {
     let opened = match file.format {
         Format::Parquet => {
             check_parquet_magic(&file.path)?;
+            check_parquet_ranges(&file.path)?;
             LazyFrame::scan_parquet(PlRefPath::new(path_str), ScanArgsParquet::default())
         }
         Format::Csv => {
