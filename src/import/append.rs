@@ -273,18 +273,9 @@ fn stack(what: &str, existing: &DataFrame, new: &DataFrame) -> Result<DataFrame>
     old.vstack(&add).map_err(|e| super::building(what, e))
 }
 
-/// Appends `imp` to the experiment `into` and returns the summary of the whole experiment.
-///
-/// # Errors
-/// `into` is not an experiment `import` wrote; `--baseline`, `--threshold`, `--set` or `--strata`
-/// given (experiment.toml is kept: edit it there); nothing new to add; the checks of a new
-/// import; a write failure.
-pub fn append(
-    harness: &str,
-    mut imp: Imported,
-    opts: &ImportOptions,
-    into: &Path,
-) -> Result<ImportSummary> {
+/// `--baseline`, `--threshold`, `--set` and `--strata` would change experiment.toml, which an
+/// append keeps: refused.
+fn refuse_manifest_options(opts: &ImportOptions) -> Result<()> {
     for (given, flag) in [
         (opts.baseline.is_some(), "--baseline"),
         (opts.threshold.is_some(), "--threshold"),
@@ -297,10 +288,19 @@ pub fn append(
             )));
         }
     }
-    let existing = Existing::load(into)?;
-    let results_sha = crate::io::output::sha256_file(&into.join("results.parquet"))?;
-    let sources_path = into.join("sources.parquet");
-    let harnesses: BTreeSet<String> = text_column(&existing.sources, "harness", &sources_path)?
+    Ok(())
+}
+
+/// Refuses logs of another harness (their case ids mean different things), and lm-eval logs
+/// without `--arm` (the experiment does not record which prompt each arm was given).
+fn check_same_harness(
+    existing: &Existing,
+    sources_path: &Path,
+    harness: &str,
+    opts: &ImportOptions,
+    into: &Path,
+) -> Result<()> {
+    let harnesses: BTreeSet<String> = text_column(&existing.sources, "harness", sources_path)?
         .into_iter()
         .flatten()
         .collect();
@@ -316,17 +316,29 @@ pub fn append(
             into.display()
         )));
     }
-    let known_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", &sources_path)?
+    Ok(())
+}
+
+/// Leaves out the files the experiment already holds: a file that names its run when the run is
+/// known (deterministic runs write byte-identical files), one that does not when its bytes are;
+/// refuses an append with nothing new.
+fn drop_known_sources(
+    existing: &Existing,
+    sources_path: &Path,
+    into: &Path,
+    imp: &mut Imported,
+) -> Result<()> {
+    let known_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", sources_path)?
         .into_iter()
         .flatten()
         .collect();
     let runs_of_sources: Vec<Option<String>> = match existing.sources.column("run") {
-        Ok(_) => text_column(&existing.sources, "run", &sources_path)?,
+        Ok(_) => text_column(&existing.sources, "run", sources_path)?,
         Err(_) => vec![None; existing.sources.height()],
     };
     let known_runs: BTreeSet<String> = runs_of_sources.iter().flatten().cloned().collect();
     // Sources written before runs were recorded are matched by their bytes.
-    let unkeyed_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", &sources_path)?
+    let unkeyed_sha: BTreeSet<String> = text_column(&existing.sources, "sha256", sources_path)?
         .into_iter()
         .zip(&runs_of_sources)
         .filter(|(_, r)| r.is_none())
@@ -369,14 +381,25 @@ pub fn append(
             }
         )));
     }
-    place_by_config(&existing, &sources_path, opts, &mut imp)?;
-    split_changed_documents(&existing, into, &mut imp)?;
-    let prior = Prior {
-        observations: &existing.observations,
-        baseline: &existing.baseline,
-    };
-    let plan = Plan::new(harness, imp, opts, Some(&prior))?;
+    Ok(())
+}
 
+/// The four tables an append rewrites, with what the summary says about them.
+struct Merged {
+    results: DataFrame,
+    cases: DataFrame,
+    arms: DataFrame,
+    sources: DataFrame,
+    /// Arms the experiment did not have.
+    added: Vec<String>,
+    /// Notes for the summary.
+    notes: Vec<String>,
+}
+
+/// The experiment's tables with the new rows stacked under them: results (without `passed`
+/// unless both sides carry it), the new cases and arms only, and every source. Also returns the
+/// new arms and the notes to add to the summary.
+fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged> {
     let mut new_results = plan.results_frame()?;
     let mut results = existing.results.clone();
     // `passed` must be on every row or on none.
@@ -390,7 +413,7 @@ pub fn append(
             "the `passed` column is dropped: the experiment's rows and the new rows do not both carry the harness's pass/fail, so score ≥ pass_mark decides passes".to_string(),
         );
     }
-    let mut results = stack("results", &results, &new_results)?;
+    let results = stack("results", &results, &new_results)?;
 
     let old_cases: BTreeSet<String> =
         text_column(&existing.cases, "case_id", &into.join("cases.parquet"))?
@@ -411,7 +434,7 @@ pub fn append(
     let new_cases = new_cases
         .filter(&fresh)
         .map_err(|e| super::building("cases", e))?;
-    let mut cases = stack("cases", &existing.cases, &new_cases)?;
+    let cases = stack("cases", &existing.cases, &new_cases)?;
 
     let old_arms: BTreeSet<String> =
         text_column(&existing.arms, "arm", &into.join("arms.parquet"))?
@@ -427,9 +450,53 @@ pub fn append(
         .collect();
     let added: Vec<String> = added.into_iter().collect();
     let names: Vec<&str> = added.iter().map(String::as_str).collect();
-    let mut arms = stack("arms", &existing.arms, &plan.arms_frame(&names)?)?;
-    let mut sources = stack("sources", &existing.sources, &plan.sources_frame()?)?;
+    let arms = stack("arms", &existing.arms, &plan.arms_frame(&names)?)?;
+    let sources = stack("sources", &existing.sources, &plan.sources_frame()?)?;
 
+    Ok(Merged {
+        results,
+        cases,
+        arms,
+        sources,
+        added,
+        notes,
+    })
+}
+
+/// Appends `imp` to the experiment `into` and returns the summary of the whole experiment.
+///
+/// # Errors
+/// `into` is not an experiment `import` wrote; `--baseline`, `--threshold`, `--set` or `--strata`
+/// given (experiment.toml is kept: edit it there); nothing new to add; the checks of a new
+/// import; a write failure.
+pub fn append(
+    harness: &str,
+    mut imp: Imported,
+    opts: &ImportOptions,
+    into: &Path,
+) -> Result<ImportSummary> {
+    refuse_manifest_options(opts)?;
+    let existing = Existing::load(into)?;
+    let results_sha = crate::io::output::sha256_file(&into.join("results.parquet"))?;
+    let sources_path = into.join("sources.parquet");
+    check_same_harness(&existing, &sources_path, harness, opts, into)?;
+    drop_known_sources(&existing, &sources_path, into, &mut imp)?;
+    place_by_config(&existing, &sources_path, opts, &mut imp)?;
+    split_changed_documents(&existing, into, &mut imp)?;
+    let prior = Prior {
+        observations: &existing.observations,
+        baseline: &existing.baseline,
+    };
+    let plan = Plan::new(harness, imp, opts, Some(&prior))?;
+
+    let Merged {
+        mut results,
+        mut cases,
+        mut arms,
+        mut sources,
+        added,
+        notes,
+    } = merged_tables(&existing, &plan, into)?;
     let update = FolderUpdate::start(into)?;
     let mut written = Vec::new();
     for (name, df) in [
