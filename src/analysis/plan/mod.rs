@@ -269,15 +269,12 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
     })
 }
 
-/// Builds the plan.
-///
-/// # Errors
-/// Unknown or repeated units in `only`; fewer than 1 unit; zero cases or repeats; tokens per
-/// call below the chosen units' tokens; factorial with k > 12; fractional with k < 4 or no design
-/// within 128 runs; a call count beyond 2^64.
-pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
-    let sd = opts.sd.as_ref().map(|s| s.sd(opts.repeats));
-    let sd_source = opts.sd.as_ref().map(|s| s.describe(opts.repeats));
+/// The units the design varies: `--unit`s (each once), else every unit; and at least one case
+/// and one repeat.
+fn chosen_units<'a>(
+    units: &'a Units,
+    opts: &PlanOptions,
+) -> Result<Vec<&'a crate::io::units::UnitSpec>> {
     let chosen: Vec<&crate::io::units::UnitSpec> = if opts.only.is_empty() {
         units.specs.iter().collect()
     } else {
@@ -320,25 +317,20 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             opts.cases, opts.repeats
         )));
     }
-    let names: Vec<String> = chosen.iter().map(|u| u.unit.clone()).collect();
-    let full = opts.tokens_per_call.unwrap_or_else(|| units.total_tokens());
-    let removable: f64 = moments::sum(chosen.iter().map(|u| u.tokens));
-    if !(full.is_finite() && full >= removable) {
-        return Err(Error::Usage(format!(
-            "--tokens-per-call {full} is less than the {removable} tokens the chosen units hold, so an arm removing them would send negative tokens; give the full prompt's tokens per call"
-        )));
-    }
-    let tokens_of = |removed: &[String]| {
-        full - moments::sum(
-            removed
-                .iter()
-                .filter_map(|r| units.index.get(r).map(|&i| units.specs[i].tokens)),
-        )
-    };
+    Ok(chosen)
+}
+
+/// The arms of the design, each as the units it removes (the baseline removes none), with the
+/// design's label and, for a fraction, its generators and aliases.
+fn design_arms(
+    kind: DesignKind,
+    names: &[String],
+) -> Result<(Vec<Vec<String>>, String, Option<FractionInfo>)> {
+    let k = names.len();
     let subsets: Vec<Vec<String>>;
     let mut fraction_info = None;
     let design_label;
-    match opts.design {
+    match kind {
         DesignKind::Loo => {
             subsets = std::iter::once(Vec::new())
                 .chain(names.iter().map(|u| vec![u.clone()]))
@@ -415,6 +407,35 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             });
         }
     }
+    Ok((subsets, design_label, fraction_info))
+}
+
+/// Builds the plan.
+///
+/// # Errors
+/// Unknown or repeated units in `only`; fewer than 1 unit; zero cases or repeats; tokens per
+/// call below the chosen units' tokens; factorial with k > 12; fractional with k < 4 or no design
+/// within 128 runs; a call count beyond 2^64.
+pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
+    let sd = opts.sd.as_ref().map(|s| s.sd(opts.repeats));
+    let sd_source = opts.sd.as_ref().map(|s| s.describe(opts.repeats));
+    let chosen = chosen_units(units, opts)?;
+    let names: Vec<String> = chosen.iter().map(|u| u.unit.clone()).collect();
+    let full = opts.tokens_per_call.unwrap_or_else(|| units.total_tokens());
+    let removable: f64 = moments::sum(chosen.iter().map(|u| u.tokens));
+    if !(full.is_finite() && full >= removable) {
+        return Err(Error::Usage(format!(
+            "--tokens-per-call {full} is less than the {removable} tokens the chosen units hold, so an arm removing them would send negative tokens; give the full prompt's tokens per call"
+        )));
+    }
+    let tokens_of = |removed: &[String]| {
+        full - moments::sum(
+            removed
+                .iter()
+                .filter_map(|r| units.index.get(r).map(|&i| units.specs[i].tokens)),
+        )
+    };
+    let (subsets, design_label, fraction_info) = design_arms(opts.design, &names)?;
     let arms: Vec<PlanArm> = subsets
         .iter()
         .map(|r| PlanArm {
