@@ -107,24 +107,9 @@ pub struct CheckReport {
     pub warnings: Vec<crate::warning::Warning>,
 }
 
-/// Summarises a loaded experiment.
-pub fn run(exp: &Experiment) -> CheckReport {
-    let m = &exp.results.matrix;
-    let present: Vec<u32> = m.repeats.iter().copied().filter(|r| *r > 0).collect();
-    let repeats = RepeatInfo {
-        min: present.iter().min().copied().unwrap_or(0),
-        max: present.iter().max().copied().unwrap_or(0),
-    };
-    let stress_cases = exp.cases.stress_count();
-    let clusters = exp.cases.cluster.as_ref().map(|c| {
-        let mut set: Vec<&String> = c.iter().collect();
-        set.sort();
-        set.dedup();
-        set.len()
-    });
-
-    let blocks = exp
-        .units
+/// Each prompt block: its units, tokens and need rule.
+fn block_infos(exp: &Experiment) -> Vec<BlockInfo> {
+    exp.units
         .as_ref()
         .map(|units| {
             units
@@ -146,11 +131,13 @@ pub fn run(exp: &Experiment) -> CheckReport {
                 })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
 
-    let strata = exp.strata();
+/// Cases per value of each stratum column, main set and stress slice apart.
+fn strata_counts(exp: &Experiment, strata: &[String]) -> Vec<StratumCount> {
     let mut strata_counts = Vec::new();
-    for column in &strata {
+    for column in strata {
         let Some(values) = exp.cases.attributes.get(column) else {
             continue;
         };
@@ -176,6 +163,12 @@ pub fn run(exp: &Experiment) -> CheckReport {
         );
     }
 
+    strata_counts
+}
+
+/// The tables read (with their files and rows), and the optional ones absent with what each
+/// would enable.
+fn tables_read(exp: &Experiment) -> (Vec<TableInfo>, Vec<String>) {
     let mut tables = vec![
         TableInfo {
             table: "cases".into(),
@@ -246,6 +239,32 @@ pub fn run(exp: &Experiment) -> CheckReport {
             .map(|u| (u.path.display().to_string(), u.rows)),
         "context sizes and budget policy",
     );
+
+    (tables, absent)
+}
+
+/// Summarises a loaded experiment.
+pub fn run(exp: &Experiment) -> CheckReport {
+    let m = &exp.results.matrix;
+    let present: Vec<u32> = m.repeats.iter().copied().filter(|r| *r > 0).collect();
+    let repeats = RepeatInfo {
+        min: present.iter().min().copied().unwrap_or(0),
+        max: present.iter().max().copied().unwrap_or(0),
+    };
+    let stress_cases = exp.cases.stress_count();
+    let clusters = exp.cases.cluster.as_ref().map(|c| {
+        let mut set: Vec<&String> = c.iter().collect();
+        set.sort();
+        set.dedup();
+        set.len()
+    });
+
+    let blocks = block_infos(exp);
+
+    let strata = exp.strata();
+    let strata_counts = strata_counts(exp, &strata);
+
+    let (tables, absent) = tables_read(exp);
 
     CheckReport {
         dir: exp.dir.display().to_string(),
