@@ -28,7 +28,7 @@ use crate::analysis::cover::{self, Candidate};
 use crate::analysis::paired::{CaseSet, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, RatioSums};
+use crate::stats::bootstrap::{self, Draws, RatioSums};
 
 use crate::stats::moments;
 
@@ -280,28 +280,26 @@ fn slice_of(exp: &Experiment, case: usize) -> String {
         .unwrap_or_else(|| "(no slice)".into())
 }
 
-/// Runs the interaction analysis.
-///
-/// # Errors
-/// Only if the Shapley efficiency check fails (a bug: Σφ must equal v(U) − v(∅)).
-pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
-    let m = &exp.results.matrix;
-    let paired = Paired::new(exp, CaseSet::Main);
-    let base = paired.baseline;
-    let pass_mark = exp.manifest.pass_mark;
-    let (lo, hi) = crate::analysis::paired::score_bounds(m);
-    let (composed_ids, mut warnings) = composed_arms(exp);
-    let has_slice = exp.cases.slice().is_some();
+/// One composed arm's paired cases: their positions, e[i] = d_S[i] − Σ_k d_k[i] and units.
+struct Work {
+    arm: usize,
+    components: Vec<usize>,
+    explicit: bool,
+    pos: Vec<usize>,
+    e: Vec<f64>,
+    units: Vec<u32>,
+}
 
-    // Per composed arm: common case positions and e[i].
-    struct Work {
-        arm: usize,
-        components: Vec<usize>,
-        explicit: bool,
-        pos: Vec<usize>,
-        e: Vec<f64>,
-        units: Vec<u32>,
-    }
+/// For each composed arm, its cases paired with every component and the baseline, and e[i]
+/// there; an arm with none gets a warning and is left out.
+fn interaction_samples(
+    exp: &Experiment,
+    paired: &Paired,
+    composed_ids: Vec<Composition>,
+    warnings: &mut Vec<crate::warning::Warning>,
+) -> Vec<Work> {
+    let m = &exp.results.matrix;
+    let base = paired.baseline;
     let mut work = Vec::new();
     for Composition {
         arm,
@@ -341,7 +339,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         work.push(w);
     }
 
-    let draws = (cfg.bootstrap > 0 && !work.is_empty()).then(|| {
+    work
+}
+
+/// One joint bootstrap of every composed arm's mean e (none with `--bootstrap 0`).
+fn interaction_draws(paired: &Paired, work: &[Work], cfg: &Config) -> Option<Draws> {
+    (cfg.bootstrap > 0 && !work.is_empty()).then(|| {
         let mut sums = RatioSums::new(paired.n_units, work.len());
         for (k, w) in work.iter().enumerate() {
             paired.add_mean(&mut sums, k, &w.units, &w.e);
@@ -356,7 +359,64 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             b.finish_and_clear();
         }
         d
-    });
+    })
+}
+
+/// The cases a composed arm loses (pass in the baseline, fail in the arm), and those lost only
+/// jointly (every component alone still passes), overall and by slice.
+struct Lost {
+    lost: usize,
+    jointly: usize,
+    lost_by_slice: BTreeMap<String, usize>,
+    jointly_by_slice: BTreeMap<String, usize>,
+}
+
+impl Lost {
+    fn of(exp: &Experiment, cases: &[usize], w: &Work, base: usize) -> Lost {
+        let m = &exp.results.matrix;
+        let pass_mark = exp.manifest.pass_mark;
+        let has_slice = exp.cases.slice().is_some();
+        let passes = |c: usize, a: usize| m.case_passes(m.cell(c, a), pass_mark);
+        let mut lost_by_slice = BTreeMap::new();
+        let mut jointly_by_slice = BTreeMap::new();
+        let (mut lost, mut jointly) = (0, 0);
+        for &c in cases {
+            if passes(c, base) && !passes(c, w.arm) {
+                lost += 1;
+                if has_slice {
+                    *lost_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
+                }
+                if w.components.iter().all(|&k| passes(c, k)) {
+                    jointly += 1;
+                    if has_slice {
+                        *jointly_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        Lost {
+            lost,
+            jointly,
+            lost_by_slice,
+            jointly_by_slice,
+        }
+    }
+}
+
+/// Runs the interaction analysis.
+///
+/// # Errors
+/// Only if the Shapley efficiency check fails (a bug: Σφ must equal v(U) − v(∅)).
+pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
+    let m = &exp.results.matrix;
+    let paired = Paired::new(exp, CaseSet::Main);
+    let base = paired.baseline;
+    let (lo, hi) = crate::analysis::paired::score_bounds(m);
+    let (composed_ids, mut warnings) = composed_arms(exp);
+
+    let work = interaction_samples(exp, &paired, composed_ids, &mut warnings);
+
+    let draws = interaction_draws(&paired, &work, cfg);
 
     let mut composed = Vec::new();
     for (k, w) in work.iter().enumerate() {
@@ -393,24 +453,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
             (Some(_), Some(_)) => InteractionVerdict::Additive,
             _ => InteractionVerdict::Undetermined,
         };
-        let passes = |c: usize, a: usize| m.case_passes(m.cell(c, a), pass_mark);
-        let mut lost_by_slice = BTreeMap::new();
-        let mut jointly_by_slice = BTreeMap::new();
-        let (mut lost, mut jointly) = (0, 0);
-        for &c in &cases {
-            if passes(c, base) && !passes(c, w.arm) {
-                lost += 1;
-                if has_slice {
-                    *lost_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
-                }
-                if w.components.iter().all(|&k| passes(c, k)) {
-                    jointly += 1;
-                    if has_slice {
-                        *jointly_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
-                    }
-                }
-            }
-        }
+        let Lost {
+            lost,
+            jointly,
+            lost_by_slice,
+            jointly_by_slice,
+        } = Lost::of(exp, &cases, w, base);
         let concentration = lost_by_slice
             .iter()
             .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
