@@ -20,7 +20,7 @@ use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{CaseSet, Paired, PairedArm};
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, Draws, RatioSums};
+use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
 
@@ -136,16 +136,7 @@ fn retention_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option
                 sums.add(p.unit[j] as usize, k, p.arm[j], p.base[j]);
             }
         }
-        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
-            if let Some(bar) = &bar {
-                bar.inc(n);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        d
+        cfg.resample(&sums)
     })
 }
 

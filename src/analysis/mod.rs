@@ -84,4 +84,22 @@ impl Config {
         bar.set_message(what.to_string());
         Some(bar)
     }
+
+    /// The seeded joint bootstrap of `sums` (`self.bootstrap` resamples, `self.seed`), with a
+    /// progress bar while it runs: the one place every verb that resamples calls it from.
+    pub fn resample(
+        &self,
+        sums: &crate::stats::bootstrap::RatioSums,
+    ) -> crate::stats::bootstrap::Draws {
+        let bar = self.progress_bar(self.bootstrap as u64, "bootstrap");
+        let draws = crate::stats::bootstrap::run(sums, self.bootstrap, self.seed, &|n| {
+            if let Some(bar) = &bar {
+                bar.inc(n);
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        draws
+    }
 }

@@ -45,7 +45,7 @@ use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, Draws, RatioSums};
+use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::dist;
 use crate::stats::estimate::CiMethod;
 use crate::stats::moments;
@@ -290,16 +290,7 @@ fn bootstrap_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option
         for (k, p) in pairs.iter().enumerate() {
             paired.add_mean(&mut sums, k, &p.unit, &p.drop);
         }
-        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
-            if let Some(bar) = &bar {
-                bar.inc(n);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        d
+        cfg.resample(&sums)
     })
 }
 

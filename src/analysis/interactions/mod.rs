@@ -28,7 +28,7 @@ use crate::analysis::cover::{self, Candidate};
 use crate::analysis::paired::{CaseSet, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
-use crate::stats::bootstrap::{self, Draws, RatioSums};
+use crate::stats::bootstrap::{Draws, RatioSums};
 
 use crate::stats::moments;
 
@@ -349,16 +349,7 @@ fn interaction_draws(paired: &Paired, work: &[Work], cfg: &Config) -> Option<Dra
         for (k, w) in work.iter().enumerate() {
             paired.add_mean(&mut sums, k, &w.units, &w.e);
         }
-        let bar = cfg.progress_bar(cfg.bootstrap as u64, "bootstrap");
-        let d = bootstrap::run(&sums, cfg.bootstrap, cfg.seed, &|n| {
-            if let Some(bar) = &bar {
-                bar.inc(n);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        d
+        cfg.resample(&sums)
     })
 }
 
