@@ -73,8 +73,9 @@ pub fn find(dir: &Path, stem: &str) -> Result<Option<TableFile>> {
     }
 }
 
-/// Checks the magic bytes of a Parquet file: non-empty, starts and ends with `PAR1`.
-fn check_parquet_magic(path: &Path) -> Result<()> {
+/// Checks a Parquet file before Polars opens it, in one open of the file: non-empty, starts and
+/// ends with `PAR1`, and its footer's ranges lie inside it ([`check_parquet_ranges`]).
+fn check_parquet(path: &Path) -> Result<()> {
     let unreadable = |problem: &str, fix: &str| Error::Unreadable {
         path: path.to_path_buf(),
         problem: problem.into(),
@@ -107,23 +108,21 @@ fn check_parquet_magic(path: &Path) -> Result<()> {
             "the file was cut short while being written or copied; export it again",
         ));
     }
-    Ok(())
+    check_parquet_ranges(path, &mut f, len)
 }
 
 /// Checks that every column chunk the Parquet footer lists lies inside the file. Polars' streaming
 /// reader slices the file by these ranges without checking them (an out-of-bounds read, which a
 /// debug build aborts on: found by the `parquet_table` fuzz target), so a damaged or hand-edited
 /// footer is refused here, naming the row group and column.
-fn check_parquet_ranges(path: &Path) -> Result<()> {
+fn check_parquet_ranges(path: &Path, f: &mut File, len: u64) -> Result<()> {
     use polars_parquet::parquet::read::read_metadata;
     let unreadable = |problem: String| Error::Unreadable {
         path: path.to_path_buf(),
         problem,
         fix: "the file is damaged; write it again with a Parquet writer".into(),
     };
-    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
-    let meta = read_metadata(&mut f)
+    let meta = read_metadata(f)
         .map_err(|e| unreadable(format!("the Parquet footer cannot be read ({e})")))?;
     for (g, group) in meta.row_groups.iter().enumerate() {
         for column in group.parquet_columns() {
@@ -156,8 +155,7 @@ pub fn scan(file: &TableFile, text_columns: &[&str]) -> Result<LazyFrame> {
     let path_str = file.path.to_string_lossy().to_string();
     let opened = match file.format {
         Format::Parquet => {
-            check_parquet_magic(&file.path)?;
-            check_parquet_ranges(&file.path)?;
+            check_parquet(&file.path)?;
             LazyFrame::scan_parquet(PlRefPath::new(path_str), ScanArgsParquet::default())
         }
         Format::Csv => {
