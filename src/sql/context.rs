@@ -1,7 +1,7 @@
 //! The context-log reduction: per-call size histogram, overflow and soft-limit counts against the
 //! hard limit, the step/size sums for the growth slope, and tokens per source.
 
-use super::{double, ident, int, literal, table_ref};
+use super::{Dialect, double, ident, int, literal, table_ref};
 use crate::error::{Error, Result};
 use crate::io::logs::context::Policy;
 
@@ -39,7 +39,6 @@ pub fn limits_key(p: &Policy) -> String {
 pub(super) fn query(opts: &super::SqlOptions, q: &ContextQuery) -> Result<String> {
     let d = opts.dialect;
     let log = table_ref("context_log", opts)?;
-    let (dbl, i64t) = (double(d), int(d));
     let p = &q.limits;
     if !q.model_limit && p.model_limit.is_none() {
         return Err(Error::Unsupported {
@@ -48,6 +47,44 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ContextQuery) -> Result<String
             fix: "give --model-limit (and --expected-output)".into(),
         });
     }
+    let (call_cols, keys, hard) = call_columns(q);
+    let mut sized = vec![
+        "size".to_string(),
+        format!("{hard} AS hard"),
+        format!("{} AS size_bin", super::shadow::log_bin(d, "size")),
+    ];
+    if q.step {
+        sized.push("step".into());
+    }
+    Ok(format!(
+        "{header}WITH calls AS (
+  SELECT
+    {call_cols}
+  FROM {log}
+  GROUP BY {keys}
+),
+sized AS (
+  SELECT
+    {sized}
+  FROM calls
+)
+{union}
+ORDER BY stat, {key}, bin
+",
+        header = header(d, q),
+        call_cols = call_cols.join(",\n    "),
+        keys = keys.join(", "),
+        sized = sized.join(",\n    "),
+        union = stat_rows(d, q, &log).join("\nUNION ALL\n"),
+        key = ident(d, "key"),
+    ))
+}
+
+/// The `calls` columns and group keys, and the hard-limit expression over them:
+/// model_limit − (expected_output + buffer) − margin, with the log's columns when it has them
+/// and the limits' values otherwise.
+fn call_columns(q: &ContextQuery) -> (Vec<String>, Vec<String>, String) {
+    let p = &q.limits;
     let mut call_cols = vec!["request_id".to_string()];
     let mut keys = vec!["request_id".to_string()];
     if q.step {
@@ -75,104 +112,82 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ContextQuery) -> Result<String
         "{model} - ({expected} + {}) - {}",
         p.output_buffer, p.safety_margin
     );
-    let mut sized = vec![
-        "size".to_string(),
-        format!("{hard} AS hard"),
-        format!("{} AS size_bin", super::shadow::log_bin(d, "size")),
-    ];
-    if q.step {
-        sized.push("step".into());
-    }
-    let row = |stat: &str, key: &str, bin: &str, value: &str, rest: &str| {
+    (call_cols, keys, hard)
+}
+
+/// The `SELECT`s of the long-format stat rows: (stat, key, bin, value, FROM clause) each.
+fn stat_rows(d: Dialect, q: &ContextQuery, log: &str) -> Vec<String> {
+    let (dbl, i64t, k) = (double(d), int(d), ident(d, "key"));
+    let row = |(stat, key, bin, value, rest): (&str, &str, &str, &str, &str)| {
         format!(
-            "SELECT '{stat}' AS stat, {key} AS {k}, CAST({bin} AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM {rest}",
-            k = ident(d, "key")
+            "SELECT '{stat}' AS stat, {key} AS {k}, CAST({bin} AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM {rest}"
         )
     };
     let ok = "sized WHERE hard > 0";
-    let lk = format!("'{}'", limits_key(p));
-    let mut parts = vec![
-        row("calls", "''", "0", "COUNT(*)", ok),
-        row("size_sum", "''", "0", "COALESCE(SUM(size), 0)", ok),
-        row(
-            "size_hist",
-            "''",
-            "size_bin",
-            "COUNT(*)",
-            &format!("{ok} GROUP BY size_bin"),
-        ),
-        row(
-            "hard_calls",
-            "''",
-            "hard",
-            "COUNT(*)",
-            &format!("{ok} GROUP BY hard"),
-        ),
-        row(
-            "utilisation_sum",
-            "''",
-            "0",
-            &format!("COALESCE(SUM(CAST(size AS {dbl}) / hard), 0)"),
-            ok,
-        ),
-        row(
-            "overflow",
-            "''",
-            "0",
-            "COALESCE(SUM(CASE WHEN size > hard THEN 1 ELSE 0 END), 0)",
-            ok,
-        ),
-        row(
-            "soft_crossing",
-            "''",
-            "0",
-            &format!(
-                "COALESCE(SUM(CASE WHEN size > {} * hard THEN 1 ELSE 0 END), 0)",
-                literal(p.soft_limit_ratio)
-            ),
-            ok,
-        ),
-        row(
+    let (by_bin, by_hard) = (
+        format!("{ok} GROUP BY size_bin"),
+        format!("{ok} GROUP BY hard"),
+    );
+    let utilisation = format!("COALESCE(SUM(CAST(size AS {dbl}) / hard), 0)");
+    let soft = format!(
+        "COALESCE(SUM(CASE WHEN size > {} * hard THEN 1 ELSE 0 END), 0)",
+        literal(q.limits.soft_limit_ratio)
+    );
+    let overflow = "COALESCE(SUM(CASE WHEN size > hard THEN 1 ELSE 0 END), 0)";
+    let limits = format!("'{}'", limits_key(&q.limits));
+    let by_source = format!("{log} GROUP BY source");
+    let mut rows = vec![
+        ("calls", "''", "0", "COUNT(*)", ok),
+        ("size_sum", "''", "0", "COALESCE(SUM(size), 0)", ok),
+        ("size_hist", "''", "size_bin", "COUNT(*)", by_bin.as_str()),
+        ("hard_calls", "''", "hard", "COUNT(*)", by_hard.as_str()),
+        ("utilisation_sum", "''", "0", utilisation.as_str(), ok),
+        ("overflow", "''", "0", overflow, ok),
+        ("soft_crossing", "''", "0", soft.as_str(), ok),
+        (
             "missing_limit",
             "''",
             "0",
             "COUNT(*)",
             "sized WHERE hard IS NULL",
         ),
-        row(
+        (
             "nonpositive_limit",
             "''",
             "0",
             "COUNT(*)",
             "sized WHERE hard <= 0",
         ),
-        row("limits", &lk, "0", "COUNT(*)", "sized"),
-        row(
+        ("limits", limits.as_str(), "0", "COUNT(*)", "sized"),
+        (
             "source_tokens",
             "source",
             "0",
             "SUM(tokens)",
-            &format!("{log} GROUP BY source"),
+            by_source.as_str(),
         ),
     ];
     if q.step {
-        parts.push(row("step_sum", "''", "0", "COALESCE(SUM(step), 0)", ok));
-        parts.push(row(
-            "step2_sum",
-            "''",
-            "0",
-            "COALESCE(SUM(step * step), 0)",
-            ok,
-        ));
-        parts.push(row(
-            "size_step_sum",
-            "''",
-            "0",
-            "COALESCE(SUM(size * step), 0)",
-            ok,
-        ));
+        rows.extend([
+            ("step_sum", "''", "0", "COALESCE(SUM(step), 0)", ok),
+            ("step2_sum", "''", "0", "COALESCE(SUM(step * step), 0)", ok),
+            (
+                "size_step_sum",
+                "''",
+                "0",
+                "COALESCE(SUM(size * step), 0)",
+                ok,
+            ),
+        ]);
     }
-    Ok(format!(
+    rows.into_iter().map(row).collect()
+}
+
+/// The query's comment header: what a call is, what each stat is, how results merge, and the
+/// command to run.
+fn header(d: Dialect, q: &ContextQuery) -> String {
+    let p = &q.limits;
+    format!(
         "-- ablate {version} · sufficient statistics for `ablate context --from-aggregates FILE` ({d})
 -- A call is (request_id{step_doc}); its size is the sum of its items' tokens and its hard input
 -- limit is model_limit − (expected_output + {buffer}) − {margin} (limits: {limits}).
@@ -185,19 +200,6 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ContextQuery) -> Result<String
 -- Results of this query over separate partitions or days merge by addition: stack them, or
 -- GROUP BY stat, key, bin and SUM(value). Partition by request_id, so that a call is never split.
 -- Save the result as Parquet or CSV and run: ablate context DIR --from-aggregates FILE
-WITH calls AS (
-  SELECT
-    {call_cols}
-  FROM {log}
-  GROUP BY {keys}
-),
-sized AS (
-  SELECT
-    {sized}
-  FROM calls
-)
-{union}
-ORDER BY stat, {key}, bin
 ",
         version = env!("CARGO_PKG_VERSION"),
         step_doc = if q.step { ", step" } else { "" },
@@ -210,10 +212,5 @@ ORDER BY stat, {key}, bin
         } else {
             ""
         },
-        call_cols = call_cols.join(",\n    "),
-        keys = keys.join(", "),
-        sized = sized.join(",\n    "),
-        union = parts.join("\nUNION ALL\n"),
-        key = ident(d, "key"),
-    ))
+    )
 }

@@ -76,8 +76,48 @@ pub(super) fn log_bin(dialect: Dialect, c: &str) -> String {
 /// A stratum or cluster column that `ablate shadow` would refuse, or named like an output column; a cluster column for Polars (no hash function).
 pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String> {
     let d = opts.dialect;
-    // `ablate shadow`'s own rules (no duplicates, none of the log's own columns, no control
-    // characters): the names are printed into the query and its comments.
+    check_names(q)?;
+    let shadow = table_ref("shadow", opts)?;
+    let by: Vec<String> = q.by.iter().map(|c| ident(d, c)).collect();
+    let keys: Vec<String> = by.iter().cloned().chain(["replay".into()]).collect();
+    let rows = StatRows {
+        key_list: keys.join(", "),
+        empty_keys: by
+            .iter()
+            .map(|c| format!("CAST('' AS {}) AS {c}, ", text(d)))
+            .collect(),
+        int: int(d),
+        double: double(d),
+    };
+    let mut parts = cell_rows(&rows, q);
+    parts.extend(global_rows(&rows));
+    let mut ctes = vec![
+        format!(
+            "per_request AS (\n  SELECT\n    {}\n  FROM {shadow}\n  GROUP BY request_id\n)",
+            per_request_columns(d, q, &by).join(",\n    ")
+        ),
+        format!(
+            "complete AS (\n  SELECT\n    {}\n  FROM per_request\n  WHERE n_p = 1 AND n_c = 1 AND n_r <= 1\n)",
+            complete_columns(d, q, &by).join(",\n    ")
+        ),
+    ];
+    if q.cluster.is_some() {
+        ctes.extend(cluster_ctes(d, q, &rows.key_list)?);
+        parts.extend(cluster_rows(&rows));
+    }
+    Ok(format!(
+        "{header}WITH {ctes}\n{union}\nORDER BY stat, {key_list}, bin\n",
+        header = header(d, q, &keys),
+        ctes = ctes.join(",\n"),
+        union = parts.join("\nUNION ALL\n"),
+        key_list = rows.key_list,
+    ))
+}
+
+/// `ablate shadow`'s own rules for the stratum and cluster names (no duplicates, none of the
+/// log's own columns, no control characters: they are printed into the query and its
+/// comments), and none named like an output column.
+fn check_names(q: &ShadowQuery) -> Result<()> {
     crate::io::logs::check_shadow_keys(&q.by, q.cluster.as_deref())?;
     for c in q.by.iter().chain(&q.cluster) {
         if RESERVED.contains(&c.to_ascii_lowercase().as_str()) {
@@ -87,193 +127,196 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
             )));
         }
     }
-    let shadow = table_ref("shadow", opts)?;
-    let (tx, dbl, i64t) = (text(d), double(d), int(d));
-    let by: Vec<String> = q.by.iter().map(|c| ident(d, c)).collect();
+    Ok(())
+}
+
+/// The `per_request` columns: the stratum and cluster (their largest value), and per variant its
+/// row count and answer (and score and tokens, when logged).
+fn per_request_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String> {
+    let tx = text(d);
     let variant = |v: &str, e: &str| format!("CASE WHEN variant = '{v}' THEN {e} END");
-    let mut per_request = vec!["request_id".to_string()];
-    for c in &by {
-        per_request.push(format!("CAST(MAX({c}) AS {tx}) AS {c}"));
+    let mut columns = vec!["request_id".to_string()];
+    for c in by {
+        columns.push(format!("CAST(MAX({c}) AS {tx}) AS {c}"));
     }
     if let Some(c) = &q.cluster {
-        per_request.push(format!("CAST(MAX({}) AS {tx}) AS cluster_key", ident(d, c)));
+        columns.push(format!("CAST(MAX({}) AS {tx}) AS cluster_key", ident(d, c)));
     }
     for (v, s) in [("production", "p"), ("replay", "r"), ("candidate", "c")] {
-        per_request.push(format!(
+        columns.push(format!(
             "SUM(CASE WHEN variant = '{v}' THEN 1 ELSE 0 END) AS n_{s}"
         ));
-        per_request.push(format!("MAX({}) AS a_{s}", variant(v, "answer")));
+        columns.push(format!("MAX({}) AS a_{s}", variant(v, "answer")));
     }
-    if q.score {
-        for (v, s) in [("production", "p"), ("candidate", "c")] {
-            per_request.push(format!("MAX({}) AS s_{s}", variant(v, "score")));
+    for (logged, column, short) in [(q.score, "score", "s"), (q.tokens, "tokens_in", "t")] {
+        if logged {
+            for (v, s) in [("production", "p"), ("candidate", "c")] {
+                columns.push(format!("MAX({}) AS {short}_{s}", variant(v, column)));
+            }
         }
     }
-    if q.tokens {
-        for (v, s) in [("production", "p"), ("candidate", "c")] {
-            per_request.push(format!("MAX({}) AS t_{s}", variant(v, "tokens_in")));
-        }
-    }
-    let mut complete = by.clone();
+    columns
+}
+
+/// The `complete` columns: the keys, the replay flag, `changed`, `noise`, and the score delta and
+/// paired tokens (with their log bins) when logged.
+fn complete_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String> {
+    let mut columns = by.to_vec();
     if q.cluster.is_some() {
-        complete.push("cluster_key".into());
+        columns.push("cluster_key".into());
     }
-    complete.push("n_r AS replay".into());
-    complete.push("CASE WHEN a_c <> a_p THEN 1 ELSE 0 END AS changed".into());
-    complete.push("CASE WHEN n_r = 1 AND a_r <> a_p THEN 1 ELSE 0 END AS noise".into());
+    columns.push("n_r AS replay".into());
+    columns.push("CASE WHEN a_c <> a_p THEN 1 ELSE 0 END AS changed".into());
+    columns.push("CASE WHEN n_r = 1 AND a_r <> a_p THEN 1 ELSE 0 END AS noise".into());
     if q.score {
-        complete.push("s_c - s_p AS score_delta".into());
+        columns.push("s_c - s_p AS score_delta".into());
     }
     if q.tokens {
-        complete.push(
+        columns.push(
             "CASE WHEN t_p IS NOT NULL AND t_c IS NOT NULL THEN 1 ELSE 0 END AS paired".into(),
         );
-        complete.push("t_p".into());
-        complete.push("t_c".into());
-        complete.push(format!("{} AS bin_p", log_bin(d, "t_p")));
-        complete.push(format!("{} AS bin_c", log_bin(d, "t_c")));
+        columns.push("t_p".into());
+        columns.push("t_c".into());
+        columns.push(format!("{} AS bin_p", log_bin(d, "t_p")));
+        columns.push(format!("{} AS bin_c", log_bin(d, "t_c")));
     }
-    let keys: Vec<String> = by.iter().cloned().chain(["replay".into()]).collect();
-    let key_list = keys.join(", ");
-    let empty_keys: String = by
-        .iter()
-        .map(|c| format!("CAST('' AS {tx}) AS {c}, "))
-        .collect();
-    let row = |stat: &str, bin: &str, value: &str, from: &str, group: &str| {
+    columns
+}
+
+/// The `SELECT`s of the long-format stat rows, all with the same columns.
+struct StatRows {
+    /// The cell keys: the stratum columns and `replay`.
+    key_list: String,
+    /// Empty stratum values, for the whole-log rows.
+    empty_keys: String,
+    /// The dialect's integer and double types.
+    int: &'static str,
+    double: &'static str,
+}
+
+impl StatRows {
+    /// One stat per group of `group`, from `from`.
+    fn grouped(&self, stat: &str, bin: &str, value: &str, from: &str, group: &str) -> String {
+        let (key_list, int, double) = (&self.key_list, self.int, self.double);
         format!(
-            "SELECT '{stat}' AS stat, {key_list}, CAST({bin} AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM {from} GROUP BY {group}"
+            "SELECT '{stat}' AS stat, {key_list}, CAST({bin} AS {int}) AS bin, CAST({value} AS {double}) AS value FROM {from} GROUP BY {group}"
         )
-    };
+    }
+
+    /// One stat per cell of the complete requests.
+    fn cell(&self, stat: &str, value: &str) -> String {
+        self.grouped(stat, "0", value, "complete", &self.key_list)
+    }
+
+    /// One stat for the whole log, from the per-request rows that pass `filter`.
+    fn global(&self, stat: &str, value: &str, filter: &str) -> String {
+        let (empty_keys, int, double) = (&self.empty_keys, self.int, self.double);
+        format!(
+            "SELECT '{stat}' AS stat, {empty_keys}CAST(0 AS {int}) AS replay, CAST(0 AS {int}) AS bin, CAST({value} AS {double}) AS value FROM per_request{filter}"
+        )
+    }
+}
+
+/// The per-cell stats: requests, changed, noise, d2, and the score and token sums when logged.
+fn cell_rows(rows: &StatRows, q: &ShadowQuery) -> Vec<String> {
     let mut parts = vec![
-        row("requests", "0", "COUNT(*)", "complete", &key_list),
-        row("changed", "0", "SUM(changed)", "complete", &key_list),
-        row("noise", "0", "SUM(noise)", "complete", &key_list),
-        row(
-            "d2",
-            "0",
-            "SUM((changed - noise) * (changed - noise))",
-            "complete",
-            &key_list,
-        ),
+        rows.cell("requests", "COUNT(*)"),
+        rows.cell("changed", "SUM(changed)"),
+        rows.cell("noise", "SUM(noise)"),
+        rows.cell("d2", "SUM((changed - noise) * (changed - noise))"),
     ];
     if q.score {
-        parts.push(row(
-            "score_n",
-            "0",
-            "COUNT(score_delta)",
-            "complete",
-            &key_list,
-        ));
-        parts.push(row(
-            "score_delta",
-            "0",
-            "COALESCE(SUM(score_delta), 0)",
-            "complete",
-            &key_list,
-        ));
+        parts.push(rows.cell("score_n", "COUNT(score_delta)"));
+        parts.push(rows.cell("score_delta", "COALESCE(SUM(score_delta), 0)"));
     }
     if q.tokens {
         for (v, s) in [("production", "p"), ("candidate", "c")] {
-            parts.push(row(
-                &format!("tokens_{v}_n"),
-                "0",
-                "SUM(paired)",
-                "complete",
-                &key_list,
-            ));
-            parts.push(row(
+            parts.push(rows.cell(&format!("tokens_{v}_n"), "SUM(paired)"));
+            parts.push(rows.cell(
                 &format!("tokens_{v}_sum"),
-                "0",
                 &format!("COALESCE(SUM(CASE WHEN paired = 1 THEN t_{s} ELSE 0 END), 0)"),
-                "complete",
-                &key_list,
             ));
-            parts.push(row(
+            parts.push(rows.grouped(
                 &format!("tokens_{v}_hist"),
                 &format!("bin_{s}"),
                 "COUNT(*)",
                 "complete WHERE paired = 1",
-                &format!("{key_list}, bin_{s}"),
+                &format!("{}, bin_{s}", rows.key_list),
             ));
         }
     }
-    let global = |stat: &str, value: &str, filter: &str| {
-        format!(
-            "SELECT '{stat}' AS stat, {empty_keys}CAST(0 AS {i64t}) AS replay, CAST(0 AS {i64t}) AS bin, CAST({value} AS {dbl}) AS value FROM per_request{filter}"
-        )
-    };
-    parts.push(global(
-        "incomplete",
-        "COUNT(*)",
-        " WHERE NOT (n_p = 1 AND n_c = 1 AND n_r <= 1) AND n_p <= 1 AND n_r <= 1 AND n_c <= 1",
-    ));
-    parts.push(global(
-        "duplicates",
-        "COUNT(*)",
-        " WHERE n_p > 1 OR n_r > 1 OR n_c > 1",
-    ));
-    parts.push(global("replay_rows", "COALESCE(SUM(n_r), 0)", ""));
+    parts
+}
 
-    let mut ctes = vec![
-        format!(
-            "per_request AS (\n  SELECT\n    {}\n  FROM {shadow}\n  GROUP BY request_id\n)",
-            per_request.join(",\n    ")
+/// The whole-log stats: incomplete and duplicated requests, and the replay rows.
+fn global_rows(rows: &StatRows) -> Vec<String> {
+    vec![
+        rows.global(
+            "incomplete",
+            "COUNT(*)",
+            " WHERE NOT (n_p = 1 AND n_c = 1 AND n_r <= 1) AND n_p <= 1 AND n_r <= 1 AND n_c <= 1",
         ),
-        format!(
-            "complete AS (\n  SELECT\n    {}\n  FROM per_request\n  WHERE n_p = 1 AND n_c = 1 AND n_r <= 1\n)",
-            complete.join(",\n    ")
+        rows.global(
+            "duplicates",
+            "COUNT(*)",
+            " WHERE n_p > 1 OR n_r > 1 OR n_c > 1",
         ),
-    ];
-    if q.cluster.is_some() {
-        let cdf = poisson1_cdf();
-        let mut ladder = String::from("CASE");
-        for (k, c) in cdf.iter().enumerate() {
-            ladder.push_str(&format!(" WHEN u < {} THEN {k}", super::literal(*c)));
-        }
-        ladder.push_str(&format!(" ELSE {} END", cdf.len()));
-        let u = uniform(
-            d,
-            &format!("CONCAT(cluster_key, '#', CAST(replicates.b AS {tx}))"),
-        )?;
-        ctes.push(format!(
+        rows.global("replay_rows", "COALESCE(SUM(n_r), 0)", ""),
+    ]
+}
+
+/// The cluster CTEs: per cluster its requests and Σ d (`clusters`), the replicate indexes, and
+/// each (cluster, replicate)'s Poisson(1) weight drawn through the CDF ladder (`weighted`).
+fn cluster_ctes(d: Dialect, q: &ShadowQuery, key_list: &str) -> Result<Vec<String>> {
+    let cdf = poisson1_cdf();
+    let mut ladder = String::from("CASE");
+    for (k, c) in cdf.iter().enumerate() {
+        ladder.push_str(&format!(" WHEN u < {} THEN {k}", super::literal(*c)));
+    }
+    ladder.push_str(&format!(" ELSE {} END", cdf.len()));
+    let u = uniform(
+        d,
+        &format!(
+            "CONCAT(cluster_key, '#', CAST(replicates.b AS {}))",
+            text(d)
+        ),
+    )?;
+    Ok(vec![
+        format!(
             "clusters AS (\n  SELECT {key_list}, cluster_key, COUNT(*) AS n, SUM(changed - noise) AS d\n  FROM complete\n  GROUP BY {key_list}, cluster_key\n)"
-        ));
-        ctes.push(format!(
-            "replicates AS (\n  {}\n)",
-            replicate_table(d, q.replicates)
-        ));
-        ctes.push(format!(
+        ),
+        format!("replicates AS (\n  {}\n)", replicate_table(d, q.replicates)),
+        format!(
             "weighted AS (\n  SELECT {key_list}, b, n, d, {ladder} AS w\n  FROM (\n    SELECT clusters.*, replicates.b AS b, {u} AS u\n    FROM clusters CROSS JOIN replicates\n  ) drawn\n)"
-        ));
-        parts.push(row(
-            "replicate_d",
-            "b",
-            "SUM(w * d)",
-            "weighted",
-            &format!("{key_list}, b"),
-        ));
-        parts.push(row(
-            "replicate_n",
-            "b",
-            "SUM(w * n)",
-            "weighted",
-            &format!("{key_list}, b"),
-        ));
-        parts.push(row(
+        ),
+    ])
+}
+
+/// The cluster stats: the replicate sums per b, and the clusters up and down.
+fn cluster_rows(rows: &StatRows) -> Vec<String> {
+    let per_b = format!("{}, b", rows.key_list);
+    vec![
+        rows.grouped("replicate_d", "b", "SUM(w * d)", "weighted", &per_b),
+        rows.grouped("replicate_n", "b", "SUM(w * n)", "weighted", &per_b),
+        rows.grouped(
             "clusters_up",
             "0",
             "SUM(CASE WHEN d > 0 THEN 1 ELSE 0 END)",
             "clusters",
-            &key_list,
-        ));
-        parts.push(row(
+            &rows.key_list,
+        ),
+        rows.grouped(
             "clusters_down",
             "0",
             "SUM(CASE WHEN d < 0 THEN 1 ELSE 0 END)",
             "clusters",
-            &key_list,
-        ));
-    }
+            &rows.key_list,
+        ),
+    ]
+}
+
+/// The query's comment header: what each stat is, how results merge, and the command to run.
+fn header(d: Dialect, q: &ShadowQuery, keys: &[String]) -> String {
     let cluster_note = match &q.cluster {
         Some(c) => format!(
             "\n-- Replicates: w_b ~ Poisson(1) per cluster of `{c}`, from this engine's 64-bit hash of\n-- (cluster, b) through the Poisson(1) CDF; replicate_d = Σ w_b·(changed − noise) and\n-- replicate_n = Σ w_b·requests, per b = 0..{}. The same cluster draws the same weights on every\n-- partition, so replicate sums add across partitions and days too. clusters_up and
@@ -284,7 +327,7 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
         ),
         None => String::new(),
     };
-    Ok(format!(
+    format!(
         "-- ablate {version} · sufficient statistics for `ablate shadow --from-aggregates FILE` ({d})
 -- Long format: one row per (stat, {keys_doc}, bin) with a value. `replay` = 1 for requests
 -- that had a replay row. Stats: requests, changed, noise, d2 = Σ(changed − noise)²{score_doc}{token_doc};
@@ -294,9 +337,6 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
 -- Results of this query over separate partitions or days merge by addition: stack them, or
 -- GROUP BY stat, {keys_doc}, bin and SUM(value).
 -- Save the result as Parquet or CSV and run: ablate shadow DIR --from-aggregates FILE{by_doc}
-WITH {ctes}
-{union}
-ORDER BY stat, {key_list}, bin
 ",
         version = env!("CARGO_PKG_VERSION"),
         keys_doc = keys.join(", "),
@@ -316,7 +356,5 @@ ORDER BY stat, {key_list}, bin
             .map(|c| format!(" --by {c}"))
             .chain(q.cluster.iter().map(|c| format!(" --cluster-by {c}")))
             .collect::<String>(),
-        ctes = ctes.join(",\n"),
-        union = parts.join("\nUNION ALL\n"),
-    ))
+    )
 }

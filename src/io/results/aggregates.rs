@@ -2,6 +2,7 @@
 //! (case, arm) with the sums the matrix needs, each checked against what scores could give.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use super::{CaseMatrix, MAX_SCORE, Results, arm_order};
 use crate::error::{Error, Result, Row};
@@ -48,222 +49,304 @@ impl Results {
                 Col::opt("n_tokens_in", Kind::Int),
             ],
         )?;
+        let rows = AggregateRows::read(&t)?;
+        let arms = rows.arms(arms_table)?;
+        let position: HashMap<&str, usize> = arms
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.as_str(), i))
+            .collect();
+        let n_arms = arms.len();
+        let mut totals = CellTotals::new(cases.len() * n_arms);
+        for row in 0..t.height() {
+            let case = rows.case_id(row)?;
+            let case = cases.lookup(case, &rows.path, row)? as usize;
+            let arm = position[rows.arm[row].as_deref().unwrap_or_default()];
+            let sums = rows.sums(row, pass_mark, score_range)?;
+            totals.add(&rows, row, case * n_arms + arm, sums)?;
+        }
+        Ok(Results {
+            rows: totals.count.iter().sum::<u64>() as usize,
+            matrix: totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some()),
+            path: rows.path,
+            arms,
+        })
+    }
+}
+
+/// The columns of an aggregates file, read once.
+struct AggregateRows {
+    path: PathBuf,
+    case_id: Vec<Option<String>>,
+    arm: Vec<Option<String>>,
+    repeats: Vec<Option<i64>>,
+    sum_score: Vec<Option<f64>>,
+    sum_score2: Vec<Option<f64>>,
+    passes: Vec<Option<i64>>,
+    pass_mark: Vec<Option<f64>>,
+    /// `sum_tokens_in` and `n_tokens_in`, when the file has both.
+    tokens: Option<TokenColumns>,
+}
+
+/// `sum_tokens_in` and `n_tokens_in`, per row.
+type TokenColumns = (Vec<Option<f64>>, Vec<Option<i64>>);
+
+/// One row's checked sums: its repeats k, Σx, Σx² and passes.
+#[derive(Clone, Copy)]
+struct RowSums {
+    k: i64,
+    sum: f64,
+    sum2: f64,
+    passes: i64,
+}
+
+impl AggregateRows {
+    fn read(t: &table::Table) -> Result<AggregateRows> {
         let path = t.path.clone();
-        let n = t.height();
-        let bad = |column: &str, row: usize, value: String, problem: &str| Error::BadValue {
-            path: path.clone(),
-            column: column.into(),
-            row: Row::at(row),
-            value,
-            problem: problem.into(),
-            fix: "write this file with the query `ablate sql` prints, unchanged".into(),
-        };
+        let column = |name: &str| t.df.column(name).map_err(|e| polars_unreadable(&path, e));
         let strs = |name: &str| -> Result<Vec<Option<String>>> {
-            Ok(t.df
-                .column(name)
-                .and_then(|c| c.str().cloned())
+            Ok(column(name)?
+                .str()
                 .map_err(|e| polars_unreadable(&path, e))?
                 .iter()
                 .map(|v| v.map(str::to_string))
                 .collect())
         };
         let ints = |name: &str| -> Result<Vec<Option<i64>>> {
-            Ok(t.df
-                .column(name)
-                .and_then(|c| c.i64().cloned())
+            Ok(column(name)?
+                .i64()
                 .map_err(|e| polars_unreadable(&path, e))?
                 .iter()
                 .collect())
         };
         let floats = |name: &str| -> Result<Vec<Option<f64>>> {
-            Ok(t.df
-                .column(name)
-                .and_then(|c| c.f64().cloned())
+            Ok(column(name)?
+                .f64()
                 .map_err(|e| polars_unreadable(&path, e))?
                 .iter()
                 .collect())
         };
-        let case_ids = strs("case_id")?;
-        let arm_ids = strs("arm")?;
-        let repeats = ints("repeats")?;
-        let s1 = floats("sum_score")?;
-        let s2 = floats("sum_score2")?;
-        let passes = ints("passes")?;
-        let marks = floats("pass_mark")?;
-        let tokens = if t.has("sum_tokens_in") && t.has("n_tokens_in") {
-            Some((floats("sum_tokens_in")?, ints("n_tokens_in")?))
-        } else {
-            None
-        };
+        Ok(AggregateRows {
+            case_id: strs("case_id")?,
+            arm: strs("arm")?,
+            repeats: ints("repeats")?,
+            sum_score: floats("sum_score")?,
+            sum_score2: floats("sum_score2")?,
+            passes: ints("passes")?,
+            pass_mark: floats("pass_mark")?,
+            tokens: if t.has("sum_tokens_in") && t.has("n_tokens_in") {
+                Some((floats("sum_tokens_in")?, ints("n_tokens_in")?))
+            } else {
+                None
+            },
+            path,
+        })
+    }
 
-        // Arms: the arms table's order, then the rest by first appearance.
+    /// A bad value in `column` at `row`; the fix is to rerun the emitted query unchanged.
+    fn bad(&self, column: &str, row: usize, value: String, problem: &str) -> Error {
+        Error::BadValue {
+            path: self.path.clone(),
+            column: column.into(),
+            row: Row::at(row),
+            value,
+            problem: problem.into(),
+            fix: "write this file with the query `ablate sql` prints, unchanged".into(),
+        }
+    }
+
+    fn case_id(&self, row: usize) -> Result<&str> {
+        self.case_id[row]
+            .as_deref()
+            .ok_or_else(|| self.bad("case_id", row, "null".into(), "a value is required here"))
+    }
+
+    /// The arms: the arms table's order, then the rest by first appearance. Every arm is checked
+    /// once: not null, in the arms table (when there is one), and a valid id.
+    fn arms(&self, arms_table: Option<&Arms>) -> Result<Vec<String>> {
         let mut seen: Vec<String> = Vec::new();
-        for (row, a) in arm_ids.iter().enumerate() {
+        for (row, a) in self.arm.iter().enumerate() {
             let a = a
                 .as_deref()
-                .ok_or_else(|| bad("arm", row, "null".into(), "a value is required here"))?;
+                .ok_or_else(|| self.bad("arm", row, "null".into(), "a value is required here"))?;
             if !seen.iter().any(|x| x == a) {
                 if let Some(table) = arms_table
                     && table.get(a).is_none()
                 {
-                    return Err(bad(
+                    return Err(self.bad(
                         "arm",
                         row,
                         format!("\"{a}\""),
                         "this arm is not in the experiment's arms table",
                     ));
                 }
-                table::check_id(&path, "arm", row, a)?;
+                table::check_id(&self.path, "arm", row, a)?;
                 seen.push(a.to_string());
             }
         }
-        let arms = arm_order(arms_table, &seen);
-        let position: HashMap<&str, usize> = arms
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.as_str(), i))
-            .collect();
+        Ok(arm_order(arms_table, &seen))
+    }
 
-        let n_arms = arms.len();
-        let cells = cases.len() * n_arms;
-        let (mut count, mut sum, mut sum2, mut pass) = (
-            vec![0u64; cells],
-            vec![0.0; cells],
-            vec![0.0; cells],
-            vec![0u64; cells],
-        );
-        let (mut tok_sum, mut tok_n) = (vec![0.0; cells], vec![0u64; cells]);
-        for row in 0..n {
-            let case = case_ids[row]
-                .as_deref()
-                .ok_or_else(|| bad("case_id", row, "null".into(), "a value is required here"))?;
-            let case = cases.lookup(case, &path, row)? as usize;
-            let arm = position[arm_ids[row].as_deref().unwrap_or_default()];
-            let k = repeats[row].filter(|k| *k >= 1).ok_or_else(|| {
-                bad(
-                    "repeats",
+    /// The row's repeats, sums and passes, checked against each other, the pass mark and the
+    /// score range (see [`check_sums`]).
+    fn sums(&self, row: usize, pass_mark: f64, score_range: Option<(f64, f64)>) -> Result<RowSums> {
+        let k = self.repeats[row].filter(|k| *k >= 1).ok_or_else(|| {
+            self.bad(
+                "repeats",
+                row,
+                format!("{:?}", self.repeats[row]),
+                "every row counts at least one repeat",
+            )
+        })?;
+        let (sum, sum2) = match (self.sum_score[row], self.sum_score2[row]) {
+            (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
+            (a, b) => {
+                return Err(self.bad(
+                    "sum_score, sum_score2",
                     row,
-                    format!("{:?}", repeats[row]),
-                    "every row counts at least one repeat",
-                )
-            })?;
-            let (x1, x2) = match (s1[row], s2[row]) {
-                (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
-                (a, b) => {
-                    return Err(bad(
-                        "sum_score, sum_score2",
-                        row,
-                        format!("{a:?}, {b:?}"),
-                        "sums must be finite numbers",
-                    ));
-                }
-            };
-            let p = passes[row].filter(|p| (0..=k).contains(p)).ok_or_else(|| {
-                bad(
+                    format!("{a:?}, {b:?}"),
+                    "sums must be finite numbers",
+                ));
+            }
+        };
+        let passes = self.passes[row]
+            .filter(|p| (0..=k).contains(p))
+            .ok_or_else(|| {
+                self.bad(
                     "passes",
                     row,
-                    format!("{:?}", passes[row]),
+                    format!("{:?}", self.passes[row]),
                     "passes are between 0 and repeats",
                 )
             })?;
-            if marks[row] != Some(pass_mark) {
-                return Err(Error::BadValue {
-                    path: path.clone(),
-                    column: "pass_mark".into(),
-                    row: Row::at(row),
-                    value: format!("{:?}", marks[row]),
-                    problem: format!(
-                        "passes were counted against this pass mark, the experiment's is {pass_mark}"
-                    ),
-                    fix: "rerun the query `ablate sql` prints for this experiment".into(),
-                });
-            }
-            check_sums(k, x1, x2, p, pass_mark, score_range).map_err(|problem| {
-                bad(
-                    "sum_score, sum_score2, passes",
+        if self.pass_mark[row] != Some(pass_mark) {
+            return Err(Error::BadValue {
+                path: self.path.clone(),
+                column: "pass_mark".into(),
+                row: Row::at(row),
+                value: format!("{:?}", self.pass_mark[row]),
+                problem: format!(
+                    "passes were counted against this pass mark, the experiment's is {pass_mark}"
+                ),
+                fix: "rerun the query `ablate sql` prints for this experiment".into(),
+            });
+        }
+        check_sums(k, sum, sum2, passes, pass_mark, score_range).map_err(|problem| {
+            self.bad(
+                "sum_score, sum_score2, passes",
+                row,
+                format!(
+                    "repeats = {k}, sum_score = {}, sum_score2 = {}, passes = {passes}",
+                    table::float_text(sum),
+                    table::float_text(sum2)
+                ),
+                &problem,
+            )
+        })?;
+        Ok(RowSums {
+            k,
+            sum,
+            sum2,
+            passes,
+        })
+    }
+}
+
+/// Per (case, arm) cell: repeats, Σx, Σx², passes, and the token sum over its calls that logged
+/// tokens.
+struct CellTotals {
+    count: Vec<u64>,
+    sum: Vec<f64>,
+    sum2: Vec<f64>,
+    pass: Vec<u64>,
+    tok_sum: Vec<f64>,
+    tok_n: Vec<u64>,
+}
+
+impl CellTotals {
+    fn new(cells: usize) -> CellTotals {
+        CellTotals {
+            count: vec![0; cells],
+            sum: vec![0.0; cells],
+            sum2: vec![0.0; cells],
+            pass: vec![0; cells],
+            tok_sum: vec![0.0; cells],
+            tok_n: vec![0; cells],
+        }
+    }
+
+    /// Adds one checked row to cell `c`, with checked counts and its token sums.
+    fn add(&mut self, rows: &AggregateRows, row: usize, c: usize, s: RowSums) -> Result<()> {
+        self.count[c] = self.count[c]
+            .checked_add(s.k as u64)
+            .filter(|&n| n <= u64::from(u32::MAX))
+            .ok_or_else(|| {
+                rows.bad(
+                    "repeats",
                     row,
-                    format!(
-                        "repeats = {k}, sum_score = {}, sum_score2 = {}, passes = {p}",
-                        table::float_text(x1),
-                        table::float_text(x2)
-                    ),
-                    &problem,
+                    s.k.to_string(),
+                    "the repeats of this (case_id, arm) add up to more than 2^32 − 1",
                 )
             })?;
-            let c = case * n_arms + arm;
-            count[c] = count[c]
-                .checked_add(k as u64)
-                .filter(|&n| n <= u64::from(u32::MAX))
-                .ok_or_else(|| {
-                    bad(
-                        "repeats",
+        self.sum[c] += s.sum;
+        self.sum2[c] += s.sum2;
+        self.pass[c] += s.passes as u64;
+        let Some((ts, tn)) = &rows.tokens else {
+            return Ok(());
+        };
+        match (ts[row], tn[row]) {
+            (Some(sum), Some(m)) if m > 0 => {
+                if !(sum.is_finite() && sum >= 0.0) || m > s.k {
+                    return Err(rows.bad(
+                        "sum_tokens_in, n_tokens_in",
                         row,
-                        k.to_string(),
-                        "the repeats of this (case_id, arm) add up to more than 2^32 − 1",
-                    )
-                })?;
-            sum[c] += x1;
-            sum2[c] += x2;
-            pass[c] += p as u64;
-            if let Some((ts, tn)) = &tokens {
-                match (ts[row], tn[row]) {
-                    (Some(s), Some(m)) if m > 0 => {
-                        if !(s.is_finite() && s >= 0.0) || m > k {
-                            return Err(bad(
-                                "sum_tokens_in, n_tokens_in",
-                                row,
-                                format!("{}, {m}", table::float_text(s)),
-                                "token sums are finite and not negative, counted over at most `repeats` calls",
-                            ));
-                        }
-                        tok_sum[c] += s;
-                        tok_n[c] += m as u64;
-                    }
-                    (_, Some(m)) if m < 0 => {
-                        return Err(bad(
-                            "n_tokens_in",
-                            row,
-                            m.to_string(),
-                            "a count is not negative",
-                        ));
-                    }
-                    _ => {}
+                        format!("{}, {m}", table::float_text(sum)),
+                        "token sums are finite and not negative, counted over at most `repeats` calls",
+                    ));
                 }
+                self.tok_sum[c] += sum;
+                self.tok_n[c] += m as u64;
             }
+            (_, Some(m)) if m < 0 => {
+                return Err(rows.bad("n_tokens_in", row, m.to_string(), "a count is not negative"));
+            }
+            _ => {}
         }
+        Ok(())
+    }
+
+    /// The case × arm matrix: per cell its mean Σx/k, variance (Σx² − (Σx)²/k)/(k − 1) (k ≥ 2,
+    /// clamped at 0), passes and mean tokens.
+    fn into_matrix(self, n_cases: usize, n_arms: usize, tokens: bool) -> CaseMatrix {
+        let cells = n_cases * n_arms;
         let mut m = CaseMatrix {
-            n_cases: cases.len(),
+            n_cases,
             n_arms,
             repeats: vec![0; cells],
             mean: vec![f64::NAN; cells],
             var: vec![f64::NAN; cells],
             passes: vec![0; cells],
             pass_flags: false,
-            tokens: tokens.as_ref().map(|_| vec![f64::NAN; cells]),
+            tokens: tokens.then(|| vec![f64::NAN; cells]),
         };
         for c in 0..cells {
-            if count[c] == 0 {
+            if self.count[c] == 0 {
                 continue;
             }
-            let k = count[c] as f64;
-            m.repeats[c] = count[c] as u32;
-            m.mean[c] = sum[c] / k;
-            if count[c] >= 2 {
-                m.var[c] = ((sum2[c] - sum[c] * sum[c] / k) / (k - 1.0)).max(0.0);
+            let k = self.count[c] as f64;
+            m.repeats[c] = self.count[c] as u32;
+            m.mean[c] = self.sum[c] / k;
+            if self.count[c] >= 2 {
+                m.var[c] = ((self.sum2[c] - self.sum[c] * self.sum[c] / k) / (k - 1.0)).max(0.0);
             }
-            m.passes[c] = pass[c] as u32;
+            m.passes[c] = self.pass[c] as u32;
             if let Some(t) = m.tokens.as_mut()
-                && tok_n[c] > 0
+                && self.tok_n[c] > 0
             {
-                t[c] = tok_sum[c] / tok_n[c] as f64;
+                t[c] = self.tok_sum[c] / self.tok_n[c] as f64;
             }
         }
-        Ok(Results {
-            path,
-            rows: count.iter().sum::<u64>() as usize,
-            arms,
-            matrix: m,
-        })
+        m
     }
 }
 

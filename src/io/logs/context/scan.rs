@@ -196,66 +196,182 @@ fn replay(
     limits: &Policy,
     path: &Path,
 ) -> Result<ReplaySums> {
-    // Request ids and content hashes enter as 64-bit hashes (a call is the 128-bit request key
-    // and the step), sources as small codes: the partition's items hold no text of their own.
-    let [k1, k2] = logs::key128("request_id");
-    let mut select = vec![k1, k2, col("source"), col("tokens")];
-    for c in [
-        "step",
-        "mandatory",
-        "priority",
-        "relevance",
-        "content_hash",
-        "model_limit",
-        "expected_output",
-    ] {
-        if has(c) {
-            select.push(if c == "content_hash" {
-                logs::hash64(c).alias(c)
+    let items = ItemColumns::read(lf, &has, path)?;
+    let mut out = ReplaySums::default();
+    let mut start = 0;
+    while start < items.ids.len() {
+        let call = items.call_at(start);
+        start = call.end;
+        out.calls += 1;
+        let hard = items.hard_limit(call.clone(), p, limits);
+        let call_items: Vec<Item> = call.map(|i| items.item(i)).collect();
+        let size: i64 = call_items.iter().map(|i| i.tokens).sum();
+        let Some((admitted, evicted)) = admit(p, &items.names, call_items, hard) else {
+            out.overflow += 1;
+            continue;
+        };
+        for (source, tokens) in evicted {
+            *out.evicted.entry(items.names[source].clone()).or_insert(0) += i128::from(tokens);
+        }
+        out.fitting += 1;
+        out.admitted += i128::from(admitted);
+        out.saving += i128::from(size - admitted);
+    }
+    Ok(out)
+}
+
+/// A partition's items sorted into calls (by request key, step, then log order), one vector per
+/// column. Request ids and content hashes enter as 64-bit hashes (a call is the 128-bit request
+/// key and the step), sources as small codes: the items hold no text of their own.
+struct ItemColumns {
+    ids: Vec<(Option<u64>, Option<u64>)>,
+    steps: Vec<Option<i64>>,
+    /// Source names, indexed by the codes in `sources`.
+    names: Vec<String>,
+    sources: Vec<usize>,
+    hashes: Vec<Option<u64>>,
+    tokens: Vec<Option<i64>>,
+    priority: Vec<Option<i64>>,
+    model: Vec<Option<i64>>,
+    expected: Vec<Option<i64>>,
+    mandatory: Vec<bool>,
+    relevance: Vec<f64>,
+}
+
+impl ItemColumns {
+    fn read(lf: LazyFrame, has: &impl Fn(&str) -> bool, path: &Path) -> Result<ItemColumns> {
+        let [k1, k2] = logs::key128("request_id");
+        let mut select = vec![k1, k2, col("source"), col("tokens")];
+        for c in [
+            "step",
+            "mandatory",
+            "priority",
+            "relevance",
+            "content_hash",
+            "model_limit",
+            "expected_output",
+        ] {
+            if has(c) {
+                select.push(if c == "content_hash" {
+                    logs::hash64(c).alias(c)
+                } else {
+                    col(c)
+                });
+            }
+        }
+        let mut by = vec!["request_id_h1", "request_id_h2"];
+        if has("step") {
+            by.push("step");
+        }
+        let df = table::collect_streaming(
+            lf.select(select).with_row_index("__row", None).sort(
+                by.iter().copied().chain(["__row"]).collect::<Vec<_>>(),
+                SortMultipleOptions::default(),
+            ),
+            path,
+        )?;
+        let unreadable = |e| table::polars_unreadable(path, e);
+        let u64s = |name: &str| -> Result<Vec<Option<u64>>> {
+            if !has(name) && !name.starts_with("request_id") {
+                return Ok(vec![None; df.height()]);
+            }
+            Ok(df
+                .column(name)
+                .and_then(|c| c.u64().cloned())
+                .map_err(unreadable)?
+                .iter()
+                .collect())
+        };
+        let ints = |name: &str| -> Result<Vec<Option<i64>>> {
+            if !has(name) && name != "tokens" {
+                return Ok(vec![None; df.height()]);
+            }
+            i64s(&df, name, path)
+        };
+        let (names, sources) = source_codes(&df, path)?;
+        Ok(ItemColumns {
+            ids: u64s("request_id_h1")?
+                .into_iter()
+                .zip(u64s("request_id_h2")?)
+                .collect(),
+            steps: ints("step")?,
+            names,
+            sources,
+            hashes: u64s("content_hash")?,
+            tokens: ints("tokens")?,
+            priority: ints("priority")?,
+            model: ints("model_limit")?,
+            expected: ints("expected_output")?,
+            mandatory: if has("mandatory") {
+                df.column("mandatory")
+                    .and_then(|c| c.bool().cloned())
+                    .map_err(unreadable)?
+                    .iter()
+                    .map(|v| v.unwrap_or(false))
+                    .collect()
             } else {
-                col(c)
-            });
+                vec![false; df.height()]
+            },
+            relevance: if has("relevance") {
+                df.column("relevance")
+                    .and_then(|c| c.f64().cloned())
+                    .map_err(unreadable)?
+                    .iter()
+                    .map(|v| v.unwrap_or(f64::NEG_INFINITY))
+                    .collect()
+            } else {
+                vec![0.0; df.height()]
+            },
+        })
+    }
+
+    /// The rows of the call that starts at `start`: the run with its request key and step.
+    fn call_at(&self, start: usize) -> std::ops::Range<usize> {
+        let mut end = start + 1;
+        while end < self.ids.len()
+            && self.ids[end] == self.ids[start]
+            && self.steps[end] == self.steps[start]
+        {
+            end += 1;
+        }
+        start..end
+    }
+
+    /// The call's hard input limit as `run` reads it: the largest logged value, else the
+    /// policy's, else the limits'; minus the output buffer and the safety margin.
+    fn hard_limit(&self, call: std::ops::Range<usize>, p: &Policy, limits: &Policy) -> i64 {
+        let logged = |v: &[Option<i64>]| v[call.clone()].iter().flatten().copied().max();
+        let model = logged(&self.model)
+            .or(p.model_limit)
+            .or(limits.model_limit)
+            .unwrap_or(0);
+        let expected = logged(&self.expected)
+            .or(p.expected_output)
+            .or(limits.expected_output)
+            .unwrap_or(0);
+        model - (expected + p.output_buffer) - p.safety_margin
+    }
+
+    fn item(&self, i: usize) -> Item {
+        Item {
+            source: self.sources[i],
+            tokens: self.tokens[i].unwrap_or(0),
+            mandatory: self.mandatory[i],
+            priority: self.priority[i].unwrap_or(i64::MAX),
+            relevance: self.relevance[i],
+            hash: self.hashes[i],
         }
     }
-    let mut by = vec!["request_id_h1", "request_id_h2"];
-    if has("step") {
-        by.push("step");
-    }
-    let df = table::collect_streaming(
-        lf.select(select).with_row_index("__row", None).sort(
-            by.iter().copied().chain(["__row"]).collect::<Vec<_>>(),
-            SortMultipleOptions::default(),
-        ),
-        path,
-    )?;
-    let unreadable = |e| table::polars_unreadable(path, e);
-    let u64s = |name: &str| -> Result<Vec<Option<u64>>> {
-        if !has(name) && !name.starts_with("request_id") {
-            return Ok(vec![None; df.height()]);
-        }
-        Ok(df
-            .column(name)
-            .and_then(|c| c.u64().cloned())
-            .map_err(unreadable)?
-            .iter()
-            .collect())
-    };
-    let ints = |name: &str| -> Result<Vec<Option<i64>>> {
-        if !has(name) && name != "tokens" {
-            return Ok(vec![None; df.height()]);
-        }
-        i64s(&df, name, path)
-    };
-    let ids: Vec<(Option<u64>, Option<u64>)> = u64s("request_id_h1")?
-        .into_iter()
-        .zip(u64s("request_id_h2")?)
-        .collect();
+}
+
+/// The source names of a frame, and each row's code into them (first appearance order).
+fn source_codes(df: &DataFrame, path: &Path) -> Result<(Vec<String>, Vec<usize>)> {
     let mut names: Vec<String> = Vec::new();
     let mut codes: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let sources: Vec<usize> = df
+    let sources = df
         .column("source")
         .and_then(|c| c.str().cloned())
-        .map_err(unreadable)?
+        .map_err(|e| table::polars_unreadable(path, e))?
         .iter()
         .map(|s| {
             let s = s.unwrap_or_default();
@@ -265,118 +381,60 @@ fn replay(
             })
         })
         .collect();
-    let hashes = u64s("content_hash")?;
-    let tokens = ints("tokens")?;
-    let steps = ints("step")?;
-    let priority = ints("priority")?;
-    let model = ints("model_limit")?;
-    let expected = ints("expected_output")?;
-    let mandatory: Vec<bool> = if has("mandatory") {
-        df.column("mandatory")
-            .and_then(|c| c.bool().cloned())
-            .map_err(unreadable)?
-            .iter()
-            .map(|v| v.unwrap_or(false))
-            .collect()
-    } else {
-        vec![false; df.height()]
-    };
-    let relevance: Vec<f64> = if has("relevance") {
-        df.column("relevance")
-            .and_then(|c| c.f64().cloned())
-            .map_err(unreadable)?
-            .iter()
-            .map(|v| v.unwrap_or(f64::NEG_INFINITY))
-            .collect()
-    } else {
-        vec![0.0; df.height()]
-    };
-    drop(df);
+    Ok((names, sources))
+}
 
-    let mut out = ReplaySums::default();
-    let height = ids.len();
-    let mut start = 0;
-    while start < height {
-        let mut end = start + 1;
-        while end < height && ids[end] == ids[start] && steps[end] == steps[start] {
-            end += 1;
-        }
-        let first = start;
-        start = end;
-        out.calls += 1;
-        // The call's limits as `run` reads them: the largest logged value, else the policy's.
-        let logged = |v: &[Option<i64>]| v[first..end].iter().flatten().copied().max();
-        let m = logged(&model)
-            .or(p.model_limit)
-            .or(limits.model_limit)
-            .unwrap_or(0);
-        let hard = m
-            - (logged(&expected)
-                .or(p.expected_output)
-                .or(limits.expected_output)
-                .unwrap_or(0)
-                + p.output_buffer)
-            - p.safety_margin;
-        let items: Vec<Item> = (first..end)
-            .map(|i| Item {
-                source: sources[i],
-                tokens: tokens[i].unwrap_or(0),
-                mandatory: mandatory[i],
-                priority: priority[i].unwrap_or(i64::MAX),
-                relevance: relevance[i],
-                hash: hashes[i],
-            })
-            .collect();
-        let size: i64 = items.iter().map(|i| i.tokens).sum();
-        // Deduplicate by content hash (first occurrence kept). Evictions count only for calls
-        // that fit, like the admitted and saved tokens they add up to.
-        let mut seen = std::collections::HashSet::new();
-        let mut kept = Vec::new();
-        let mut call_evicted: Vec<(usize, i64)> = Vec::new();
-        for item in items {
-            if let Some(h) = item.hash
-                && !seen.insert(h)
-            {
-                call_evicted.push((item.source, item.tokens));
-                continue;
-            }
-            kept.push(item);
-        }
-        let mandatory_tokens: i64 = kept.iter().filter(|i| i.mandatory).map(|i| i.tokens).sum();
-        if mandatory_tokens > hard {
-            out.overflow += 1;
+/// One call through the budget manager: deduplicate by content hash (first occurrence kept),
+/// admit every mandatory item, then the optional ones by priority (then relevance, highest
+/// first) while they fit the budget (the hard limit, capped by the global budget) and their
+/// source's budget. Returns the admitted tokens and the evicted (source, tokens), or `None` when
+/// the mandatory items alone overflow the hard limit. Evictions count only for calls that fit,
+/// like the admitted and saved tokens they add up to.
+fn admit(
+    p: &Policy,
+    names: &[String],
+    items: Vec<Item>,
+    hard: i64,
+) -> Option<(i64, Vec<(usize, i64)>)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::new();
+    let mut evicted: Vec<(usize, i64)> = Vec::new();
+    for item in items {
+        if let Some(h) = item.hash
+            && !seen.insert(h)
+        {
+            evicted.push((item.source, item.tokens));
             continue;
         }
-        let budget = p.global_budget.map_or(hard, |g| g.min(hard));
-        let mut remaining = budget - mandatory_tokens;
-        let mut optional: Vec<&Item> = kept.iter().filter(|i| !i.mandatory).collect();
-        optional.sort_by(|a, b| {
-            a.priority
-                .cmp(&b.priority)
-                .then(b.relevance.total_cmp(&a.relevance))
-        });
-        let mut used_by_source: BTreeMap<usize, i64> = BTreeMap::new();
-        let mut admitted = mandatory_tokens;
-        for item in optional {
-            let used = used_by_source.entry(item.source).or_insert(0);
-            let source_ok = p
-                .budgets
-                .get(&names[item.source])
-                .is_none_or(|b| *used + item.tokens <= *b);
-            if source_ok && item.tokens <= remaining {
-                *used += item.tokens;
-                remaining -= item.tokens;
-                admitted += item.tokens;
-            } else {
-                call_evicted.push((item.source, item.tokens));
-            }
-        }
-        for (source, tokens) in call_evicted {
-            *out.evicted.entry(names[source].clone()).or_insert(0) += i128::from(tokens);
-        }
-        out.fitting += 1;
-        out.admitted += i128::from(admitted);
-        out.saving += i128::from(size - admitted);
+        kept.push(item);
     }
-    Ok(out)
+    let mandatory_tokens: i64 = kept.iter().filter(|i| i.mandatory).map(|i| i.tokens).sum();
+    if mandatory_tokens > hard {
+        return None;
+    }
+    let budget = p.global_budget.map_or(hard, |g| g.min(hard));
+    let mut remaining = budget - mandatory_tokens;
+    let mut optional: Vec<&Item> = kept.iter().filter(|i| !i.mandatory).collect();
+    optional.sort_by(|a, b| {
+        a.priority
+            .cmp(&b.priority)
+            .then(b.relevance.total_cmp(&a.relevance))
+    });
+    let mut used_by_source: BTreeMap<usize, i64> = BTreeMap::new();
+    let mut admitted = mandatory_tokens;
+    for item in optional {
+        let used = used_by_source.entry(item.source).or_insert(0);
+        let source_ok = p
+            .budgets
+            .get(&names[item.source])
+            .is_none_or(|b| *used + item.tokens <= *b);
+        if source_ok && item.tokens <= remaining {
+            *used += item.tokens;
+            remaining -= item.tokens;
+            admitted += item.tokens;
+        } else {
+            evicted.push((item.source, item.tokens));
+        }
+    }
+    Some((admitted, evicted))
 }

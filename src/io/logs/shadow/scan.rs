@@ -178,9 +178,52 @@ fn partition_sums(
     replicates: usize,
     has: impl Fn(&str) -> bool,
 ) -> PolarsResult<PartitionSums> {
-    // Per row, each variant's values in their own columns (null on the other variants' rows), so
-    // that the group-by needs only sums and maxima: reductions Polars' streaming engine keeps as
-    // a few numbers per request, instead of gathering each request's rows.
+    let per_request = per_request(part, by, cluster, &has)?;
+    let (duplicates, incomplete) = request_status(&per_request)?;
+    if duplicates > 0 {
+        return Ok(PartitionSums {
+            sums: ShadowSums::default(),
+            duplicates,
+        });
+    }
+    let cells = complete_requests(per_request)?;
+    let paired_tokens = has("tokens_in");
+    let mut out = cell_sums(&cells, by, has("score"), paired_tokens)?;
+    if paired_tokens {
+        add_token_counts(&mut out, &cells, by)?;
+    }
+    if let Some(cluster) = cluster {
+        add_cluster_replicates(&mut out, cells, by, cluster, replicates)?;
+    }
+    for c in out.values_mut() {
+        for t in &mut c.tokens {
+            t.counts.binned = false;
+        }
+    }
+    Ok(PartitionSums {
+        sums: ShadowSums {
+            cells: out,
+            incomplete,
+            replay_rows: 0,
+            replicates: 0,
+            cluster: None,
+        },
+        duplicates: 0,
+    })
+}
+
+/// One row per request: its rows per variant (`n_p`, `n_r`, `n_c`), each variant's hashed answer,
+/// score and tokens, its stratum and cluster, and the score delta `sd`.
+///
+/// Each variant's values go in their own columns (null on the other variants' rows), so the
+/// group-by needs only sums and maxima: reductions Polars' streaming engine keeps as a few numbers
+/// per request, instead of gathering each request's rows.
+fn per_request(
+    part: LazyFrame,
+    by: &[String],
+    cluster: Option<&str>,
+    has: &impl Fn(&str) -> bool,
+) -> PolarsResult<DataFrame> {
     let on = |v: &str, e: Expr| when(variant(v)).then(e).otherwise(lit(NULL));
     let mut rows = vec![
         col("request_id"),
@@ -209,7 +252,7 @@ fn partition_sums(
         rows.push(col(c));
         aggs.push(col(c).max());
     }
-    let mut per_request = part
+    let per_request = part
         .select(rows)
         .group_by([col("request_id")])
         .agg(aggs)
@@ -217,83 +260,118 @@ fn partition_sums(
         .collect_with_engine(Engine::Streaming)?
         .unwrap_single();
     if has("score") {
-        per_request = per_request
+        return per_request
             .lazy()
             .with_column((col("s_c") - col("s_p")).alias("sd"))
-            .collect()?;
+            .collect();
     }
+    Ok(per_request)
+}
 
-    let n = |c: &str| col(c).cast(DataType::Int64);
-    let complete = n("n_p")
+/// A per-request row count as a signed integer.
+fn n(c: &str) -> Expr {
+    col(c).cast(DataType::Int64)
+}
+
+/// A request with one production row, one candidate row and at most one replay row.
+fn complete() -> Expr {
+    n("n_p")
         .eq(lit(1))
         .and(n("n_c").eq(lit(1)))
-        .and(n("n_r").lt_eq(lit(1)));
-    let duplicate = n("n_p")
+        .and(n("n_r").lt_eq(lit(1)))
+}
+
+/// A request with some variant on more than one row.
+fn duplicate() -> Expr {
+    n("n_p")
         .gt(lit(1))
         .or(n("n_r").gt(lit(1)))
-        .or(n("n_c").gt(lit(1)));
+        .or(n("n_c").gt(lit(1)))
+}
+
+/// The requests with a variant twice, and the incomplete ones (not duplicated, but missing a
+/// production or candidate row).
+fn request_status(per_request: &DataFrame) -> PolarsResult<(u64, u64)> {
     let status = per_request
         .clone()
         .lazy()
         .select([
-            duplicate.clone().cast(DataType::Int64).sum().alias("dup"),
-            complete
-                .clone()
+            duplicate().cast(DataType::Int64).sum().alias("dup"),
+            complete()
                 .not()
-                .and(duplicate.clone().not())
+                .and(duplicate().not())
                 .cast(DataType::Int64)
                 .sum()
                 .alias("incomplete"),
         ])
         .collect()?;
-    let duplicates = get_i64(&status, "dup", 0) as u64;
-    if duplicates > 0 {
-        return Ok(PartitionSums {
-            sums: ShadowSums::default(),
-            duplicates,
-        });
-    }
+    Ok((
+        get_i64(&status, "dup", 0) as u64,
+        get_i64(&status, "incomplete", 0) as u64,
+    ))
+}
+
+/// The complete requests, each with its replay flag, whether the candidate's answer changed
+/// (`changed`), whether the replay's did (`noise`), and `d = changed − noise`.
+fn complete_requests(per_request: DataFrame) -> PolarsResult<DataFrame> {
     let changed = col("h_c").neq(col("h_p")).cast(DataType::Int64);
     let noise = col("h_r")
         .neq(col("h_p"))
         .fill_null(lit(false))
         .cast(DataType::Int64);
-    let cells = per_request
+    per_request
         .lazy()
-        .filter(complete)
+        .filter(complete())
         .with_columns([
             n("n_r").alias("replay"),
             changed.clone().alias("changed"),
             noise.clone().alias("noise"),
             (changed - noise).alias("d"),
         ])
-        .collect()?;
-    let mut key_cols: Vec<Expr> = by.iter().map(|c| col(c.as_str())).collect();
-    key_cols.push(col("replay"));
+        .collect()
+}
 
+/// The group-by keys of a cell: the `by` columns and the replay flag.
+fn key_exprs(by: &[String]) -> Vec<Expr> {
+    let mut keys: Vec<Expr> = by.iter().map(|c| col(c.as_str())).collect();
+    keys.push(col("replay"));
+    keys
+}
+
+/// Requests whose production and candidate both logged their tokens.
+fn tokens_paired() -> Expr {
+    col("t_p").is_not_null().and(col("t_c").is_not_null())
+}
+
+/// Per cell: requests, changed, noise, Σ|d|, and (when logged) the score deltas and the paired
+/// token sums.
+fn cell_sums(
+    cells: &DataFrame,
+    by: &[String],
+    score: bool,
+    paired_tokens: bool,
+) -> PolarsResult<BTreeMap<CellKey, CellSums>> {
     let mut aggs = vec![
         len().alias("requests"),
         col("changed").sum(),
         col("noise").sum(),
         col("d").abs().sum().alias("d2"),
     ];
-    let paired_tokens = has("tokens_in");
-    let token_filter = || col("t_p").is_not_null().and(col("t_c").is_not_null());
-    if has("score") {
+    if score {
         aggs.push(col("sd").count().alias("score_n"));
         aggs.push(col("sd").sum().alias("score_delta"));
     }
     if paired_tokens {
         for v in ["t_p", "t_c"] {
             aggs.push(
-                token_filter()
+                tokens_paired()
                     .cast(DataType::Int64)
                     .sum()
                     .alias(format!("{v}_n")),
             );
             aggs.push(
                 col(v)
-                    .filter(token_filter())
+                    .filter(tokens_paired())
                     .cast(DataType::Int64)
                     .sum()
                     .alias(format!("{v}_sum")),
@@ -303,11 +381,9 @@ fn partition_sums(
     let grouped = cells
         .clone()
         .lazy()
-        .group_by(key_cols.clone())
+        .group_by(key_exprs(by))
         .agg(aggs)
         .collect()?;
-    let mut out: BTreeMap<CellKey, CellSums> = BTreeMap::new();
-    let cell_keys = keys(&grouped, by)?;
     let column = |name: &str| ints(&grouped, name);
     let (requests, changed, noise, d2) = (
         column("requests")?,
@@ -315,7 +391,7 @@ fn partition_sums(
         column("noise")?,
         column("d2")?,
     );
-    let score = if has("score") {
+    let score = if score {
         Some((
             column("score_n")?,
             grouped
@@ -336,7 +412,8 @@ fn partition_sums(
     } else {
         None
     };
-    for (i, key) in cell_keys.into_iter().enumerate() {
+    let mut out: BTreeMap<CellKey, CellSums> = BTreeMap::new();
+    for (i, key) in keys(&grouped, by)?.into_iter().enumerate() {
         let c = out.entry(key).or_default();
         let u = |v: &[Option<i64>]| v[i].unwrap_or(0) as u64;
         c.requests = u(&requests);
@@ -354,80 +431,78 @@ fn partition_sums(
             }
         }
     }
+    Ok(out)
+}
 
-    // Exact token counts per cell: one row per (cell, value).
-    if paired_tokens {
-        for (slot, v) in ["t_p", "t_c"].into_iter().enumerate() {
-            let mut k = key_cols.clone();
-            k.push(col(v).alias("value"));
-            let df = cells
-                .clone()
-                .lazy()
-                .filter(token_filter())
-                .group_by(k)
-                .agg([len().alias("n")])
-                .collect()?;
-            let (ks, vals, ns) = (keys(&df, by)?, ints(&df, "value")?, ints(&df, "n")?);
-            for (i, key) in ks.into_iter().enumerate() {
-                let t: &mut TokenSums = &mut out.entry(key).or_default().tokens[slot];
-                t.counts
-                    .add(vals[i].unwrap_or(0), ns[i].unwrap_or(0) as u64);
-            }
-        }
-    }
-
-    // Poisson-bootstrap replicate sums: per cluster, its requests and Σ d, weighted by
-    // w_b ~ Poisson(1) from a hash of (cluster, b).
-    if let Some(cluster) = cluster {
-        let mut k = key_cols.clone();
-        k.push(col(cluster));
+/// Exact token counts per cell, production then candidate: one row per (cell, value).
+fn add_token_counts(
+    out: &mut BTreeMap<CellKey, CellSums>,
+    cells: &DataFrame,
+    by: &[String],
+) -> PolarsResult<()> {
+    for (slot, v) in ["t_p", "t_c"].into_iter().enumerate() {
+        let mut k = key_exprs(by);
+        k.push(col(v).alias("value"));
         let df = cells
+            .clone()
             .lazy()
+            .filter(tokens_paired())
             .group_by(k)
-            .agg([len().alias("n"), col("d").sum().alias("d")])
-            .with_column(logs::hash64(cluster).alias("h"))
+            .agg([len().alias("n")])
             .collect()?;
-        let (ks, ns, ds) = (keys(&df, by)?, ints(&df, "n")?, ints(&df, "d")?);
-        let hashes: Vec<u64> = df
-            .column("h")?
-            .u64()?
-            .iter()
-            .map(|h| h.unwrap_or(0))
-            .collect();
-        let cdf = poisson1_cdf();
+        let (ks, vals, ns) = (keys(&df, by)?, ints(&df, "value")?, ints(&df, "n")?);
         for (i, key) in ks.into_iter().enumerate() {
-            let c = out.entry(key).or_default();
-            if c.replicates.len() < replicates {
-                c.replicates.resize(replicates, (0, 0));
-            }
-            let (n, d) = (ns[i].unwrap_or(0), ds[i].unwrap_or(0));
-            if d > 0 {
-                c.clusters_up += 1;
-            } else if d < 0 {
-                c.clusters_down += 1;
-            }
-            for (b, r) in c.replicates.iter_mut().enumerate() {
-                let w = poisson1_weight(uniform(hashes[i], b as u64), &cdf);
-                r.0 += w * d;
-                r.1 += w * n;
-            }
+            let t: &mut TokenSums = &mut out.entry(key).or_default().tokens[slot];
+            t.counts
+                .add(vals[i].unwrap_or(0), ns[i].unwrap_or(0) as u64);
         }
     }
-    for c in out.values_mut() {
-        for t in &mut c.tokens {
-            t.counts.binned = false;
+    Ok(())
+}
+
+/// Poisson-bootstrap replicate sums: per cluster, its requests and Σ d, weighted by
+/// w_b ~ Poisson(1) from a hash of (cluster, b); and the clusters whose Σ d is up or down.
+fn add_cluster_replicates(
+    out: &mut BTreeMap<CellKey, CellSums>,
+    cells: DataFrame,
+    by: &[String],
+    cluster: &str,
+    replicates: usize,
+) -> PolarsResult<()> {
+    let mut k = key_exprs(by);
+    k.push(col(cluster));
+    let df = cells
+        .lazy()
+        .group_by(k)
+        .agg([len().alias("n"), col("d").sum().alias("d")])
+        .with_column(logs::hash64(cluster).alias("h"))
+        .collect()?;
+    let (ks, ns, ds) = (keys(&df, by)?, ints(&df, "n")?, ints(&df, "d")?);
+    let hashes: Vec<u64> = df
+        .column("h")?
+        .u64()?
+        .iter()
+        .map(|h| h.unwrap_or(0))
+        .collect();
+    let cdf = poisson1_cdf();
+    for (i, key) in ks.into_iter().enumerate() {
+        let c = out.entry(key).or_default();
+        if c.replicates.len() < replicates {
+            c.replicates.resize(replicates, (0, 0));
+        }
+        let (n, d) = (ns[i].unwrap_or(0), ds[i].unwrap_or(0));
+        if d > 0 {
+            c.clusters_up += 1;
+        } else if d < 0 {
+            c.clusters_down += 1;
+        }
+        for (b, r) in c.replicates.iter_mut().enumerate() {
+            let w = poisson1_weight(uniform(hashes[i], b as u64), &cdf);
+            r.0 += w * d;
+            r.1 += w * n;
         }
     }
-    Ok(PartitionSums {
-        sums: ShadowSums {
-            cells: out,
-            incomplete: get_i64(&status, "incomplete", 0) as u64,
-            replay_rows: 0,
-            replicates: 0,
-            cluster: None,
-        },
-        duplicates: 0,
-    })
+    Ok(())
 }
 
 /// The error for a request with a variant twice, naming the first such request.
