@@ -97,22 +97,7 @@ pub fn run(
     step("interactions");
     let interactions = interactions::run(exp, cfg)?;
     step("reweight");
-    let reweight = match &exp.mix {
-        Some(_) => optional(
-            &mut skipped,
-            "reweight",
-            reweight::run(
-                exp,
-                &ReweightOptions {
-                    confidence: cfg.confidence,
-                    family: sweep.family.size,
-                    per_arm: cfg.per_arm,
-                    ..ReweightOptions::default()
-                },
-            ),
-        )?,
-        None => None,
-    };
+    let reweight = reweight_of(exp, cfg, sweep.family.size, &mut skipped)?;
     step("stress");
     let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg));
     step("need");
@@ -125,11 +110,7 @@ pub fn run(
         None => None,
     };
     step("curve");
-    let has_budget = exp.arms.as_ref().is_some_and(|a| {
-        a.specs
-            .iter()
-            .any(|s| s.budget_ratio.is_some() && s.arm != exp.manifest.baseline_arm)
-    });
+    let has_budget = has_budget_arms(exp);
     let curve = has_budget.then(|| {
         curve::run(
             exp,
@@ -145,49 +126,9 @@ pub fn run(
         None => None,
     };
     step("shadow");
-    let shadow = match &exp.shadow {
-        Some(log) => {
-            let by: Vec<String> = exp
-                .strata()
-                .into_iter()
-                .filter(|c| log.columns.contains(c))
-                .collect();
-            optional(
-                &mut skipped,
-                "shadow",
-                ShadowLog::open(&TableFile::at(&log.path), &by, None).and_then(|log| {
-                    shadow::run(
-                        &log,
-                        &ShadowOptions {
-                            confidence: cfg.confidence,
-                            memory: cfg.memory,
-                            progress: cfg.progress,
-                            ..ShadowOptions::default()
-                        },
-                    )
-                }),
-            )?
-        }
-        None => None,
-    };
+    let shadow = shadow_of(exp, cfg, &mut skipped)?;
     step("context");
-    let context = match &exp.context_log {
-        Some(log) => optional(
-            &mut skipped,
-            "context",
-            ContextLog::open(&TableFile::at(&log.path)).and_then(|log| {
-                context::run(
-                    &log,
-                    &ContextOptions {
-                        memory: cfg.memory,
-                        progress: cfg.progress,
-                        ..ContextOptions::default()
-                    },
-                )
-            }),
-        )?,
-        None => None,
-    };
+    let context = context_of(exp, cfg, &mut skipped)?;
     step("record");
     // From the outputs above: nothing is computed twice. Without stress cases the stress part is
     // empty, as `record` gives it.
@@ -231,6 +172,84 @@ pub fn run(
         record,
         skipped,
     })
+}
+
+/// The reweighted drops, when the experiment has a production mix; judged across the sweep's
+/// family of `family` arms.
+fn reweight_of(
+    exp: &Experiment,
+    cfg: &Config,
+    family: usize,
+    skipped: &mut Vec<String>,
+) -> Result<Option<ReweightOutput>> {
+    if exp.mix.is_none() {
+        return Ok(None);
+    }
+    let opts = ReweightOptions {
+        confidence: cfg.confidence,
+        family,
+        per_arm: cfg.per_arm,
+        ..ReweightOptions::default()
+    };
+    optional(skipped, "reweight", reweight::run(exp, &opts))
+}
+
+/// Whether an arm other than the baseline has a budget ratio (the budget curve's input).
+fn has_budget_arms(exp: &Experiment) -> bool {
+    exp.arms.as_ref().is_some_and(|a| {
+        a.specs
+            .iter()
+            .any(|s| s.budget_ratio.is_some() && s.arm != exp.manifest.baseline_arm)
+    })
+}
+
+/// The shadow analysis of the experiment's shadow log, by the strata the log has.
+fn shadow_of(
+    exp: &Experiment,
+    cfg: &Config,
+    skipped: &mut Vec<String>,
+) -> Result<Option<ShadowOutput>> {
+    let Some(log) = &exp.shadow else {
+        return Ok(None);
+    };
+    let by: Vec<String> = exp
+        .strata()
+        .into_iter()
+        .filter(|c| log.columns.contains(c))
+        .collect();
+    let opts = ShadowOptions {
+        confidence: cfg.confidence,
+        memory: cfg.memory,
+        progress: cfg.progress,
+        ..ShadowOptions::default()
+    };
+    optional(
+        skipped,
+        "shadow",
+        ShadowLog::open(&TableFile::at(&log.path), &by, None)
+            .and_then(|log| shadow::run(&log, &opts)),
+    )
+}
+
+/// The context analysis of the experiment's context log.
+fn context_of(
+    exp: &Experiment,
+    cfg: &Config,
+    skipped: &mut Vec<String>,
+) -> Result<Option<ContextOutput>> {
+    let Some(log) = &exp.context_log else {
+        return Ok(None);
+    };
+    let opts = ContextOptions {
+        memory: cfg.memory,
+        progress: cfg.progress,
+        ..ContextOptions::default()
+    };
+    optional(
+        skipped,
+        "context",
+        ContextLog::open(&TableFile::at(&log.path)).and_then(|log| context::run(&log, &opts)),
+    )
 }
 
 /// Sweep verdicts without a bootstrap: what `need` and `selector` rest on. Drops are point

@@ -1,7 +1,7 @@
 //! The `arms` table: what each arm removed, and optional design metadata (components, budget,
 //! selector).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
@@ -62,50 +62,22 @@ impl Arms {
                 table::check_id(&t.path, "removed", row, unit)?;
             }
         }
+        let n = arms.len();
         let components = if t.has("components") {
             t.opt_str_lists("components")?
         } else {
-            vec![Vec::new(); arms.len()]
+            vec![Vec::new(); n]
         };
-        let opt_floats = |name: &str| -> Result<Vec<Option<f64>>> {
-            if !t.has(name) {
-                return Ok(vec![None; arms.len()]);
+        let opt_strs = |name: &str| -> Result<Vec<Option<String>>> {
+            if t.has(name) {
+                t.opt_strs(name)
+            } else {
+                Ok(vec![None; n])
             }
-            let col =
-                t.df.column(name)
-                    .map_err(|e| table::polars_unreadable(&t.path, e))?;
-            let ca = col
-                .f64()
-                .map_err(|e| table::polars_unreadable(&t.path, e))?;
-            let values: Vec<Option<f64>> = ca.iter().collect();
-            if let Some((i, v)) = values
-                .iter()
-                .enumerate()
-                .find_map(|(i, v)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (i, v)))
-            {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: name.into(),
-                    row: Row::at(i),
-                    value: crate::io::table::float_text(v),
-                    problem: "must be a finite number, 0 or more".into(),
-                    fix: "leave it null for arms it does not apply to".into(),
-                });
-            }
-            Ok(values)
         };
-        let budget_ratio = opt_floats("budget_ratio")?;
-        let selector_threshold = opt_floats("selector_threshold")?;
-        let selector = if t.has("selector") {
-            t.opt_strs("selector")?
-        } else {
-            vec![None; arms.len()]
-        };
-        let design = if t.has("design") {
-            t.opt_strs("design")?
-        } else {
-            vec![None; arms.len()]
-        };
+        let budget_ratio = non_negative(&t, "budget_ratio", n)?;
+        let selector_threshold = non_negative(&t, "selector_threshold", n)?;
+        let (selector, design) = (opt_strs("selector")?, opt_strs("design")?);
         let specs: Vec<ArmSpec> = arms
             .into_iter()
             .enumerate()
@@ -120,77 +92,10 @@ impl Arms {
             })
             .collect();
         for (i, spec) in specs.iter().enumerate() {
-            for (column, list) in [("removed", &spec.removed), ("components", &spec.components)] {
-                let mut seen = std::collections::HashSet::new();
-                if let Some(dup) = list.iter().find(|u| !seen.insert(u.as_str())) {
-                    return Err(Error::BadValue {
-                        path: t.path.clone(),
-                        column: column.into(),
-                        row: Row::at(i),
-                        value: format!("\"{dup}\""),
-                        problem: format!("arm \"{}\" lists it twice", spec.arm),
-                        fix: "list each item once".into(),
-                    });
-                }
-            }
-            if spec.components.contains(&spec.arm) {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "components".into(),
-                    row: Row::at(i),
-                    value: format!("\"{}\"", spec.arm),
-                    problem: "an arm cannot be one of its own components".into(),
-                    fix: "list the arms whose union this arm is".into(),
-                });
-            }
-            if let Some(unknown) = spec
-                .components
-                .iter()
-                .find(|c| !specs.iter().any(|s| &s.arm == *c))
-            {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "components".into(),
-                    row: Row::at(i),
-                    value: format!("\"{unknown}\""),
-                    problem: format!("arm \"{}\" lists a component that is not an arm", spec.arm),
-                    fix: "components must be labels of other rows of the arms table".into(),
-                });
-            }
+            check_lists(&t.path, i, spec, &specs)?;
         }
-        // An arm declared as the union of components must remove exactly what they remove.
-        for (i, spec) in specs
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| !s.components.is_empty())
-        {
-            let union: std::collections::BTreeSet<&str> = spec
-                .components
-                .iter()
-                .filter_map(|c| specs.iter().find(|s| &s.arm == c))
-                .flat_map(|c| c.removed.iter().map(String::as_str))
-                .collect();
-            let own: std::collections::BTreeSet<&str> =
-                spec.removed.iter().map(String::as_str).collect();
-            if union != own {
-                let missing: Vec<&str> = own.difference(&union).copied().collect();
-                let extra: Vec<&str> = union.difference(&own).copied().collect();
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "components".into(),
-                    row: Row::at(i),
-                    value: format!("{:?}", spec.components),
-                    problem: format!(
-                        "arm \"{}\" removes {:?}, but its components together remove {:?}{}{}",
-                        spec.arm,
-                        own,
-                        union,
-                        if missing.is_empty() { String::new() } else { format!("; not covered: {}", missing.join(", ")) },
-                        if extra.is_empty() { String::new() } else { format!("; not removed by the arm: {}", extra.join(", ")) },
-                    ),
-                    fix: "list every arm whose union is this arm's removed set, or leave components empty and let ablate find the cover".into(),
-                });
-            }
+        for (i, spec) in specs.iter().enumerate() {
+            check_union(&t.path, i, spec, &specs)?;
         }
         Ok(Arms {
             path: t.path,
@@ -207,4 +112,111 @@ impl Arms {
     pub fn labels(&self) -> Vec<String> {
         self.specs.iter().map(|s| s.arm.clone()).collect()
     }
+}
+
+/// An optional numeric column: finite and not negative where given; all null when absent.
+fn non_negative(t: &table::Table, name: &str, n: usize) -> Result<Vec<Option<f64>>> {
+    if !t.has(name) {
+        return Ok(vec![None; n]);
+    }
+    let values: Vec<Option<f64>> =
+        t.df.column(name)
+            .and_then(|c| c.f64().cloned())
+            .map_err(|e| table::polars_unreadable(&t.path, e))?
+            .iter()
+            .collect();
+    if let Some((i, v)) = values
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (i, v)))
+    {
+        return Err(Error::BadValue {
+            path: t.path.clone(),
+            column: name.into(),
+            row: Row::at(i),
+            value: crate::io::table::float_text(v),
+            problem: "must be a finite number, 0 or more".into(),
+            fix: "leave it null for arms it does not apply to".into(),
+        });
+    }
+    Ok(values)
+}
+
+/// An arm's lists: no unit or component twice, not itself among its components, and every
+/// component another arm.
+fn check_lists(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Result<()> {
+    let bad = |column: &str, value: String, problem: String, fix: &str| Error::BadValue {
+        path: path.to_path_buf(),
+        column: column.into(),
+        row: Row::at(i),
+        value,
+        problem,
+        fix: fix.into(),
+    };
+    for (column, list) in [("removed", &spec.removed), ("components", &spec.components)] {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = list.iter().find(|u| !seen.insert(u.as_str())) {
+            return Err(bad(
+                column,
+                format!("\"{dup}\""),
+                format!("arm \"{}\" lists it twice", spec.arm),
+                "list each item once",
+            ));
+        }
+    }
+    if spec.components.contains(&spec.arm) {
+        return Err(bad(
+            "components",
+            format!("\"{}\"", spec.arm),
+            "an arm cannot be one of its own components".into(),
+            "list the arms whose union this arm is",
+        ));
+    }
+    if let Some(unknown) = spec
+        .components
+        .iter()
+        .find(|c| !specs.iter().any(|s| &s.arm == *c))
+    {
+        return Err(bad(
+            "components",
+            format!("\"{unknown}\""),
+            format!("arm \"{}\" lists a component that is not an arm", spec.arm),
+            "components must be labels of other rows of the arms table",
+        ));
+    }
+    Ok(())
+}
+
+/// An arm declared as the union of components must remove exactly what they remove.
+fn check_union(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Result<()> {
+    if spec.components.is_empty() {
+        return Ok(());
+    }
+    let union: std::collections::BTreeSet<&str> = spec
+        .components
+        .iter()
+        .filter_map(|c| specs.iter().find(|s| &s.arm == c))
+        .flat_map(|c| c.removed.iter().map(String::as_str))
+        .collect();
+    let own: std::collections::BTreeSet<&str> = spec.removed.iter().map(String::as_str).collect();
+    if union == own {
+        return Ok(());
+    }
+    let missing: Vec<&str> = own.difference(&union).copied().collect();
+    let extra: Vec<&str> = union.difference(&own).copied().collect();
+    Err(Error::BadValue {
+        path: path.to_path_buf(),
+        column: "components".into(),
+        row: Row::at(i),
+        value: format!("{:?}", spec.components),
+        problem: format!(
+            "arm \"{}\" removes {:?}, but its components together remove {:?}{}{}",
+            spec.arm,
+            own,
+            union,
+            if missing.is_empty() { String::new() } else { format!("; not covered: {}", missing.join(", ")) },
+            if extra.is_empty() { String::new() } else { format!("; not removed by the arm: {}", extra.join(", ")) },
+        ),
+        fix: "list every arm whose union is this arm's removed set, or leave components empty and let ablate find the cover".into(),
+    })
 }

@@ -59,7 +59,32 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
     if d.comparison {
         return comparison(p, d);
     }
-    p = match &d.joint_cut {
+    p = joint_cut(p, d, threshold);
+    if let Some(m) = d.measured_cut.as_ref().filter(|_| {
+        d.joint_cut
+            .as_ref()
+            .is_some_and(|j| !(j.measured && j.cleared))
+    }) {
+        p = p.text(format!(
+            "• Cut now, on measured evidence: {} ({}).\n",
+            m.arm,
+            tokens_and_dollars(d.tokens_saved, d.cost_saved_per_day)
+        ));
+    }
+    if !d.keep.is_empty() {
+        p = p
+            .text(format!("• Keep ({}): ", d.keep.len()))
+            .text(format!("{}.\n", names(&d.keep)));
+    }
+    p = not_settled(p, d);
+    p = flips_and_interactions(p, d);
+    p
+}
+
+/// The joint cut's line: measured and clear, measured and needed, measured and not settled,
+/// measured but open on a slice, or not yet measured (with the arm to run).
+fn joint_cut(p: Prose, d: &Decision, threshold: f64) -> Prose {
+    match &d.joint_cut {
         None => p.text("• Cut: nothing is confidently removable.\n"),
         Some(j) if j.measured && j.cleared => p
             .text(format!("• Cut these units ({}): ", j.units.len()))
@@ -124,24 +149,11 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
                     None => ", too close to the threshold to settle".into(),
                 }
             )),
-    };
-    if let Some(m) = d.measured_cut.as_ref().filter(|_| {
-        d.joint_cut
-            .as_ref()
-            .is_some_and(|j| !(j.measured && j.cleared))
-    }) {
-        p = p.text(format!(
-            "• Cut now, on measured evidence: {} ({}).\n",
-            m.arm,
-            tokens_and_dollars(d.tokens_saved, d.cost_saved_per_day)
-        ));
     }
-    if !d.keep.is_empty() {
-        p = p
-            .text(format!("• Keep ({}): ", d.keep.len()))
-            .text(format!("{}.\n", names(&d.keep)));
-    }
-    p = not_settled(p, d);
+}
+
+/// The flips in production and the interactions, each a line when there are any.
+fn flips_and_interactions(mut p: Prose, d: &Decision) -> Prose {
     if !d.flips.is_empty() {
         let flips: Vec<String> = d
             .flips

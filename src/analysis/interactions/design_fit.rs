@@ -19,7 +19,6 @@ pub(super) fn design_fits(
     let Some(arms) = &exp.arms else {
         return Vec::new();
     };
-    let m = &exp.results.matrix;
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for spec in &arms.specs {
         if let (Some(d), Some(a)) = (&spec.design, exp.results.arm_index(&spec.arm)) {
@@ -27,130 +26,153 @@ pub(super) fn design_fits(
         }
     }
     let sets = removed_sets(exp);
-    let mut out = Vec::new();
-    for (design, runs) in groups {
-        // Only arms that remove a fixed set of units can be runs of a two-level design.
-        let runs: Vec<usize> = runs.into_iter().filter(|&a| sets[a].is_some()).collect();
-        let units: Vec<String> = runs
-            .iter()
-            .flat_map(|&a| sets[a].iter().flatten().cloned())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let k = units.len();
-        if k == 0 || runs.len() < 2 {
-            continue;
+    groups
+        .into_iter()
+        .filter_map(|(design, runs)| {
+            // Only arms that remove a fixed set of units can be runs of a two-level design.
+            let runs: Vec<usize> = runs.into_iter().filter(|&a| sets[a].is_some()).collect();
+            fit_design(exp, paired, design, &runs, &sets, warnings)
+        })
+        .collect()
+}
+
+/// One design's fit: main effects and two-factor interactions when the runs separate them,
+/// else main effects only (with a note), else nothing (with a warning). `None` also for fewer
+/// than two runs or two complete cases.
+fn fit_design(
+    exp: &Experiment,
+    paired: &Paired,
+    design: &str,
+    runs: &[usize],
+    sets: &[Option<BTreeSet<String>>],
+    warnings: &mut Vec<crate::warning::Warning>,
+) -> Option<DesignFit> {
+    let m = &exp.results.matrix;
+    let units: Vec<String> = runs
+        .iter()
+        .flat_map(|&a| sets[a].iter().flatten().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let k = units.len();
+    if k == 0 || runs.len() < 2 {
+        return None;
+    }
+    // The coded level of unit u in run a: −1 when the arm removes it, +1 when it keeps it.
+    let x = |a: usize, u: usize| {
+        if sets[a].as_ref().is_some_and(|s| s.contains(&units[u])) {
+            -1.0
+        } else {
+            1.0
         }
-        let x = |a: usize, u: usize| {
-            if sets[a].as_ref().is_some_and(|s| s.contains(&units[u])) {
-                -1.0
-            } else {
-                1.0
-            }
-        };
-        let mains: Vec<Vec<usize>> = (0..k).map(|u| vec![u]).collect();
-        let pairs: Vec<Vec<usize>> = (0..k)
-            .flat_map(|a| ((a + 1)..k).map(move |b| vec![a, b]))
-            .collect();
-        let try_fit = |terms: &[Vec<usize>]| -> Option<Vec<Vec<f64>>> {
-            // Columns: intercept + terms; rows: runs.
-            let row = |a: usize| -> Vec<f64> {
+    };
+    let mains: Vec<Vec<usize>> = (0..k).map(|u| vec![u]).collect();
+    let pairs: Vec<Vec<usize>> = (0..k)
+        .flat_map(|a| ((a + 1)..k).map(move |b| vec![a, b]))
+        .collect();
+    // Columns: intercept + terms; rows: runs.
+    let design_matrix = |terms: &[Vec<usize>]| -> Vec<Vec<f64>> {
+        runs.iter()
+            .map(|&a| {
                 std::iter::once(1.0)
                     .chain(terms.iter().map(|t| t.iter().map(|&u| x(a, u)).product()))
                     .collect()
-            };
-            let design: Vec<Vec<f64>> = runs.iter().map(|&a| row(a)).collect();
-            let p = terms.len() + 1;
-            if design.len() < p {
+            })
+            .collect()
+    };
+    let with_pairs: Vec<Vec<usize>> = mains.iter().chain(pairs.iter()).cloned().collect();
+    let (terms, solver, note) = match least_squares(&design_matrix(&with_pairs)) {
+        Some(a) => (with_pairs, a, None),
+        None => match least_squares(&design_matrix(&mains)) {
+            Some(a) => (
+                mains,
+                a,
+                Some("two-factor interactions are aliased in this design (resolution < V, or too few runs); main effects only, each possibly aliased with two-factor interactions".to_string()),
+            ),
+            None => {
+                warnings.push(crate::warning::Warning::new("interactions.design_not_estimable", format!(
+                    "design \"{design}\": its runs cannot separate the main effects of its {k} units; not fitted"
+                )));
                 return None;
             }
-            let xtx: Vec<Vec<f64>> = (0..p)
-                .map(|i| {
-                    (0..p)
-                        .map(|j| design.iter().map(|r| r[i] * r[j]).sum())
-                        .collect()
-                })
-                .collect();
-            let inv = crate::stats::linalg::invert_symmetric(&xtx)?;
-            // A = (X'X)⁻¹ X' : p × runs
-            Some(
-                (0..p)
-                    .map(|i| {
-                        design
-                            .iter()
-                            .map(|r| (0..p).map(|j| inv[i][j] * r[j]).sum())
-                            .collect()
-                    })
-                    .collect(),
-            )
-        };
-        let with_pairs: Vec<Vec<usize>> = mains.iter().chain(pairs.iter()).cloned().collect();
-        let (terms, solver, note) = match try_fit(&with_pairs) {
-            Some(a) => (with_pairs, a, None),
-            None => match try_fit(&mains) {
-                Some(a) => (
-                    mains.clone(),
-                    a,
-                    Some("two-factor interactions are aliased in this design (resolution < V, or too few runs); main effects only, each possibly aliased with two-factor interactions".to_string()),
-                ),
-                None => {
-                    warnings.push(crate::warning::Warning::new("interactions.design_not_estimable", format!(
-                        "design \"{design}\": its runs cannot separate the main effects of its {k} units; not fitted"
-                    )));
-                    continue;
-                }
-            },
-        };
-        let cases: Vec<(usize, usize)> = paired
-            .cases
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| runs.iter().all(|&a| m.present(**c, a)))
-            .map(|(p, c)| (p, *c))
-            .collect();
-        if cases.len() < 2 {
-            continue;
-        }
-        let unit_ids: Vec<u32> = cases.iter().map(|(p, _)| paired.unit[*p]).collect();
-        let effect = |t: usize| -> Effect {
-            let per_case: Vec<f64> = cases
-                .iter()
-                .map(|&(_, c)| {
-                    2.0 * moments::sum(
-                        runs.iter()
-                            .enumerate()
-                            .map(|(r, &a)| solver[t + 1][r] * m.mean[m.cell(c, a)]),
-                    )
-                })
-                .collect();
-            let (effect, se) = paired.mean_se(&per_case, &unit_ids);
-            Effect {
-                term: terms[t]
-                    .iter()
-                    .map(|&u| units[u].as_str())
-                    .collect::<Vec<_>>()
-                    .join(" × "),
-                effect,
-                se,
-            }
-        };
-        let all: Vec<Effect> = (0..terms.len()).map(effect).collect();
-        let (main_effects, two_factor): (Vec<Effect>, Vec<Effect>) = all
-            .into_iter()
-            .enumerate()
-            .partition(|(i, _)| terms[*i].len() == 1)
-            .map2();
-        out.push(DesignFit {
-            design: design.to_string(),
-            units,
-            runs: runs.len(),
-            cases: cases.len(),
-            main_effects,
-            two_factor,
-            note,
-        });
+        },
+    };
+    let cases: Vec<(usize, usize)> = paired
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| runs.iter().all(|&a| m.present(**c, a)))
+        .map(|(p, c)| (p, *c))
+        .collect();
+    if cases.len() < 2 {
+        return None;
     }
-    out
+    let unit_ids: Vec<u32> = cases.iter().map(|(p, _)| paired.unit[*p]).collect();
+    // Effect of term t per case: 2 · Σ_r A[t+1][r] · mean(case, run r); then its mean and SE.
+    let effect = |t: usize| -> Effect {
+        let per_case: Vec<f64> = cases
+            .iter()
+            .map(|&(_, c)| {
+                2.0 * moments::sum(
+                    runs.iter()
+                        .enumerate()
+                        .map(|(r, &a)| solver[t + 1][r] * m.mean[m.cell(c, a)]),
+                )
+            })
+            .collect();
+        let (effect, se) = paired.mean_se(&per_case, &unit_ids);
+        Effect {
+            term: terms[t]
+                .iter()
+                .map(|&u| units[u].as_str())
+                .collect::<Vec<_>>()
+                .join(" × "),
+            effect,
+            se,
+        }
+    };
+    let all: Vec<Effect> = (0..terms.len()).map(effect).collect();
+    let (main_effects, two_factor): (Vec<Effect>, Vec<Effect>) = all
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| terms[*i].len() == 1)
+        .map2();
+    Some(DesignFit {
+        design: design.to_string(),
+        units,
+        runs: runs.len(),
+        cases: cases.len(),
+        main_effects,
+        two_factor,
+        note,
+    })
+}
+
+/// The least-squares solver A = (X'X)⁻¹ X' (p × runs) of a design matrix X (runs × p); `None`
+/// when there are fewer runs than columns or X'X is singular (aliased terms).
+fn least_squares(design: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    let p = design.first().map_or(0, Vec::len);
+    if design.len() < p {
+        return None;
+    }
+    let xtx: Vec<Vec<f64>> = (0..p)
+        .map(|i| {
+            (0..p)
+                .map(|j| design.iter().map(|r| r[i] * r[j]).sum())
+                .collect()
+        })
+        .collect();
+    let inv = crate::stats::linalg::invert_symmetric(&xtx)?;
+    Some(
+        (0..p)
+            .map(|i| {
+                design
+                    .iter()
+                    .map(|r| (0..p).map(|j| inv[i][j] * r[j]).sum())
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// Drops the indices of a partitioned `(index, value)` pair of vectors.

@@ -361,6 +361,57 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
     }
     let f = fraction(&d, &tokens, removable_units(exp, units, sweep, false));
     let point = fraction(&d, &tokens, removable_units(exp, units, sweep, true));
+    warnings.extend(fraction_warnings(&f));
+    let n = paired.cases.len().max(1) as f64;
+    let value = f.value();
+
+    let production = reweight::production_strata(exp, &paired, opts.allow_unmeasured)?;
+    if let Some(p) = production.as_ref().filter(|p| p.unmeasured_share > 0.0) {
+        warnings.push(crate::warning::Warning::new("need.unmeasured_traffic", format!(
+            "{:.1}% of production traffic is in strata with no eval case; value_production leaves it out",
+            100.0 * p.unmeasured_share
+        )));
+    }
+    let value_production = production.as_ref().and_then(|p| {
+        let (num, _) = survey::post_stratified(&f.needed_case, &p.stratum, &p.share, None);
+        let (den, _) = survey::post_stratified(&f.total_case, &p.stratum, &p.share, None);
+        match (num, den) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        }
+    });
+    let oracle = exp
+        .manifest
+        .blocks
+        .iter()
+        .any(|b| b.need == NeedRule::ThroughGoldRank);
+    let by_block = by_block(&d, &f, &units.blocks(), n);
+    let headline = headline(&f, point.value(), oracle, sweep);
+    Ok(NeedOutput {
+        needed_tokens_mean: moments::mean(&f.needed_case),
+        total_tokens_mean: moments::mean(&f.total_case),
+        value,
+        value_production,
+        value_point: point.value(),
+        oracle,
+        oracle_note: oracle.then(|| ORACLE_NOTE.to_string()),
+        by_block,
+        removable_units: f.removable,
+        jointly_removable: f.jointly.into_iter().collect(),
+        forced_needed: f.restored,
+        restore_method: f.restore_method,
+        joint_cut_measured: f.joint_cut_measured,
+        headline,
+        cases: paired.cases.len(),
+        unmeasured_share: production.map(|p| p.unmeasured_share),
+        warnings,
+    })
+}
+
+/// Warnings about the fraction: units restored to needed because their measured cut was
+/// needed, and a joint cut that no arm measured.
+fn fraction_warnings(f: &Fraction) -> Vec<crate::warning::Warning> {
+    let mut warnings = Vec::new();
     if !f.restored.is_empty() {
         warnings.push(crate::warning::Warning::new("need.jointly_needed_restored", format!(
             "measured cuts of units need drops together were needed ({}): {} restored to needed, the fewest tokens that resolve them ({} search)",
@@ -386,31 +437,17 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
             f.jointly.iter().cloned().collect::<Vec<_>>().join(", ")
         )));
     }
-    let n = paired.cases.len().max(1) as f64;
-    let value = f.value();
+    warnings
+}
 
-    let production = reweight::production_strata(exp, &paired, opts.allow_unmeasured)?;
-    if let Some(p) = production.as_ref().filter(|p| p.unmeasured_share > 0.0) {
-        warnings.push(crate::warning::Warning::new("need.unmeasured_traffic", format!(
-            "{:.1}% of production traffic is in strata with no eval case; value_production leaves it out",
-            100.0 * p.unmeasured_share
-        )));
-    }
-    let value_production = production.as_ref().and_then(|p| {
-        let (num, _) = survey::post_stratified(&f.needed_case, &p.stratum, &p.share, None);
-        let (den, _) = survey::post_stratified(&f.total_case, &p.stratum, &p.share, None);
-        match (num, den) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        }
-    });
-    let oracle = exp
-        .manifest
-        .blocks
-        .iter()
-        .any(|b| b.need == NeedRule::ThroughGoldRank);
-    let blocks = units.blocks();
-    let by_block = blocks
+/// Per block, its mean needed and total tokens per case and its need rule.
+fn by_block(
+    d: &Dropping<'_>,
+    f: &Fraction,
+    blocks: &[String],
+    n: f64,
+) -> BTreeMap<String, BlockNeed> {
+    blocks
         .iter()
         .enumerate()
         .map(|(b, name)| {
@@ -426,8 +463,14 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
                 },
             )
         })
-        .collect();
-    let headline = format!(
+        .collect()
+}
+
+/// The one-line answer: the needed fraction, whether it is an oracle figure or assumes an
+/// untested joint cut, and the point-verdict figure beside it.
+fn headline(f: &Fraction, point: f64, oracle: bool, sweep: &SweepOutput) -> String {
+    let value = f.value();
+    format!(
         "{:.1}% of the context is needed{}{}; with the point verdicts it would be {:.1}%{}",
         100.0 * value,
         if oracle {
@@ -444,32 +487,13 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
                 f.jointly.iter().cloned().collect::<Vec<_>>().join(", ")
             )
         },
-        100.0 * point.value(),
+        100.0 * point,
         if sweep.family.procedure == "per-arm" {
             ""
         } else {
             " (need counts a unit removable only when its arm is confidently removable, family-wise)"
         }
-    );
-    Ok(NeedOutput {
-        needed_tokens_mean: moments::mean(&f.needed_case),
-        total_tokens_mean: moments::mean(&f.total_case),
-        value,
-        value_production,
-        value_point: point.value(),
-        oracle,
-        oracle_note: oracle.then(|| ORACLE_NOTE.to_string()),
-        by_block,
-        removable_units: f.removable,
-        jointly_removable: f.jointly.into_iter().collect(),
-        forced_needed: f.restored,
-        restore_method: f.restore_method,
-        joint_cut_measured: f.joint_cut_measured,
-        headline,
-        cases: paired.cases.len(),
-        unmeasured_share: production.map(|p| p.unmeasured_share),
-        warnings,
-    })
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::interval::Interval;
 use crate::error::Result;
 use crate::io::Experiment;
-use crate::io::watch_state::{Decided, RecordedDecision, STATE_FILE, StateFile};
+use crate::io::watch_state::{Decided, RecordedDecision, STATE_FILE, StateFile, WatchSettings};
 use crate::stats::estimate::CiMethod;
 use crate::stats::sequence::{ConfidenceSequence, projected_n};
 
@@ -23,131 +23,32 @@ pub fn watch(
     state: Option<&StateFile>,
 ) -> Result<WatchOutput> {
     check_bounds(exp)?;
-    let m = &exp.results.matrix;
-    let base = exp.baseline_index();
     let repeats = design_repeats(exp, opts.repeats);
     let (units, clustered) = unit_order(exp, opts.seed);
     let unit_name = if clustered { "cluster" } else { "case" };
     let arms = arm_columns(exp);
-    let k = arms.len().max(1);
-    let alpha_arm = opts.alpha / k as f64;
-    let span = exp.manifest.score_max - exp.manifest.score_min;
-    let thr = exp.manifest.threshold_drop;
-    let complete =
-        |c: usize, a: Option<usize>| a.is_some_and(|a| m.repeats[m.cell(c, a)] >= repeats);
-    let mut warnings = Vec::new();
+    let alpha_arm = opts.alpha / arms.len().max(1) as f64;
     let key = settings(exp, opts);
     let recorded = state.and_then(|f| f.decisions_for(&key));
-    if let Some(file) = state {
-        if file.legacy {
-            warnings.push(crate::warning::Warning::new("watch.legacy_state", format!(
-                "{STATE_FILE} was written by an earlier ablate that did not record the confidence level, repeats and arms of its decisions, so they are not used; this run records its own"
-            )));
-        }
-        for other in file.others(&key) {
-            warnings.push(crate::warning::Warning::new("watch.other_settings", format!(
-                "{STATE_FILE} also holds decisions made under other settings ({}); this run ({}) neither uses nor changes them",
-                other.describe(),
-                key.describe()
-            )));
-        }
-    }
-
+    let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key));
+    let walk = Walk {
+        exp,
+        units: &units,
+        repeats,
+        alpha: alpha_arm,
+    };
     let mut out = Vec::with_capacity(arms.len());
     let (mut waiting_max, mut waiting_arms) = (0usize, 0usize);
     for (label, a) in &arms {
-        let a = *a;
-        let mut cs = ConfidenceSequence::new(-span, span, alpha_arm);
-        let mut state = State::Continue;
-        let mut used = 0usize;
-        let mut cases = 0usize;
-        let mut decided_at = None;
-        let unit_complete = |unit: &Vec<usize>| {
-            unit.iter()
-                .all(|&c| complete(c, Some(base)) && complete(c, a))
-        };
-        for (u, unit) in units.iter().enumerate() {
-            let Some(a) = a.filter(|_| unit_complete(unit)) else {
-                let waiting = units[u..].iter().filter(|x| unit_complete(x)).count();
-                if waiting > 0 {
-                    waiting_max = waiting_max.max(waiting);
-                    waiting_arms += 1;
-                }
-                break;
-            };
-            let d = unit
-                .iter()
-                .map(|&c| m.mean[m.cell(c, base)] - m.mean[m.cell(c, a)])
-                .sum::<f64>()
-                / unit.len() as f64;
-            cs.push(d);
-            used += 1;
-            cases += unit.len();
-            let (lo, hi) = cs.bounds();
-            if lo >= thr {
-                state = State::Needed;
-            } else if hi < thr {
-                state = State::Removable;
-            }
-            if state != State::Continue {
-                decided_at = Some(used);
-                break;
-            }
+        let (mut seq, waiting) = walk.arm(label, *a);
+        if waiting > 0 {
+            waiting_max = waiting_max.max(waiting);
+            waiting_arms += 1;
         }
-        let (lower, upper) = cs.bounds();
-        let drop = cs.mean();
-        let (projected_units, units_still_needed) = match (state, drop) {
-            (State::Continue, Some(d)) => {
-                let cap = (units.len() as u64).saturating_mul(100).max(10_000);
-                let p = projected_n((d - thr).abs(), cs.variance(), 2.0 * span, alpha_arm, cap)
-                    .map(|p| p.max(used as u64 + 1));
-                (p, p.map(|p| p - used as u64))
-            }
-            _ => (None, None),
-        };
-        let mut seq = ArmSequence {
-            arm: label.clone(),
-            state,
-            units: used,
-            cases,
-            drop,
-            cs: Some(Interval {
-                low: lower,
-                high: upper,
-                level: 1.0 - alpha_arm,
-                method: CiMethod::ConfidenceSequence,
-            }),
-            decided_at,
-            projected_units,
-            units_still_needed,
-            recorded: false,
-        };
         if let Some(r) = recorded.and_then(|r| r.get(&seq.arm))
             && !opts.reopen
         {
-            let recorded_state = State::from_decided(r.state);
-            if seq.state != recorded_state || seq.decided_at != Some(r.units) {
-                warnings.push(crate::warning::Warning::new("watch.decision_kept", format!(
-                    "{}: decided {} at {} units in an earlier run, but this table gives {}; the earlier decision stands (the data under it changed?). Run with --reopen to decide again from this table",
-                    seq.arm,
-                    r.state.label(),
-                    r.units,
-                    match seq.decided_at {
-                        Some(n) => format!("{} at {n} units", seq.state.label()),
-                        None => "no decision".into(),
-                    }
-                )));
-            }
-            seq.state = recorded_state;
-            seq.decided_at = Some(r.units);
-            seq.cs = seq.cs.map(|cs| Interval {
-                low: r.lower,
-                high: r.upper,
-                ..cs
-            });
-            seq.projected_units = None;
-            seq.units_still_needed = None;
-            seq.recorded = true;
+            warnings.extend(keep_recorded(&mut seq, r));
         }
         if seq.state == State::Continue
             && let Some(p) = seq.projected_units
@@ -168,18 +69,10 @@ pub fn watch(
             unit = unit_name
         )));
     }
-    let main_calls: u64 = (0..m.n_cases)
-        .filter(|&c| !exp.cases.stress[c])
-        .map(|c| {
-            (0..m.n_arms)
-                .map(|a| u64::from(m.repeats[m.cell(c, a)]))
-                .sum::<u64>()
-        })
-        .sum();
     Ok(WatchOutput {
         method: "predictable-plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024), Bonferroni across arms",
         unit: unit_name,
-        threshold_drop: thr,
+        threshold_drop: exp.manifest.threshold_drop,
         alpha: opts.alpha,
         alpha_per_arm: alpha_arm,
         seed: opts.seed,
@@ -187,10 +80,159 @@ pub fn watch(
         score_min: exp.manifest.score_min,
         score_max: exp.manifest.score_max,
         units_available: units.len(),
-        calls_made: main_calls,
+        calls_made: main_calls(exp),
         arms: out,
         warnings,
     })
+}
+
+/// Warnings about the state file: written by an ablate that did not key its decisions, or
+/// holding decisions made under other settings.
+fn state_warnings(file: &StateFile, key: &WatchSettings) -> Vec<crate::warning::Warning> {
+    let mut warnings = Vec::new();
+    if file.legacy {
+        warnings.push(crate::warning::Warning::new("watch.legacy_state", format!(
+            "{STATE_FILE} was written by an earlier ablate that did not record the confidence level, repeats and arms of its decisions, so they are not used; this run records its own"
+        )));
+    }
+    for other in file.others(key) {
+        warnings.push(crate::warning::Warning::new("watch.other_settings", format!(
+            "{STATE_FILE} also holds decisions made under other settings ({}); this run ({}) neither uses nor changes them",
+            other.describe(),
+            key.describe()
+        )));
+    }
+    warnings
+}
+
+/// One arm's walk along the seeded unit order.
+struct Walk<'a> {
+    exp: &'a Experiment,
+    units: &'a [Vec<usize>],
+    /// Repeats a cell needs to count as complete.
+    repeats: u32,
+    /// The per-arm error rate α/K.
+    alpha: f64,
+}
+
+impl Walk<'_> {
+    /// Whether every case of `unit` has its repeats on the baseline and on arm `a`.
+    fn complete(&self, unit: &[usize], a: Option<usize>) -> bool {
+        let m = &self.exp.results.matrix;
+        let base = self.exp.baseline_index();
+        let done = |c: usize, a: usize| m.repeats[m.cell(c, a)] >= self.repeats;
+        a.is_some_and(|a| unit.iter().all(|&c| done(c, base) && done(c, a)))
+    }
+
+    /// The arm's sequence: each complete unit in order adds its mean paired drop
+    /// d_u = mean over its cases of (baseline − arm); the arm is needed once the lower bound
+    /// reaches the threshold, removable once the upper bound is below it. Stops at the first
+    /// incomplete unit, and returns the complete units waiting past it.
+    fn arm(&self, label: &str, a: Option<usize>) -> (ArmSequence, usize) {
+        let m = &self.exp.results.matrix;
+        let base = self.exp.baseline_index();
+        let thr = self.exp.manifest.threshold_drop;
+        let span = self.exp.manifest.score_max - self.exp.manifest.score_min;
+        let mut cs = ConfidenceSequence::new(-span, span, self.alpha);
+        let (mut state, mut used, mut cases, mut waiting) = (State::Continue, 0usize, 0usize, 0);
+        for (u, unit) in self.units.iter().enumerate() {
+            let Some(a) = a.filter(|_| self.complete(unit, a)) else {
+                waiting = self.units[u..]
+                    .iter()
+                    .filter(|x| self.complete(x, a))
+                    .count();
+                break;
+            };
+            let d = unit
+                .iter()
+                .map(|&c| m.mean[m.cell(c, base)] - m.mean[m.cell(c, a)])
+                .sum::<f64>()
+                / unit.len() as f64;
+            cs.push(d);
+            used += 1;
+            cases += unit.len();
+            let (lo, hi) = cs.bounds();
+            if lo >= thr {
+                state = State::Needed;
+            } else if hi < thr {
+                state = State::Removable;
+            }
+            if state != State::Continue {
+                break;
+            }
+        }
+        let (low, high) = cs.bounds();
+        let drop = cs.mean();
+        let (projected_units, units_still_needed) = match (state, drop) {
+            (State::Continue, Some(d)) => {
+                let cap = (self.units.len() as u64).saturating_mul(100).max(10_000);
+                let p = projected_n((d - thr).abs(), cs.variance(), 2.0 * span, self.alpha, cap)
+                    .map(|p| p.max(used as u64 + 1));
+                (p, p.map(|p| p - used as u64))
+            }
+            _ => (None, None),
+        };
+        let seq = ArmSequence {
+            arm: label.to_string(),
+            state,
+            units: used,
+            cases,
+            drop,
+            cs: Some(Interval {
+                low,
+                high,
+                level: 1.0 - self.alpha,
+                method: CiMethod::ConfidenceSequence,
+            }),
+            decided_at: (state != State::Continue).then_some(used),
+            projected_units,
+            units_still_needed,
+            recorded: false,
+        };
+        (seq, waiting)
+    }
+}
+
+/// Replaces the arm's sequence by its recorded decision (which stands unless `--reopen`), with a
+/// warning when this table would decide otherwise.
+fn keep_recorded(seq: &mut ArmSequence, r: &RecordedDecision) -> Option<crate::warning::Warning> {
+    let recorded_state = State::from_decided(r.state);
+    let warning = (seq.state != recorded_state || seq.decided_at != Some(r.units)).then(|| {
+        crate::warning::Warning::new("watch.decision_kept", format!(
+            "{}: decided {} at {} units in an earlier run, but this table gives {}; the earlier decision stands (the data under it changed?). Run with --reopen to decide again from this table",
+            seq.arm,
+            r.state.label(),
+            r.units,
+            match seq.decided_at {
+                Some(n) => format!("{} at {n} units", seq.state.label()),
+                None => "no decision".into(),
+            }
+        ))
+    });
+    seq.state = recorded_state;
+    seq.decided_at = Some(r.units);
+    seq.cs = seq.cs.map(|cs| Interval {
+        low: r.lower,
+        high: r.upper,
+        ..cs
+    });
+    seq.projected_units = None;
+    seq.units_still_needed = None;
+    seq.recorded = true;
+    warning
+}
+
+/// The calls made on the main set (stress cases excluded): every repeat of every cell.
+fn main_calls(exp: &Experiment) -> u64 {
+    let m = &exp.results.matrix;
+    (0..m.n_cases)
+        .filter(|&c| !exp.cases.stress[c])
+        .map(|c| {
+            (0..m.n_arms)
+                .map(|a| u64::from(m.repeats[m.cell(c, a)]))
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 /// The decisions of a watch, to record under its [`settings`].

@@ -267,97 +267,13 @@ pub fn finish(
         });
     }
     let overall = rates(&all, has_replay, clustered);
-
-    let mut by_stratum = Vec::new();
-    if !by.is_empty() {
-        let mut p = Vec::new();
-        for (key, c) in &strata {
-            let r = rates(c, has_replay, clustered);
-            let label = by
-                .iter()
-                .zip(key.iter())
-                .map(|(col, v)| format!("{col}={v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            // With spread, the normal approximation. Without (every request moved the same way,
-            // or one request), an exact sign test on the discordant requests: d ∈ {−1, 0, 1}, so
-            // Σd = pos − neg and Σd² = pos + neg. Every stratum with a replay stays in the family.
-            p.push(match (r.excess, r.se) {
-                (Some(e), Some(s)) if s > 0.0 => dist::p_one_sided_positive(e, s),
-                // With clusters the units are the clusters: 30 changed requests of one user are
-                // one observation, not 30.
-                (Some(_), _) if clustered => {
-                    dist::sign_test_greater(c.clusters_up, c.clusters_down)
-                }
-                (Some(_), _) => {
-                    let (d, d2) = (c.d(), c.d2 as i64);
-                    dist::sign_test_greater(((d2 + d) / 2) as u64, ((d2 - d) / 2) as u64)
-                }
-                _ => f64::NAN,
-            });
-            by_stratum.push(ShadowStratum {
-                stratum: label,
-                requests: c.requests,
-                changed_rate: r.changed,
-                noise_rate: r.noise,
-                excess_rate: r.excess,
-                se: r.se,
-                ci: r.excess.and_then(|e| Interval::normal(e, r.se, confidence)),
-                p_holm: None,
-                flagged: false,
-            });
-        }
-        let defined: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
-        let adjusted = dist::holm(&defined.iter().map(|&i| p[i]).collect::<Vec<_>>());
-        for (i, q) in defined.into_iter().zip(adjusted) {
-            by_stratum[i].p_holm = Some(q);
-            by_stratum[i].flagged = q < 1.0 - confidence;
-        }
-    }
-
-    // Tokens per variant over the complete requests where both logged them (a paired saving),
-    // with exact integer sums for the means.
-    let token_stats = |t: &TokenSums| -> Option<TokenStats> {
-        (t.n > 0).then(|| TokenStats {
-            mean: t.sum as f64 / t.n as f64,
-            p50: t.counts.quantile(0.5),
-            p95: t.counts.quantile(0.95),
-            p99: t.counts.quantile(0.99),
-        })
-    };
-    let (production, candidate) = (token_stats(&all.tokens[0]), token_stats(&all.tokens[1]));
-    let percentile_error = if production.is_some() {
-        all.tokens[0].counts.error_bound()
+    let by_stratum = if by.is_empty() {
+        Vec::new()
     } else {
-        None
+        stratum_rows(&strata, by, has_replay, clustered, confidence)
     };
-    let tokens = ShadowTokens {
-        saving_mean: production
-            .as_ref()
-            .zip(candidate.as_ref())
-            .map(|(p, c)| p.mean - c.mean),
-        production,
-        candidate,
-        percentile_error,
-    };
-    let score_delta = (all.score_n > 0).then(|| all.score_delta / all.score_n as f64);
-
-    let mut warnings = Vec::new();
-    if !has_replay {
-        warnings.push(crate::warning::Warning::new("shadow.no_replay", "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`",));
-    }
-    if incomplete > 0 {
-        warnings.push(crate::warning::Warning::new(
-            "shadow.incomplete_requests",
-            format!("{incomplete} requests lack a variant and are left out"),
-        ));
-    }
-    if let Some(e) = percentile_error {
-        warnings.push(crate::warning::Warning::new("shadow.binned_percentiles", format!(
-            "token percentiles come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): each is within {} of the exact value",
-            crate::text::percent(Some(e), 1)
-        )));
-    }
+    let tokens = token_summary(&all);
+    let warnings = warnings(has_replay, incomplete, tokens.percentile_error);
     let se_method = match &sums.cluster {
         Some(c) if clustered => format!(
             "Poisson bootstrap over clusters of `{c}` ({} replicates)",
@@ -378,8 +294,118 @@ pub fn finish(
         se_method,
         by_stratum,
         tokens,
-        score_delta,
+        score_delta: (all.score_n > 0).then(|| all.score_delta / all.score_n as f64),
         incomplete_requests: incomplete,
         warnings,
     })
+}
+
+/// One row per stratum, each flagged when its Holm-adjusted one-sided p-value (excess > 0) is
+/// below 1 − confidence. Every stratum with a replay stays in the family.
+fn stratum_rows(
+    strata: &BTreeMap<&Vec<String>, CellSums>,
+    by: &[String],
+    has_replay: bool,
+    clustered: bool,
+    confidence: f64,
+) -> Vec<ShadowStratum> {
+    let mut p = Vec::new();
+    let mut rows = Vec::new();
+    for (key, c) in strata {
+        let r = rates(c, has_replay, clustered);
+        p.push(stratum_p(&r, c, clustered));
+        rows.push(ShadowStratum {
+            stratum: by
+                .iter()
+                .zip(key.iter())
+                .map(|(col, v)| format!("{col}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            requests: c.requests,
+            changed_rate: r.changed,
+            noise_rate: r.noise,
+            excess_rate: r.excess,
+            se: r.se,
+            ci: r.excess.and_then(|e| Interval::normal(e, r.se, confidence)),
+            p_holm: None,
+            flagged: false,
+        });
+    }
+    let defined: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+    let adjusted = dist::holm(&defined.iter().map(|&i| p[i]).collect::<Vec<_>>());
+    for (i, q) in defined.into_iter().zip(adjusted) {
+        rows[i].p_holm = Some(q);
+        rows[i].flagged = q < 1.0 - confidence;
+    }
+    rows
+}
+
+/// A stratum's one-sided p-value that its excess is above 0. With spread, the normal
+/// approximation. Without (every request moved the same way, or one request), an exact sign
+/// test on the discordant requests: d ∈ {−1, 0, 1}, so Σd = pos − neg and Σd² = pos + neg.
+/// With clusters the units are the clusters: 30 changed requests of one user are one
+/// observation, not 30. NaN without a replay.
+fn stratum_p(r: &Rates, c: &CellSums, clustered: bool) -> f64 {
+    match (r.excess, r.se) {
+        (Some(e), Some(s)) if s > 0.0 => dist::p_one_sided_positive(e, s),
+        (Some(_), _) if clustered => dist::sign_test_greater(c.clusters_up, c.clusters_down),
+        (Some(_), _) => {
+            let (d, d2) = (c.d(), c.d2 as i64);
+            dist::sign_test_greater(((d2 + d) / 2) as u64, ((d2 - d) / 2) as u64)
+        }
+        _ => f64::NAN,
+    }
+}
+
+/// Tokens per variant over the complete requests where both logged them (a paired saving), with
+/// exact integer sums for the means.
+fn token_summary(all: &CellSums) -> ShadowTokens {
+    let token_stats = |t: &TokenSums| -> Option<TokenStats> {
+        (t.n > 0).then(|| TokenStats {
+            mean: t.sum as f64 / t.n as f64,
+            p50: t.counts.quantile(0.5),
+            p95: t.counts.quantile(0.95),
+            p99: t.counts.quantile(0.99),
+        })
+    };
+    let (production, candidate) = (token_stats(&all.tokens[0]), token_stats(&all.tokens[1]));
+    let percentile_error = if production.is_some() {
+        all.tokens[0].counts.error_bound()
+    } else {
+        None
+    };
+    ShadowTokens {
+        saving_mean: production
+            .as_ref()
+            .zip(candidate.as_ref())
+            .map(|(p, c)| p.mean - c.mean),
+        production,
+        candidate,
+        percentile_error,
+    }
+}
+
+/// The warnings: no replay rows, incomplete requests, binned percentiles.
+fn warnings(
+    has_replay: bool,
+    incomplete: u64,
+    percentile_error: Option<f64>,
+) -> Vec<crate::warning::Warning> {
+    let mut warnings = Vec::new();
+    if !has_replay {
+        warnings.push(crate::warning::Warning::new("shadow.no_replay", "no replay rows: the noise floor (production against itself) is unknown, so changed_rate cannot be separated from sampling noise; log a second production run as `replay`",));
+    }
+    if incomplete > 0 {
+        warnings.push(crate::warning::Warning::new(
+            "shadow.incomplete_requests",
+            format!("{incomplete} requests lack a variant and are left out"),
+        ));
+    }
+    if let Some(e) = percentile_error {
+        warnings.push(crate::warning::Warning::new("shadow.binned_percentiles", format!(
+            "token percentiles come from log-spaced bins ({BINS_PER_DOUBLING} per doubling): each is within {} of the exact value",
+            crate::text::percent(Some(e), 1)
+        )));
+    }
+    warnings
 }

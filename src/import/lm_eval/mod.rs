@@ -105,29 +105,7 @@ fn take_lines(
     by_hash: bool,
     imp: &mut Imported,
 ) -> Result<Option<Taken>> {
-    // Which filter each line belongs to: its `filter` key, else its position among the lines of
-    // the same doc (lm-eval writes all of filter 1, then all of filter 2, …).
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let mut without = 0usize;
-    let filter_names = f.run.filters.get(&f.task).cloned().unwrap_or_default();
-    let mut lines = Vec::new();
-    for (line_no, l) in &f.lines {
-        let doc = l.get("doc_id").map(|v| v.to_string()).unwrap_or_default();
-        let k = seen.entry(doc).or_insert(0);
-        let filter = match l.get("filter").and_then(Value::as_str) {
-            Some(name) => name.to_string(),
-            None => filter_names
-                .get(*k)
-                .cloned()
-                .unwrap_or_else(|| format!("#{}", *k + 1)),
-        };
-        *k += 1;
-        if l.get(metric).is_none() {
-            without += 1;
-            continue;
-        }
-        lines.push((*line_no, l, filter));
-    }
+    let (lines, without) = lines_by_filter(f, metric);
     if lines.is_empty() {
         imp.skipped.push(format!(
             "{}: task {} has no metric {metric}",
@@ -136,35 +114,7 @@ fn take_lines(
         ));
         return Ok(None);
     }
-    let filters: BTreeSet<&String> = lines.iter().map(|(_, _, f)| f).collect();
-    let list = |filters: &BTreeSet<&String>| {
-        filters
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let chosen_filter: Option<String> = match (&opts.filter, filters.len()) {
-        (_, 1) => None,
-        (Some(want), _) => {
-            if !filters.contains(want) {
-                return Err(Error::Usage(format!(
-                    "--filter {want}: {} has no such filter; filters: {}",
-                    f.path.display(),
-                    list(&filters)
-                )));
-            }
-            Some(want.clone())
-        }
-        (None, _) => {
-            return Err(Error::Usage(format!(
-                "{}: task {} writes one line per filter ({}); choose one with --filter",
-                f.path.display(),
-                f.task,
-                list(&filters)
-            )));
-        }
-    };
+    let chosen_filter = choose_filter(f, opts, &lines)?;
     let mut taken = Vec::new();
     let mut nonfinite_skipped = Vec::new();
     for (line_no, l, filter) in lines {
@@ -174,81 +124,11 @@ fn take_lines(
         let Some(v) = l.get(metric) else {
             continue;
         };
-        let bad = |value: String, problem: String, fix: &str| Error::BadValue {
-            path: f.path.clone(),
-            column: metric.to_string(),
-            row: Row(Some(line_no)),
-            value,
-            problem,
-            fix: fix.into(),
+        let Some(score) = line_score(f, metric, line_no, v, opts.skip_nonfinite)? else {
+            nonfinite_skipped.push(line_no);
+            continue;
         };
-        let score = match v {
-            Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-            Value::Bool(b) => f64::from(u8::from(*b)),
-            Value::Array(_) => {
-                return Err(bad(
-                    v.to_string(),
-                    format!(
-                        "`{metric}` is a corpus-level metric: lm-eval stores it per sample as [gold, pred] and computes it over the whole set, so a sample has no score of its own"
-                    ),
-                    "choose a per-sample metric with --score (e.g. acc or exact_match)",
-                ));
-            }
-            other => match nonfinite(other) {
-                Some(text) => {
-                    if opts.skip_nonfinite {
-                        nonfinite_skipped.push(line_no);
-                        continue;
-                    }
-                    return Err(bad(
-                        text.to_string(),
-                        "the score is not finite".into(),
-                        "fix the run, choose another metric with --score, or pass --skip-nonfinite to leave such samples out (they are reported)",
-                    ));
-                }
-                None => {
-                    return Err(bad(
-                        other.to_string(),
-                        "the score is not a number".into(),
-                        "choose a numeric metric with --score",
-                    ));
-                }
-            },
-        };
-        let text = |key: &str| l.get(key).and_then(Value::as_str).map(str::to_string);
-        let case_id = if by_hash {
-            text("doc_hash")
-        } else {
-            l.get("doc_id").map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-        };
-        let Some(case_id) = case_id else {
-            return Err(bad(
-                String::new(),
-                format!(
-                    "the line has no {}",
-                    if by_hash { "doc_hash" } else { "doc_id" }
-                ),
-                "give samples files written by lm-eval --log_samples",
-            ));
-        };
-        taken.push(TakenLine {
-            line_no,
-            score,
-            case_id,
-            doc_hash: text("doc_hash"),
-            prompt_hash: text("prompt_hash"),
-            strata: {
-                // doc_hash rides along as a case column: `import --into` pairs by it later.
-                let mut m = scalar_fields(l.get("doc"));
-                if let Some(h) = text("doc_hash") {
-                    m.insert("doc_hash".into(), h);
-                }
-                m
-            },
-        });
+        taken.push(taken_line(f, metric, line_no, l, score, by_hash)?);
     }
     if without > 0 {
         imp.skipped.push(format!(
@@ -275,6 +155,167 @@ fn take_lines(
         filter: chosen_filter,
         arm: String::new(),
     }))
+}
+
+/// The lines with the metric, each with its filter: its `filter` key, else its position among
+/// the lines of the same doc (lm-eval writes all of filter 1, then all of filter 2, …); and the
+/// number of lines without the metric.
+fn lines_by_filter<'a>(f: &'a File, metric: &str) -> (Vec<(usize, &'a Value, String)>, usize) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut without = 0usize;
+    let filter_names = f.run.filters.get(&f.task).cloned().unwrap_or_default();
+    let mut lines = Vec::new();
+    for (line_no, l) in &f.lines {
+        let doc = l.get("doc_id").map(|v| v.to_string()).unwrap_or_default();
+        let k = seen.entry(doc).or_insert(0);
+        let filter = match l.get("filter").and_then(Value::as_str) {
+            Some(name) => name.to_string(),
+            None => filter_names
+                .get(*k)
+                .cloned()
+                .unwrap_or_else(|| format!("#{}", *k + 1)),
+        };
+        *k += 1;
+        if l.get(metric).is_none() {
+            without += 1;
+            continue;
+        }
+        lines.push((*line_no, l, filter));
+    }
+    (lines, without)
+}
+
+/// The filter to take: none when the task has one, else `--filter`, which is required and must
+/// be one of the task's.
+fn choose_filter(
+    f: &File,
+    opts: &ImportOptions,
+    lines: &[(usize, &Value, String)],
+) -> Result<Option<String>> {
+    let filters: BTreeSet<&String> = lines.iter().map(|(_, _, f)| f).collect();
+    let list = filters
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match (&opts.filter, filters.len()) {
+        (_, 1) => Ok(None),
+        (Some(want), _) if filters.contains(want) => Ok(Some(want.clone())),
+        (Some(want), _) => Err(Error::Usage(format!(
+            "--filter {want}: {} has no such filter; filters: {list}",
+            f.path.display(),
+        ))),
+        (None, _) => Err(Error::Usage(format!(
+            "{}: task {} writes one line per filter ({list}); choose one with --filter",
+            f.path.display(),
+            f.task,
+        ))),
+    }
+}
+
+/// An error for the metric's value on one line.
+fn bad_line(
+    f: &File,
+    metric: &str,
+    line_no: usize,
+    value: String,
+    problem: String,
+    fix: &str,
+) -> Error {
+    Error::BadValue {
+        path: f.path.clone(),
+        column: metric.to_string(),
+        row: Row(Some(line_no)),
+        value,
+        problem,
+        fix: fix.into(),
+    }
+}
+
+/// A line's score: a number, or a boolean as 0 or 1. `None` for a non-finite score skipped with
+/// `--skip-nonfinite`; an error for a corpus metric (`[gold, pred]`), another non-finite score,
+/// or a value that is not a number.
+fn line_score(
+    f: &File,
+    metric: &str,
+    line_no: usize,
+    v: &Value,
+    skip_nonfinite: bool,
+) -> Result<Option<f64>> {
+    let bad = |value: String, problem: String, fix: &str| {
+        bad_line(f, metric, line_no, value, problem, fix)
+    };
+    match v {
+        Value::Number(n) => Ok(Some(n.as_f64().unwrap_or(f64::NAN))),
+        Value::Bool(b) => Ok(Some(f64::from(u8::from(*b)))),
+        Value::Array(_) => Err(bad(
+            v.to_string(),
+            format!(
+                "`{metric}` is a corpus-level metric: lm-eval stores it per sample as [gold, pred] and computes it over the whole set, so a sample has no score of its own"
+            ),
+            "choose a per-sample metric with --score (e.g. acc or exact_match)",
+        )),
+        other => match nonfinite(other) {
+            Some(_) if skip_nonfinite => Ok(None),
+            Some(text) => Err(bad(
+                text.to_string(),
+                "the score is not finite".into(),
+                "fix the run, choose another metric with --score, or pass --skip-nonfinite to leave such samples out (they are reported)",
+            )),
+            None => Err(bad(
+                other.to_string(),
+                "the score is not a number".into(),
+                "choose a numeric metric with --score",
+            )),
+        },
+    }
+}
+
+/// One scored line: its case id (doc_id, or doc_hash with `--case-from doc_hash`), its hashes,
+/// and its doc's scalar fields as case columns, with doc_hash among them (`import --into` pairs
+/// by it later).
+fn taken_line(
+    f: &File,
+    metric: &str,
+    line_no: usize,
+    l: &Value,
+    score: f64,
+    by_hash: bool,
+) -> Result<TakenLine> {
+    let text = |key: &str| l.get(key).and_then(Value::as_str).map(str::to_string);
+    let case_id = if by_hash {
+        text("doc_hash")
+    } else {
+        l.get("doc_id").map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
+    let Some(case_id) = case_id else {
+        return Err(bad_line(
+            f,
+            metric,
+            line_no,
+            String::new(),
+            format!(
+                "the line has no {}",
+                if by_hash { "doc_hash" } else { "doc_id" }
+            ),
+            "give samples files written by lm-eval --log_samples",
+        ));
+    };
+    let mut strata = scalar_fields(l.get("doc"));
+    if let Some(h) = text("doc_hash") {
+        strata.insert("doc_hash".into(), h);
+    }
+    Ok(TakenLine {
+        line_no,
+        score,
+        case_id,
+        doc_hash: text("doc_hash"),
+        prompt_hash: text("prompt_hash"),
+        strata,
+    })
 }
 
 /// Reads lm-evaluation-harness samples files.
