@@ -9,7 +9,21 @@
 //! A verb's options are not listed here: they are the fields of its `Args` struct in the command
 //! line, and `ablate schema --json` reads them from clap's own definition, so they cannot drift.
 
-use crate::export::spec::{self, TableSpec};
+use crate::analysis::check::CheckReport;
+use crate::analysis::context::ContextOutput;
+use crate::analysis::curve::CurveOutput;
+use crate::analysis::interactions::InteractionsOutput;
+use crate::analysis::need::NeedOutput;
+use crate::analysis::plan::PlanOutput;
+use crate::analysis::record::DecisionRecord;
+use crate::analysis::reweight::ReweightOutput;
+use crate::analysis::selector::SelectorOutput;
+use crate::analysis::sequential::{NextOutput, WatchOutput};
+use crate::analysis::shadow::ShadowOutput;
+use crate::analysis::stress::StressOutput;
+use crate::analysis::sweep::SweepOutput;
+use crate::analysis::variance::VarianceOutput;
+use crate::export::spec::{Export, TableSpec};
 
 /// One verb of the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -110,24 +124,24 @@ impl Verb {
 
     /// The tables `--export` writes for this verb (and the Python module returns as attributes).
     /// Empty for the verbs that write tables of their own (`simulate`, `import`: `--out`) or
-    /// print a query (`sql`); `report` writes every section's, see [`spec::report_sections`].
+    /// print a query (`sql`); `report` writes every section's, see [`crate::export::spec::report_sections`].
     pub fn tables(self) -> &'static [TableSpec] {
         match self {
-            Verb::Check => spec::CHECK,
-            Verb::Sweep => spec::SWEEP,
-            Verb::Variance => spec::VARIANCE,
-            Verb::Reweight => spec::REWEIGHT,
-            Verb::Stress => spec::STRESS,
-            Verb::Interactions => spec::INTERACTIONS,
-            Verb::Plan => spec::PLAN,
-            Verb::Need => spec::NEED,
-            Verb::Curve => spec::CURVE,
-            Verb::Selector => spec::SELECTOR,
-            Verb::Record => spec::RECORD,
-            Verb::Shadow => spec::SHADOW,
-            Verb::Context => spec::CONTEXT,
-            Verb::Watch => spec::WATCH,
-            Verb::Next => spec::NEXT,
+            Verb::Check => CheckReport::TABLES,
+            Verb::Sweep => SweepOutput::TABLES,
+            Verb::Variance => VarianceOutput::TABLES,
+            Verb::Reweight => ReweightOutput::TABLES,
+            Verb::Stress => StressOutput::TABLES,
+            Verb::Interactions => InteractionsOutput::TABLES,
+            Verb::Plan => PlanOutput::TABLES,
+            Verb::Need => NeedOutput::TABLES,
+            Verb::Curve => CurveOutput::TABLES,
+            Verb::Selector => SelectorOutput::TABLES,
+            Verb::Record => DecisionRecord::TABLES,
+            Verb::Shadow => ShadowOutput::TABLES,
+            Verb::Context => ContextOutput::TABLES,
+            Verb::Watch => WatchOutput::TABLES,
+            Verb::Next => NextOutput::TABLES,
             Verb::Report | Verb::Simulate | Verb::Import | Verb::Sql => &[],
         }
     }

@@ -279,27 +279,9 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             score: base_score,
             retention: (base_score > 0.0).then_some(1.0),
             // The baseline against itself: retention 1 exactly.
-            ci: Some(Interval {
-                low: 1.0,
-                high: 1.0,
-                level: cfg.confidence,
-                method: CiMethod::ExactBound,
-            }),
+            ci: Some(Interval::exact(1.0, cfg.confidence)),
         });
-        let min_budget = points
-            .iter()
-            .find(|p| p.retention.is_some_and(|r| r >= threshold))
-            .map(|p| p.budget_ratio);
-        let min_budget_confident = points
-            .iter()
-            .find(|p| p.ci.is_some_and(|i| i.low >= threshold))
-            .map(|p| p.budget_ratio);
-        curves.push(Curve {
-            selector,
-            points,
-            min_budget,
-            min_budget_confident,
-        });
+        curves.push(Curve::of(selector, points, threshold));
     }
 
     let cost = pricing.and_then(|price| cost(&curves, full_tokens?, price));
@@ -308,5 +290,27 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         selectors: curves,
         cost,
         warnings,
+    }
+}
+
+impl Curve {
+    /// A selector's curve from its points (budget order, the baseline last): the smallest budget
+    /// whose retention reaches the quality threshold, and the smallest whose interval's lower
+    /// bound does.
+    fn of(selector: String, points: Vec<CurvePoint>, threshold: f64) -> Curve {
+        let min_budget = points
+            .iter()
+            .find(|p| p.retention.is_some_and(|r| r >= threshold))
+            .map(|p| p.budget_ratio);
+        let min_budget_confident = points
+            .iter()
+            .find(|p| p.ci.is_some_and(|i| i.low >= threshold))
+            .map(|p| p.budget_ratio);
+        Curve {
+            selector,
+            points,
+            min_budget,
+            min_budget_confident,
+        }
     }
 }

@@ -44,7 +44,7 @@ use serde::Serialize;
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
-use crate::io::Experiment;
+use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::dist;
 use crate::stats::estimate::CiMethod;
@@ -365,13 +365,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let (lo, hi) = paired::score_bounds(m);
     let mut warnings = Vec::new();
 
-    let base_scores: Vec<f64> = paired
-        .cases
-        .iter()
-        .map(|&c| m.mean[m.cell(c, base)])
-        .collect();
-    let (base_score, base_se) = paired.mean_se(&base_scores, &paired.unit);
-
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
     let pairs: Vec<_> = arm_ids.iter().map(|&a| paired.arm(m, a)).collect();
     let draws = bootstrap_draws(&paired, &pairs, cfg);
@@ -392,12 +385,12 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         let units = Paired::distinct_units(&p.unit);
         let flat = est.ci_method == CiMethod::ExactBound;
         if flat {
-            warnings.push(crate::warning::Warning::new("sweep.no_spread", format!(
-                "arm \"{}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
-                exp.results.arms[a],
+            warnings.push(no_spread(
+                &exp.results.arms[a],
+                drop,
                 units,
-                if paired.clustered { "clusters" } else { "cases" }
-            )));
+                paired.clustered,
+            ));
         }
         let se = est.se;
         // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by the
@@ -415,12 +408,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         mcnemar_withheld |= binary;
         arms.push(SweepArm {
             arm: exp.results.arms[a].clone(),
-            removed: exp
-                .arms
-                .as_ref()
-                .and_then(|t| t.get(&exp.results.arms[a]))
-                .map(|s| s.removed.clone())
-                .unwrap_or_default(),
+            removed: removed_units(exp, &exp.results.arms[a]),
             block: block_of(exp, &exp.results.arms[a]),
             score: moments::mean(&p.arm),
             drop,
@@ -443,25 +431,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             n: p.pos.len(),
         });
     }
-    if paired.clustered && mcnemar_withheld {
-        warnings.push(crate::warning::Warning::new("sweep.mcnemar_with_clusters", "mcnemar_p is not reported: the cases come in clusters, and McNemar's test assumes independent pairs (p_holm uses the clustered se)",));
-    }
-    let few = arms
-        .iter()
-        .filter(|a| a.units < MIN_UNITS_TO_DECIDE)
-        .count();
-    if few > 0 {
-        warnings.push(crate::warning::Warning::new("sweep.too_few_units", format!(
-            "{few} arm(s) have fewer than {MIN_UNITS_TO_DECIDE} {}: too few to decide, so none of them is called confident whatever its interval",
-            if paired.clustered { "clusters" } else { "cases" }
-        )));
-    }
-    // Holm over the arms with a defined p-value.
-    let defined: Vec<usize> = (0..p_raw.len()).filter(|&i| !p_raw[i].is_nan()).collect();
-    let adjusted = dist::holm(&defined.iter().map(|&i| p_raw[i]).collect::<Vec<_>>());
-    for (i, p) in defined.into_iter().zip(adjusted) {
-        arms[i].p_holm = Some(p);
-    }
+    warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
+    set_holm(&mut arms, &p_raw);
 
     SweepOutput {
         set: exp.manifest.set.clone(),
@@ -476,11 +447,75 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         seed: cfg.seed,
         family: Family::new(family_size, cfg.confidence, cfg.per_arm),
         min_units: MIN_UNITS_TO_DECIDE,
-        baseline: BaselineScore {
-            score: base_score,
-            se: base_se,
-        },
+        baseline: BaselineScore::of(m, &paired),
         arms,
         warnings,
+    }
+}
+
+impl BaselineScore {
+    /// The baseline's mean score over the paired cases, with its (clustered) se.
+    fn of(m: &CaseMatrix, paired: &Paired) -> BaselineScore {
+        let scores: Vec<f64> = paired
+            .cases
+            .iter()
+            .map(|&c| m.mean[m.cell(c, paired.baseline)])
+            .collect();
+        let (score, se) = paired.mean_se(&scores, &paired.unit);
+        BaselineScore { score, se }
+    }
+}
+
+/// The units an arm removes, from the arms table (none without one).
+fn removed_units(exp: &Experiment, arm: &str) -> Vec<String> {
+    exp.arms
+        .as_ref()
+        .and_then(|t| t.get(arm))
+        .map(|s| s.removed.clone())
+        .unwrap_or_default()
+}
+
+/// The warning for an arm whose paired drops are all equal: no se, an exact-bound interval.
+fn no_spread(arm: &str, drop: f64, units: usize, clustered: bool) -> crate::warning::Warning {
+    crate::warning::Warning::new(
+        "sweep.no_spread",
+        format!(
+            "arm \"{arm}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
+            units,
+            if clustered { "clusters" } else { "cases" }
+        ),
+    )
+}
+
+/// Warnings over all arms: McNemar withheld with clusters, and arms with too few units to decide.
+fn sweep_warnings(
+    arms: &[SweepArm],
+    clustered: bool,
+    mcnemar_withheld: bool,
+) -> Vec<crate::warning::Warning> {
+    let mut warnings = Vec::new();
+    if clustered && mcnemar_withheld {
+        warnings.push(crate::warning::Warning::new("sweep.mcnemar_with_clusters", "mcnemar_p is not reported: the cases come in clusters, and McNemar's test assumes independent pairs (p_holm uses the clustered se)",));
+    }
+    let few = arms
+        .iter()
+        .filter(|a| a.units < MIN_UNITS_TO_DECIDE)
+        .count();
+    if few > 0 {
+        warnings.push(crate::warning::Warning::new("sweep.too_few_units", format!(
+            "{few} arm(s) have fewer than {MIN_UNITS_TO_DECIDE} {}: too few to decide, so none of them is called confident whatever its interval",
+            if clustered { "clusters" } else { "cases" }
+        )));
+    }
+    warnings
+}
+
+/// Holm's adjustment over the arms with a defined one-sided p-value (`p_raw`, NaN where
+/// undefined), into each arm's `p_holm`.
+fn set_holm(arms: &mut [SweepArm], p_raw: &[f64]) {
+    let defined: Vec<usize> = (0..p_raw.len()).filter(|&i| !p_raw[i].is_nan()).collect();
+    let adjusted = dist::holm(&defined.iter().map(|&i| p_raw[i]).collect::<Vec<_>>());
+    for (i, p) in defined.into_iter().zip(adjusted) {
+        arms[i].p_holm = Some(p);
     }
 }

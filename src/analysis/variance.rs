@@ -116,30 +116,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         let (mde, cases_needed) = if a == base {
             (None, None)
         } else {
-            let p = paired.arm(m, a);
-            let (_, se) = paired.mean_se(&p.drop, &p.unit);
-            let label = &exp.results.arms[a];
-            if estimate::no_variation(&p.drop) {
-                warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
-                    "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
-                )));
-                (None, None)
-            } else if let Some(se) = se {
-                // One variance for both: the se's, clustered when the cases are. Its per-case
-                // standard deviation is se·√n (the design effect included), so
-                // cases_needed = ⌈(multiplier·se·√n / threshold)²⌉ and at n = cases_needed the mde
-                // equals the threshold.
-                let sd = se * (p.drop.len() as f64).sqrt();
-                let needed = (threshold > 0.0)
-                    .then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
-                (Some(multiplier * se), needed)
-            } else {
-                warnings.push(crate::warning::Warning::new("variance.too_few_units", format!(
-                    "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
-                    if paired.clustered { "clusters" } else { "cases" }
-                )));
-                (None, None)
-            }
+            mde_and_cases_needed(exp, &paired, a, multiplier, &mut warnings)
         };
         arms.push(VarianceArm {
             arm: exp.results.arms[a].clone(),
@@ -182,5 +159,42 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
             .then(|| percentile::quantile(&needed, 0.5).ceil() as u64),
         arms,
         warnings,
+    }
+}
+
+/// An arm's minimum detectable effect (multiplier · se) and the cases that bring it down to the
+/// threshold; both undefined, with a warning, when the drops do not vary or the se is undefined.
+fn mde_and_cases_needed(
+    exp: &Experiment,
+    paired: &Paired,
+    a: usize,
+    multiplier: f64,
+    warnings: &mut Vec<crate::warning::Warning>,
+) -> (Option<f64>, Option<u64>) {
+    let m = &exp.results.matrix;
+    let threshold = exp.manifest.threshold_drop;
+    let p = paired.arm(m, a);
+    let (_, se) = paired.mean_se(&p.drop, &p.unit);
+    let label = &exp.results.arms[a];
+    if estimate::no_variation(&p.drop) {
+        warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
+            "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
+        )));
+        (None, None)
+    } else if let Some(se) = se {
+        // One variance for both: the se's, clustered when the cases are. Its per-case
+        // standard deviation is se·√n (the design effect included), so
+        // cases_needed = ⌈(multiplier·se·√n / threshold)²⌉ and at n = cases_needed the mde
+        // equals the threshold.
+        let sd = se * (p.drop.len() as f64).sqrt();
+        let needed =
+            (threshold > 0.0).then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
+        (Some(multiplier * se), needed)
+    } else {
+        warnings.push(crate::warning::Warning::new("variance.too_few_units", format!(
+            "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
+            if paired.clustered { "clusters" } else { "cases" }
+        )));
+        (None, None)
     }
 }

@@ -97,55 +97,18 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
             )));
         }
     };
-    let mut tables = BTreeMap::new();
-    for t in &args.tables {
-        let (name, source) = t.split_once('=').ok_or_else(|| {
-            Error::Usage(format!(
-                "--table {t}: write NAME=SOURCE, e.g. --table results=lake.evals.results"
-            ))
-        })?;
-        let reads = match args.verb.as_str() {
-            "shadow" => "shadow",
-            "context" => "context_log",
-            _ => "results",
-        };
-        if name != reads {
-            return Err(Error::Usage(format!(
-                "--table {name}=…: the {} query reads only `{reads}`; the experiment folder supplies the other tables",
-                args.verb
-            )));
-        }
-        tables.insert(name.to_string(), source.to_string());
-    }
-    let dialect = match args.dialect {
-        DialectArg::Duckdb => Dialect::DuckDb,
-        DialectArg::Spark => Dialect::Spark,
-        DialectArg::Trino => Dialect::Trino,
-        DialectArg::Bigquery => Dialect::BigQuery,
-        DialectArg::Polars => Dialect::Polars,
-    };
-    // The log's optional columns: from the folder's log when there is one, else all but
-    // --without.
-    let columns = |stem: &str| -> Result<Option<Vec<String>>> {
-        let Some(dir) = args.dir.as_ref().filter(|d| d.is_dir()) else {
-            return Ok(None);
-        };
-        Ok(match ablate::io::table::find(dir, stem)? {
-            Some(file) => Some(
-                ablate::io::table::schema(&file, &[])?
-                    .iter_names()
-                    .map(|n| n.to_string())
-                    .collect(),
-            ),
-            None => None,
-        })
-    };
+    let tables = table_sources(&args)?;
+    let dialect = Dialect::from(args.dialect);
     let stem = if args.verb == "context" {
         "context_log"
     } else {
         "shadow"
     };
-    let present = if log_verb { columns(stem)? } else { None };
+    let present = if log_verb {
+        log_columns(&args, stem)?
+    } else {
+        None
+    };
     let has = |c: &str| {
         !args.without.iter().any(|w| w == c)
             && present
@@ -159,26 +122,7 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
             args.replicates
         )));
     }
-    let optional: &[&str] = match args.verb.as_str() {
-        "shadow" => &["score", "tokens_in"],
-        "context" => &["step", "model_limit", "expected_output"],
-        _ => &[],
-    };
-    if let Some(w) = args
-        .without
-        .iter()
-        .find(|w| !optional.contains(&w.as_str()))
-    {
-        return Err(Error::Usage(format!(
-            "--without {w}: the {} query's optional columns are {}",
-            args.verb,
-            if optional.is_empty() {
-                "none (use --no-tokens for results without tokens_in)".to_string()
-            } else {
-                optional.join(", ")
-            }
-        )));
-    }
+    check_without(&args)?;
     sql::query(
         &args.verb,
         &SqlOptions {
@@ -201,6 +145,85 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
             },
         },
     )
+}
+
+/// The `--table NAME=SOURCE` overrides: the query reads one table, and only it may be named.
+fn table_sources(args: &SqlArgs) -> Result<BTreeMap<String, String>> {
+    let mut tables = BTreeMap::new();
+    for t in &args.tables {
+        let (name, source) = t.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "--table {t}: write NAME=SOURCE, e.g. --table results=lake.evals.results"
+            ))
+        })?;
+        let reads = match args.verb.as_str() {
+            "shadow" => "shadow",
+            "context" => "context_log",
+            _ => "results",
+        };
+        if name != reads {
+            return Err(Error::Usage(format!(
+                "--table {name}=…: the {} query reads only `{reads}`; the experiment folder supplies the other tables",
+                args.verb
+            )));
+        }
+        tables.insert(name.to_string(), source.to_string());
+    }
+    Ok(tables)
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(d: DialectArg) -> Dialect {
+        match d {
+            DialectArg::Duckdb => Dialect::DuckDb,
+            DialectArg::Spark => Dialect::Spark,
+            DialectArg::Trino => Dialect::Trino,
+            DialectArg::Bigquery => Dialect::BigQuery,
+            DialectArg::Polars => Dialect::Polars,
+        }
+    }
+}
+
+/// The log's columns, from the folder's log `stem` when there is one (`None` otherwise: then
+/// every optional column but `--without` is assumed).
+fn log_columns(args: &SqlArgs, stem: &str) -> Result<Option<Vec<String>>> {
+    let Some(dir) = args.dir.as_ref().filter(|d| d.is_dir()) else {
+        return Ok(None);
+    };
+    Ok(match ablate::io::table::find(dir, stem)? {
+        Some(file) => Some(
+            ablate::io::table::schema(&file, &[])?
+                .iter_names()
+                .map(|n| n.to_string())
+                .collect(),
+        ),
+        None => None,
+    })
+}
+
+/// `--without` names only the verb's optional columns.
+fn check_without(args: &SqlArgs) -> Result<()> {
+    let optional: &[&str] = match args.verb.as_str() {
+        "shadow" => &["score", "tokens_in"],
+        "context" => &["step", "model_limit", "expected_output"],
+        _ => &[],
+    };
+    if let Some(w) = args
+        .without
+        .iter()
+        .find(|w| !optional.contains(&w.as_str()))
+    {
+        return Err(Error::Usage(format!(
+            "--without {w}: the {} query's optional columns are {}",
+            args.verb,
+            if optional.is_empty() {
+                "none (use --no-tokens for results without tokens_in)".to_string()
+            } else {
+                optional.join(", ")
+            }
+        )));
+    }
+    Ok(())
 }
 
 impl super::VerbArgs for SqlArgs {

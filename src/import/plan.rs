@@ -69,28 +69,7 @@ impl Plan {
         check_observations(&imp.observations)?;
         imp.observations
             .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
-        let mut last: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-        for o in prior.map(|p| p.observations).unwrap_or_default() {
-            let r = last
-                .entry((o.arm.as_str(), o.case_id.as_str()))
-                .or_insert(0);
-            *r = (*r).max(o.order.1);
-        }
-        let mut repeats = Vec::with_capacity(imp.observations.len());
-        for (i, o) in imp.observations.iter().enumerate() {
-            let same = i > 0 && {
-                let p = &imp.observations[i - 1];
-                p.arm == o.arm && p.case_id == o.case_id
-            };
-            repeats.push(if same {
-                repeats[i - 1] + 1
-            } else {
-                last.get(&(o.arm.as_str(), o.case_id.as_str()))
-                    .copied()
-                    .unwrap_or(0)
-                    + 1
-            });
-        }
+        let repeats = repeat_numbers(&imp.observations, prior);
 
         let (baseline, baseline_choice, arms) = match prior {
             None => {
@@ -122,25 +101,7 @@ impl Plan {
                 "NOTHING TO COMPARE YET: the logs make one arm only (`{baseline}`), so `ablate check` refuses the folder until it holds an arm to compare. Import the arms' logs together with the baseline's, or name the arms of the files with --arm NAME=GLOB (e.g. --arm before='runs/before/**' --arm after='runs/after/**')"
             ));
         }
-        // The harness's pass/fail: a `passed` column when every row has one.
-        let with_flag = imp
-            .observations
-            .iter()
-            .filter(|o| o.passed.is_some())
-            .count();
-        let passed_column = with_flag == imp.observations.len();
-        if with_flag > 0 && !passed_column {
-            imp.notes.push(format!(
-                "{with_flag} of {} rows carry the harness's pass/fail and the others do not: no `passed` column is written, and score ≥ pass_mark decides passes",
-                imp.observations.len()
-            ));
-        }
-        let passed_disagreements = passed_column.then(|| {
-            imp.observations
-                .iter()
-                .filter(|o| o.passed != Some(o.score >= DEFAULT_PASS_MARK))
-                .count()
-        });
+        let (passed_column, passed_disagreements) = passed_flags(&mut imp);
         let strata = case_columns(&mut imp, opts)?;
         Ok(Plan {
             harness: harness.to_string(),
@@ -314,6 +275,60 @@ impl Plan {
             written,
         }
     }
+}
+
+/// Each (sorted) observation's repeat number: 1, 2, … within its (arm, case), after the repeats
+/// the experiment already holds when importing `--into` it.
+fn repeat_numbers(observations: &[Observation], prior: Option<&Prior<'_>>) -> Vec<i64> {
+    let mut last: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for o in prior.map(|p| p.observations).unwrap_or_default() {
+        let r = last
+            .entry((o.arm.as_str(), o.case_id.as_str()))
+            .or_insert(0);
+        *r = (*r).max(o.order.1);
+    }
+    let mut repeats = Vec::with_capacity(observations.len());
+    for (i, o) in observations.iter().enumerate() {
+        let same = i > 0 && {
+            let p = &observations[i - 1];
+            p.arm == o.arm && p.case_id == o.case_id
+        };
+        repeats.push(if same {
+            repeats[i - 1] + 1
+        } else {
+            last.get(&(o.arm.as_str(), o.case_id.as_str()))
+                .copied()
+                .unwrap_or(0)
+                + 1
+        });
+    }
+
+    repeats
+}
+
+/// The harness's pass/fail: a `passed` column when every row has one (with a note when only
+/// some do), and how many rows it decides otherwise than score ≥ the default pass mark.
+fn passed_flags(imp: &mut Imported) -> (bool, Option<usize>) {
+    // The harness's pass/fail: a `passed` column when every row has one.
+    let with_flag = imp
+        .observations
+        .iter()
+        .filter(|o| o.passed.is_some())
+        .count();
+    let passed_column = with_flag == imp.observations.len();
+    if with_flag > 0 && !passed_column {
+        imp.notes.push(format!(
+            "{with_flag} of {} rows carry the harness's pass/fail and the others do not: no `passed` column is written, and score ≥ pass_mark decides passes",
+            imp.observations.len()
+        ));
+    }
+    let passed_disagreements = passed_column.then(|| {
+        imp.observations
+            .iter()
+            .filter(|o| o.passed != Some(o.score >= DEFAULT_PASS_MARK))
+            .count()
+    });
+    (passed_column, passed_disagreements)
 }
 
 /// Case columns: the --strata fields, or every scalar metadata field every case has. Only

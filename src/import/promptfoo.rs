@@ -439,28 +439,10 @@ fn take_rows(
             errors += 1;
             continue;
         }
-        let value = match &named_choice {
-            None => row.get("score"),
-            Some(n) => row.get("namedScores").and_then(|m| m.get(n)),
-        };
-        let Some(value) = value else {
+        let Some(score) = row_score(f, i, row, named_choice)? else {
             without += 1;
             continue;
         };
-        let score = value
-            .as_f64()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| Error::BadValue {
-                path: f.path.clone(),
-                column: named_choice
-                    .as_ref()
-                    .map_or("score".into(), |n| format!("namedScores.{n}")),
-                row: Row(Some(i + 1)),
-                value: value.to_string(),
-                problem: "the score is not a finite number".into(),
-                fix: "check the assertions that produce it, or choose another score with --score"
-                    .into(),
-            })?;
         let (prompt, raw) = prompt_name(row);
         totals.raw_named += usize::from(raw);
         let mut arm = match &named_by_rule {
@@ -477,23 +459,21 @@ fn take_rows(
             arm = format!("{arm} | {}", provider_name(row));
         }
         arms.insert(arm.clone());
-        let tokens_in = row
-            .get("response")
-            .and_then(|r| r.get("tokenUsage"))
-            .and_then(|t| t.get("prompt"))
-            .and_then(Value::as_i64);
-        let strata = scalar_fields(
-            row.get("testCase")
-                .and_then(|t| t.get("metadata"))
-                .or_else(|| row.get("metadata")),
-        );
         imp.observations.push(Observation {
             case_id,
             arm,
             order: (rank, 0, position),
             score,
-            tokens_in,
-            strata,
+            tokens_in: row
+                .get("response")
+                .and_then(|r| r.get("tokenUsage"))
+                .and_then(|t| t.get("prompt"))
+                .and_then(Value::as_i64),
+            strata: scalar_fields(
+                row.get("testCase")
+                    .and_then(|t| t.get("metadata"))
+                    .or_else(|| row.get("metadata")),
+            ),
             source: format!("{}, row {}", f.path.display(), i + 1),
             passed: passed_of(row),
             file: f.path.display().to_string(),
@@ -529,6 +509,31 @@ fn take_rows(
         config: None,
     });
     Ok(())
+}
+
+/// A row's score: `score`, or with `--score NAME` its `namedScores.NAME`; `None` when the row
+/// has none, an error when it is not a finite number.
+fn row_score(f: &File, i: usize, row: &Value, named: Option<&str>) -> Result<Option<f64>> {
+    let value = match named {
+        None => row.get("score"),
+        Some(n) => row.get("namedScores").and_then(|m| m.get(n)),
+    };
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let score = value
+        .as_f64()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| Error::BadValue {
+            path: f.path.clone(),
+            column: named.map_or("score".into(), |n| format!("namedScores.{n}")),
+            row: Row(Some(i + 1)),
+            value: value.to_string(),
+            problem: "the score is not a finite number".into(),
+            fix: "check the assertions that produce it, or choose another score with --score"
+                .into(),
+        })?;
+    Ok(Some(score))
 }
 
 #[cfg(test)]

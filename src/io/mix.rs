@@ -50,39 +50,11 @@ impl Mix {
                 path: file.path.clone(),
                 column: "(a stratum column)".into(),
                 expected: "text, e.g. turns = single/multi",
-                found: schema
-                    .iter_names()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                found: column_names(&schema),
             });
         }
         let has_share = schema.get("share").is_some();
-        let has_count = schema.get("count").is_some();
-        let weight_col = match (has_share, has_count) {
-            (true, true) => {
-                return Err(Error::Unreadable {
-                    path: file.path.clone(),
-                    problem: "it has both `share` and `count` columns, and they could disagree"
-                        .into(),
-                    fix: "keep one of them: shares summing to 1, or raw counts".into(),
-                });
-            }
-            (true, false) => Col::req("share", Kind::Float),
-            (false, true) => Col::req("count", Kind::Int),
-            (false, false) => {
-                return Err(Error::MissingColumn {
-                    path: file.path.clone(),
-                    column: "share".into(),
-                    expected: "a number per stratum summing to 1 (or give `count` instead)",
-                    found: schema
-                        .iter_names()
-                        .map(|n| n.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
-        };
+        let weight_col = weight_column(file, &schema)?;
         let mut specs: Vec<Col> = columns
             .iter()
             .map(|c| Col::req(c.clone(), Kind::Str))
@@ -151,6 +123,36 @@ impl Mix {
             .map(|(c, v)| format!("{c}={v}"))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// The file's columns, for a message: `a, b, c`.
+fn column_names(schema: &polars::prelude::Schema) -> String {
+    schema
+        .iter_names()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The weight column: `share` or `count`, not both and not neither.
+fn weight_column(file: &TableFile, schema: &polars::prelude::Schema) -> Result<Col> {
+    let has_share = schema.get("share").is_some();
+    let has_count = schema.get("count").is_some();
+    match (has_share, has_count) {
+        (true, true) => Err(Error::Unreadable {
+            path: file.path.clone(),
+            problem: "it has both `share` and `count` columns, and they could disagree".into(),
+            fix: "keep one of them: shares summing to 1, or raw counts".into(),
+        }),
+        (true, false) => Ok(Col::req("share", Kind::Float)),
+        (false, true) => Ok(Col::req("count", Kind::Int)),
+        (false, false) => Err(Error::MissingColumn {
+            path: file.path.clone(),
+            column: "share".into(),
+            expected: "a number per stratum summing to 1 (or give `count` instead)",
+            found: column_names(schema),
+        }),
     }
 }
 

@@ -115,52 +115,10 @@ impl Experiment {
         if let (Some(arms), Some(units)) = (&arms, &units) {
             check_removed_units(arms, units)?;
         }
-        let results = match aggregates {
-            Some(file) => Results::from_aggregates(
-                &table::TableFile::at(file),
-                &cases,
-                manifest.pass_mark,
-                manifest
-                    .score_range_declared
-                    .then_some((manifest.score_min, manifest.score_max)),
-                arms.as_ref(),
-            )?,
-            None => Results::load(
-                &required(dir, "results", "one row per case × arm × repeat")?,
-                &cases,
-                manifest.pass_mark,
-                arms.as_ref(),
-            )?,
-        };
-        let baseline =
-            results
-                .arm_index(&manifest.baseline_arm)
-                .ok_or_else(|| Error::Manifest {
-                    path: manifest.path.clone(),
-                    key: "baseline_arm".into(),
-                    problem: format!(
-                        "\"{}\" names no arm in {}; arms found: {}",
-                        manifest.baseline_arm,
-                        results.path.display(),
-                        results.arms.join(", ")
-                    ),
-                    fix: "set baseline_arm to the label of the full-prompt arm".into(),
-                })?;
+        let results = load_results(dir, aggregates, &manifest, &cases, arms.as_ref())?;
+        let baseline = baseline_with_main_cases(&manifest, &results, &cases)?;
         if let Some(arms) = &arms {
             check_arms_cover_results(arms, &results, &manifest, &mut warnings)?;
-        }
-        let m = &results.matrix;
-        if !(0..m.n_cases).any(|c| !cases.stress[c] && m.present(c, baseline)) {
-            return Err(Error::BadValue {
-                path: results.path.clone(),
-                column: "arm".into(),
-                row: Row::none(),
-                value: format!("\"{}\"", manifest.baseline_arm),
-                problem: "the baseline arm has no results for any main-set case (stress = false)"
-                    .into(),
-                fix: "run the baseline on the main set; every comparison is paired against it"
-                    .into(),
-            });
         }
         check_arms_share_cases(&results, baseline, &manifest.baseline_arm)?;
         warnings.extend(result_warnings(&results, &cases, baseline));
@@ -225,6 +183,68 @@ impl Experiment {
             .arm_index(&self.manifest.baseline_arm)
             .unwrap_or_default()
     }
+}
+
+/// The results: the per-call table, or with `--from-aggregates` the per-cell sums.
+fn load_results(
+    dir: &Path,
+    aggregates: Option<&Path>,
+    manifest: &Manifest,
+    cases: &Cases,
+    arms: Option<&Arms>,
+) -> Result<Results> {
+    match aggregates {
+        Some(file) => Results::from_aggregates(
+            &table::TableFile::at(file),
+            cases,
+            manifest.pass_mark,
+            manifest
+                .score_range_declared
+                .then_some((manifest.score_min, manifest.score_max)),
+            arms,
+        ),
+        None => Results::load(
+            &required(dir, "results", "one row per case × arm × repeat")?,
+            cases,
+            manifest.pass_mark,
+            arms,
+        ),
+    }
+}
+
+/// The baseline arm's column: it must name an arm, with results on some main-set case (every
+/// comparison is paired against it).
+fn baseline_with_main_cases(
+    manifest: &Manifest,
+    results: &Results,
+    cases: &Cases,
+) -> Result<usize> {
+    let baseline = results
+        .arm_index(&manifest.baseline_arm)
+        .ok_or_else(|| Error::Manifest {
+            path: manifest.path.clone(),
+            key: "baseline_arm".into(),
+            problem: format!(
+                "\"{}\" names no arm in {}; arms found: {}",
+                manifest.baseline_arm,
+                results.path.display(),
+                results.arms.join(", ")
+            ),
+            fix: "set baseline_arm to the label of the full-prompt arm".into(),
+        })?;
+    let m = &results.matrix;
+    if !(0..m.n_cases).any(|c| !cases.stress[c] && m.present(c, baseline)) {
+        return Err(Error::BadValue {
+            path: results.path.clone(),
+            column: "arm".into(),
+            row: Row::none(),
+            value: format!("\"{}\"", manifest.baseline_arm),
+            problem: "the baseline arm has no results for any main-set case (stress = false)"
+                .into(),
+            fix: "run the baseline on the main set; every comparison is paired against it".into(),
+        });
+    }
+    Ok(baseline)
 }
 
 /// Refuses arms with results that share no case with the baseline: nothing of theirs can be

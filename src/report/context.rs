@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::context::ContextOutput;
+use crate::export::spec::Shape::{Map, One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Bar, Chart};
 use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, percent, thousands};
@@ -131,4 +133,45 @@ pub fn human(r: &ContextOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`ContextOutput`].
+impl Export for ContextOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "calls:i64 size_mean:f64=size.mean size_p50:f64=size.p50 size_p95:f64=size.p95 \
+             size_p99:f64=size.p99 size_max:f64=size.max hard_limit:f64 hard_limit_varies:bool \
+             utilisation:f64 overflow_rate:f64 soft_crossing_rate:f64 growth_per_step:f64 \
+             percentile_error:f64 policy_calls:i64=policy.calls \
+             policy_overflow_count:i64=policy.overflow_count \
+             policy_admitted_mean:f64=policy.admitted_mean \
+             policy_saving_mean:f64=policy.saving_mean",
+            "sizes against the hard limit, and the policy replay",
+        ),
+        t(
+            "composition",
+            "composition",
+            Map,
+            "source:str=@key share:f64=@value",
+            "share of all tokens by source",
+        ),
+        t(
+            "histogram",
+            "histogram",
+            Rows,
+            "lo:f64 hi:f64 calls:i64",
+            "call sizes",
+        ),
+        t(
+            "policy_evicted",
+            "policy.evicted_by_source",
+            Map,
+            "source:str=@key tokens_mean:f64=@value",
+            "mean tokens the replayed policy evicts per call, by source",
+        ),
+        WARNINGS,
+    ];
 }

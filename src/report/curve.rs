@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::curve::{Curve, CurveOutput};
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Chart, GREEN, GREY, Line, ORANGE};
 use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, thousands};
@@ -132,4 +134,41 @@ pub fn human(r: &CurveOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`CurveOutput`].
+impl Export for CurveOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "quality_threshold:f64",
+            "the retention target",
+        ),
+        t(
+            "selectors",
+            "selectors",
+            Rows,
+            "selector:str min_budget:f64 min_budget_confident:f64",
+            "one row per selector: the smallest budget that keeps quality",
+        ),
+        t(
+            "points",
+            "selectors[].points",
+            Rows,
+            "selector:str=^selector arm:str budget_ratio:f64 tokens:f64 score:f64 retention:f64 \
+             ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str",
+            "one row per (selector, budget)",
+        ),
+        t(
+            "cost",
+            "cost",
+            One,
+            "selector:str budget_ratio:f64 daily_full:f64 daily_at_min_budget:f64 \
+             savings_daily:f64 savings_monthly:f64 savings_percent:f64",
+            "dollars at the smallest budget (with pricing)",
+        ),
+        WARNINGS,
+    ];
 }

@@ -2,6 +2,8 @@
 
 use crate::analysis::decision::{Decision, DecisionArm};
 use crate::analysis::vocab::{Confidence, Verdict};
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, t};
 use crate::report::escape::Prose;
 use crate::report::text::{num, thousands};
 
@@ -248,4 +250,55 @@ fn comparison(mut p: Prose, d: &Decision) -> Prose {
         p = p.text(format!("• Worse: {}.\n", with_tokens(&d.keep)));
     }
     not_settled(p, d)
+}
+
+/// The columns of a decision arm (keep, cut, not settled).
+const DECISION_ARM: &str = "arm:str removed:list<str> drop:f64 tokens_removed:f64 reason:str \
+     cases_to_settle:i64 cases_to_settle_low:i64 cases_to_settle_high:i64 settleable:bool";
+
+/// The tables `--export` writes for [`Decision`].
+impl Export for Decision {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "comparison:bool family:str per_arm:bool tokens_saved:f64 cost_saved_per_day:f64 \
+             measured_cut_arm:str=measured_cut.arm measured_cut_units:list<str>=measured_cut.units",
+            "what a measured cut saves, and the family the verdicts hold in",
+        ),
+        t(
+            "joint_cut",
+            "joint_cut",
+            One,
+            "units:list<str> arm:str measured:bool drop:f64 ci_family_low:f64 ci_family_high:f64 \
+             ci_family_level:f64 ci_family_method:str verdict:str \
+             confidence:str cleared:bool open_on:list<str> components:list<str> \
+             tokens_removed:f64 cases_to_settle:i64",
+            "the one set of units to cut: measured together, or the arm to run to confirm it",
+        ),
+        t("cut", "cut", Rows, DECISION_ARM, "arms cleared to cut"),
+        t("keep", "keep", Rows, DECISION_ARM, "arms to keep"),
+        t(
+            "inconclusive",
+            "inconclusive",
+            Rows,
+            DECISION_ARM,
+            "arms not settled, with the cases that would settle them",
+        ),
+        t(
+            "flips",
+            "flips",
+            Rows,
+            "arm:str verdict_eval:str verdict_production:str",
+            "verdicts production weights reverse",
+        ),
+        t(
+            "interactions",
+            "interactions",
+            Rows,
+            "arm:str components:list<str> interaction:f64 kind:str where_lost:str",
+            "composed cuts that interact",
+        ),
+    ];
 }

@@ -3,7 +3,11 @@
 
 use std::fmt::Write;
 
-use crate::analysis::interactions::{Effect, InteractionVerdict, InteractionsOutput};
+use crate::analysis::interactions::{
+    Effect, InteractionVerdict, InteractionsOutput, ShapleyOutput,
+};
+use crate::export::spec::Shape::{Map, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Bar, Chart, GREY, ORANGE};
 use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::num;
@@ -186,28 +190,7 @@ pub fn human(r: &InteractionsOutput) -> String {
         s.push_str(&t.text());
     }
     if let Some(sh) = &r.shapley {
-        let _ = writeln!(
-            s,
-            "\nShapley values over the full factorial of {} units ({} cases): v(all) {:.3}, v(none) {:.3}",
-            sh.units.len(),
-            sh.cases,
-            sh.v_all,
-            sh.v_none
-        );
-        let mut t = Table::new(&["unit", "φ (score contributed)"]);
-        for (u, v) in &sh.values {
-            t.row(vec![u.clone(), signed(*v)]);
-        }
-        s.push_str(&t.text());
-        let mut t = Table::new(&["a", "b", "interaction index"]).align(1, Align::Left);
-        for p in &sh.interactions {
-            t.row(vec![p.a.clone(), p.b.clone(), signed(p.index)]);
-        }
-        s.push_str(&t.text());
-        let _ = writeln!(
-            s,
-            "(negative index: the two units substitute for each other — redundant copies of something)"
-        );
+        s.push_str(&shapley_text(sh));
     }
     for d in &r.designs {
         let _ = writeln!(
@@ -230,4 +213,91 @@ pub fn human(r: &InteractionsOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The Shapley values and interaction indexes, for a terminal.
+fn shapley_text(sh: &ShapleyOutput) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nShapley values over the full factorial of {} units ({} cases): v(all) {:.3}, v(none) {:.3}",
+        sh.units.len(),
+        sh.cases,
+        sh.v_all,
+        sh.v_none
+    );
+    let mut t = Table::new(&["unit", "φ (score contributed)"]);
+    for (u, v) in &sh.values {
+        t.row(vec![u.clone(), signed(*v)]);
+    }
+    s.push_str(&t.text());
+    let mut t = Table::new(&["a", "b", "interaction index"]).align(1, Align::Left);
+    for p in &sh.interactions {
+        t.row(vec![p.a.clone(), p.b.clone(), signed(p.index)]);
+    }
+    s.push_str(&t.text());
+    let _ = writeln!(
+        s,
+        "(negative index: the two units substitute for each other — redundant copies of something)"
+    );
+    s
+}
+
+/// The tables `--export` writes for [`InteractionsOutput`].
+impl Export for InteractionsOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "composed",
+            "composed",
+            Rows,
+            "arm:str removed:list<str> components:list<str> predicted_drop:f64 measured_drop:f64 \
+             predicted_score:f64 measured_score:f64 interaction:f64 se:f64 ci_low:f64 ci_high:f64 \
+             ci_level:f64 ci_method:str interaction_verdict:str lost_cases:i64 lost_only_jointly:i64 \
+             concentration:str n:i64 explicit_components:bool",
+            "one row per composed arm: measured against the sum of its parts",
+        ),
+        t(
+            "composed_lost_by_slice",
+            "composed[].lost_by_slice",
+            Map,
+            "arm:str=^arm slice:str=@key lost_cases:i64=@value",
+            "cases each composed arm loses, per slice",
+        ),
+        t(
+            "pairwise",
+            "pairwise",
+            Rows,
+            "a:str b:str arm:str interaction:f64 se:f64",
+            "one row per measured pair of units",
+        ),
+        t(
+            "shapley",
+            "shapley.values",
+            Map,
+            "unit:str=@key value:f64=@value",
+            "Shapley value per unit (full factorials only)",
+        ),
+        t(
+            "shapley_interactions",
+            "shapley.interactions",
+            Rows,
+            "a:str b:str index:f64",
+            "Shapley interaction index per pair",
+        ),
+        t(
+            "design_effects",
+            "designs[].main_effects",
+            Rows,
+            "design:str=^design term:str effect:f64 se:f64",
+            "main effects of each designed experiment",
+        ),
+        t(
+            "design_interactions",
+            "designs[].two_factor",
+            Rows,
+            "design:str=^design term:str effect:f64 se:f64",
+            "two-factor interactions of each designed experiment",
+        ),
+        WARNINGS,
+    ];
 }

@@ -12,6 +12,7 @@ pub mod escape;
 pub mod interactions;
 pub mod need;
 pub mod plan;
+pub mod record;
 pub mod reweight;
 pub mod section;
 pub mod selector;

@@ -3,6 +3,8 @@
 use std::fmt::Write;
 
 use crate::analysis::need::NeedOutput;
+use crate::export::spec::Shape::{Map, One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::section::{Align, Table};
 use crate::report::text::{percent, thousands};
 
@@ -83,4 +85,43 @@ pub fn human(r: &NeedOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`NeedOutput`].
+impl Export for NeedOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "value:f64 value_production:f64 value_point:f64 needed_tokens_mean:f64 \
+             total_tokens_mean:f64 oracle:bool oracle_note:str jointly_removable:list<str> \
+             joint_cut_measured:bool restore_method:str headline:str cases:i64 \
+             unmeasured_share:f64",
+            "the needed context fraction",
+        ),
+        t(
+            "by_block",
+            "by_block",
+            Map,
+            "block:str=@key needed_tokens_mean:f64=@value.needed_tokens_mean \
+             total_tokens_mean:f64=@value.total_tokens_mean rule:str=@value.rule",
+            "one row per block: needed against total tokens",
+        ),
+        t(
+            "removable_units",
+            "removable_units",
+            Map,
+            "unit:str=@key arm:str=@value",
+            "units a confidently removable measured arm shows removable, with that arm",
+        ),
+        t(
+            "forced_needed",
+            "forced_needed",
+            Rows,
+            "unit:str cut:str cut_drop:f64 tokens:f64",
+            "units restored to needed because a measured cut of them loses (the fewest tokens)",
+        ),
+        WARNINGS,
+    ];
 }

@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::analysis::plan::PlanOutput;
+use crate::analysis::plan::{FractionInfo, PlanOutput};
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, t};
 use crate::report::section::{Align, Table};
 use crate::report::text::thousands;
 
@@ -22,31 +24,7 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
         r.cost.map(|c| format!(", ${c:.2}")).unwrap_or_default()
     );
     if let Some(f) = &r.fraction {
-        let _ = writeln!(
-            s,
-            "\n{} resolution {} · generators {}",
-            f.name,
-            roman(f.resolution),
-            f.generators.join(", ")
-        );
-        let _ = writeln!(
-            s,
-            "defining relation: I = {}",
-            f.defining_relation.join(" = ")
-        );
-        let _ = writeln!(
-            s,
-            "factors: {}",
-            f.factors
-                .iter()
-                .map(|(l, u)| format!("{l} = {u}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let _ = writeln!(s, "aliases:");
-        for a in &f.aliases {
-            let _ = writeln!(s, "  {a}");
-        }
+        s.push_str(&fraction_text(f));
     }
     match (r.mde, r.sd) {
         (Some(mde), Some(sd)) => {
@@ -111,6 +89,37 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
     s
 }
 
+/// A fractional design: its name, resolution, generators, defining relation, factors and aliases.
+fn fraction_text(f: &FractionInfo) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n{} resolution {} · generators {}",
+        f.name,
+        roman(f.resolution),
+        f.generators.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "defining relation: I = {}",
+        f.defining_relation.join(" = ")
+    );
+    let _ = writeln!(
+        s,
+        "factors: {}",
+        f.factors
+            .iter()
+            .map(|(l, u)| format!("{l} = {u}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(s, "aliases:");
+    for a in &f.aliases {
+        let _ = writeln!(s, "  {a}");
+    }
+    s
+}
+
 fn roman(n: usize) -> String {
     match n {
         3 => "III".into(),
@@ -142,4 +151,37 @@ pub fn confirm_human(
         ));
     }
     s
+}
+
+/// The tables `--export` writes for [`PlanOutput`].
+impl Export for PlanOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "design:str design_label:str units:list<str> n_arms:i64 cases:i64 repeats:i64 calls:i64 \
+             tokens:f64 cost:f64 sd:f64 sd_source:str threshold_drop:f64 mde:f64 \
+             mde_main_effect:f64 cases_needed:i64 fraction:str=fraction.name \
+             resolution:i64=fraction.resolution generators:list<str>=fraction.generators \
+             aliases:list<str>=fraction.aliases \
+             sequential_calls_expected:i64=sequential.calls_expected \
+             sequential_saving:f64=sequential.saving",
+            "the design, its cost and power",
+        ),
+        t(
+            "sequential_arms",
+            "sequential.arms",
+            Rows,
+            "arm:str drop:f64 sd:f64 source:str cases:i64",
+            "with --sequential: the cases each arm's sequence is projected to read",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str removed:list<str> tokens_per_call:f64",
+            "one row per planned arm",
+        ),
+    ];
 }

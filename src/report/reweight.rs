@@ -5,6 +5,8 @@ use std::fmt::Write;
 
 use crate::analysis::reweight::{Method, ReweightArm, ReweightOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Bar, Chart, ForestRow, GREY, ORANGE, verdict_color};
 use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::{num, signed};
@@ -268,4 +270,44 @@ pub fn human(r: &ReweightOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`ReweightOutput`].
+impl Export for ReweightOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "strata:list<str> method:str effective_cases:f64 unmeasured_share:f64 threshold_drop:f64 \
+             cases:i64 known_coverage_gap:str unweighted_strata:list<str> \
+             baseline_score_eval:f64=baseline.score_eval \
+             baseline_score_production:f64=baseline.score_production \
+             baseline_se_production:f64=baseline.se_production \
+             baseline_ci_production_low:f64=baseline.ci_production_low \
+             baseline_ci_production_high:f64=baseline.ci_production_high \
+             baseline_ci_production_level:f64=baseline.ci_production_level \
+             baseline_ci_production_method:str=baseline.ci_production_method",
+            "the weighting and the baseline under production weights",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str drop_eval:f64 drop_production:f64 se_production:f64 ci_production_low:f64 \
+             ci_production_high:f64 ci_production_level:f64 ci_production_method:str verdict_eval:str \
+             verdict_production:str ci_production_family_low:f64 ci_production_family_high:f64 \
+             ci_production_family_level:f64 ci_production_family_method:str confidence_production:str \
+             flipped:bool flip_confident:bool",
+            "one row per arm: the drop on the set and under production weights",
+        ),
+        t(
+            "coverage",
+            "coverage",
+            Rows,
+            "stratum:str eval_cases:i64 eval_share:f64 production_share:f64 ratio:f64 status:str",
+            "one row per stratum (`column=value, …`): set share against production share",
+        ),
+        WARNINGS,
+    ];
 }

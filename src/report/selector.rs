@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::selector::SelectorOutput;
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, t};
 use crate::report::charts::{BLUE, Chart, Line, ORANGE};
 use crate::report::section::{Page, Section, Table};
 use crate::report::text::{fixed, num, percent, thousands};
@@ -93,4 +95,25 @@ pub fn human(r: &SelectorOutput) -> String {
         );
     }
     s
+}
+
+/// The tables `--export` writes for [`SelectorOutput`].
+impl Export for SelectorOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "full_tokens_mean:f64 oracle_saving_mean:f64 cases:i64",
+            "the full and oracle token counts",
+        ),
+        t(
+            "points",
+            "points",
+            Rows,
+            "threshold:f64 kept_tokens_mean:f64 saving_mean:f64 recovery:f64 gold_miss_rate:f64 \
+             measured_drop:f64 measured_arm:str",
+            "one row per reranker threshold",
+        ),
+    ];
 }

@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::sequential::{NextOutput, ReplayOutput, State, WatchOutput};
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::section::Table;
 use crate::report::text::{num, thousands};
 
@@ -154,4 +156,63 @@ pub fn replay_human(r: &ReplayOutput) -> String {
         let _ = writeln!(s, "warning: {warning}");
     }
     s
+}
+
+/// The tables `--export` writes for [`WatchOutput`].
+impl Export for WatchOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "method:str unit:str threshold_drop:f64 alpha:f64 alpha_per_arm:f64 seed:i64 repeats:i64 \
+             score_min:f64 score_max:f64 units_available:i64 calls_made:i64",
+            "the sequences' settings",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str state:str units:i64 cases:i64 drop:f64 cs_low:f64 cs_high:f64 cs_level:f64 \
+             cs_method:str decided_at:i64 \
+             projected_units:i64 units_still_needed:i64 recorded:bool",
+            "one row per arm: its confidence sequence now, and its state",
+        ),
+        WARNINGS,
+    ];
+}
+/// The tables `--export` writes for [`ReplayOutput`].
+impl Export for ReplayOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "method:str unit:str threshold_drop:f64 alpha:f64 seed:i64 repeats:i64 calls_full:i64 \
+             calls_sequential:i64 saving:f64 decided:i64 agreeing:i64 agreeing_confident:i64",
+            "the calls a sequential run would have made",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str state:str stopped_at:i64 cases:i64 full_verdict:str full_confidence:str \
+             agrees:bool",
+            "one row per arm: where it would have stopped, against the full run",
+        ),
+        WARNINGS,
+    ];
+}
+/// The tables `--export` writes for [`NextOutput`].
+impl Export for NextOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "calls",
+            "calls",
+            Rows,
+            "case_id:str arm:str repeat:i64",
+            "the batch: one row per call to make",
+        ),
+        WARNINGS,
+    ];
 }

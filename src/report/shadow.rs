@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::shadow::ShadowOutput;
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
 use crate::report::section::{Page, Section, Table};
 use crate::report::text::{num, percent, pval, thousands};
@@ -150,4 +152,37 @@ pub fn human(r: &ShadowOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`ShadowOutput`].
+impl Export for ShadowOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "requests:i64 changed_rate:f64 noise_rate:f64 excess_rate:f64 se:f64 ci_low:f64 \
+             ci_high:f64 ci_level:f64 ci_method:str confidence_level:f64 se_method:str score_delta:f64 incomplete_requests:i64 \
+             tokens_production_mean:f64=tokens.production.mean \
+             tokens_production_p50:f64=tokens.production.p50 \
+             tokens_production_p95:f64=tokens.production.p95 \
+             tokens_production_p99:f64=tokens.production.p99 \
+             tokens_candidate_mean:f64=tokens.candidate.mean \
+             tokens_candidate_p50:f64=tokens.candidate.p50 \
+             tokens_candidate_p95:f64=tokens.candidate.p95 \
+             tokens_candidate_p99:f64=tokens.candidate.p99 \
+             tokens_saving_mean:f64=tokens.saving_mean \
+             percentile_error:f64=tokens.percentile_error",
+            "changed answers above the replay noise floor, and tokens",
+        ),
+        t(
+            "by_stratum",
+            "by_stratum",
+            Rows,
+            "stratum:str requests:i64 changed_rate:f64 noise_rate:f64 excess_rate:f64 se:f64 \
+             ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str p_holm:f64 flagged:bool",
+            "one row per stratum (with --by)",
+        ),
+        WARNINGS,
+    ];
 }

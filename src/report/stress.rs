@@ -10,6 +10,8 @@ use crate::analysis::vocab::{Confidence, Verdict};
 fn confidence(c: Option<Confidence>) -> String {
     c.map_or("—".into(), |c| c.as_str().into())
 }
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, t};
 use crate::report::charts::{Chart, ForestRow, verdict_color};
 use crate::report::reweight::verdict;
 use crate::report::section::{Align, Page, Section, Table};
@@ -143,4 +145,27 @@ pub fn human(r: &StressOutput) -> String {
         );
     }
     s
+}
+
+/// The tables `--export` writes for [`StressOutput`].
+impl Export for StressOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "main_cases:i64 stress_cases:i64 threshold_drop:f64 stress_threshold_drop:f64",
+            "the two sets and their thresholds",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str drop_main:f64 se_main:f64 ci_main_low:f64 ci_main_high:f64 ci_main_level:f64 \
+             ci_main_method:str drop_stress:f64 se_stress:f64 ci_stress_low:f64 ci_stress_high:f64 \
+             ci_stress_level:f64 ci_stress_method:str verdict_main:str confidence_main:str verdict_stress:str \
+             confidence_stress:str clears_both:bool lost_stress:i64",
+            "one row per arm: main set against the stress slice",
+        ),
+    ];
 }

@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 use crate::analysis::sweep::SweepArm;
 use crate::analysis::sweep::SweepOutput;
+use crate::export::spec::Shape::{Map, One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Bar, Chart, ForestRow, GREY, verdict_color};
 use crate::report::section::{Align, Page, Section, Table};
 use crate::report::text::{num, percent_level, pval, thousands};
@@ -57,40 +59,7 @@ fn per_arm(s: &SweepOutput) -> bool {
 /// The report's sections: drop per arm with its interval (a forest plot centred on the threshold,
 /// largest drop first; arms in `flipped` are marked), and churn per arm.
 pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
-    // Grouped by block (the block with the largest drop first; arms without one last), largest
-    // drop first within each.
-    let mut arms: Vec<&SweepArm> = s.arms.iter().filter(|a| a.arm != s.baseline_arm).collect();
-    let top = |block: &Option<String>| {
-        arms.iter()
-            .filter(|a| &a.block == block)
-            .map(|a| a.drop)
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let mut order: Vec<(Option<String>, f64)> = Vec::new();
-    for a in &arms {
-        if !order.iter().any(|(b, _)| *b == a.block) {
-            order.push((a.block.clone(), top(&a.block)));
-        }
-    }
-    order.sort_by(|x, y| x.0.is_none().cmp(&y.0.is_none()).then(y.1.total_cmp(&x.1)));
-    let rank = |b: &Option<String>| order.iter().position(|(o, _)| o == b).unwrap_or(0);
-    arms.sort_by(|a, b| {
-        rank(&a.block)
-            .cmp(&rank(&b.block))
-            .then(b.drop.total_cmp(&a.drop))
-    });
-    let mut previous: Option<&Option<String>> = None;
-    let labels: Vec<String> = arms
-        .iter()
-        .map(|a| {
-            let first = previous != Some(&a.block);
-            previous = Some(&a.block);
-            match (&a.block, first) {
-                (Some(b), true) => format!("[{b}] {}", a.arm),
-                _ => a.arm.clone(),
-            }
-        })
-        .collect();
+    let (arms, labels) = arms_by_block(s);
     let mut out = vec![Section {
         name: Page::Drops,
         title: "Drop per arm, with its confidence interval".into(),
@@ -133,6 +102,51 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
         },
         table: drops_table(s),
     }];
+    out.extend(churn_section(s));
+    out
+}
+
+/// The arms but the baseline grouped by block (the block with the largest drop first; arms
+/// without one last), largest drop first within each; and their chart labels, "[block] arm" on
+/// the first arm of each group.
+fn arms_by_block(s: &SweepOutput) -> (Vec<&SweepArm>, Vec<String>) {
+    let mut arms: Vec<&SweepArm> = s.arms.iter().filter(|a| a.arm != s.baseline_arm).collect();
+    let top = |block: &Option<String>| {
+        arms.iter()
+            .filter(|a| &a.block == block)
+            .map(|a| a.drop)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let mut order: Vec<(Option<String>, f64)> = Vec::new();
+    for a in &arms {
+        if !order.iter().any(|(b, _)| *b == a.block) {
+            order.push((a.block.clone(), top(&a.block)));
+        }
+    }
+    order.sort_by(|x, y| x.0.is_none().cmp(&y.0.is_none()).then(y.1.total_cmp(&x.1)));
+    let rank = |b: &Option<String>| order.iter().position(|(o, _)| o == b).unwrap_or(0);
+    arms.sort_by(|a, b| {
+        rank(&a.block)
+            .cmp(&rank(&b.block))
+            .then(b.drop.total_cmp(&a.drop))
+    });
+    let mut previous: Option<&Option<String>> = None;
+    let labels: Vec<String> = arms
+        .iter()
+        .map(|a| {
+            let first = previous != Some(&a.block);
+            previous = Some(&a.block);
+            match (&a.block, first) {
+                (Some(b), true) => format!("[{b}] {}", a.arm),
+                _ => a.arm.clone(),
+            }
+        })
+        .collect();
+    (arms, labels)
+}
+
+/// The churn chart and table, when some arm has churn.
+fn churn_section(s: &SweepOutput) -> Option<Section> {
     let mut t = Table::new(&["arm", "churn"]);
     let mut bars = Vec::new();
     for arm in &s.arms {
@@ -146,26 +160,23 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
             });
         }
     }
-    if !bars.is_empty() {
-        out.push(Section {
-            name: Page::Churn,
-            title: "Churn per arm: cases whose pass/fail changes between repeats".into(),
-            note: s.churn_baseline.map_or(String::new(), |c| {
-                format!("The baseline's churn ({c} cases) is the noise floor of lost cases.")
-            }),
-            chart: Chart::Bars {
-                title: "Churn per arm".into(),
-                x_desc: "cases".into(),
-                bars,
-                marks: s
-                    .churn_baseline
-                    .map(|c| vec![(c as f64, format!("baseline churn {c}"))])
-                    .unwrap_or_default(),
-            },
-            table: t,
-        });
-    }
-    out
+    (!bars.is_empty()).then(|| Section {
+        name: Page::Churn,
+        title: "Churn per arm: cases whose pass/fail changes between repeats".into(),
+        note: s.churn_baseline.map_or(String::new(), |c| {
+            format!("The baseline's churn ({c} cases) is the noise floor of lost cases.")
+        }),
+        chart: Chart::Bars {
+            title: "Churn per arm".into(),
+            x_desc: "cases".into(),
+            bars,
+            marks: s
+                .churn_baseline
+                .map(|c| vec![(c as f64, format!("baseline churn {c}"))])
+                .unwrap_or_default(),
+        },
+        table: t,
+    })
 }
 
 /// Renders the sweep for a terminal.
@@ -255,4 +266,40 @@ pub fn human(r: &SweepOutput) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// The tables `--export` writes for [`SweepOutput`].
+impl Export for SweepOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "set:str baseline_arm:str threshold_drop:f64 cases:i64 repeats:i64 churn_baseline:i64 \
+             clusters:i64 confidence_level:f64 bootstrap:i64 seed:i64 min_units:i64 \
+             family_size:i64=family.size family_level_per_arm:f64=family.level_per_arm \
+             family_procedure:str=family.procedure family_note:str=family.note \
+             baseline_score:f64=baseline.score baseline_se:f64=baseline.se",
+            "the baseline and the run's settings",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str removed:list<str> block:str score:f64 drop:f64 se:f64 ci_low:f64 ci_high:f64 \
+             ci_level:f64 ci_method:str ci_family_low:f64 ci_family_high:f64 ci_family_level:f64 \
+             ci_family_method:str units:i64 rho:f64 p_holm:f64 \
+             mcnemar_p:f64 verdict:str confidence:str tokens_removed:f64 lost_cases:i64 \
+             gained_cases:i64 churn:i64 missing_cases:i64 n:i64",
+            "one row per arm: the paired drop against the baseline, its CI and verdict",
+        ),
+        t(
+            "lost_by_slice",
+            "arms[].lost_by_slice",
+            Map,
+            "arm:str=^arm slice:str=@key lost_cases:i64=@value",
+            "cases each arm loses, per slice",
+        ),
+        WARNINGS,
+    ];
 }

@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::variance::VarianceOutput;
+use crate::export::spec::Shape::{One, Rows};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::section::Table;
 use crate::report::text::num;
 use crate::report::text::thousands;
@@ -86,4 +88,27 @@ pub fn human(r: &VarianceOutput) -> String {
         }
     }
     s
+}
+
+/// The tables `--export` writes for [`VarianceOutput`].
+impl Export for VarianceOutput {
+    const TABLES: &'static [TableSpec] = &[
+        t(
+            "summary",
+            "",
+            One,
+            "threshold_drop:f64 confidence_level:f64 power:f64 cases:i64 typical_mde:f64 \
+             typical_cases_needed:i64",
+            "power settings and the typical arm",
+        ),
+        t(
+            "arms",
+            "arms",
+            Rows,
+            "arm:str within_case_var:f64 case_means_var:f64 between_case_var:f64 \
+             repeat_noise_share:f64 churn:i64 mde:f64 cases_needed:i64 repeats_mean:f64 n:i64",
+            "one row per arm: variance components, minimum detectable drop, cases needed",
+        ),
+        WARNINGS,
+    ];
 }

@@ -165,65 +165,82 @@ fn pick(rng: &mut ChaCha8Rng, candidates: &[usize], share: f64, at_least_one: bo
 /// Generates the main cases and the stress slice.
 pub fn cases(seed: u64, n_main: usize, n_stress: usize) -> Vec<SimCase> {
     let units = units();
-    let unit_index = |name: &str| units.iter().position(|u| u.0 == name).unwrap_or(0);
     let mut rng = stream(seed, 1);
     let mut out = Vec::with_capacity(n_main + n_stress);
     for (stress, n) in [(false, n_main), (true, n_stress)] {
-        let slice_shares: Vec<(&'static str, f64)> = SLICES
-            .iter()
-            .map(|(s, main, st)| (*s, if stress { *st } else { *main }))
-            .collect();
-        let slices = quota(&mut rng, n, &slice_shares);
-        let multi = if stress { MULTI_TURN.1 } else { MULTI_TURN.0 };
-        let turns = quota(&mut rng, n, &[("multi", multi), ("single", 1.0 - multi)]);
-        let gold = quota(&mut rng, n, GOLD_RANK);
-        let kinds = quota(&mut rng, n, &[(0u8, 0.882), (1u8, 0.11), (2u8, 0.008)]);
-        let mut ticket = 0usize;
-        for i in 0..n {
-            if i == 0 || rng.random::<f64>() > 0.2 {
-                ticket += 1;
-            }
-            let theta = match kinds[i] {
-                0 => 5.5 + 0.7 * normal(&mut rng),
-                1 => -3.5 + 0.7 * normal(&mut rng),
-                _ => 0.8 * normal(&mut rng),
-            };
-            let mut unit_tokens: Vec<f64> = units.iter().map(|u| u.2).collect();
-            for (k, u) in units.iter().enumerate() {
-                if u.1 == "passages" {
-                    unit_tokens[k] = (1960.0 + 300.0 * normal(&mut rng))
-                        .clamp(600.0, 3200.0)
-                        .round();
-                } else if u.1 == "conversation" {
-                    unit_tokens[k] = (900.0 + 250.0 * normal(&mut rng))
-                        .clamp(150.0, 1800.0)
-                        .round();
-                }
-            }
-            let mut reranker = [0.0; 5];
-            for (r, score) in reranker.iter_mut().enumerate() {
-                let is_gold = gold[i] == Some(r as i64 + 1);
-                let x = if is_gold { 1.6 } else { -0.3 } + 0.9 * normal(&mut rng);
-                *score = (sigmoid(x) * 1000.0).round() / 1000.0;
-            }
-            let prefix = if stress { "s" } else { "c" };
-            out.push(SimCase {
-                id: format!("{prefix}{:04}", i + 1),
-                slice: slices[i],
-                turns: turns[i],
-                gold_rank: gold[i],
-                cluster: format!("{}t{:04}", prefix, ticket),
-                stress,
-                theta,
-                easy: kinds[i] == 0,
-                facts: Vec::new(),
-                unit_tokens,
-                reranker,
-            });
-        }
+        draw_part(&mut rng, &units, stress, n, &mut out);
     }
+    add_facts(seed, &units, &mut out);
+    out
+}
 
-    // Facts, allocated by quota within each part (main, stress) so the story holds for any seed.
+/// The main set's or the stress set's `n` cases: slices, turns, gold ranks and kinds by quota,
+/// tickets (a new one with probability 0.8), ability θ by kind, token counts per unit and
+/// reranker scores.
+fn draw_part(
+    rng: &mut ChaCha8Rng,
+    units: &[(String, &'static str, f64, Option<i64>)],
+    stress: bool,
+    n: usize,
+    out: &mut Vec<SimCase>,
+) {
+    let slice_shares: Vec<(&'static str, f64)> = SLICES
+        .iter()
+        .map(|(s, main, st)| (*s, if stress { *st } else { *main }))
+        .collect();
+    let slices = quota(rng, n, &slice_shares);
+    let multi = if stress { MULTI_TURN.1 } else { MULTI_TURN.0 };
+    let turns = quota(rng, n, &[("multi", multi), ("single", 1.0 - multi)]);
+    let gold = quota(rng, n, GOLD_RANK);
+    let kinds = quota(rng, n, &[(0u8, 0.882), (1u8, 0.11), (2u8, 0.008)]);
+    let mut ticket = 0usize;
+    for i in 0..n {
+        if i == 0 || rng.random::<f64>() > 0.2 {
+            ticket += 1;
+        }
+        let theta = match kinds[i] {
+            0 => 5.5 + 0.7 * normal(rng),
+            1 => -3.5 + 0.7 * normal(rng),
+            _ => 0.8 * normal(rng),
+        };
+        let mut unit_tokens: Vec<f64> = units.iter().map(|u| u.2).collect();
+        for (k, u) in units.iter().enumerate() {
+            if u.1 == "passages" {
+                unit_tokens[k] = (1960.0 + 300.0 * normal(rng)).clamp(600.0, 3200.0).round();
+            } else if u.1 == "conversation" {
+                unit_tokens[k] = (900.0 + 250.0 * normal(rng)).clamp(150.0, 1800.0).round();
+            }
+        }
+        let mut reranker = [0.0; 5];
+        for (r, score) in reranker.iter_mut().enumerate() {
+            let is_gold = gold[i] == Some(r as i64 + 1);
+            let x = if is_gold { 1.6 } else { -0.3 } + 0.9 * normal(rng);
+            *score = (sigmoid(x) * 1000.0).round() / 1000.0;
+        }
+        let prefix = if stress { "s" } else { "c" };
+        out.push(SimCase {
+            id: format!("{prefix}{:04}", i + 1),
+            slice: slices[i],
+            turns: turns[i],
+            gold_rank: gold[i],
+            cluster: format!("{}t{:04}", prefix, ticket),
+            stress,
+            theta,
+            easy: kinds[i] == 0,
+            facts: Vec::new(),
+            unit_tokens,
+            reranker,
+        });
+    }
+}
+
+/// Facts, allocated by quota within each part (main, stress) so the story holds for any seed.
+fn add_facts(
+    seed: u64,
+    units: &[(String, &'static str, f64, Option<i64>)],
+    out: &mut Vec<SimCase>,
+) {
+    let unit_index = |name: &str| units.iter().position(|u| u.0 == name).unwrap_or(0);
     let mut rng = stream(seed, 2);
     for stress in [false, true] {
         let part: Vec<usize> = (0..out.len())
@@ -240,13 +257,13 @@ pub fn cases(seed: u64, n_main: usize, n_stress: usize) -> Vec<SimCase> {
         add(
             pick(&mut rng, &part, 0.30, true),
             vec![unit_index("system")],
-            &mut out,
+            out,
         );
         for ex in LOAD_BEARING {
             add(
                 pick(&mut rng, &easy, 0.009, true),
                 vec![unit_index(ex)],
-                &mut out,
+                out,
             );
         }
         let style: Vec<usize> = (1..=12)
@@ -254,7 +271,7 @@ pub fn cases(seed: u64, n_main: usize, n_stress: usize) -> Vec<SimCase> {
             .filter(|u| !LOAD_BEARING.contains(&u.as_str()))
             .map(|u| unit_index(&u))
             .collect();
-        add(pick(&mut rng, &easy, 0.002, true), style, &mut out);
+        add(pick(&mut rng, &easy, 0.002, true), style, out);
         let window: Vec<usize> = easy
             .iter()
             .copied()
@@ -267,7 +284,7 @@ pub fn cases(seed: u64, n_main: usize, n_stress: usize) -> Vec<SimCase> {
                 unit_index(WINDOW_EXAMPLES[1]),
                 unit_index("passages/rank3"),
             ],
-            &mut out,
+            out,
         );
         for (ranks, share) in [(1..=1, 0.30), (2..=2, 0.20), (3..=5, 0.05)] {
             let at: Vec<usize> = part
@@ -291,10 +308,9 @@ pub fn cases(seed: u64, n_main: usize, n_stress: usize) -> Vec<SimCase> {
         add(
             pick(&mut rng, &multi, 0.07, true),
             vec![unit_index("conversation")],
-            &mut out,
+            out,
         );
     }
-    out
 }
 
 /// Log-odds of a case with the units in `removed` (a mask over [`units`]) taken out.

@@ -83,6 +83,17 @@ impl Interval {
         })
     }
 
+    /// The interval `[x, x]` of a value known exactly (the baseline against itself), labelled
+    /// with `level` and [`CiMethod::ExactBound`].
+    pub fn exact(x: f64, level: f64) -> Self {
+        Interval {
+            low: x,
+            high: x,
+            level,
+            method: CiMethod::ExactBound,
+        }
+    }
+
     /// Whether `x` lies in `[low, high]`.
     pub fn contains(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
@@ -198,6 +209,14 @@ pub fn no_variation(values: &[f64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exact_interval_is_one_point_at_its_level() {
+        let i = Interval::exact(1.0, 0.95);
+        assert_eq!((i.low, i.high, i.level), (1.0, 1.0, 0.95));
+        assert_eq!(i.method.as_str(), "exact-bound");
+        assert!(i.contains(1.0) && !i.contains(1.0 + 1e-12));
+    }
 
     #[test]
     fn normal_interval_is_point_plus_minus_z_se() {

@@ -188,3 +188,40 @@ impl<T> Map2<T> for (Vec<(usize, T)>, Vec<(usize, T)>) {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::least_squares;
+
+    #[test]
+    fn least_squares_solves_a_full_two_by_two_factorial() {
+        // Runs (−,−), (+,−), (−,+), (+,+); columns 1, A, B, AB: X is orthogonal with X'X = 4I,
+        // so the solver is X'/4.
+        let x = [
+            [1.0, -1.0, -1.0, 1.0],
+            [1.0, 1.0, -1.0, -1.0],
+            [1.0, -1.0, 1.0, -1.0],
+            [1.0, 1.0, 1.0, 1.0],
+        ];
+        let design: Vec<Vec<f64>> = x.iter().map(|r| r.to_vec()).collect();
+        let a = least_squares(&design).unwrap();
+        for i in 0..4 {
+            for r in 0..4 {
+                assert!((a[i][r] - x[r][i] / 4.0).abs() < 1e-12, "{i} {r}");
+            }
+        }
+        // y = 3 + 2A − B: the coefficients come back.
+        let y: Vec<f64> = x.iter().map(|r| 3.0 + 2.0 * r[1] - r[2]).collect();
+        let beta: Vec<f64> = a
+            .iter()
+            .map(|row| row.iter().zip(&y).map(|(p, q)| p * q).sum())
+            .collect();
+        for (b, want) in beta.iter().zip([3.0, 2.0, -1.0, 0.0]) {
+            assert!((b - want).abs() < 1e-12);
+        }
+        // Two runs cannot fit four columns; aliased columns are singular.
+        assert!(least_squares(&design[..2]).is_none());
+        let aliased: Vec<Vec<f64>> = x.iter().map(|r| vec![1.0, r[1], r[1]]).collect();
+        assert!(least_squares(&aliased).is_none());
+    }
+}

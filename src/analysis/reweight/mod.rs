@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Paired};
+use crate::analysis::paired::{CaseSet, Paired, PairedArm};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, Mix};
@@ -346,13 +346,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     let mut warnings = Vec::new();
     let (method, columns, weighting) = weighting(exp, &paired, &mixes, opts)?;
     let weights = case_weights(method, &weighting, &paired, &mixes, &columns)?;
-    let sum_w = moments::sum(weights.iter().copied());
-    let sum_w2 = moments::sum(weights.iter().map(|w| w * w));
-    let effective_cases = if sum_w2 > 0.0 {
-        sum_w * sum_w / sum_w2
-    } else {
-        0.0
-    };
+    let effective_cases = kish_effective_n(&weights);
 
     thin_strata_warnings(method, &weighting, &mut warnings);
     // Clustered standard errors when the cases come in clusters (the paired units).
@@ -400,7 +394,6 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         if p.pos.is_empty() {
             continue;
         }
-        let drop_eval = moments::mean(&p.drop);
         let (drop_production, se_production) = estimate(&p.pos, &p.drop);
         if drop_production.is_none() {
             warnings.push(crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
@@ -408,36 +401,14 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 exp.results.arms[a]
             )));
         }
-        let production_ci = match drop_production {
-            Some(d) => Estimate::normal(d, se_production, opts.confidence),
-            None => Estimate::normal(f64::NAN, None, opts.confidence),
-        };
-        let verdict_eval = Verdict::of(drop_eval, threshold);
-        let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
-        let judging = match drop_production {
-            Some(d) if !opts.per_arm => Estimate::normal(
-                d,
-                se_production,
-                1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64,
-            ),
-            _ => production_ci,
-        };
-        let confidence_production = drop_production
-            .map(|d| judge(d, threshold, &judging, Paired::distinct_units(&p.unit)).1);
-        let flipped = verdict_production.is_some_and(|v| v != verdict_eval);
-        arms.push(ReweightArm {
-            arm: exp.results.arms[a].clone(),
-            drop_eval,
+        arms.push(arm_row(
+            exp,
+            opts,
+            &exp.results.arms[a],
+            &p,
             drop_production,
             se_production,
-            ci_production: production_ci.interval(),
-            verdict_eval,
-            verdict_production,
-            ci_production_family: judging.interval(),
-            confidence_production,
-            flipped,
-            flip_confident: flipped && confidence_production == Some(Confidence::Confident),
-        });
+        ));
     }
 
     let coverage: Vec<Coverage> = weighting.iter().flat_map(|w| w.coverage.clone()).collect();
@@ -462,4 +433,73 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             .collect(),
         warnings,
     })
+}
+
+/// Kish's effective sample size of weights w: (Σw)² / Σw², 0 when every weight is 0.
+fn kish_effective_n(weights: &[f64]) -> f64 {
+    let sum_w = moments::sum(weights.iter().copied());
+    let sum_w2 = moments::sum(weights.iter().map(|w| w * w));
+    if sum_w2 > 0.0 {
+        sum_w * sum_w / sum_w2
+    } else {
+        0.0
+    }
+}
+
+/// One arm's drop on the eval set and in production (with `estimate`'s production drop and se),
+/// their verdicts, and the production confidence judged family-wise (unless `--per-arm`).
+fn arm_row(
+    exp: &Experiment,
+    opts: &ReweightOptions,
+    arm: &str,
+    p: &PairedArm,
+    drop_production: Option<f64>,
+    se_production: Option<f64>,
+) -> ReweightArm {
+    let threshold = exp.manifest.threshold_drop;
+    let drop_eval = moments::mean(&p.drop);
+    let production_ci = match drop_production {
+        Some(d) => Estimate::normal(d, se_production, opts.confidence),
+        None => Estimate::normal(f64::NAN, None, opts.confidence),
+    };
+    let verdict_eval = Verdict::of(drop_eval, threshold);
+    let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
+    let judging = match drop_production {
+        Some(d) if !opts.per_arm => Estimate::normal(
+            d,
+            se_production,
+            1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64,
+        ),
+        _ => production_ci,
+    };
+    let confidence_production =
+        drop_production.map(|d| judge(d, threshold, &judging, Paired::distinct_units(&p.unit)).1);
+    let flipped = verdict_production.is_some_and(|v| v != verdict_eval);
+    ReweightArm {
+        arm: arm.to_string(),
+        drop_eval,
+        drop_production,
+        se_production,
+        ci_production: production_ci.interval(),
+        verdict_eval,
+        verdict_production,
+        ci_production_family: judging.interval(),
+        confidence_production,
+        flipped,
+        flip_confident: flipped && confidence_production == Some(Confidence::Confident),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kish_effective_n;
+
+    #[test]
+    fn kish_effective_n_by_hand() {
+        // Equal weights: n. Weights 1, 1, 2: 4² / 6 = 2.667.
+        assert!((kish_effective_n(&[0.2; 5]) - 5.0).abs() < 1e-12);
+        assert!((kish_effective_n(&[1.0, 1.0, 2.0]) - 16.0 / 6.0).abs() < 1e-12);
+        assert_eq!(kish_effective_n(&[0.0, 0.0]), 0.0);
+        assert_eq!(kish_effective_n(&[]), 0.0);
+    }
 }

@@ -137,26 +137,7 @@ pub(super) fn stratify(
     let mut raw_share: Vec<f64> = production.iter().map(|p| p.1).collect();
     raw_share.resize(strata.len(), 0.0);
 
-    let mut unmeasured = 0.0;
-    for (i, (key, share, row)) in production.iter().enumerate() {
-        if counts[i] == 0 && *share > 0.0 {
-            if !allow_unmeasured {
-                return Err(Error::BadValue {
-                    path: mix.path.clone(),
-                    column: columns.join(", "),
-                    row: Row::at(*row),
-                    value: label(columns, key),
-                    problem: format!(
-                        "this production stratum ({:.1}% of traffic) has no eval case, so its behaviour is unknown",
-                        100.0 * share
-                    ),
-                    fix: "add eval cases for it, or pass --allow-unmeasured to renormalise over measured strata (the dropped share is reported)"
-                        .into(),
-                });
-            }
-            unmeasured += share;
-        }
-    }
+    let unmeasured = unmeasured_share(mix, columns, &production, &counts, allow_unmeasured)?;
     let measured_total: f64 = moments::sum(
         (0..strata.len())
             .filter(|&i| counts[i] > 0)
@@ -212,6 +193,38 @@ pub(super) fn stratify(
         unmeasured_share: unmeasured,
         unweighted: eval_only.iter().map(|k| label(columns, k)).collect(),
     })
+}
+
+/// The production share in strata without an eval case: an error naming the first such stratum,
+/// unless `--allow-unmeasured`.
+fn unmeasured_share(
+    mix: &Mix,
+    columns: &[String],
+    production: &[(Key, f64, usize)],
+    counts: &[usize],
+    allow_unmeasured: bool,
+) -> Result<f64> {
+    let mut unmeasured = 0.0;
+    for (i, (key, share, row)) in production.iter().enumerate() {
+        if counts[i] == 0 && *share > 0.0 {
+            if !allow_unmeasured {
+                return Err(Error::BadValue {
+                    path: mix.path.clone(),
+                    column: columns.join(", "),
+                    row: Row::at(*row),
+                    value: label(columns, key),
+                    problem: format!(
+                        "this production stratum ({:.1}% of traffic) has no eval case, so its behaviour is unknown",
+                        100.0 * share
+                    ),
+                    fix: "add eval cases for it, or pass --allow-unmeasured to renormalise over measured strata (the dropped share is reported)"
+                        .into(),
+                });
+            }
+            unmeasured += share;
+        }
+    }
+    Ok(unmeasured)
 }
 
 /// The most under-sampled stratum in the seed's wording.

@@ -116,6 +116,34 @@ pub fn next(
             *per_arm.entry(label.to_string()).or_default() += 1;
         }
     }
+    let warnings = next_warnings(
+        w,
+        (asked, budget),
+        &exhausted,
+        open.len(),
+        calls.is_empty(),
+        2 * r as usize * units.iter().map(Vec::len).max().unwrap_or(1),
+    );
+    NextOutput {
+        budget,
+        planned,
+        arms: per_arm,
+        baseline_calls,
+        calls,
+        warnings,
+    }
+}
+
+/// The batch's warnings: capped at the batch limit, arms whose set is exhausted, every arm
+/// decided, or a budget too small for one whole unit (of up to `max_unit_calls` calls).
+fn next_warnings(
+    w: &WatchOutput,
+    (asked, budget): (u64, u64),
+    exhausted: &[&str],
+    open: usize,
+    no_calls: bool,
+    max_unit_calls: usize,
+) -> Vec<crate::warning::Warning> {
     let mut warnings = Vec::new();
     if asked > budget {
         warnings.push(crate::warning::Warning::new("next.batch_capped", format!(
@@ -130,23 +158,16 @@ pub fn next(
             if exhausted.len() == 1 { "it" } else { "each" }
         )));
     }
-    if open.is_empty() {
+    if open == 0 {
         warnings.push(crate::warning::Warning::new(
             "next.all_decided",
             "every arm is decided: nothing left to run",
         ));
-    } else if calls.is_empty() && exhausted.len() < open.len() {
+    } else if no_calls && exhausted.len() < open {
         warnings.push(crate::warning::Warning::new("next.budget_too_small", format!(
             "no whole unit fits in {budget} calls (a unit needs up to {} calls); give more --calls",
-            2 * r as usize * units.iter().map(Vec::len).max().unwrap_or(1)
+            max_unit_calls
         )));
     }
-    NextOutput {
-        budget,
-        planned,
-        arms: per_arm,
-        baseline_calls,
-        calls,
-        warnings,
-    }
+    warnings
 }

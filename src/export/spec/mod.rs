@@ -41,7 +41,25 @@ pub struct TableSpec {
     pub doc: &'static str,
 }
 
-const fn t(
+/// An output that `--export` writes as tables. Each verb's output implements it beside its
+/// rendering (`src/report/<verb>.rs`), so a new verb's tables live with the verb; [`Verb::tables`]
+/// names them exhaustively.
+pub trait Export {
+    /// The tables, in the order they are written and documented.
+    const TABLES: &'static [TableSpec];
+}
+
+/// Every verb's last table: its warnings.
+pub const WARNINGS: TableSpec = t(
+    "warnings",
+    "warnings",
+    Shape::Rows,
+    "code:str message:str",
+    "one warning per row: a stable code (`sweep.no_spread`) and the message",
+);
+
+/// A table spec, for the `TABLES` constants.
+pub const fn t(
     name: &'static str,
     at: &'static str,
     shape: Shape,
@@ -57,20 +75,16 @@ const fn t(
     }
 }
 
-mod verbs;
-pub(crate) use verbs::{
-    CHECK, CONTEXT, CURVE, DECISION, INTERACTIONS, NEED, NEXT, PLAN, RECORD, REPLAY, REWEIGHT,
-    SELECTOR, SHADOW, STRESS, SWEEP, VARIANCE, WATCH,
-};
-
+use crate::analysis::decision::Decision;
+use crate::analysis::sequential::ReplayOutput;
 use crate::verb::Verb;
 
 /// The tables of one group, by name: a verb's ([`Verb::tables`]), `replay` (`watch --replay`)
 /// or `decision` (`report`'s). Unknown names have none.
 pub fn tables(group: &str) -> &'static [TableSpec] {
     match group {
-        "replay" => REPLAY,
-        "decision" => DECISION,
+        "replay" => ReplayOutput::TABLES,
+        "decision" => Decision::TABLES,
         name => Verb::parse(name).map_or(&[], Verb::tables),
     }
 }

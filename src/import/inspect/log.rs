@@ -208,22 +208,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         }
     };
     if let Some(mut samples) = entry::<Vec<Sample>>(&mut zip, path, "summaries.json")? {
-        // Summaries before Inspect 0.3.93 carry no usage; each sample's own file does.
-        let mut usage_from_samples = false;
-        if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
-            for s in &mut samples {
-                let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
-                if zip.index_for_name(&name).is_none() {
-                    continue;
-                }
-                if let Some(full) = entry::<Sample>(&mut zip, path, &name)?
-                    && full.model_usage.is_some()
-                {
-                    s.model_usage = full.model_usage;
-                    usage_from_samples = true;
-                }
-            }
-        }
+        let usage_from_samples = usage_from_sample_files(&mut zip, path, &mut samples)?;
         return Ok(Log {
             path: path.to_path_buf(),
             header,
@@ -233,28 +218,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         });
     }
     let names: Vec<String> = zip.file_names().map(str::to_string).collect();
-    let mut batches: Vec<(u64, &String)> = names
-        .iter()
-        .filter_map(|n| Some((journal_batch(n)?, n)))
-        .collect();
-    if !batches.is_empty() {
-        batches.sort();
-        // Later batches win for the same (id, epoch), as in Inspect's reader.
-        let mut by_key: BTreeMap<(String, i64), Sample> = BTreeMap::new();
-        let mut order: Vec<(String, i64)> = Vec::new();
-        for (_, name) in batches {
-            let batch: Vec<Sample> = entry(&mut zip, path, name)?.unwrap_or_default();
-            for s in batch {
-                let key = (id_text(&s.id), s.epoch);
-                if by_key.insert(key.clone(), s).is_none() {
-                    order.push(key);
-                }
-            }
-        }
-        let samples = order
-            .into_iter()
-            .filter_map(|k| by_key.remove(&k))
-            .collect();
+    if let Some(samples) = journal_samples(&mut zip, path, &names)? {
         return Ok(Log {
             path: path.to_path_buf(),
             header,
@@ -263,25 +227,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
             usage_from_samples: false,
         });
     }
-    // No summaries at all: the sample files, monolithic or chunked.
-    let mut samples = Vec::new();
-    for name in &names {
-        let Some(rest) = name.strip_prefix("samples/") else {
-            continue;
-        };
-        if !rest.contains('/') && rest.ends_with(".json") {
-            if let Some(s) = entry::<Sample>(&mut zip, path, name)? {
-                samples.push(s);
-            }
-        } else if let Some(dir) = rest.strip_suffix("/sample.json")
-            && let Some(mut s) = entry::<Sample>(&mut zip, path, name)?
-        {
-            if s.metadata.is_none() {
-                s.metadata = entry(&mut zip, path, &format!("samples/{dir}/metadata.json"))?;
-            }
-            samples.push(s);
-        }
-    }
+    let samples = sample_files(&mut zip, path, &names)?;
     Ok(Log {
         path: path.to_path_buf(),
         header,
@@ -289,6 +235,83 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         read_from: "samples/",
         usage_from_samples: false,
     })
+}
+
+type Zip = zip::ZipArchive<std::fs::File>;
+
+/// Summaries before Inspect 0.3.93 carry no usage; each sample's own file does. Fills it in from
+/// there, and says whether any sample's usage came from its file.
+fn usage_from_sample_files(zip: &mut Zip, path: &Path, samples: &mut [Sample]) -> Result<bool> {
+    let mut usage_from_samples = false;
+    if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
+        for s in samples.iter_mut() {
+            let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
+            if zip.index_for_name(&name).is_none() {
+                continue;
+            }
+            if let Some(full) = entry::<Sample>(zip, path, &name)?
+                && full.model_usage.is_some()
+            {
+                s.model_usage = full.model_usage;
+                usage_from_samples = true;
+            }
+        }
+    }
+    Ok(usage_from_samples)
+}
+
+/// The samples of an unfinished log's journal batches (`None` without any); later batches win
+/// for the same (id, epoch), as in Inspect's reader.
+fn journal_samples(zip: &mut Zip, path: &Path, names: &[String]) -> Result<Option<Vec<Sample>>> {
+    let mut batches: Vec<(u64, &String)> = names
+        .iter()
+        .filter_map(|n| Some((journal_batch(n)?, n)))
+        .collect();
+    if batches.is_empty() {
+        return Ok(None);
+    }
+    batches.sort();
+    let mut by_key: BTreeMap<(String, i64), Sample> = BTreeMap::new();
+    let mut order: Vec<(String, i64)> = Vec::new();
+    for (_, name) in batches {
+        let batch: Vec<Sample> = entry(zip, path, name)?.unwrap_or_default();
+        for s in batch {
+            let key = (id_text(&s.id), s.epoch);
+            if by_key.insert(key.clone(), s).is_none() {
+                order.push(key);
+            }
+        }
+    }
+    Ok(Some(
+        order
+            .into_iter()
+            .filter_map(|k| by_key.remove(&k))
+            .collect(),
+    ))
+}
+
+/// No summaries at all: the sample files, monolithic (`samples/ID_epoch_N.json`) or chunked
+/// (`samples/DIR/sample.json` with its `metadata.json`).
+fn sample_files(zip: &mut Zip, path: &Path, names: &[String]) -> Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    for name in names {
+        let Some(rest) = name.strip_prefix("samples/") else {
+            continue;
+        };
+        if !rest.contains('/') && rest.ends_with(".json") {
+            if let Some(s) = entry::<Sample>(zip, path, name)? {
+                samples.push(s);
+            }
+        } else if let Some(dir) = rest.strip_suffix("/sample.json")
+            && let Some(mut s) = entry::<Sample>(zip, path, name)?
+        {
+            if s.metadata.is_none() {
+                s.metadata = entry(zip, path, &format!("samples/{dir}/metadata.json"))?;
+            }
+            samples.push(s);
+        }
+    }
+    Ok(samples)
 }
 
 pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {

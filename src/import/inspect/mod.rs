@@ -403,23 +403,7 @@ fn take_samples(
             continue;
         };
         let source = format!("{}, sample {case} epoch {}", log.path.display(), s.epoch);
-        let usage = s.model_usage.as_ref();
-        let tokens_in = match usage.filter(|u| !u.is_empty()) {
-            None => None,
-            Some(u) => {
-                totals.cache_tokens |= u.values().any(|m| {
-                    m.input_tokens_cache_read.is_some() || m.input_tokens_cache_write.is_some()
-                });
-                Some(input_tokens(u, version.as_deref(), &mut totals.tally).ok_or_else(|| Error::BadValue {
-                        path: log.path.clone(),
-                        column: "model_usage".into(),
-                        row: crate::error::Row::none(),
-                        value: format!("sample {case} epoch {}", s.epoch),
-                        problem: "the input token counts (input_tokens plus cache reads and writes, over models) are negative or overflow a 64-bit count".into(),
-                        fix: "check the usage this sample logged; the log may be damaged".into(),
-                    })?)
-            }
-        };
+        let tokens_in = sample_tokens(log, s, &case, version.as_deref(), totals)?;
         let strata = s
             .metadata
             .iter()
@@ -450,27 +434,59 @@ fn take_samples(
                 .push(format!("{}: {n} sample(s) {what}", log.path.display()));
         }
     }
-    imp.sources.push(Source {
+    imp.sources
+        .push(source_of(log, taken, epochs.len(), &arm, choice)?);
+    Ok(())
+}
+
+/// A sample's input tokens over its models (with cache reads and writes), or `None` when it
+/// logged no usage; an error when the counts are negative or overflow.
+fn sample_tokens(
+    log: &Log,
+    s: &Sample,
+    case: &str,
+    version: Option<&str>,
+    totals: &mut Totals,
+) -> Result<Option<i64>> {
+    Ok(match s.model_usage.as_ref().filter(|u| !u.is_empty()) {
+        None => None,
+        Some(u) => {
+            totals.cache_tokens |= u.values().any(|m| {
+                m.input_tokens_cache_read.is_some() || m.input_tokens_cache_write.is_some()
+            });
+            Some(input_tokens(u, version, &mut totals.tally).ok_or_else(|| Error::BadValue {
+                    path: log.path.clone(),
+                    column: "model_usage".into(),
+                    row: crate::error::Row::none(),
+                    value: format!("sample {case} epoch {}", s.epoch),
+                    problem: "the input token counts (input_tokens plus cache reads and writes, over models) are negative or overflow a 64-bit count".into(),
+                    fix: "check the usage this sample logged; the log may be damaged".into(),
+                })?)
+        }
+    })
+}
+
+/// The provenance of one log: what was taken from it, as which arm, under which task and model.
+fn source_of(log: &Log, taken: usize, epochs: usize, arm: &str, choice: &str) -> Result<Source> {
+    let e = &log.header.eval;
+    Ok(Source {
         file: log.path.display().to_string(),
         sha256: sha256_file(&log.path)?,
         harness: "inspect".into(),
         version: e.packages.get("inspect_ai").cloned(),
         taken: format!(
             "{taken} samples ({} epochs) of task {} as arm {arm}, score {choice}, from {}",
-            epochs.len(),
-            e.task,
-            log.read_from
+            epochs, e.task, log.read_from
         ),
         run: run_key(e),
-        arm: Some(arm.clone()),
+        arm: Some(arm.to_string()),
         config: Some(format!(
             "task {}, model {}, task args {}",
             e.task,
             e.model,
             serde_json::to_string(&e.task_args).unwrap_or_default()
         )),
-    });
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -31,22 +31,7 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
     let n = rows.len().max(1);
     let (x0, x1) = forest_window(rows, threshold);
-    let labels: Vec<String> = rows
-        .iter()
-        .rev()
-        .map(|r| {
-            let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
-            if let Some(f) = &r.flag {
-                l = format!("{l} {f}");
-            }
-            if r.value > x1 {
-                l = format!("{l} ▶ {}", tick(&r.value));
-            } else if r.value < x0 {
-                l = format!("{l} ◀ {}", tick(&r.value));
-            }
-            l
-        })
-        .collect();
+    let labels = forest_labels(rows, x0, x1);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
         .margin(14)
@@ -125,4 +110,24 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+/// The row labels, bottom row first (truncated, with the row's flag, and ▶ or ◀ with the value
+/// for a drop beyond the window [x0, x1]).
+fn forest_labels(rows: &[ForestRow], x0: f64, x1: f64) -> Vec<String> {
+    rows.iter()
+        .rev()
+        .map(|r| {
+            let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
+            if let Some(f) = &r.flag {
+                l = format!("{l} {f}");
+            }
+            if r.value > x1 {
+                l = format!("{l} ▶ {}", tick(&r.value));
+            } else if r.value < x0 {
+                l = format!("{l} ◀ {}", tick(&r.value));
+            }
+            l
+        })
+        .collect()
 }

@@ -178,6 +178,7 @@ fn calls(
 }
 
 /// One item of a call, for the replay.
+#[derive(Clone)]
 struct Item {
     /// Index into the partition's source names.
     source: usize,
@@ -437,4 +438,48 @@ fn admit(
         }
     }
     Some((admitted, evicted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Item, Policy, admit};
+
+    fn item(source: usize, tokens: i64, mandatory: bool, priority: i64, hash: Option<u64>) -> Item {
+        Item {
+            source,
+            tokens,
+            mandatory,
+            priority,
+            relevance: 0.0,
+            hash,
+        }
+    }
+
+    #[test]
+    fn admit_dedupes_then_fills_by_priority_within_budgets() {
+        let names = vec!["system".to_string(), "docs".to_string()];
+        let p = Policy {
+            budgets: [("docs".to_string(), 300)].into_iter().collect(),
+            ..Policy::default()
+        };
+        let items = vec![
+            item(0, 100, true, 0, Some(1)),
+            item(1, 200, false, 1, Some(2)),
+            item(1, 200, false, 2, Some(3)), // over the docs budget (200 + 200 > 300)
+            item(1, 50, false, 3, Some(2)),  // a duplicate of the second item's content
+            item(1, 80, false, 4, None),
+        ];
+        // Hard limit 1000: 100 mandatory, then 200 and 80 docs (the 200 after them would pass
+        // the docs budget); the duplicate and the over-budget item are evicted.
+        let (admitted, evicted) = admit(&p, &names, items.clone(), 1000).unwrap();
+        assert_eq!(admitted, 380);
+        let mut evicted = evicted;
+        evicted.sort_unstable();
+        assert_eq!(evicted, vec![(1, 50), (1, 200)]);
+        // A hard limit of 250 leaves 150 after the mandatory 100: only the 80 fits.
+        let (admitted, _) = admit(&p, &names, items.clone(), 250).unwrap();
+        assert_eq!(admitted, 180);
+        // Mandatory items over the hard limit: the call overflows.
+        assert!(admit(&p, &names, items, 99).is_none());
+    }
 }
