@@ -250,13 +250,7 @@ pub(super) fn passages(units: &[Unit], cases: &[SimCase]) -> Result<DataFrame> {
 /// row group) at a time, so that a 100M-row log needs no more memory than a small one.
 pub(super) fn write_shadow(path: &Path, seed: u64, requests: usize) -> Result<()> {
     let mut stream = traffic::ShadowStream::new(seed);
-    let mut left = requests;
-    write::parquet_chunks(path, || {
-        if left == 0 {
-            return Ok(None);
-        }
-        let n = left.min(100_000);
-        left -= n;
+    stream_chunks(path, requests, 100_000, |n| {
         let s = stream.take(n);
         frame(
             vec![
@@ -270,20 +264,13 @@ pub(super) fn write_shadow(path: &Path, seed: u64, requests: usize) -> Result<()
             ],
             "shadow",
         )
-        .map(Some)
     })
 }
 
 /// Streams `requests` requests of the context log to `path`, 10,000 at a time.
 pub(super) fn write_context(path: &Path, seed: u64, requests: usize) -> Result<()> {
     let mut stream = traffic::ContextStream::new(seed);
-    let mut left = requests;
-    write::parquet_chunks(path, || {
-        if left == 0 {
-            return Ok(None);
-        }
-        let n = left.min(10_000);
-        left -= n;
+    stream_chunks(path, requests, 10_000, |n| {
         let c = stream.take(n);
         frame(
             vec![
@@ -300,7 +287,25 @@ pub(super) fn write_context(path: &Path, seed: u64, requests: usize) -> Result<(
             ],
             "context_log",
         )
-        .map(Some)
+    })
+}
+
+/// Writes `total` requests to `path` as Parquet, `chunk` at a time: `take(n)` gives the frame of
+/// the next n requests, one row group each.
+fn stream_chunks(
+    path: &Path,
+    total: usize,
+    chunk: usize,
+    mut take: impl FnMut(usize) -> Result<DataFrame>,
+) -> Result<()> {
+    let mut left = total;
+    write::parquet_chunks(path, || {
+        if left == 0 {
+            return Ok(None);
+        }
+        let n = left.min(chunk);
+        left -= n;
+        take(n).map(Some)
     })
 }
 

@@ -178,6 +178,23 @@ pub fn arm<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .unwrap_or_else(|| panic!("no arm {name} in {summary}"))
 }
 
+/// Whether `ablate VERB` takes the option `long` (e.g. `--bootstrap`), from the registry that
+/// `ablate schema --json` prints (read once).
+pub fn takes(verb: &str, long: &str) -> bool {
+    static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    let schema = SCHEMA.get_or_init(|| json(ablate().args(["schema", "--json"])));
+    let verbs = schema["verbs"].as_array().expect("schema lists verbs");
+    let v = verbs
+        .iter()
+        .find(|v| v["name"] == verb)
+        .unwrap_or_else(|| panic!("no verb {verb} in the schema"));
+    v["options"]
+        .as_array()
+        .expect("a verb lists its options")
+        .iter()
+        .any(|o| o["long"] == long)
+}
+
 /// Runs one group of tables on the demo (a verb, or `replay` for `watch --replay`) with
 /// `--bootstrap 200` where the verb resamples, and `--export EXPORT` when given; returns its JSON.
 /// `watch` and `next` write into the folder, so they run on a copy.
@@ -207,8 +224,9 @@ pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
     if let Some(out) = export {
         cmd.arg("--export").arg(out);
     }
-    // The verbs that resample take --bootstrap; check, shadow, context and next do not.
-    if !matches!(verb, "check" | "shadow" | "context" | "next") {
+    // Fewer resamples for the verbs that take --bootstrap (as `ablate schema` says).
+    let named = if verb == "replay" { "watch" } else { verb };
+    if takes(named, "--bootstrap") {
         cmd.args(["--bootstrap", "200"]);
     }
     if verb == "record" {
