@@ -70,8 +70,8 @@ pub(super) struct PlanArgs {
     /// ablate wrote it (a Parquet file with ablate's metadata), or with --force.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Also project the calls of a sequential run (ablate watch / next: each arm stops once its
-    /// anytime-valid confidence sequence clears the threshold) next to the fixed design's, from
+    /// Also project the calls of a sequential run (ablate watch / next: each arm stops once one
+    /// of its anytime-valid tests at the threshold decides) next to the fixed design's, from
     /// the --pilot's drops: an arm the pilot measured takes its drop and sd, the others the
     /// pilot's median distance from the threshold.
     #[arg(long, requires = "pilot")]

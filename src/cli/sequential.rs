@@ -11,17 +11,19 @@ use ablate::report;
 
 use super::{Apply as _, Global, config, emit, load};
 
-/// Follow every arm of a running ablation with an anytime-valid confidence sequence, and stop the
+/// Decide every arm of a running ablation with anytime-valid tests at the threshold, and stop the
 /// ones already decided.
 ///
-/// Reads a results table that is still growing (arms and cases partly run). For each arm, the
-/// paired drop (baseline − arm) per case, or per cluster when cases have a `cluster` column, in a
-/// fixed order drawn from --seed; a unit enters once it has all its repeats in the arm and the
-/// baseline. The bounds come from the predictable-plug-in empirical-Bernstein confidence sequence
-/// (Waudby-Smith & Ramdas, JRSS-B 2024), valid at every sample size at once: look after every
-/// batch, stop whenever. Scores must lie in [score_min, score_max] (experiment.toml; default 0
-/// and 1). States against threshold_drop: needed (lower bound ≥ threshold), removable (upper
-/// bound < threshold), continue, with the units used and a projection of the units still needed.
+/// Reads a results table that is still growing (arms and cases partly run). Units are cases, or
+/// clusters when cases have a `cluster` column, in a fixed order drawn from --seed; a unit enters
+/// once it has all its repeats in the arm and the baseline. Each arm runs two one-sided betting
+/// tests at threshold_drop (Waudby-Smith & Ramdas, JRSS-B 2024): "drop ≤ threshold" (rejected:
+/// needed) and "drop ≥ threshold" (rejected: removable); neither: continue. A unit bets its
+/// paired drops' sum minus threshold × its cases, so the drop tested is the case-weighted one
+/// that sweep reports, whatever the cluster sizes. Valid at every sample size at once: look after
+/// every batch, stop whenever. Scores must lie in [score_min, score_max] (experiment.toml;
+/// default 0 and 1). Shown: the drop, its anytime-valid interval (the thresholds neither test
+/// rejects), the tests' p-values, the units used and a projection of the units still needed.
 /// The chance of any wrong decision across all arms is at most 1 − --confidence (Bonferroni: each
 /// arm at α/arms). A decided arm stops, and its decision is kept in DIR/.ablate-watch.json under
 /// this run's settings (seed, threshold, confidence, repeats, score range, arms), so a later run

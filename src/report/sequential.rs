@@ -167,20 +167,21 @@ impl Export for WatchOutput {
             One,
             "method:str unit:str threshold_drop:f64 alpha:f64 alpha_per_arm:f64 seed:i64 repeats:i64 \
              score_min:f64 score_max:f64 units_available:i64 calls_made:i64",
-            "the sequences' settings",
+            "the tests' settings",
         ),
         t(
             "arms",
             "arms",
             Rows,
             "arm:str state:str units:i64 cases:i64 drop:f64 cs_low:f64 cs_high:f64 cs_level:f64 \
-             cs_method:str decided_at:i64 \
+             cs_method:str p_needed:f64 p_removable:f64 decided_at:i64 \
              projected_units:i64 units_still_needed:i64 recorded:bool",
-            "one row per arm: its confidence sequence now, and its state",
+            "one row per arm: its tests' p-values, the drop's interval, and its state",
         ),
         WARNINGS,
     ];
 }
+
 /// The tables `--export` writes for [`ReplayOutput`].
 impl Export for ReplayOutput {
     const TABLES: &'static [TableSpec] = &[

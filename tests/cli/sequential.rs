@@ -1,12 +1,12 @@
-//! Anytime-valid monitoring: the confidence sequence keeps its error rate on null streams and
-//! stops on alternatives (by simulation); `watch` and `next` on a growing results table; the
-//! replay of the demo.
+//! Anytime-valid monitoring: the tests at the threshold keep their error rate on null streams and
+//! stop on alternatives (by simulation); `watch` and `next` on a growing results table; the
+//! replay of the demo; clusters of unequal sizes.
 
 use crate::common;
 
 use std::path::Path;
 
-use ablate::stats::sequence::stopping_time;
+use ablate::stats::betting::stopping_time;
 use common::{Workdir, ablate, demo, json};
 use polars::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -28,7 +28,7 @@ fn run(
     n_max: usize,
     draw: &dyn Fn(&mut ChaCha8Rng) -> f64,
 ) -> (i8, usize) {
-    let (d, n) = stopping_time((-1.0, 1.0), alpha, thr, n_max, || draw(rng));
+    let (d, n) = stopping_time(1.0, thr, alpha, n_max, || draw(rng));
     (d.map_or(0, |needed| if needed { 1 } else { -1 }), n)
 }
 
@@ -405,4 +405,61 @@ fn the_order_depends_on_the_seed_and_ids_not_on_row_order() {
     };
     assert_eq!(ids(&exp_a, 0), ids(&exp_b, 0));
     assert_ne!(ids(&exp_a, 0), ids(&exp_a, 1));
+}
+
+/// An experiment whose small clusters lose much and whose large clusters lose nothing: 300
+/// one-case clusters where the arm fails 30% of the cases the baseline passes, and 300 ten-case
+/// clusters where it never does. The case-weighted drop `sweep` reports is 90/3300 = 0.027,
+/// below the threshold 0.05; the mean of the cluster means is 0.15, above it.
+fn unequal_clusters() -> Workdir {
+    let w = Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"clusters\"\nmodel = \"m\"\nthreshold_drop = 0.05\n",
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let (mut cases, mut results) = (
+        String::from("case_id,cluster,stress\n"),
+        String::from("case_id,arm,repeat,score\n"),
+    );
+    for c in 0..600 {
+        let size = if c % 2 == 0 { 1 } else { 10 };
+        for k in 0..size {
+            let id = format!("k{c}_{k}");
+            cases.push_str(&format!("{id},t{c},false\n"));
+            let lost = size == 1 && rng.random::<f64>() < 0.3;
+            results.push_str(&format!(
+                "{id},baseline,0,1\n{id},cut,0,{}\n",
+                u8::from(!lost)
+            ));
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w
+}
+
+#[test]
+fn with_unequal_clusters_watch_tests_the_drop_sweep_reports() {
+    let w = unequal_clusters();
+    let sweep = json(
+        ablate()
+            .args(["sweep", "--json", "--bootstrap", "200"])
+            .arg(&w.dir),
+    );
+    let s = &sweep["arms"][0];
+    let drop = s["drop"].as_f64().unwrap();
+    assert!((drop - 90.0 / 3300.0).abs() < 0.01, "{s}");
+    assert_eq!(s["verdict"], "removable-on-this-set", "{s}");
+    assert_eq!(s["confidence"], "confident", "{s}");
+    let watched = watch(&w.dir, &[]);
+    let a = arm(&watched, "cut");
+    // The cluster means would call it needed; the tests of the case-weighted drop never do.
+    assert_ne!(a["state"], "needed", "{a}");
+    assert_eq!(a["state"], "removable", "{a}");
+    let shown = a["drop"].as_f64().unwrap();
+    assert!((shown - drop).abs() < 0.02, "{a}");
+    assert!(a["cs_high"].as_f64().unwrap() < 0.05, "{a}");
+    assert!(a["p_removable"].as_f64().unwrap() <= watched["alpha_per_arm"].as_f64().unwrap());
+    assert_eq!(watched["unit"], "cluster");
 }

@@ -2,6 +2,7 @@
 //! type, the joint bootstrap and the survey estimators (post-stratification, raking). No Polars,
 //! no I/O.
 
+pub mod betting;
 pub mod bootstrap;
 pub mod dist;
 pub mod estimate;

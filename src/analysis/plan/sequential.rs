@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{PlanArm, PlanOutput};
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::io::Experiment;
-use crate::stats::sequence::projected_n;
+use crate::stats::betting::expected_cases;
 use crate::stats::{moments, percentile};
 
 /// One arm a pilot measured, by the units it removes.
@@ -87,8 +87,9 @@ pub struct SequentialPlan {
 }
 
 /// Projects the calls of a sequential run of `plan`'s arms from a pilot: each arm's cases are
-/// the point where the sequence's expected half-width ([`crate::stats::sequence::projected_n`],
-/// at α/arms) falls below |drop − threshold|, capped at the planned cases. An arm the pilot
+/// the point where its leading test at the threshold is expected to decide
+/// ([`crate::stats::betting::expected_cases`], at α/arms, for case drops Normal(drop, sd²)),
+/// capped at the planned cases. An arm the pilot
 /// measured (same units removed) takes its drop and sd; the others take the pilot's median gap
 /// and the plan's sd.
 pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> SequentialPlan {
@@ -125,7 +126,7 @@ pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> Seq
             }
             None => (thr + typical_gap, default_sd, "typical".to_string()),
         };
-        let cases = projected_n((drop - thr).abs(), sd * sd, 2.0 * span, alpha / k as f64, n)
+        let cases = expected_cases(drop, sd, thr, span, alpha / k as f64, n)
             .unwrap_or(n)
             .min(n);
         arms.push(PlannedArm {
@@ -150,7 +151,7 @@ pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> Seq
         arms_stopping_early: arms.iter().filter(|a| a.cases < n).count(),
         arms_from_pilot: from_pilot,
         typical_gap,
-        note: "projection: each arm stops where the confidence sequence's expected half-width falls below |drop − threshold|; the realised stopping time varies around it",
+        note: "projection: each arm stops where its test at the threshold is expected to reach 1/α (case drops normal with the arm's drop and sd); the realised stopping time varies around it",
         arms,
     }
 }

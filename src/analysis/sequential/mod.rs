@@ -1,26 +1,32 @@
 //! Anytime-valid monitoring of a running ablation (`ablate watch`, `ablate next`, `watch
 //! --replay`): stop paying for arms that are already decided.
 //!
-//! Each arm's paired drop is followed by a confidence sequence
-//! ([`crate::stats::sequence::ConfidenceSequence`], PrPl-EB), valid at every sample size at once,
-//! so the analyst may look after every batch. The unit is the case, or the cluster when cases have
-//! a `cluster` column (the observation is then the cluster's mean drop). Units enter in one fixed
-//! order, a permutation of the main set drawn from `--seed`, and an arm's sequence reads the
-//! longest prefix of that order whose units are complete (every case with all R repeats in the
-//! arm and the baseline); so the same table always gives the same sequence.
+//! Each arm is decided by two one-sided sequential tests at the threshold
+//! ([`crate::stats::betting::ThresholdTests`]): betting processes whose capital grows when the
+//! drop is above the threshold ("drop ≤ thr" rejected: **needed**) or below it ("drop ≥ thr"
+//! rejected: **removable**); an arm that neither test has rejected **continue**s. They are valid at
+//! every sample size at once, so the analyst may look after every batch. The unit is the case, or
+//! the cluster when cases have a `cluster` column; a unit contributes the sum of its cases' paired
+//! drops minus threshold × its cases, so the quantity tested is the case-weighted mean drop that
+//! `sweep` reports, whatever the cluster sizes. Units enter in one fixed order, a permutation of
+//! the main set drawn from `--seed`, and an arm's tests read the longest prefix of that order
+//! whose units are complete (every case with all R repeats in the arm and the baseline); so the
+//! same table always gives the same decision. The drop shown is ΣS/Σn over the units read, and
+//! its interval is the set of thresholds neither test rejects (coverage 1 − α/K).
 //!
-//! States, against `threshold_drop`: **needed** when the lower bound is at or above it,
-//! **removable** when the upper bound is below it, else **continue**. A decided arm stops: later
-//! units are not read, and a re-run on more data gives the same decision. Decisions are also kept
-//! in `.ablate-watch.json` in the folder ([`crate::io::watch_state`]), under the settings that made
-//! them (seed, threshold, α, repeats, score range, arms): should the data under a decision change
-//! (re-scored cases), the recorded decision stands, with a warning, until `--reopen`; decisions
-//! made under other settings are never used.
+//! A decided arm stops: later units are not read, and a re-run on more data gives the same
+//! decision. Decisions are also kept in `.ablate-watch.json` in the folder
+//! ([`crate::io::watch_state`]), under the settings that made them (seed, threshold, α, repeats,
+//! score range, arms): should the data under a decision change (re-scored cases), the recorded
+//! decision stands, with a warning, until `--reopen`; decisions made under other settings are
+//! never used.
 //!
-//! Multiplicity: each arm's sequence runs at α/K (Bonferroni over the K arms other than the
-//! baseline), so the chance that any arm ever gets a wrong confident decision is at most
-//! α = 1 − confidence. Holm's step-down would spend less, but its levels move as other arms
-//! decide, and a decision made at one level must not be undone by another arm's data.
+//! Multiplicity: each arm's pair of tests runs at α/K (Bonferroni over the K arms other than the
+//! baseline; α/2K each, since at a drop exactly on the threshold both nulls are true), so the
+//! chance that any arm ever gets a wrong decision is at most α = 1 − confidence. Holm's step-down would spend less, but with directional decisions it
+//! is proven only for independent statistics (Shaffer 1980; Guo & Romano 2015), and every arm
+//! here is paired against the same baseline; and a decision made at one level must not be undone
+//! by another arm's data.
 
 use std::collections::BTreeMap;
 
@@ -101,16 +107,22 @@ pub struct ArmSequence {
     pub units: usize,
     /// Cases in those units.
     pub cases: usize,
-    /// Mean paired drop (baseline − arm) over those units; null before any.
+    /// Mean paired drop (baseline − arm) over the cases of those units; null before any.
     pub drop: Option<f64>,
-    /// The arm's confidence sequence at level 1 − α/arms, as it stands (`cs_low`, `cs_high`,
-    /// `cs_level`, `cs_method` = `confidence-sequence`).
+    /// The anytime-valid interval of the drop: the thresholds neither test rejects, at level
+    /// 1 − α/arms (`cs_low`, `cs_high`, `cs_level`, `cs_method` = `confidence-sequence`).
     #[serde(flatten, serialize_with = "crate::analysis::interval::cs")]
     pub cs: Option<crate::analysis::interval::Interval>,
+    /// The anytime-valid p-value of "drop ≤ threshold" (its rejection: needed); null before any
+    /// unit.
+    pub p_needed: Option<f64>,
+    /// The anytime-valid p-value of "drop ≥ threshold" (its rejection: removable).
+    pub p_removable: Option<f64>,
     /// Units read when the arm was decided (null while it continues).
     pub decided_at: Option<usize>,
-    /// For arms that continue: the units the sequence is projected to need in all, from the
-    /// current drop and variance (null when the drop sits on the threshold or no unit is in).
+    /// For arms that continue: the units the leading test is projected to need in all, if the
+    /// units to come are like those read (null when the drop sits on the threshold or no unit is
+    /// in).
     pub projected_units: Option<u64>,
     /// projected_units − units.
     pub units_still_needed: Option<u64>,
@@ -121,7 +133,7 @@ pub struct ArmSequence {
 /// What `ablate watch` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct WatchOutput {
-    /// The confidence sequence used.
+    /// The tests used.
     pub method: &'static str,
     /// case or cluster.
     pub unit: &'static str,
@@ -129,7 +141,7 @@ pub struct WatchOutput {
     pub threshold_drop: f64,
     /// Family-wise α.
     pub alpha: f64,
-    /// Each arm's level: α / arms.
+    /// Each arm's tests' level: α / arms.
     pub alpha_per_arm: f64,
     /// Seed of the unit order.
     pub seed: u64,
@@ -216,16 +228,25 @@ pub(super) fn design_repeats(exp: &Experiment, opt: Option<u32>) -> u32 {
     })
 }
 
-/// Checks every cell mean against [score_min, score_max].
+/// Checks every cell mean against [score_min, score_max], and that the threshold lies strictly
+/// inside the drop's range (−span, span), where a test of it can decide.
 pub(super) fn check_bounds(exp: &Experiment) -> Result<()> {
     let m = &exp.results.matrix;
     let (lo, hi) = (exp.manifest.score_min, exp.manifest.score_max);
+    let thr = exp.manifest.threshold_drop;
+    if thr.is_nan() || thr.abs() >= hi - lo {
+        return Err(Error::Usage(format!(
+            "{}: threshold_drop {thr} is not inside (−{span}, {span}), the range a paired drop can take with scores in [score_min, score_max] = [{lo}, {hi}]; no data can decide against it: set a threshold inside that range",
+            exp.manifest.path.display(),
+            span = hi - lo
+        )));
+    }
     for c in 0..m.n_cases {
         for a in 0..m.n_arms {
             let cell = m.cell(c, a);
             if m.repeats[cell] > 0 && !(m.mean[cell] >= lo && m.mean[cell] <= hi) {
                 return Err(Error::Usage(format!(
-                    "{}: case {} in arm {} scores {} on average, outside [score_min, score_max] = [{lo}, {hi}]; the confidence sequence needs the score's true bounds: set score_min and score_max in experiment.toml",
+                    "{}: case {} in arm {} scores {} on average, outside [score_min, score_max] = [{lo}, {hi}]; the tests need the score's true bounds: set score_min and score_max in experiment.toml",
                     exp.results.path.display(),
                     exp.cases.ids[c],
                     exp.results.arms[a],

@@ -10,8 +10,9 @@ use crate::analysis::interval::Interval;
 use crate::error::Result;
 use crate::io::Experiment;
 use crate::io::watch_state::{Decided, RecordedDecision, STATE_FILE, StateFile, WatchSettings};
+use crate::stats::betting::{self, ThresholdTests};
 use crate::stats::estimate::CiMethod;
-use crate::stats::sequence::{ConfidenceSequence, projected_n};
+use crate::stats::moments;
 
 /// Follows every arm's sequence on the table as it stands.
 ///
@@ -31,11 +32,14 @@ pub fn watch(
     let key = settings(exp, opts);
     let recorded = state.and_then(|f| f.decisions_for(&key));
     let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key));
+    let max_unit_cases = units.iter().map(Vec::len).max().unwrap_or(1);
+    warnings.extend(large_cluster(&units, clustered));
     let walk = Walk {
         exp,
         units: &units,
         repeats,
         alpha: alpha_arm,
+        max_unit_cases,
     };
     let mut out = Vec::with_capacity(arms.len());
     let (mut waiting_max, mut waiting_arms) = (0usize, 0usize);
@@ -70,7 +74,7 @@ pub fn watch(
         )));
     }
     Ok(WatchOutput {
-        method: "predictable-plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024), Bonferroni across arms",
+        method: METHOD,
         unit: unit_name,
         threshold_drop: exp.manifest.threshold_drop,
         alpha: opts.alpha,
@@ -83,6 +87,26 @@ pub fn watch(
         calls_made: main_calls(exp),
         arms: out,
         warnings,
+    })
+}
+
+/// What `watch` reports as its method.
+pub const METHOD: &str = "two one-sided betting tests at the threshold on each unit's case-weighted drop (hedged capital with plug-in bets, Waudby-Smith & Ramdas 2024), each arm's pair at α/K (Bonferroni); the interval inverts the two tests";
+
+/// A cluster this many times the mean cluster's size makes the tests' bound (and so their bets)
+/// that much coarser: warned about.
+const LARGE_CLUSTER_RATIO: f64 = 3.0;
+
+/// A warning when the largest cluster dwarfs the mean one: the tests bound each cluster's total
+/// by the largest cluster's, so one huge cluster slows every decision.
+fn large_cluster(units: &[Vec<usize>], clustered: bool) -> Option<crate::warning::Warning> {
+    let largest = units.iter().map(Vec::len).max()?;
+    let mean = units.iter().map(Vec::len).sum::<usize>() as f64 / units.len() as f64;
+    (clustered && largest as f64 > LARGE_CLUSTER_RATIO * mean).then(|| {
+        crate::warning::Warning::new("watch.large_cluster", format!(
+            "the largest cluster has {largest} cases, {:.1}× the mean cluster ({mean:.1}): the tests bound every cluster's total drop by the largest one's, so their bets are that much smaller and decisions come later. Split very large clusters if they are not one unit of dependence",
+            largest as f64 / mean
+        ))
     })
 }
 
@@ -113,6 +137,8 @@ struct Walk<'a> {
     repeats: u32,
     /// The per-arm error rate α/K.
     alpha: f64,
+    /// The most cases a unit has (1 without clusters): the tests' bound.
+    max_unit_cases: usize,
 }
 
 impl Walk<'_> {
@@ -124,17 +150,20 @@ impl Walk<'_> {
         a.is_some_and(|a| unit.iter().all(|&c| done(c, base) && done(c, a)))
     }
 
-    /// The arm's sequence: each complete unit in order adds its mean paired drop
-    /// d_u = mean over its cases of (baseline − arm); the arm is needed once the lower bound
-    /// reaches the threshold, removable once the upper bound is below it. Stops at the first
-    /// incomplete unit, and returns the complete units waiting past it.
+    /// The arm's tests: each complete unit in order adds its paired drops' sum S and its number
+    /// of cases n to the two one-sided betting tests at the threshold
+    /// ([`crate::stats::betting::ThresholdTests`]); the arm is needed once "drop ≤ thr" is
+    /// rejected, removable once "drop ≥ thr" is. Stops at the first incomplete unit, and returns
+    /// the complete units waiting past it. The drop shown is the case-weighted mean ΣS/Σn, with
+    /// the interval the two tests give when inverted.
     fn arm(&self, label: &str, a: Option<usize>) -> (ArmSequence, usize) {
         let m = &self.exp.results.matrix;
         let base = self.exp.baseline_index();
         let thr = self.exp.manifest.threshold_drop;
         let span = self.exp.manifest.score_max - self.exp.manifest.score_min;
-        let mut cs = ConfidenceSequence::new(-span, span, self.alpha);
-        let (mut state, mut used, mut cases, mut waiting) = (State::Continue, 0usize, 0usize, 0);
+        let mut tests = ThresholdTests::new(thr, span, self.max_unit_cases, self.alpha);
+        let mut read: Vec<(f64, usize)> = Vec::new();
+        let (mut state, mut waiting) = (State::Continue, 0);
         for (u, unit) in self.units.iter().enumerate() {
             let Some(a) = a.filter(|_| self.complete(unit, a)) else {
                 waiting = self.units[u..]
@@ -143,34 +172,29 @@ impl Walk<'_> {
                     .count();
                 break;
             };
-            let d = unit
-                .iter()
-                .map(|&c| m.mean[m.cell(c, base)] - m.mean[m.cell(c, a)])
-                .sum::<f64>()
-                / unit.len() as f64;
-            cs.push(d);
-            used += 1;
-            cases += unit.len();
-            let (lo, hi) = cs.bounds();
-            if lo >= thr {
+            let sum = moments::sum(
+                unit.iter()
+                    .map(|&c| m.mean[m.cell(c, base)] - m.mean[m.cell(c, a)]),
+            );
+            tests.push(sum, unit.len());
+            read.push((sum, unit.len()));
+            if tests.needed() {
                 state = State::Needed;
-            } else if hi < thr {
+            } else if tests.removable() {
                 state = State::Removable;
             }
             if state != State::Continue {
                 break;
             }
         }
-        let (low, high) = cs.bounds();
-        let drop = cs.mean();
-        let (projected_units, units_still_needed) = match (state, drop) {
-            (State::Continue, Some(d)) => {
-                let cap = (self.units.len() as u64).saturating_mul(100).max(10_000);
-                let p = projected_n((d - thr).abs(), cs.variance(), 2.0 * span, self.alpha, cap)
-                    .map(|p| p.max(used as u64 + 1));
-                (p, p.map(|p| p - used as u64))
-            }
-            _ => (None, None),
+        let used = read.len();
+        let cases: usize = read.iter().map(|r| r.1).sum();
+        let drop = (cases > 0).then(|| moments::sum(read.iter().map(|r| r.0)) / cases as f64);
+        let (low, high) = betting::drop_interval(&read, span, self.max_unit_cases, self.alpha);
+        let (p_needed, p_removable) = tests.p_values();
+        let projected_units = match (state, drop) {
+            (State::Continue, Some(d)) => self.projected_units(&tests, &read, d > thr),
+            _ => None,
         };
         let seq = ArmSequence {
             arm: label.to_string(),
@@ -178,19 +202,57 @@ impl Walk<'_> {
             units: used,
             cases,
             drop,
-            cs: Some(Interval {
+            cs: (used > 0).then_some(Interval {
                 low,
                 high,
                 level: 1.0 - self.alpha,
                 method: CiMethod::ConfidenceSequence,
             }),
+            p_needed: (used > 0).then_some(p_needed),
+            p_removable: (used > 0).then_some(p_removable),
             decided_at: (state != State::Continue).then_some(used),
             projected_units,
-            units_still_needed,
+            units_still_needed: projected_units.map(|p| p - used as u64),
             recorded: false,
         };
         (seq, waiting)
     }
+
+    /// For an arm that continues: the units its leading test (needed when the drop so far is
+    /// above the threshold, else removable) is projected to need in all, if the units to come
+    /// are like the ones read ([`betting::expected_units`]); at least one more than read.
+    fn projected_units(
+        &self,
+        tests: &ThresholdTests,
+        read: &[(f64, usize)],
+        up: bool,
+    ) -> Option<u64> {
+        let cap = (self.units.len() as u64).saturating_mul(100).max(10_000);
+        let m = tests.null_mean();
+        let xs: Vec<f64> = read
+            .iter()
+            .map(|&(s, n)| {
+                let x = tests.rescaled(s, n);
+                if up { x } else { 1.0 - x }
+            })
+            .collect();
+        let null = if up { m } else { 1.0 - m };
+        betting::expected_units(&quantiles(&xs), null, self.alpha / 2.0, cap)
+            .map(|p| p.max(read.len() as u64 + 1))
+    }
+}
+
+/// At most 64 evenly spaced order statistics of `xs`: the same distribution, at a cost per
+/// projected step that does not grow with the units read.
+fn quantiles(xs: &[f64]) -> Vec<f64> {
+    if xs.len() <= 64 {
+        return xs.to_vec();
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (0..64)
+        .map(|k| sorted[((k as f64 + 0.5) / 64.0 * sorted.len() as f64) as usize])
+        .collect()
 }
 
 /// Replaces the arm's sequence by its recorded decision (which stands unless `--reopen`), with a
