@@ -17,6 +17,10 @@
 //! clipped to [0, 1] and intersected with every earlier set (the running intersection is also a
 //! confidence sequence). Then `P(∃t : μ ∉ Cₜ) ≤ α`: the analyst may look after every case and stop
 //! whenever they like. The bounds are mapped back to `[lo, hi]`.
+//!
+//! `watch` decided with this sequence until it moved to the betting tests of [`crate::betting`],
+//! which decide about twice as soon at the same error rate; `benches/sequential.rs` compares the
+//! two on the same streams.
 
 /// A running PrPl-EB confidence sequence (see the module documentation).
 #[derive(Debug, Clone)]
@@ -106,87 +110,6 @@ impl ConfidenceSequence {
     pub fn mean(&self) -> Option<f64> {
         (self.n > 0).then(|| self.lo + self.width * self.sum_x / self.n as f64)
     }
-
-    /// The sample variance of the rescaled observations' predictable estimate σ̂² (for
-    /// projections), in the observations' units squared.
-    pub fn variance(&self) -> f64 {
-        let i = (self.n + 1) as f64;
-        (0.25 + self.sum_sq) / i * self.width * self.width
-    }
-}
-
-/// Follows one stream of observations in `[lo, hi]` until its sequence at level `alpha` decides
-/// against `threshold` (Some(true): the lower bound reached it, needed; Some(false): the upper
-/// bound fell below it, removable) or `n_max` observations pass (None). Returns the decision and
-/// the observations read. For simulations of the error rate and stopping times.
-pub fn stopping_time(
-    (lo, hi): (f64, f64),
-    alpha: f64,
-    threshold: f64,
-    n_max: usize,
-    mut next: impl FnMut() -> f64,
-) -> (Option<bool>, usize) {
-    let mut cs = ConfidenceSequence::new(lo, hi, alpha);
-    for n in 1..=n_max {
-        cs.push(next());
-        let (l, u) = cs.bounds();
-        if l >= threshold {
-            return (Some(true), n);
-        }
-        if u < threshold {
-            return (Some(false), n);
-        }
-    }
-    (None, n_max)
-}
-
-/// The half-widths the sequence is expected to have after 1, 2, 3, … observations whose variance
-/// is `variance` (in units squared of an interval `width` wide), at level `alpha`: the formula of
-/// [`ConfidenceSequence`] with σ̂² held at its value and E[vᵢ] = 4σ², by running sums (each step
-/// costs O(1)).
-fn expected_half_widths(variance: f64, width: f64, alpha: f64) -> impl Iterator<Item = f64> {
-    let log_term = (2.0 / alpha).ln();
-    let var_x = (variance / (width * width)).max(1e-12);
-    let (mut sum_lambda, mut penalty) = (0.0, 0.0);
-    (1u64..).map(move |k| {
-        let i = k as f64;
-        let lambda = (2.0 * log_term / (var_x * i * (1.0 + i).ln()))
-            .sqrt()
-            .min(MAX_BET);
-        sum_lambda += lambda;
-        penalty += 4.0 * var_x * (-(1.0 - lambda).ln() - lambda) / 4.0;
-        width * (log_term + penalty) / sum_lambda
-    })
-}
-
-/// The half-width the sequence is expected to have after `n` observations whose variance is
-/// `variance` (in units squared of an interval `width` wide), at level `alpha`: the formula of
-/// [`ConfidenceSequence`] with σ̂² held at its value and E[vᵢ] = 4σ². Used to project the cases
-/// a sequence still needs; not a guarantee. `width` for n = 0.
-pub fn expected_half_width(n: u64, variance: f64, width: f64, alpha: f64) -> f64 {
-    match n.checked_sub(1) {
-        None => width,
-        Some(skip) => expected_half_widths(variance, width, alpha)
-            .nth(skip as usize)
-            .unwrap_or(width),
-    }
-}
-
-/// Longest projection [`projected_n`] computes: beyond ten million units a decision is not a
-/// plan but a "not settleable at this effect size".
-pub const MAX_PROJECTION: u64 = 10_000_000;
-
-/// The smallest n (≤ `cap`, ≤ [`MAX_PROJECTION`]) at which [`expected_half_width`] falls below
-/// `gap`, or None. One pass over n = 1, 2, …, so the cost is the answer (or the cap), whatever
-/// `cap` is: a plan for 10¹² cases returns at once.
-pub fn projected_n(gap: f64, variance: f64, width: f64, alpha: f64, cap: u64) -> Option<u64> {
-    if gap.is_nan() || gap <= 0.0 {
-        return None;
-    }
-    expected_half_widths(variance, width, alpha)
-        .take(cap.min(MAX_PROJECTION) as usize)
-        .position(|h| h < gap)
-        .map(|i| i as u64 + 1)
 }
 
 #[cfg(test)]
@@ -299,24 +222,5 @@ mod tests {
         }
         assert!(last.0 < 0.3 && 0.3 < last.1);
         assert!(last.1 - last.0 < 0.05, "{last:?}");
-    }
-
-    #[test]
-    fn projection_matches_the_realised_width_roughly() {
-        // Bernoulli(0.3): the realised half-width after n is within a factor 1.5 of the projection.
-        let mut rng = ChaCha8Rng::seed_from_u64(2);
-        let mut cs = ConfidenceSequence::new(0.0, 1.0, 0.05);
-        for _ in 0..5_000 {
-            cs.push(if rng.random::<f64>() < 0.3 { 1.0 } else { 0.0 });
-        }
-        let (l, h) = cs.bounds();
-        let projected = expected_half_width(5_000, 0.21, 1.0, 0.05);
-        let realised = (h - l) / 2.0;
-        assert!(
-            realised / projected > 0.67 && realised / projected < 1.5,
-            "{realised} {projected}"
-        );
-        let n = projected_n(projected, 0.21, 1.0, 0.05, 1_000_000).unwrap();
-        assert!(n.abs_diff(5_000) <= 1, "{n}");
     }
 }
