@@ -113,7 +113,7 @@ def plan(units=None, design="loo", **options):
 
 
 def watch(experiment=None, **options):
-    """Anytime-valid monitoring of a running ablation: each arm's confidence sequence and state
+    """Anytime-valid monitoring of a running ablation: each arm's tests at the threshold and state
     (needed, removable, continue); tables summary, arms, warnings. With replay=True, a complete
     experiment replayed sequentially: tables summary (calls saved), arms, warnings."""
     return run("watch", experiment=experiment, **options)

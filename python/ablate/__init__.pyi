@@ -215,9 +215,10 @@ def watch(
     confidence: Optional[float] = None,
     **options: Any,
 ) -> Result:
-    """Anytime-valid monitoring of a running ablation (PrPl-EB confidence sequences, Bonferroni
-    across arms at α = 1 − confidence): tables summary, arms (state needed / removable /
-    continue, units, bounds, units still needed), warnings. replay=True replays a complete
+    """Anytime-valid monitoring of a running ablation (two one-sided betting tests at the
+    threshold per arm, Bonferroni across arms at α = 1 − confidence): tables summary, arms (state
+    needed / removable / continue, units, drop and its interval, the tests' p-values, units still
+    needed), warnings. replay=True replays a complete
     experiment: where each arm would have stopped, agreement with the full run, calls saved.
     Decisions are recorded in the folder's .ablate-watch.json; reopen=True decides again."""
 
