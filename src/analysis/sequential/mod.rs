@@ -23,10 +23,10 @@
 //!
 //! Multiplicity: each arm's pair of tests runs at α/K (Bonferroni over the K arms other than the
 //! baseline; α/2K each, since at a drop exactly on the threshold both nulls are true), so the
-//! chance that any arm ever gets a wrong decision is at most α = 1 − confidence. Holm's step-down would spend less, but with directional decisions it
-//! is proven only for independent statistics (Shaffer 1980; Guo & Romano 2015), and every arm
-//! here is paired against the same baseline; and a decision made at one level must not be undone
-//! by another arm's data.
+//! chance that any arm ever gets a wrong decision is at most α = 1 − confidence. Holm's step-down
+//! would spend less, but with directional decisions it is proven only for independent statistics
+//! (Shaffer 1980; Guo & Romano 2015), and every arm here is paired against the same baseline;
+//! and a decision made at one level must not be undone by another arm's data.
 
 use std::collections::BTreeMap;
 
