@@ -174,7 +174,7 @@ impl Export for PlanOutput {
             "sequential.arms",
             Rows,
             "arm:str drop:f64 sd:f64 source:str cases:i64",
-            "with --sequential: the cases each arm's sequence is projected to read",
+            "with --sequential: the cases each arm's tests are projected to read",
         ),
         t(
             "arms",
