@@ -382,6 +382,19 @@ fn scores_outside_the_declared_bounds_are_refused() {
 }
 
 #[test]
+fn a_threshold_no_drop_can_cross_is_refused() {
+    // Scores in [0, 1]: a paired drop lies in [−1, 1], so no data decides against 1.
+    let w = Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05",
+        "threshold_drop = 1.0",
+    );
+    let err = common::fails(ablate().arg("watch").arg(&w.dir));
+    common::assert_mentions(&err, &["threshold_drop 1", "inside", "experiment.toml"]);
+}
+
+#[test]
 fn the_order_depends_on_the_seed_and_ids_not_on_row_order() {
     let w = Workdir::demo_copy();
     let path = w.dir.join("cases.parquet");
