@@ -2,7 +2,7 @@
 //! hedged-capital process of Waudby-Smith & Ramdas ("Estimating means of bounded random variables
 //! by betting", JRSS-B 2024, Section 4.2, with their predictable plug-in bet).
 //!
-//! Observations `x` lie in [0, 1]; the null hypothesis is H₀: E[xᵢ | x₁ … xᵢ₋₁] ≤ m for every i,
+//! Observations `x` lie in [0, 1]; the null hypothesis is H₀: E\[xᵢ | x₁ … xᵢ₋₁\] ≤ m for every i,
 //! for a value m ∈ (0, 1). A gambler starts with capital 1 and stakes a fraction λᵢ ≥ 0 of it on
 //! xᵢ exceeding m:
 //!
@@ -25,7 +25,7 @@
 /// outcome x = 0 then keeps a quarter of the capital.
 const MAX_BET: f64 = 0.75;
 
-/// A running one-sided betting test of H₀: E[x] ≤ m (see the module documentation).
+/// A running one-sided betting test of H₀: E\[x\] ≤ m (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct BettingTest {
     m: f64,
@@ -39,7 +39,7 @@ pub struct BettingTest {
 }
 
 impl BettingTest {
-    /// A test of H₀: E[x] ≤ `m` (0 < m < 1) at level `alpha` ∈ (0, 1), before any observation.
+    /// A test of H₀: E\[x\] ≤ `m` (0 < m < 1) at level `alpha` ∈ (0, 1), before any observation.
     pub fn new(m: f64, alpha: f64) -> BettingTest {
         debug_assert!(m > 0.0 && m < 1.0 && alpha > 0.0 && alpha < 1.0);
         let log_threshold = (1.0 / alpha).ln();
@@ -100,7 +100,7 @@ fn prpl_bet(log_term: f64, var: f64, i: f64) -> f64 {
     (2.0 * log_term / (var.max(1e-12) * i * (1.0 + i).ln())).sqrt()
 }
 
-/// Runs a fresh test of H₀: E[x] ≤ m over `xs` and says whether it rejects at some time.
+/// Runs a fresh test of H₀: E\[x\] ≤ m over `xs` and says whether it rejects at some time.
 pub fn rejects(xs: &[f64], m: f64, alpha: f64) -> bool {
     let mut t = BettingTest::new(m, alpha);
     for &x in xs {
@@ -113,7 +113,7 @@ pub fn rejects(xs: &[f64], m: f64, alpha: f64) -> bool {
 }
 
 /// The anytime-valid interval for the mean that the two one-sided tests give over `xs`, each at
-/// level `alpha`: `[inf{m : H₀ E[x] ≤ m not rejected}, sup{m : H₀ E[x] ≥ m not rejected}]`, found
+/// level `alpha`: `[inf{m : H₀ E\[x\] ≤ m not rejected}, sup{m : H₀ E\[x\] ≥ m not rejected}]`, found
 /// by bisection to 1e-9 (the capital decreases in m for all but a few orderings, so the ends
 /// are exact up to that). Its coverage is 1 − 2α. `(0, 1)` before any observation.
 pub fn interval(xs: &[f64], alpha: f64) -> (f64, f64) {
@@ -149,14 +149,14 @@ fn boundary(rejected: impl Fn(f64) -> bool) -> f64 {
 /// experiment's population of units).
 ///
 /// Each unit brings the sum `S` of its n cases' paired drops (each in [−span, span]). Its
-/// increment at the threshold is `Y = S − thr·n`: E[Y] = E[n]·(μ − thr), where μ = E[S]/E[n] is
-/// the case-weighted mean drop that `sweep` reports, so E[Y] ≤ 0 exactly when μ ≤ thr, whatever
+/// increment at the threshold is `Y = S − thr·n`: E\[Y\] = E\[n\]·(μ − thr), where μ = E\[S\]/E\[n\] is
+/// the case-weighted mean drop that `sweep` reports, so E\[Y\] ≤ 0 exactly when μ ≤ thr, whatever
 /// the cluster sizes. With `n ≤ n_max`, Y lies in [−a, b], a = n_max·(span + thr) and
-/// b = n_max·(span − thr); rescaled, `x = (Y + a)/(a + b)` ∈ [0, 1] and μ ≤ thr ⇔ E[x] ≤
+/// b = n_max·(span − thr); rescaled, `x = (Y + a)/(a + b)` ∈ [0, 1] and μ ≤ thr ⇔ E\[x\] ≤
 /// m = a/(a + b). Then:
 ///
-/// - **needed** tests H₀: μ ≤ thr, a [`BettingTest`] of E[x] ≤ m;
-/// - **removable** tests H₀: μ ≥ thr, a [`BettingTest`] of E[1 − x] ≤ 1 − m.
+/// - **needed** tests H₀: μ ≤ thr, a [`BettingTest`] of E\[x\] ≤ m;
+/// - **removable** tests H₀: μ ≥ thr, a [`BettingTest`] of E\[1 − x\] ≤ 1 − m.
 ///
 /// Each runs at `alpha`/2, so that the chance that either ever rejects wrongly is at most `alpha`
 /// for every μ, μ = thr included (this is the hedged-capital process of the paper with θ = ½). For
@@ -274,7 +274,7 @@ pub fn stopping_time(
 /// Longest projection [`expected_units`] computes.
 pub const MAX_PROJECTION: u64 = 10_000_000;
 
-/// The number of observations after which the test of H₀: E[x] ≤ m is expected to reject, for
+/// The number of observations after which the test of H₀: E\[x\] ≤ m is expected to reject, for
 /// observations distributed like `sample` (points in [0, 1], e.g. the ones seen so far or
 /// quantiles of a planned distribution): the first t at which the expected log-capital
 /// `Σ_{i≤t} mean_{x∈sample} log(1 + λᵢ(x − m))` reaches log(1/α), with λᵢ the bet the test
@@ -371,7 +371,7 @@ mod tests {
         assert!(small.rejected());
     }
 
-    /// At the boundary of the null (E[x] = m) the test rejects at most α of the time, here far
+    /// At the boundary of the null (E\[x\] = m) the test rejects at most α of the time, here far
     /// less: 2,000 streams of 2,000 draws of a two-point and a uniform distribution.
     #[test]
     fn null_streams_reject_at_most_alpha() {
