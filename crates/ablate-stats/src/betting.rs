@@ -18,8 +18,8 @@
 //!
 //! The cap c/m is what makes the test faster than reading a decision off a confidence sequence:
 //! the sequence's empirical-Bernstein bound caps its bet at c whatever m is, while a test at
-//! m ≈ ½ may stake up to 1.5. (The two-sided hedged process splits α between the directions;
-//! a one-sided test does not.)
+//! m ≈ ½ may stake up to 1.5. One test spends all of its α on its one side; [`ThresholdTests`]
+//! runs two, at α/2 each, as the paper's two-sided hedged process does.
 
 /// The bet's cap as a fraction of 1/m (Waudby-Smith & Ramdas suggest ½ or ¾): the worst
 /// outcome x = 0 then keeps a quarter of the capital.
