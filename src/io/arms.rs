@@ -119,12 +119,7 @@ fn non_negative(t: &table::Table, name: &str, n: usize) -> Result<Vec<Option<f64
     if !t.has(name) {
         return Ok(vec![None; n]);
     }
-    let values: Vec<Option<f64>> =
-        t.df.column(name)
-            .and_then(|c| c.f64().cloned())
-            .map_err(|e| table::polars_unreadable(&t.path, e))?
-            .iter()
-            .collect();
+    let values = t.opt_floats(name)?;
     if let Some((i, v)) = values
         .iter()
         .enumerate()

@@ -30,7 +30,6 @@ const MAX_BET: f64 = 0.75;
 pub struct BettingTest {
     m: f64,
     log_threshold: f64,
-    log_term: f64,
     n: u64,
     sum_x: f64,
     sum_sq: f64,
@@ -46,7 +45,6 @@ impl BettingTest {
         BettingTest {
             m,
             log_threshold,
-            log_term: log_threshold,
             n: 0,
             sum_x: 0.0,
             sum_sq: 0.0,
@@ -59,7 +57,7 @@ impl BettingTest {
     fn bet(&self) -> f64 {
         let i = (self.n + 1) as f64;
         let var_prev = (0.25 + self.sum_sq) / i;
-        prpl_bet(self.log_term, var_prev, i).min(MAX_BET / self.m)
+        prpl_bet(self.log_threshold, var_prev, i).min(MAX_BET / self.m)
     }
 
     /// Adds one observation (clamped into [0, 1]; callers check the bounds first).
@@ -95,9 +93,9 @@ impl BettingTest {
     }
 }
 
-/// The predictable plug-in bet `√(2·log_term / (var·i·log(1 + i)))` of observation i.
-fn prpl_bet(log_term: f64, var: f64, i: f64) -> f64 {
-    (2.0 * log_term / (var.max(1e-12) * i * (1.0 + i).ln())).sqrt()
+/// The predictable plug-in bet `√(2·log(1/α) / (var·i·log(1 + i)))` of observation i.
+fn prpl_bet(log_threshold: f64, var: f64, i: f64) -> f64 {
+    (2.0 * log_threshold / (var.max(1e-12) * i * (1.0 + i).ln())).sqrt()
 }
 
 /// Runs a fresh test of H₀: E\[x\] ≤ m over `xs` and says whether it rejects at some time.
@@ -166,6 +164,7 @@ fn boundary(rejected: impl Fn(f64) -> bool) -> f64 {
 #[derive(Debug, Clone)]
 pub struct ThresholdTests {
     thr: f64,
+    alpha: f64,
     a: f64,
     width: f64,
     needed: BettingTest,
@@ -182,6 +181,7 @@ impl ThresholdTests {
         let m = a / (a + b);
         ThresholdTests {
             thr,
+            alpha,
             a,
             width: a + b,
             needed: BettingTest::new(m, alpha / 2.0),
@@ -220,6 +220,21 @@ impl ThresholdTests {
     /// 1 − m).
     pub fn null_mean(&self) -> f64 {
         self.a / self.width
+    }
+
+    /// The units after which the pair is expected to decide, for units whose rescaled increments
+    /// ([`ThresholdTests::rescaled`]) are distributed like `xs`: [`expected_units`] of the test
+    /// the sample's mean leads (needed above m, removable below), at `alpha`/2. None when the
+    /// sample sits on m or the projection passes `cap`.
+    pub fn expected_units(&self, xs: &[f64], cap: u64) -> Option<u64> {
+        let m = self.null_mean();
+        let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        if mean > m {
+            expected_units(xs, m, self.alpha / 2.0, cap)
+        } else {
+            let flipped: Vec<f64> = xs.iter().map(|x| 1.0 - x).collect();
+            expected_units(&flipped, 1.0 - m, self.alpha / 2.0, cap)
+        }
     }
 }
 
@@ -323,21 +338,17 @@ pub fn expected_cases(
     alpha: f64,
     cap: u64,
 ) -> Option<u64> {
-    if drop == thr || thr.abs() >= span || thr.is_nan() {
+    if thr.is_nan() || thr.abs() >= span {
         return None;
     }
     let tests = ThresholdTests::new(thr, span, 1, alpha);
-    let up = drop > thr;
     let xs: Vec<f64> = (0..32)
         .map(|k| {
-            let d =
-                (drop + sd * crate::dist::z_quantile((k as f64 + 0.5) / 32.0)).clamp(-span, span);
-            let x = tests.rescaled(d, 1);
-            if up { x } else { 1.0 - x }
+            let z = crate::dist::z_quantile((k as f64 + 0.5) / 32.0);
+            tests.rescaled((drop + sd * z).clamp(-span, span), 1)
         })
         .collect();
-    let m = tests.null_mean();
-    expected_units(&xs, if up { m } else { 1.0 - m }, alpha / 2.0, cap)
+    tests.expected_units(&xs, cap)
 }
 
 #[cfg(test)]

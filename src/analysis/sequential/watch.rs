@@ -193,7 +193,7 @@ impl Walk<'_> {
         let (low, high) = betting::drop_interval(&read, span, self.max_unit_cases, self.alpha);
         let (p_needed, p_removable) = tests.p_values();
         let projected_units = match (state, drop) {
-            (State::Continue, Some(d)) => self.projected_units(&tests, &read, d > thr),
+            (State::Continue, Some(_)) => self.projected_units(&tests, &read),
             _ => None,
         };
         let seq = ArmSequence {
@@ -221,23 +221,11 @@ impl Walk<'_> {
     /// For an arm that continues: the units its leading test (needed when the drop so far is
     /// above the threshold, else removable) is projected to need in all, if the units to come
     /// are like the ones read ([`betting::expected_units`]); at least one more than read.
-    fn projected_units(
-        &self,
-        tests: &ThresholdTests,
-        read: &[(f64, usize)],
-        up: bool,
-    ) -> Option<u64> {
+    fn projected_units(&self, tests: &ThresholdTests, read: &[(f64, usize)]) -> Option<u64> {
         let cap = (self.units.len() as u64).saturating_mul(100).max(10_000);
-        let m = tests.null_mean();
-        let xs: Vec<f64> = read
-            .iter()
-            .map(|&(s, n)| {
-                let x = tests.rescaled(s, n);
-                if up { x } else { 1.0 - x }
-            })
-            .collect();
-        let null = if up { m } else { 1.0 - m };
-        betting::expected_units(&quantiles(&xs), null, self.alpha / 2.0, cap)
+        let xs: Vec<f64> = read.iter().map(|&(s, n)| tests.rescaled(s, n)).collect();
+        tests
+            .expected_units(&quantiles(&xs), cap)
             .map(|p| p.max(read.len() as u64 + 1))
     }
 }

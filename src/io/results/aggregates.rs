@@ -8,7 +8,7 @@ use super::{CaseMatrix, MAX_SCORE, Results, arm_order};
 use crate::error::{Error, Result, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;
-use crate::io::table::{self, Col, Kind, TableFile, polars_unreadable};
+use crate::io::table::{self, Col, Kind, TableFile};
 
 impl Results {
     /// Builds the matrix from an aggregates file, the output of `ablate sql` run in an engine:
@@ -102,44 +102,20 @@ struct RowSums {
 
 impl AggregateRows {
     fn read(t: &table::Table) -> Result<AggregateRows> {
-        let path = t.path.clone();
-        let column = |name: &str| t.df.column(name).map_err(|e| polars_unreadable(&path, e));
-        let strs = |name: &str| -> Result<Vec<Option<String>>> {
-            Ok(column(name)?
-                .str()
-                .map_err(|e| polars_unreadable(&path, e))?
-                .iter()
-                .map(|v| v.map(str::to_string))
-                .collect())
-        };
-        let ints = |name: &str| -> Result<Vec<Option<i64>>> {
-            Ok(column(name)?
-                .i64()
-                .map_err(|e| polars_unreadable(&path, e))?
-                .iter()
-                .collect())
-        };
-        let floats = |name: &str| -> Result<Vec<Option<f64>>> {
-            Ok(column(name)?
-                .f64()
-                .map_err(|e| polars_unreadable(&path, e))?
-                .iter()
-                .collect())
-        };
         Ok(AggregateRows {
-            case_id: strs("case_id")?,
-            arm: strs("arm")?,
-            repeats: ints("repeats")?,
-            sum_score: floats("sum_score")?,
-            sum_score2: floats("sum_score2")?,
-            passes: ints("passes")?,
-            pass_mark: floats("pass_mark")?,
+            case_id: t.opt_strs("case_id")?,
+            arm: t.opt_strs("arm")?,
+            repeats: t.opt_ints("repeats")?,
+            sum_score: t.opt_floats("sum_score")?,
+            sum_score2: t.opt_floats("sum_score2")?,
+            passes: t.opt_ints("passes")?,
+            pass_mark: t.opt_floats("pass_mark")?,
             tokens: if t.has("sum_tokens_in") && t.has("n_tokens_in") {
-                Some((floats("sum_tokens_in")?, ints("n_tokens_in")?))
+                Some((t.opt_floats("sum_tokens_in")?, t.opt_ints("n_tokens_in")?))
             } else {
                 None
             },
-            path,
+            path: t.path.clone(),
         })
     }
 

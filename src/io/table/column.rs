@@ -197,6 +197,13 @@ impl Table {
         Ok(ca.iter().collect())
     }
 
+    /// A float column that may hold nulls (values unchecked).
+    pub fn opt_floats(&self, name: &str) -> Result<Vec<Option<f64>>> {
+        let c = self.column(name)?;
+        let ca = c.f64().map_err(|e| polars_unreadable(&self.path, e))?;
+        Ok(ca.iter().collect())
+    }
+
     /// An integer column with no nulls.
     pub fn ints(&self, name: &str) -> Result<Vec<i64>> {
         self.opt_ints(name)?
