@@ -134,6 +134,14 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The input budget under a model limit and an expected output:
+    /// model − (expected + output_buffer) − safety_margin (may be ≤ 0).
+    pub fn hard(&self, model: i64, expected: i64) -> i64 {
+        model - (expected + self.output_buffer) - self.safety_margin
+    }
+}
+
 /// The hard input limit of a call from its logged (or fallback) model limit and expected output:
 /// model_limit − (expected_output + output_buffer) − safety_margin.
 ///
@@ -150,7 +158,7 @@ pub fn hard_limit(
         reason: "a call has no model_limit, so its hard input limit is unknown".into(),
         fix: "log model_limit, or give --model-limit or a policy with model_limit".into(),
     })?;
-    let h = m - (expected.unwrap_or(0) + p.output_buffer) - p.safety_margin;
+    let h = p.hard(m, expected.unwrap_or(0));
     if h <= 0 {
         return Err(Error::Unsupported {
             what: format!("context analysis of {}", path.display()),

@@ -350,7 +350,7 @@ impl ItemColumns {
             .or(p.expected_output)
             .or(limits.expected_output)
             .unwrap_or(0);
-        model - (expected + p.output_buffer) - p.safety_margin
+        p.hard(model, expected)
     }
 
     fn item(&self, i: usize) -> Item {
