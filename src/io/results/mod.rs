@@ -1,9 +1,10 @@
 //! The `results` table, aggregated once into a dense case × arm matrix.
 //!
-//! Rows are read through a projected lazy scan, case and arm ids are encoded to integers once,
-//! and rows are bucketed per (case, arm) cell with a counting sort (O(rows)). Each cell then holds
-//! the number of repeats, the mean score `s[i,a]` (compensated), the sample variance across repeats
-//! and the number of repeats that pass (score ≥ pass_mark, or the optional `passed` column: the
+//! Parquet rows are read page by page with case and arm ids as dictionary codes (CSV and unusual
+//! encodings through Polars), and folded batch by batch into per-(case, arm) accumulators, so
+//! memory is bounded by the matrix. Each cell then holds the number of repeats, the mean score
+//! `s[i,a]` (compensated sum), the sample variance across repeats (Welford) and the number of
+//! repeats that pass (score ≥ pass_mark, or the optional `passed` column: the
 //! harness's own pass/fail, which then decides churn, lost and gained cases and McNemar). Every
 //! later analysis reads this matrix instead of the raw rows.
 
@@ -12,6 +13,8 @@ use std::path::PathBuf;
 use crate::io::arms::Arms;
 
 mod aggregates;
+mod fold;
+mod pages;
 mod raw;
 
 /// The per-case matrix of one experiment: cell `(case, arm)` at index `case * n_arms + arm`.
@@ -97,14 +100,4 @@ fn arm_order(arms_table: Option<&Arms>, seen: &[String]) -> Vec<String> {
         }
     }
     arms
-}
-
-/// The encoded rows of a results table, column by column.
-struct Rows<'a> {
-    case: &'a [u32],
-    arm: &'a [u32],
-    repeat: &'a [i64],
-    score: &'a [f64],
-    tokens: Option<&'a [f64]>,
-    passed: Option<&'a [bool]>,
 }

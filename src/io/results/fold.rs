@@ -1,0 +1,574 @@
+//! Results rows folded, batch by batch, into per-cell accumulators: memory is bounded by the
+//! case × arm matrix whatever the row count.
+//!
+//! A [`Batch`] is one slice of the file's rows (a Parquet row group, or a slice of a frame Polars
+//! read) with its ids already resolved: cases to their index in the cases table, arms to labels
+//! local to the batch. [`Fold::add`] takes batches in file order and updates each (case, arm)
+//! cell in row order, so a cell's sums do not depend on how the file was split into batches or
+//! on the thread count. Problems with the data are kept per kind, first row first
+//! ([`Problems`]), and reported once every row has been seen, in the order the checks are
+//! documented in [`Results::load`](super::Results::load).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::{CaseMatrix, MAX_SCORE};
+use crate::error::{Error, Row};
+use crate::io::arms::Arms;
+use crate::io::cases::Cases;
+use crate::io::table::{check_id, float_text};
+use crate::stats::moments::{add_compensated, welford_step};
+
+/// A row's case or arm that could not be resolved (null or unknown): the row is not folded.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// One slice of the results' rows, ids resolved.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// The file row of the batch's first row (0-based).
+    pub first_row: usize,
+    /// Each row's case: its index in the cases table, or [`NONE`].
+    pub case: Vec<u32>,
+    /// Each row's arm, as an index into `arm_labels`, or [`NONE`].
+    pub arm: Vec<u32>,
+    /// The batch's arm labels in order of first appearance.
+    pub arm_labels: Vec<String>,
+    /// Each row's repeat.
+    pub repeat: Vec<i64>,
+    /// Each row's score.
+    pub score: Vec<f64>,
+    /// Each row's `tokens_in` (NaN for null), when the file has the column.
+    pub tokens: Option<Vec<f64>>,
+    /// Each row's `passed` flag, when the file has the column.
+    pub passed: Option<Vec<bool>>,
+    /// Problems found while reading the batch.
+    pub problems: Problems,
+}
+
+impl Batch {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.case.len()
+    }
+
+    /// Sets the rows' cases and arms from dictionary codes into `case_text` and `arm_text`
+    /// ([`NONE`] for a null). Each dictionary entry a row uses is looked up once (a case in
+    /// `cases`), never a string per row; nulls and unknown cases are noted at their first row.
+    pub fn set_ids(
+        &mut self,
+        (case, case_text): (&[u32], &[String]),
+        (arm, arm_text): (&[u32], &[String]),
+        cases: &Cases,
+        path: &Path,
+    ) {
+        let first_row = self.first_row;
+        if let Some(i) = case.iter().position(|c| *c == NONE) {
+            self.problems
+                .null(Kind::NullCase, path, "case_id", first_row + i);
+        }
+        let (local, used) = first_appearance(case, case_text.len());
+        let resolved: Vec<u32> = used
+            .iter()
+            .map(|&(code, row)| {
+                let id = &case_text[code as usize];
+                cases.index.get(id.as_str()).copied().unwrap_or_else(|| {
+                    if let Err(e) = cases.lookup(id, path, first_row + row) {
+                        self.problems.note(Kind::Id, first_row + row, e);
+                    }
+                    NONE
+                })
+            })
+            .collect();
+        self.case = local
+            .iter()
+            .map(|&l| {
+                if l == NONE {
+                    NONE
+                } else {
+                    resolved[l as usize]
+                }
+            })
+            .collect();
+        if let Some(i) = arm.iter().position(|a| *a == NONE) {
+            self.problems
+                .null(Kind::NullArm, path, "arm", first_row + i);
+        }
+        let (local, used) = first_appearance(arm, arm_text.len());
+        self.arm = local;
+        self.arm_labels = used
+            .into_iter()
+            .map(|(code, _)| arm_text[code as usize].clone())
+            .collect();
+    }
+
+    /// Checks the scores (finite, within ±[`MAX_SCORE`]) and records the first bad one.
+    pub fn check_scores(&mut self, path: &Path) {
+        type Check = (Kind, fn(f64) -> bool, String, &'static str);
+        let checks: [Check; 2] = [
+            (
+                Kind::NonFinite,
+                |s| !s.is_finite(),
+                "scores must be finite numbers".into(),
+                "score failed calls (e.g. 0) instead of writing NaN, or drop the row",
+            ),
+            // Squares of scores this large overflow the variance sums: a scale, not a score.
+            (
+                Kind::TooLarge,
+                |s| s.abs() > MAX_SCORE,
+                format!("scores beyond ±{MAX_SCORE:e} overflow the variance sums"),
+                "put scores on a bounded scale (0 to 1, or 0 to 100) before the analysis",
+            ),
+        ];
+        for (kind, bad, problem, fix) in checks {
+            if let Some(i) = self.score.iter().position(|s| bad(*s)) {
+                let row = self.first_row + i;
+                self.problems.note(
+                    kind,
+                    row,
+                    Error::BadValue {
+                        path: path.to_path_buf(),
+                        column: "score".into(),
+                        row: Row::at(row),
+                        value: float_text(self.score[i]),
+                        problem,
+                        fix: fix.into(),
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// The kinds of problem, in the order they are reported: the first kind found anywhere in the
+/// file wins, and within a kind the first row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    /// A null case_id.
+    NullCase,
+    /// A null arm.
+    NullArm,
+    /// A null repeat.
+    NullRepeat,
+    /// A null score.
+    NullScore,
+    /// A NaN or infinite score.
+    NonFinite,
+    /// A score beyond ±[`MAX_SCORE`].
+    TooLarge,
+    /// A case not in the cases table, or an arm not in the arms table or with control characters.
+    Id,
+    /// A negative `tokens_in`.
+    NegativeTokens,
+    /// A null `passed`.
+    NullPassed,
+}
+
+const KINDS: usize = Kind::NullPassed as usize + 1;
+
+/// The first problem of each [`Kind`]: its row and its error.
+#[derive(Debug, Default)]
+pub(super) struct Problems {
+    first: [Option<(usize, Error)>; KINDS],
+}
+
+impl Problems {
+    /// Records a problem unless one of its kind was found at an earlier row.
+    pub fn note(&mut self, kind: Kind, row: usize, error: Error) {
+        let slot = &mut self.first[kind as usize];
+        if slot.as_ref().is_none_or(|(r, _)| row < *r) {
+            *slot = Some((row, error));
+        }
+    }
+
+    /// Records a null at `row` in one of the required columns.
+    pub fn null(&mut self, kind: Kind, path: &Path, column: &str, row: usize) {
+        self.note(
+            kind,
+            row,
+            Error::BadValue {
+                path: path.to_path_buf(),
+                column: column.into(),
+                row: Row::at(row),
+                value: "null".into(),
+                problem: "a value is required here".into(),
+                fix: "fill in the missing value or drop the row".into(),
+            },
+        );
+    }
+
+    fn merge(&mut self, other: Problems) {
+        for (kind, found) in other.first.into_iter().enumerate() {
+            if let Some((row, error)) = found {
+                let slot = &mut self.first[kind];
+                if slot.as_ref().is_none_or(|(r, _)| row < *r) {
+                    *slot = Some((row, error));
+                }
+            }
+        }
+    }
+
+    /// The problem to report: the first kind, its first row.
+    fn into_error(self) -> Option<Error> {
+        self.first.into_iter().flatten().next().map(|(_, e)| e)
+    }
+}
+
+/// A duplicate (case, arm, repeat): the later row and its key.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Duplicate {
+    /// The file row that repeats a key.
+    pub row: usize,
+    /// The key: case index, arm label, repeat.
+    pub case: u32,
+    /// The arm's label.
+    pub arm: String,
+    /// The repeat.
+    pub repeat: i64,
+}
+
+/// The arms of a results file, found before its rows are folded: labels in order of first
+/// appearance, each checked (against the arms table, and for control characters) at its first
+/// row.
+#[derive(Debug, Default)]
+pub(super) struct ArmLabels {
+    /// Labels in order of first appearance.
+    pub labels: Vec<String>,
+    index: HashMap<String, usize>,
+    /// Problems with the labels.
+    pub problems: Problems,
+}
+
+impl ArmLabels {
+    /// Adds the labels of the next batch (in file order), each with its file row.
+    pub fn add(&mut self, batch: Vec<(String, usize)>, path: &Path, arms_table: Option<&Arms>) {
+        for (label, row) in batch {
+            if self.index.contains_key(&label) {
+                continue;
+            }
+            if let Some(table) = arms_table
+                && table.get(&label).is_none()
+            {
+                self.problems.note(
+                    Kind::Id,
+                    row,
+                    Error::BadValue {
+                        path: path.to_path_buf(),
+                        column: "arm".into(),
+                        row: Row::at(row),
+                        value: format!("\"{label}\""),
+                        problem: format!("this arm is not in {}", table.path.display()),
+                        fix: "add a row for it to the arms table (with the units it removed)"
+                            .into(),
+                    },
+                );
+            } else if let Err(e) = check_id(path, "arm", row, &label) {
+                self.problems.note(Kind::Id, row, e);
+            }
+            self.index.insert(label.clone(), self.labels.len());
+            self.labels.push(label);
+        }
+    }
+}
+
+/// The running fold of a results file into the case × arm matrix.
+///
+/// The matrix's own arrays hold the running sums until [`Fold::finish`]: `mean` the compensated
+/// Σx (its compensation beside it), `var` Welford's `M₂`, `tokens` Σ`tokens_in`. A cell costs
+/// the matrix plus 16 bytes (compensation, repeats seen, tokens counted) while rows are folded.
+pub(super) struct Fold {
+    pass_mark: f64,
+    /// The matrix, its arms in their final order, holding running sums.
+    m: CaseMatrix,
+    arms: Vec<String>,
+    column_of: HashMap<String, u32>,
+    compensation: Vec<f64>,
+    /// Repeats 0..31 seen, one bit each; others go to `other_repeats`.
+    seen: Vec<u32>,
+    /// Keys whose repeat is outside 0..31 (rare): (cell, repeat).
+    other_repeats: HashSet<(usize, i64)>,
+    /// Rows with a `tokens_in`, per cell.
+    tokens_n: Vec<u32>,
+    rows: usize,
+    problems: Problems,
+    duplicate: Option<Duplicate>,
+}
+
+impl Fold {
+    /// An empty fold over `n_cases` cases and the arms `arms` (the matrix's column order).
+    pub fn new(
+        n_cases: usize,
+        arms: Vec<String>,
+        pass_mark: f64,
+        has_tokens: bool,
+        has_passed: bool,
+    ) -> Self {
+        let n_arms = arms.len();
+        let cells = n_cases * n_arms;
+        Fold {
+            pass_mark,
+            m: CaseMatrix {
+                n_cases,
+                n_arms,
+                repeats: vec![0; cells],
+                mean: vec![0.0; cells],
+                var: vec![0.0; cells],
+                passes: vec![0; cells],
+                pass_flags: has_passed,
+                tokens: has_tokens.then(|| vec![0.0; cells]),
+            },
+            column_of: (0..).zip(&arms).map(|(i, a)| (a.clone(), i)).collect(),
+            arms,
+            compensation: vec![0.0; cells],
+            seen: vec![0; cells],
+            other_repeats: HashSet::new(),
+            tokens_n: if has_tokens {
+                vec![0; cells]
+            } else {
+                Vec::new()
+            },
+            rows: 0,
+            problems: Problems::default(),
+            duplicate: None,
+        }
+    }
+
+    /// Folds the next batch of rows (batches must come in file order).
+    pub fn add(&mut self, mut batch: Batch) {
+        self.problems.merge(std::mem::take(&mut batch.problems));
+        let column: Vec<u32> = batch
+            .arm_labels
+            .iter()
+            .map(|label| self.column_of.get(label).copied().unwrap_or(NONE))
+            .collect();
+        let n_arms = self.m.n_arms;
+        for i in 0..batch.len() {
+            let (case, arm) = (batch.case[i], batch.arm[i]);
+            if case == NONE || arm == NONE || column[arm as usize] == NONE {
+                continue;
+            }
+            let at = case as usize * n_arms + column[arm as usize] as usize;
+            let repeat = batch.repeat[i];
+            let first_time = match u32::try_from(repeat) {
+                Ok(r) if r < 32 => {
+                    let bit = 1u32 << r;
+                    let fresh = self.seen[at] & bit == 0;
+                    self.seen[at] |= bit;
+                    fresh
+                }
+                _ => self.other_repeats.insert((at, repeat)),
+            };
+            if !first_time {
+                if self.duplicate.is_none() {
+                    self.duplicate = Some(Duplicate {
+                        row: batch.first_row + i,
+                        case,
+                        arm: self.arms[column[arm as usize] as usize].clone(),
+                        repeat,
+                    });
+                }
+                continue;
+            }
+            let x = batch.score[i];
+            let n = self.m.repeats[at] + 1;
+            self.m.repeats[at] = n;
+            let (sum, compensation) = (&mut self.m.mean[at], &mut self.compensation[at]);
+            let before = if n == 1 {
+                0.0
+            } else {
+                (*sum + *compensation) / f64::from(n - 1)
+            };
+            add_compensated(sum, compensation, x);
+            let after = (*sum + *compensation) / f64::from(n);
+            self.m.var[at] = welford_step(self.m.var[at], x, before, after);
+            let passes = match &batch.passed {
+                Some(flags) => flags[i],
+                None => x >= self.pass_mark,
+            };
+            self.m.passes[at] += u32::from(passes);
+            if let (Some(tokens), Some(sums)) = (&batch.tokens, self.m.tokens.as_mut())
+                && !tokens[i].is_nan()
+            {
+                sums[at] += tokens[i];
+                self.tokens_n[at] += 1;
+            }
+        }
+        self.rows += batch.len();
+    }
+
+    /// Problems found before the rows (the arm labels').
+    pub fn note(&mut self, problems: Problems) {
+        self.problems.merge(problems);
+    }
+
+    /// The rows folded so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The matrix: the first problem, else the first duplicate key, else the cells' means,
+    /// variances and token means from their sums.
+    pub fn finish(self) -> std::result::Result<(Vec<String>, CaseMatrix), Finish> {
+        if let Some(error) = self.problems.into_error() {
+            return Err(Finish::Problem(error));
+        }
+        if let Some(duplicate) = self.duplicate {
+            return Err(Finish::Duplicate(duplicate));
+        }
+        let mut m = self.m;
+        for at in 0..m.repeats.len() {
+            let n = m.repeats[at];
+            if n == 0 {
+                m.mean[at] = f64::NAN;
+                m.var[at] = f64::NAN;
+                continue;
+            }
+            m.mean[at] = (m.mean[at] + self.compensation[at]) / f64::from(n);
+            m.var[at] = if n < 2 {
+                f64::NAN
+            } else {
+                (m.var[at] / f64::from(n - 1)).max(0.0)
+            };
+        }
+        if let Some(tokens) = m.tokens.as_mut() {
+            for (t, &n) in tokens.iter_mut().zip(&self.tokens_n) {
+                *t = if n == 0 { f64::NAN } else { *t / f64::from(n) };
+            }
+        }
+        Ok((self.arms, m))
+    }
+}
+
+/// Why a fold has no matrix.
+#[derive(Debug)]
+pub(super) enum Finish {
+    /// A problem with a value (the first, by [`Kind`] then row).
+    Problem(Error),
+    /// A (case, arm, repeat) seen twice, and no other problem.
+    Duplicate(Duplicate),
+}
+
+/// The labels of `codes` (into `text`) in order of first appearance, each with its file row
+/// (`first_row` is the file row of `codes[0]`).
+pub(super) fn labels_in_order(
+    codes: &[u32],
+    text: &[String],
+    first_row: usize,
+) -> Vec<(String, usize)> {
+    first_appearance(codes, text.len())
+        .1
+        .into_iter()
+        .map(|(code, row)| (text[code as usize].clone(), first_row + row))
+        .collect()
+}
+
+/// Arm labels in order of first appearance within a batch, from per-row codes into a
+/// dictionary of `dictionary` entries: each row's local arm index, and the labels' dictionary
+/// entries with their first rows.
+///
+/// One pass, one array lookup per row: no string is touched per row.
+pub(super) fn first_appearance(codes: &[u32], dictionary: usize) -> (Vec<u32>, Vec<(u32, usize)>) {
+    let mut local_of = vec![NONE; dictionary];
+    let mut order = Vec::new();
+    let local = codes
+        .iter()
+        .enumerate()
+        .map(|(row, &code)| {
+            if code == NONE {
+                return NONE;
+            }
+            let slot = &mut local_of[code as usize];
+            if *slot == NONE {
+                *slot = order.len() as u32;
+                order.push((code, row));
+            }
+            *slot
+        })
+        .collect();
+    (local, order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(first_row: usize, case: &[u32], arm: &[u32], labels: &[&str]) -> Batch {
+        let n = case.len();
+        Batch {
+            first_row,
+            case: case.to_vec(),
+            arm: arm.to_vec(),
+            arm_labels: labels.iter().map(|l| l.to_string()).collect(),
+            repeat: (0..n as i64).map(|i| i % 2).collect(),
+            score: (0..n).map(|i| i as f64).collect(),
+            ..Batch::default()
+        }
+    }
+
+    fn fold() -> Fold {
+        Fold::new(1, vec!["a".into(), "b".into()], 0.5, false, false)
+    }
+
+    #[test]
+    fn cells_do_not_depend_on_how_rows_are_split() {
+        // Case 0: arm "a" rows 0 and 1 (scores 0, 1); arm "b" rows 2 and 3 (scores 2, 3).
+        let mut one = fold();
+        one.add(batch(0, &[0, 0, 0, 0], &[0, 0, 1, 1], &["a", "b"]));
+        let (arms, m1) = one.finish().unwrap();
+        assert_eq!(arms, ["a", "b"]);
+        // The same rows in two batches, the second seeing "b" under local index 0.
+        let mut two = fold();
+        two.add(batch(0, &[0, 0], &[0, 0], &["a"]));
+        let mut second = batch(2, &[0, 0], &[0, 0], &["b"]);
+        second.score = vec![2.0, 3.0];
+        two.add(second);
+        let (_, m2) = two.finish().unwrap();
+        assert_eq!(m1.mean, m2.mean);
+        assert_eq!(m1.mean, [0.5, 2.5]);
+        assert_eq!(m1.var, [0.5, 0.5]);
+        assert_eq!(m1.passes, [1, 2]);
+    }
+
+    #[test]
+    fn a_repeated_key_is_the_first_later_row() {
+        let mut b = batch(10, &[0, 0, 0, 0], &[0, 0, 0, 0], &["a"]);
+        b.repeat = vec![0, 70, 70, 0];
+        let mut f = fold();
+        f.add(b);
+        match f.finish() {
+            Err(Finish::Duplicate(d)) => assert_eq!(
+                d,
+                Duplicate {
+                    row: 12,
+                    case: 0,
+                    arm: "a".into(),
+                    repeat: 70
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn problems_report_the_first_kind_then_the_first_row() {
+        let mut p = Problems::default();
+        let e = |v: &str| Error::EmptyTable {
+            path: std::path::PathBuf::from(v),
+        };
+        p.note(Kind::NegativeTokens, 1, e("tokens"));
+        p.note(Kind::Id, 9, e("late id"));
+        let mut q = Problems::default();
+        q.note(Kind::Id, 3, e("early id"));
+        p.merge(q);
+        assert_eq!(
+            p.into_error().unwrap().to_string(),
+            e("early id").to_string()
+        );
+    }
+
+    #[test]
+    fn first_appearance_orders_labels_by_row() {
+        let (local, order) = first_appearance(&[2, 2, 0, NONE, 2, 1], 3);
+        assert_eq!(local, [0, 0, 1, NONE, 0, 2]);
+        assert_eq!(order, [(2, 0), (0, 2), (1, 5)]);
+    }
+}
