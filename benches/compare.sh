@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# ablate against Python Polars and pandas + numpy on the same 10M-row results (issue 12's
-# targets): whole processes, run alternately, median of REPEATS, peak RSS from GNU time.
+# ablate against Python Polars, DuckDB and pandas + numpy on the same results file (issues 12
+# and 28): whole processes, run alternately, median of REPEATS, peak RSS from GNU time.
 #
-#   bash benches/compare.sh                 # 20,000 cases × 100 arms × 5 repeats = 10M rows
-#   CASES=200000 REPEATS=1 bash benches/compare.sh   # 100M rows
+#   bash benches/compare.sh                            # 20,000 cases × 100 arms × 5 repeats = 10M rows
+#   CASES=2000 bash benches/compare.sh                 # 1M rows
+#   CASES=200000 TOOLS="ablate polars" bash benches/compare.sh   # 100M rows
+#   REPORT=1 bash benches/compare.sh                   # also `ablate report` on the same folder
 #
-# Installs polars, pandas, numpy and pyarrow into benches/.venv from PyPI when missing.
+# Installs polars, duckdb, pandas, numpy and pyarrow into benches/.venv from PyPI when missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cases="${CASES:-20000}"
 repeats="${REPEATS:-3}"
+tools="${TOOLS:-ablate polars duckdb pandas}"
 dir="${ABLATE_BENCH_DIR:-/tmp/ablate-bench-$cases}"
 cd "$root"
 cargo build --release --quiet
 ablate="$root/target/release/ablate"
 if [ ! -x "$here/.venv/bin/python" ]; then
   python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install --quiet polars pandas numpy pyarrow
+  "$here/.venv/bin/pip" install --quiet polars duckdb pandas numpy pyarrow
 fi
 py="$here/.venv/bin/python"
 if [ ! -f "$dir/results.parquet" ]; then
@@ -25,29 +28,50 @@ if [ ! -f "$dir/results.parquet" ]; then
     --repeats 5 --shadow-requests 10 --context-requests 5 > /dev/null
 fi
 polars_script="import polars as pl, sys; pl.scan_parquet(sys.argv[1] + '/results.parquet').group_by(['case_id', 'arm']).agg(pl.col('score').mean()).collect()"
+duckdb_script="import duckdb, sys; duckdb.sql(f\"SELECT case_id, arm, avg(score) FROM read_parquet('{sys.argv[1]}/results.parquet') GROUP BY ALL\").to_arrow_table()"
 
 # name → command
 declare -A cmd=(
   [ablate]="$ablate sweep $dir --quiet --json --bootstrap 1000"
+  [report]="$ablate report $dir --quiet --bootstrap 1000 --out /tmp/ablate-bench-report-$cases"
   [polars]="$py -c \"$polars_script\" $dir"
+  [duckdb]="$py -c \"$duckdb_script\" $dir"
   [pandas]="$py $here/pandas_sweep.py $dir 1000"
 )
+if [ -n "${REPORT:-}" ]; then tools="$tools report"; fi
 declare -A times mems
 for r in $(seq "$repeats"); do
-  for name in ablate polars pandas; do
+  for name in $tools; do
     out=$( { /usr/bin/time -f "%e %M" bash -c "${cmd[$name]} > /dev/null"; } 2>&1 | tail -1)
     times[$name]+="${out%% *} "
     mems[$name]+="${out##* } "
   done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+rows=$("$py" -c "import pyarrow.parquet as pq, sys; print(pq.ParquetFile(sys.argv[1]).metadata.num_rows)" "$dir/results.parquet")
+bytes=$(stat -c %s "$dir/results.parquet")
+printf '%s rows, %.1f MB of Parquet\n' "$rows" "$(echo "$bytes / 1000000" | bc -l)"
 printf '%-8s %9s %12s\n' tool seconds "peak RSS MB"
 declare -A med medm
-for name in ablate polars pandas; do
+for name in $tools; do
   med[$name]=$(echo "${times[$name]}" | median)
   medm[$name]=$(echo "${mems[$name]}" | median)
   printf '%-8s %9s %12.0f\n' "$name" "${med[$name]}" "$(echo "${medm[$name]} / 1024" | bc -l)"
 done
-echo "ablate / polars time: $(echo "${med[ablate]} / ${med[polars]}" | bc -l | cut -c1-5) (target ≤ 1.2)"
-echo "pandas / ablate time: $(echo "${med[pandas]} / ${med[ablate]}" | bc -l | cut -c1-5) (target ≥ 10)"
-echo "ablate / polars peak RSS: $(echo "${medm[ablate]} / ${medm[polars]}" | bc -l | cut -c1-5) (target ≤ 1.5)"
+ratio() { echo "$1 / $2" | bc -l | cut -c1-5; }
+if [[ " $tools " == *" polars "* ]]; then
+  echo "ablate / polars time: $(ratio "${med[ablate]}" "${med[polars]}") (target ≤ 1.0)"
+  echo "ablate / polars peak RSS: $(ratio "${medm[ablate]}" "${medm[polars]}") (target ≤ 1.0)"
+fi
+if [[ " $tools " == *" duckdb "* ]]; then
+  echo "ablate / duckdb time: $(ratio "${med[ablate]}" "${med[duckdb]}") (moonshot < 1)"
+fi
+if [[ " $tools " == *" pandas "* ]]; then
+  echo "pandas / ablate time: $(ratio "${med[pandas]}" "${med[ablate]}") (target ≥ 10)"
+fi
+if [[ " $tools " == *" report "* ]]; then
+  echo "report / sweep time: $(ratio "${med[report]}" "${med[ablate]}") (target ≤ 2)"
+fi
+printf 'ablate sweep throughput: %.1f M rows/s, %.1f MB/s of Parquet\n' \
+  "$(echo "$rows / ${med[ablate]} / 1000000" | bc -l)" \
+  "$(echo "$bytes / ${med[ablate]} / 1000000" | bc -l)"

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use polars_buffer::Buffer;
 use polars_parquet::parquet::encoding::Encoding;
-use polars_parquet::parquet::encoding::hybrid_rle::HybridRleDecoder;
+use polars_parquet::parquet::encoding::hybrid_rle::{HybridRleChunk, HybridRleDecoder};
 use polars_parquet::parquet::encoding::plain_byte_array::BinaryIter;
 use polars_parquet::parquet::error::ParquetError;
 use polars_parquet::parquet::metadata::{ColumnDescriptor, FileMetadata};
@@ -298,10 +298,7 @@ impl ParquetResults {
                 if page.definition_level_encoding() != Encoding::Rle {
                     return Err(Unsupported("bit-packed definition levels".into()));
                 }
-                let levels = HybridRleDecoder::new(split.def, 1, n).collect()?;
-                levels
-                    .contains(&0)
-                    .then(|| levels.iter().map(|l| *l == 1).collect())
+                page_validity(split.def, n)?
             } else {
                 None
             };
@@ -353,6 +350,40 @@ impl ParquetResults {
         }
         Ok((values, validity))
     }
+}
+
+/// A page's validity from its definition levels (bit width 1 for a flat nullable column):
+/// `None` when every row has a value. Writers store a column without nulls as one run of 1s,
+/// which is read without decoding a level per row.
+fn page_validity(levels: &[u8], n: usize) -> Decoding<Option<Vec<bool>>> {
+    let mut valid: Option<Vec<bool>> = None;
+    let mut seen = 0;
+    for chunk in HybridRleDecoder::new(levels, 1, n).into_chunk_iter() {
+        match chunk? {
+            HybridRleChunk::Rle(1, len) if valid.is_none() => seen += len,
+            HybridRleChunk::Rle(level, len) => {
+                let v = valid.get_or_insert_with(|| vec![true; seen]);
+                v.resize(v.len() + len, level == 1);
+            }
+            HybridRleChunk::Bitpacked(decoder) => {
+                let mut levels = Vec::with_capacity(decoder.len());
+                decoder.collect_into(&mut levels);
+                if valid.is_none() && levels.iter().all(|l| *l == 1) {
+                    seen += levels.len();
+                } else {
+                    let v = valid.get_or_insert_with(|| vec![true; seen]);
+                    v.extend(levels.iter().map(|l| *l == 1));
+                }
+            }
+        }
+    }
+    let decoded = valid.as_ref().map_or(seen, Vec::len);
+    if decoded != n {
+        return Err(Unsupported(format!(
+            "a page declares {n} values but its levels hold {decoded}"
+        )));
+    }
+    Ok(valid)
 }
 
 /// The error for a negative `tokens_in`.

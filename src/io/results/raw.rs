@@ -104,21 +104,34 @@ trait Source: Sync {
 }
 
 /// Runs `each` on every batch index, a window of them in parallel, and hands the results to
-/// `fold` in order.
+/// `fold` in order; the next window is decoded while the last is folded.
 fn in_order<T: Send>(
     n: usize,
     each: impl Fn(usize) -> pages::Decoding<T> + Sync,
-    mut fold: impl FnMut(T),
+    mut fold: impl FnMut(T) + Send,
 ) -> pages::Decoding<()> {
     let window = 2 * rayon::current_num_threads().max(1);
-    for start in (0..n).step_by(window) {
-        let done: Vec<_> = (start..(start + window).min(n))
+    let decode = |start: usize| -> Vec<pages::Decoding<T>> {
+        (start..(start + window).min(n))
             .into_par_iter()
             .map(&each)
-            .collect();
-        for item in done {
-            fold(item?);
-        }
+            .collect()
+    };
+    let mut pending = decode(0);
+    let mut start = 0;
+    while !pending.is_empty() {
+        start += window;
+        let (next, folded) = rayon::join(
+            || decode(start),
+            || -> pages::Decoding<()> {
+                for item in pending {
+                    fold(item?);
+                }
+                Ok(())
+            },
+        );
+        folded?;
+        pending = next;
     }
     Ok(())
 }
