@@ -27,15 +27,13 @@ if [ ! -f "$dir/results.parquet" ]; then
   "$ablate" simulate --quiet --out "$dir" --cases "$cases" --stress-cases 0 --arms 100 \
     --repeats 5 --shadow-requests 10 --context-requests 5 > /dev/null
 fi
-polars_script="import polars as pl, sys; pl.scan_parquet(sys.argv[1] + '/results.parquet').group_by(['case_id', 'arm']).agg(pl.col('score').mean()).collect()"
-duckdb_script="import duckdb, sys; duckdb.sql(f\"SELECT case_id, arm, avg(score) FROM read_parquet('{sys.argv[1]}/results.parquet') GROUP BY ALL\").to_arrow_table()"
 
 # name → command
 declare -A cmd=(
   [ablate]="$ablate sweep $dir --quiet --json --bootstrap 1000"
   [report]="$ablate report $dir --quiet --bootstrap 1000 --out /tmp/ablate-bench-report-$cases"
-  [polars]="$py -c \"$polars_script\" $dir"
-  [duckdb]="$py -c \"$duckdb_script\" $dir"
+  [polars]="$py $here/group_by.py polars $dir"
+  [duckdb]="$py $here/group_by.py duckdb $dir"
   [pandas]="$py $here/pandas_sweep.py $dir 1000"
 )
 if [ -n "${REPORT:-}" ]; then tools="$tools report"; fi

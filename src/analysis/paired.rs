@@ -110,18 +110,36 @@ impl Paired {
 
     /// The paired values of `arm`.
     pub fn arm(&self, m: &CaseMatrix, arm: usize) -> PairedArm {
-        let mut out = PairedArm::default();
+        self.arms(m, &[arm]).pop().unwrap_or_default()
+    }
+
+    /// The paired values of each of `arms`, in one pass over the per-case matrix (row by row,
+    /// as it is laid out).
+    pub fn arms(&self, m: &CaseMatrix, arms: &[usize]) -> Vec<PairedArm> {
+        let n = self.cases.len();
+        let mut out: Vec<PairedArm> = arms
+            .iter()
+            .map(|_| PairedArm {
+                pos: Vec::with_capacity(n),
+                base: Vec::with_capacity(n),
+                arm: Vec::with_capacity(n),
+                drop: Vec::with_capacity(n),
+                unit: Vec::with_capacity(n),
+            })
+            .collect();
         for (p, &c) in self.cases.iter().enumerate() {
-            if !m.present(c, arm) {
-                continue;
-            }
             let b = m.mean[m.cell(c, self.baseline)];
-            let a = m.mean[m.cell(c, arm)];
-            out.pos.push(p);
-            out.base.push(b);
-            out.arm.push(a);
-            out.drop.push(b - a);
-            out.unit.push(self.unit[p]);
+            for (o, &arm) in out.iter_mut().zip(arms) {
+                if !m.present(c, arm) {
+                    continue;
+                }
+                let a = m.mean[m.cell(c, arm)];
+                o.pos.push(p);
+                o.base.push(b);
+                o.arm.push(a);
+                o.drop.push(b - a);
+                o.unit.push(self.unit[p]);
+            }
         }
         out
     }

@@ -328,6 +328,8 @@ impl Changes {
             lost_by_slice: BTreeMap::new(),
             binary: true,
         };
+        // Counted by borrowed name; owned names only for the slices that lost a case.
+        let mut lost_by_slice: BTreeMap<&str, usize> = BTreeMap::new();
         for (j, &pos) in p.pos.iter().enumerate() {
             let c = paired.cases[pos];
             let (b, s) = (p.base[j], p.arm[j]);
@@ -338,8 +340,8 @@ impl Changes {
             if pb && !pa {
                 out.lost += 1;
                 if let Some(v) = slice {
-                    let name = v[c].clone().unwrap_or_else(|| "(no slice)".into());
-                    *out.lost_by_slice.entry(name).or_insert(0) += 1;
+                    let name = v[c].as_deref().unwrap_or("(no slice)");
+                    *lost_by_slice.entry(name).or_insert(0) += 1;
                 }
             }
             if !pb && pa {
@@ -351,6 +353,10 @@ impl Changes {
             let zero_one = |x: f64| x == 0.0 || x == 1.0;
             out.binary &= single && (m.pass_flags || (zero_one(b) && zero_one(s)));
         }
+        out.lost_by_slice = lost_by_slice
+            .into_iter()
+            .map(|(name, n)| (name.to_string(), n))
+            .collect();
         out
     }
 }
@@ -366,7 +372,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let mut warnings = Vec::new();
 
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
-    let pairs: Vec<_> = arm_ids.iter().map(|&a| paired.arm(m, a)).collect();
+    let pairs = paired.arms(m, &arm_ids);
     let draws = bootstrap_draws(&paired, &pairs, cfg);
 
     let mut arms = Vec::with_capacity(arm_ids.len());

@@ -16,19 +16,6 @@ pub fn sum(values: impl IntoIterator<Item = f64>) -> f64 {
     acc.total()
 }
 
-/// Neumaier's step: adds `x` to `sum`, carrying the rounding error in `compensation`; the
-/// compensated total is `sum + compensation`. For sums kept in arrays ([`Neumaier`] is the
-/// same step in a struct).
-pub fn add_compensated(sum: &mut f64, compensation: &mut f64, x: f64) {
-    let t = *sum + x;
-    if sum.abs() >= x.abs() {
-        *compensation += (*sum - t) + x;
-    } else {
-        *compensation += (x - t) + *sum;
-    }
-    *sum = t;
-}
-
 /// A running compensated sum (Neumaier's variant of Kahan summation).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Neumaier {
@@ -39,26 +26,19 @@ pub struct Neumaier {
 impl Neumaier {
     /// Adds one value.
     pub fn add(&mut self, x: f64) {
-        add_compensated(&mut self.sum, &mut self.compensation, x);
+        let t = self.sum + x;
+        if self.sum.abs() >= x.abs() {
+            self.compensation += (self.sum - t) + x;
+        } else {
+            self.compensation += (x - t) + self.sum;
+        }
+        self.sum = t;
     }
 
     /// The compensated total.
     pub fn total(&self) -> f64 {
         self.sum + self.compensation
     }
-}
-
-/// One step of Welford's (1962) one-pass update of the sum of squared deviations `M₂`, given
-/// the running mean before and after adding `x`:
-///
-/// `M₂ ← M₂ + (x − x̄_before)·(x − x̄_after)`, and `s² = M₂/(n − 1)`.
-///
-/// Each step adds a non-negative term, so `M₂` never cancels catastrophically: with the running
-/// mean taken from a compensated sum it recovers NIST StRD NumAcc4's certified variance to the
-/// same tolerance as the two-pass [`sample_variance`] (tested). For the first value any
-/// `mean_before` gives 0, since then `x̄_after = x`.
-pub fn welford_step(m2: f64, x: f64, mean_before: f64, mean_after: f64) -> f64 {
-    m2 + (x - mean_before) * (x - mean_after)
 }
 
 /// Arithmetic mean, compensated; NaN for an empty slice.
@@ -77,6 +57,12 @@ pub fn sample_variance(values: &[f64]) -> f64 {
     if n < 2 {
         return f64::NAN;
     }
+    (mean_and_m2(values).1 / (n - 1) as f64).max(0.0)
+}
+
+/// The compensated mean and the sum of squared deviations `M₂ = Σ(x−x̄)² − (Σ(x−x̄))²/n` of
+/// `values`, two-pass as in [`sample_variance`] (which is `M₂/(n − 1)`); NaN and 0 when empty.
+pub fn mean_and_m2(values: &[f64]) -> (f64, f64) {
     let m = mean(values);
     let mut squares = Neumaier::default();
     let mut deviations = Neumaier::default();
@@ -86,7 +72,30 @@ pub fn sample_variance(values: &[f64]) -> f64 {
         deviations.add(d);
     }
     let c = deviations.total();
-    ((squares.total() - c * c / n as f64) / (n - 1) as f64).max(0.0)
+    let n = values.len().max(1) as f64;
+    (m, squares.total() - c * c / n)
+}
+
+/// Chan, Golub & LeVeque's (1979) merge of two parts' counts, means and `M₂`s into the whole's
+/// mean and `M₂`:
+///
+/// `δ = x̄_b − x̄_a; n = n_a + n_b; x̄ = x̄_a + δ·n_b/n; M₂ = M₂_a + M₂_b + δ²·n_a·n_b/n`.
+///
+/// Stable for parts of any size; a part with no values leaves the other unchanged.
+pub fn merge_m2(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64) {
+    let ((n_a, mean_a, m2_a), (n_b, mean_b, m2_b)) = (a, b);
+    if n_a == 0.0 {
+        return (mean_b, m2_b);
+    }
+    if n_b == 0.0 {
+        return (mean_a, m2_a);
+    }
+    let n = n_a + n_b;
+    let delta = mean_b - mean_a;
+    (
+        mean_a + delta * n_b / n,
+        m2_a + m2_b + delta * delta * n_a * n_b / n,
+    )
 }
 
 #[cfg(test)]
@@ -133,39 +142,33 @@ mod tests {
         }
     }
 
-    /// Welford's steps with the running mean of a compensated sum, as results are folded.
-    fn one_pass_variance(values: &[f64]) -> f64 {
-        let (mut sum, mut compensation, mut m2) = (0.0, 0.0, 0.0);
-        for (n, &x) in (1..).zip(values) {
-            let before = if n == 1 {
-                0.0
-            } else {
-                (sum + compensation) / f64::from(n - 1)
-            };
-            add_compensated(&mut sum, &mut compensation, x);
-            m2 = welford_step(m2, x, before, (sum + compensation) / f64::from(n));
-        }
-        if values.len() < 2 {
-            f64::NAN
-        } else {
-            (m2 / (values.len() - 1) as f64).max(0.0)
-        }
-    }
-
     #[test]
-    fn welford_matches_two_pass_on_numacc4_and_by_hand() {
-        // The certified variance 0.01, to the same tolerance as the two-pass method.
+    fn merged_parts_match_the_whole_on_numacc4_and_by_hand() {
+        // NumAcc4 cut into uneven parts and merged: the certified variance 0.01, to the same
+        // tolerance as the two-pass method on the whole.
         for (base, tolerance) in [(1_000_000.0, 1e-9), (10_000_000.0, 5e-8)] {
-            let var = one_pass_variance(&numacc4(base));
+            let v = numacc4(base);
+            let (mut n, mut mean, mut m2) = (0.0, 0.0, 0.0);
+            for part in [&v[..1], &v[1..7], &v[7..500], &v[500..]] {
+                let (part_mean, part_m2) = mean_and_m2(part);
+                (mean, m2) = merge_m2((n, mean, m2), (part.len() as f64, part_mean, part_m2));
+                n += part.len() as f64;
+            }
+            let var = m2 / (n - 1.0);
             assert!(
                 ((var - 0.01) / 0.01).abs() < tolerance,
                 "base {base}: {var}"
             );
+            assert!(
+                ((mean - (base + 0.2)) / (base + 0.2)).abs() < 1e-12,
+                "{mean}"
+            );
         }
-        // By hand: {1, 3} has s² = 2; {0, 1, 5}: mean 2, Σ dev² = 4 + 1 + 9 = 14, s² = 7.
-        assert_eq!(one_pass_variance(&[1.0, 3.0]), 2.0);
-        assert_eq!(one_pass_variance(&[0.0, 1.0, 5.0]), 7.0);
-        assert!(one_pass_variance(&[4.0]).is_nan());
+        // By hand: {1, 3} (mean 2, M₂ 2) and {5} (mean 5, M₂ 0): δ = 3, M₂ = 2 + 9·2·1/3 = 8,
+        // mean 3; the whole {1, 3, 5} has mean 3 and M₂ 4 + 0 + 4 = 8.
+        assert_eq!(merge_m2((2.0, 2.0, 2.0), (1.0, 5.0, 0.0)), (3.0, 8.0));
+        assert_eq!(mean_and_m2(&[1.0, 3.0, 5.0]), (3.0, 8.0));
+        assert_eq!(merge_m2((0.0, 0.0, 0.0), (1.0, 5.0, 0.0)), (5.0, 0.0));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::error::{Error, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;
 use crate::io::table::{check_id, float_text};
-use crate::stats::moments::{add_compensated, welford_step};
+use crate::stats::moments::{mean_and_m2, merge_m2};
 
 /// A row's case or arm that could not be resolved (null or unknown): the row is not folded.
 pub(super) const NONE: u32 = u32::MAX;
@@ -272,16 +272,22 @@ impl ArmLabels {
 
 /// The running fold of a results file into the case × arm matrix.
 ///
-/// The matrix's own arrays hold the running sums until [`Fold::finish`]: `mean` the compensated
-/// Σx (its compensation beside it), `var` Welford's `M₂`, `tokens` Σ`tokens_in`. A cell costs
-/// the matrix plus 16 bytes (compensation, repeats seen, tokens counted) while rows are folded.
+/// Rows come in runs of one cell (a file usually holds a cell's repeats together): each run's
+/// count, compensated mean and `M₂` (two-pass, as [`sample_variance`](crate::stats::moments::sample_variance))
+/// are computed from its rows and merged into the cell (Chan et al.), so a cell read in one run
+/// has exactly the two-pass statistics, and the matrix is touched once per run, not per row.
+/// Until [`Fold::finish`] the matrix's own arrays hold the running values (`var` holds `M₂`,
+/// `tokens` the Σ`tokens_in`), laid out in the file's order (case-major or arm-major, decided at
+/// the first rows) so that consecutive runs touch neighbouring cells; `finish` transposes an
+/// arm-major fold. A cell costs the matrix plus 8 bytes (repeats seen, tokens counted).
 pub(super) struct Fold {
     pass_mark: f64,
-    /// The matrix, its arms in their final order, holding running sums.
+    /// The matrix, its arms in their final order, holding running values.
     m: CaseMatrix,
     arms: Vec<String>,
     column_of: HashMap<String, u32>,
-    compensation: Vec<f64>,
+    /// Whether cells are laid out arm by arm (undecided until the first run).
+    arm_major: Option<bool>,
     /// Repeats 0..31 seen, one bit each; others go to `other_repeats`.
     seen: Vec<u32>,
     /// Keys whose repeat is outside 0..31 (rare): (cell, repeat).
@@ -291,6 +297,14 @@ pub(super) struct Fold {
     rows: usize,
     problems: Problems,
     duplicate: Option<Duplicate>,
+}
+
+/// A vector of `n` copies of `value`, written (not calloc'd zero pages, which fault twice when
+/// read before written).
+fn filled<T: Copy>(n: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, value);
+    v
 }
 
 impl Fold {
@@ -309,20 +323,20 @@ impl Fold {
             m: CaseMatrix {
                 n_cases,
                 n_arms,
-                repeats: vec![0; cells],
-                mean: vec![0.0; cells],
-                var: vec![0.0; cells],
-                passes: vec![0; cells],
+                repeats: filled(cells, 0),
+                mean: filled(cells, 0.0),
+                var: filled(cells, 0.0),
+                passes: filled(cells, 0),
                 pass_flags: has_passed,
-                tokens: has_tokens.then(|| vec![0.0; cells]),
+                tokens: has_tokens.then(|| filled(cells, 0.0)),
             },
             column_of: (0..).zip(&arms).map(|(i, a)| (a.clone(), i)).collect(),
             arms,
-            compensation: vec![0.0; cells],
-            seen: vec![0; cells],
+            arm_major: None,
+            seen: filled(cells, 0),
             other_repeats: HashSet::new(),
             tokens_n: if has_tokens {
-                vec![0; cells]
+                filled(cells, 0)
             } else {
                 Vec::new()
             },
@@ -340,13 +354,39 @@ impl Fold {
             .iter()
             .map(|label| self.column_of.get(label).copied().unwrap_or(NONE))
             .collect();
-        let n_arms = self.m.n_arms;
-        for i in 0..batch.len() {
+        let arm_major = *self.arm_major.get_or_insert_with(|| arm_major(&batch));
+        let (n_cases, n_arms) = (self.m.n_cases, self.m.n_arms);
+        let mut i = 0;
+        while i < batch.len() {
             let (case, arm) = (batch.case[i], batch.arm[i]);
-            if case == NONE || arm == NONE || column[arm as usize] == NONE {
-                continue;
+            let mut end = i + 1;
+            while end < batch.len() && batch.case[end] == case && batch.arm[end] == arm {
+                end += 1;
             }
-            let at = case as usize * n_arms + column[arm as usize] as usize;
+            if case != NONE && arm != NONE && column[arm as usize] != NONE {
+                let column = column[arm as usize] as usize;
+                let at = if arm_major {
+                    column * n_cases + case as usize
+                } else {
+                    case as usize * n_arms + column
+                };
+                self.run(&batch, i..end, at, case, column);
+            }
+            i = end;
+        }
+        self.rows += batch.len();
+    }
+
+    /// Folds the rows `rows` of `batch`, all of one cell (`at` in the fold's layout).
+    fn run(
+        &mut self,
+        batch: &Batch,
+        rows: std::ops::Range<usize>,
+        at: usize,
+        case: u32,
+        column: usize,
+    ) {
+        for i in rows.clone() {
             let repeat = batch.repeat[i];
             let first_time = match u32::try_from(repeat) {
                 Ok(r) if r < 32 => {
@@ -357,42 +397,33 @@ impl Fold {
                 }
                 _ => self.other_repeats.insert((at, repeat)),
             };
-            if !first_time {
-                if self.duplicate.is_none() {
-                    self.duplicate = Some(Duplicate {
-                        row: batch.first_row + i,
-                        case,
-                        arm: self.arms[column[arm as usize] as usize].clone(),
-                        repeat,
-                    });
-                }
-                continue;
+            if !first_time && self.duplicate.is_none() {
+                self.duplicate = Some(Duplicate {
+                    row: batch.first_row + i,
+                    case,
+                    arm: self.arms[column].clone(),
+                    repeat,
+                });
             }
-            let x = batch.score[i];
-            let n = self.m.repeats[at] + 1;
-            self.m.repeats[at] = n;
-            let (sum, compensation) = (&mut self.m.mean[at], &mut self.compensation[at]);
-            let before = if n == 1 {
-                0.0
-            } else {
-                (*sum + *compensation) / f64::from(n - 1)
-            };
-            add_compensated(sum, compensation, x);
-            let after = (*sum + *compensation) / f64::from(n);
-            self.m.var[at] = welford_step(self.m.var[at], x, before, after);
-            let passes = match &batch.passed {
-                Some(flags) => flags[i],
-                None => x >= self.pass_mark,
-            };
-            self.m.passes[at] += u32::from(passes);
-            if let (Some(tokens), Some(sums)) = (&batch.tokens, self.m.tokens.as_mut())
-                && !tokens[i].is_nan()
-            {
-                sums[at] += tokens[i];
+        }
+        let scores = &batch.score[rows.clone()];
+        let (mean, m2) = mean_and_m2(scores);
+        let n = self.m.repeats[at];
+        (self.m.mean[at], self.m.var[at]) = merge_m2(
+            (f64::from(n), self.m.mean[at], self.m.var[at]),
+            (scores.len() as f64, mean, m2),
+        );
+        self.m.repeats[at] = n + scores.len() as u32;
+        self.m.passes[at] += match &batch.passed {
+            Some(flags) => flags[rows.clone()].iter().filter(|f| **f).count(),
+            None => scores.iter().filter(|s| **s >= self.pass_mark).count(),
+        } as u32;
+        if let (Some(tokens), Some(sums)) = (&batch.tokens, self.m.tokens.as_mut()) {
+            for &t in tokens[rows].iter().filter(|t| !t.is_nan()) {
+                sums[at] += t;
                 self.tokens_n[at] += 1;
             }
         }
-        self.rows += batch.len();
     }
 
     /// Problems found before the rows (the arm labels').
@@ -406,7 +437,7 @@ impl Fold {
     }
 
     /// The matrix: the first problem, else the first duplicate key, else the cells' means,
-    /// variances and token means from their sums.
+    /// variances and token means, case-major.
     pub fn finish(self) -> std::result::Result<(Vec<String>, CaseMatrix), Finish> {
         if let Some(error) = self.problems.into_error() {
             return Err(Finish::Problem(error));
@@ -419,10 +450,7 @@ impl Fold {
             let n = m.repeats[at];
             if n == 0 {
                 m.mean[at] = f64::NAN;
-                m.var[at] = f64::NAN;
-                continue;
             }
-            m.mean[at] = (m.mean[at] + self.compensation[at]) / f64::from(n);
             m.var[at] = if n < 2 {
                 f64::NAN
             } else {
@@ -434,8 +462,34 @@ impl Fold {
                 *t = if n == 0 { f64::NAN } else { *t / f64::from(n) };
             }
         }
+        if self.arm_major == Some(true) {
+            let (rows, columns) = (m.n_arms, m.n_cases);
+            m.repeats = transpose(&m.repeats, rows, columns);
+            m.mean = transpose(&m.mean, rows, columns);
+            m.var = transpose(&m.var, rows, columns);
+            m.passes = transpose(&m.passes, rows, columns);
+            m.tokens = m.tokens.map(|t| transpose(&t, rows, columns));
+        }
         Ok((self.arms, m))
     }
+}
+
+/// Whether a batch's rows run arm by arm (the arm changes less often than the case), so that
+/// an arm-major layout keeps consecutive cells together.
+fn arm_major(batch: &Batch) -> bool {
+    let changes = |ids: &[u32]| ids.windows(2).filter(|w| w[0] != w[1]).count();
+    changes(&batch.arm) < changes(&batch.case)
+}
+
+/// The transpose of a `rows` × `columns` row-major matrix.
+fn transpose<T: Copy + Default>(v: &[T], rows: usize, columns: usize) -> Vec<T> {
+    let mut out = filled(v.len(), T::default());
+    for (r, row) in v.chunks_exact(columns.max(1)).enumerate().take(rows) {
+        for (c, x) in row.iter().enumerate() {
+            out[c * rows + r] = *x;
+        }
+    }
+    out
 }
 
 /// Why a fold has no matrix.
@@ -526,6 +580,48 @@ mod tests {
         assert_eq!(m1.mean, [0.5, 2.5]);
         assert_eq!(m1.var, [0.5, 0.5]);
         assert_eq!(m1.passes, [1, 2]);
+    }
+
+    #[test]
+    fn an_arm_major_file_folds_to_the_same_case_major_matrix() {
+        // Two cases × two arms, one row per cell: arm by arm, then case by case.
+        let mut by_arm = batch(0, &[0, 1, 0, 1], &[0, 0, 1, 1], &["a", "b"]);
+        by_arm.score = vec![1.0, 2.0, 3.0, 4.0];
+        by_arm.repeat = vec![0; 4];
+        let mut by_case = batch(0, &[0, 0, 1, 1], &[0, 1, 0, 1], &["a", "b"]);
+        by_case.score = vec![1.0, 3.0, 2.0, 4.0];
+        by_case.repeat = vec![0; 4];
+        let (mut f1, mut f2) = (
+            Fold::new(2, vec!["a".into(), "b".into()], 0.5, false, false),
+            Fold::new(2, vec!["a".into(), "b".into()], 0.5, false, false),
+        );
+        f1.add(by_arm);
+        f2.add(by_case);
+        assert_eq!(f1.arm_major, Some(true));
+        assert_eq!(f2.arm_major, Some(false));
+        let (m1, m2) = (f1.finish().unwrap().1, f2.finish().unwrap().1);
+        assert_eq!(m1.mean, [1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(m1.mean, m2.mean);
+        assert_eq!(m1.repeats, m2.repeats);
+    }
+
+    #[test]
+    fn a_cell_read_in_one_run_has_the_two_pass_statistics() {
+        let scores = [0.1, 0.7, 0.2, 0.9, 0.4];
+        let mut b = batch(0, &[0; 5], &[0; 5], &["a"]);
+        b.score = scores.to_vec();
+        b.repeat = (0..5).collect();
+        let mut f = fold();
+        f.add(b);
+        let m = f.finish().unwrap().1;
+        assert_eq!(
+            m.mean[0].to_bits(),
+            crate::stats::moments::mean(&scores).to_bits()
+        );
+        assert_eq!(
+            m.var[0].to_bits(),
+            crate::stats::moments::sample_variance(&scores).to_bits()
+        );
     }
 
     #[test]
