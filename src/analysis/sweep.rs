@@ -309,55 +309,82 @@ fn p_positive(flat: bool, drop: f64, se: Option<f64>, units: usize) -> f64 {
 }
 
 /// The cases an arm loses (pass in the baseline, fail in the arm) and gains, the lost ones by
-/// slice, and whether every pair is a single 0/1 (or pass/fail) outcome, as McNemar's test needs.
+/// slice, whether every pair is a single 0/1 (or pass/fail) outcome, as McNemar's test needs,
+/// and the arm's churn ([`paired::churn`]).
 struct Changes {
     lost: usize,
     gained: usize,
     lost_by_slice: BTreeMap<String, usize>,
     binary: bool,
+    churn: Option<usize>,
 }
 
 impl Changes {
-    fn of(exp: &Experiment, paired: &Paired, p: &PairedArm, a: usize, pass_mark: f64) -> Changes {
+    /// The changes of every arm in `arms` (whose paired cases are `pairs`), in one pass over the
+    /// per-case matrix, row by row as it is laid out.
+    fn all(
+        exp: &Experiment,
+        paired: &Paired,
+        pairs: &[PairedArm],
+        arms: &[usize],
+        pass_mark: f64,
+    ) -> Vec<Changes> {
         let m = &exp.results.matrix;
         let base = paired.baseline;
         let slice = exp.cases.slice();
-        let mut out = Changes {
-            lost: 0,
-            gained: 0,
-            lost_by_slice: BTreeMap::new(),
-            binary: true,
-        };
+        let k = arms.len();
+        let (mut lost, mut gained, mut binary) = (vec![0; k], vec![0; k], vec![true; k]);
+        let (mut churned, mut repeated) = (vec![0; k], vec![false; k]);
         // Counted by borrowed name; owned names only for the slices that lost a case.
-        let mut lost_by_slice: BTreeMap<&str, usize> = BTreeMap::new();
-        for (j, &pos) in p.pos.iter().enumerate() {
-            let c = paired.cases[pos];
-            let (b, s) = (p.base[j], p.arm[j]);
-            let (pb, pa) = (
-                m.case_passes(m.cell(c, base), pass_mark),
-                m.case_passes(m.cell(c, a), pass_mark),
-            );
-            if pb && !pa {
-                out.lost += 1;
-                if let Some(v) = slice {
-                    let name = v[c].as_deref().unwrap_or("(no slice)");
-                    *lost_by_slice.entry(name).or_insert(0) += 1;
+        let mut lost_by_slice: Vec<BTreeMap<&str, usize>> = vec![BTreeMap::new(); k];
+        // Each arm's next paired case (pairs list the cases present, in order).
+        let mut next = vec![0; k];
+        let zero_one = |x: f64| x == 0.0 || x == 1.0;
+        for (pos, &c) in paired.cases.iter().enumerate() {
+            let base_cell = m.cell(c, base);
+            let pb = m.case_passes(base_cell, pass_mark);
+            for (i, &a) in arms.iter().enumerate() {
+                let cell = m.cell(c, a);
+                let repeats = m.repeats[cell];
+                if repeats > 1 {
+                    repeated[i] = true;
+                    let passes = m.passes[cell];
+                    churned[i] += usize::from(passes > 0 && passes < repeats);
                 }
+                let p = &pairs[i];
+                let j = next[i];
+                if p.pos.get(j) != Some(&pos) {
+                    continue;
+                }
+                next[i] += 1;
+                let pa = m.case_passes(cell, pass_mark);
+                if pb && !pa {
+                    lost[i] += 1;
+                    if let Some(v) = slice {
+                        let name = v[c].as_deref().unwrap_or("(no slice)");
+                        *lost_by_slice[i].entry(name).or_insert(0) += 1;
+                    }
+                }
+                gained[i] += usize::from(!pb && pa);
+                let single = m.repeats[base_cell] == 1 && repeats == 1;
+                // Paired binary outcomes: the harness's pass/fail when results carry it, else
+                // 0/1 scores.
+                binary[i] &=
+                    single && (m.pass_flags || (zero_one(p.base[j]) && zero_one(p.arm[j])));
             }
-            if !pb && pa {
-                out.gained += 1;
-            }
-            let single = m.repeats[m.cell(c, base)] == 1 && m.repeats[m.cell(c, a)] == 1;
-            // Paired binary outcomes: the harness's pass/fail when results carry it, else 0/1
-            // scores.
-            let zero_one = |x: f64| x == 0.0 || x == 1.0;
-            out.binary &= single && (m.pass_flags || (zero_one(b) && zero_one(s)));
         }
-        out.lost_by_slice = lost_by_slice
-            .into_iter()
-            .map(|(name, n)| (name.to_string(), n))
-            .collect();
-        out
+        (0..k)
+            .map(|i| Changes {
+                lost: lost[i],
+                gained: gained[i],
+                lost_by_slice: lost_by_slice[i]
+                    .iter()
+                    .map(|(name, n)| (name.to_string(), *n))
+                    .collect(),
+                binary: binary[i],
+                churn: repeated[i].then_some(churned[i]),
+            })
+            .collect()
     }
 }
 
@@ -373,13 +400,14 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
 
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
     let pairs = paired.arms(m, &arm_ids);
+    let changes = Changes::all(exp, &paired, &pairs, &arm_ids, pass_mark);
     let draws = bootstrap_draws(&paired, &pairs, cfg);
 
     let mut arms = Vec::with_capacity(arm_ids.len());
     let mut p_raw = Vec::with_capacity(arm_ids.len());
     let mut mcnemar_withheld = false;
     let family_size = arm_ids.len();
-    for (k, (&a, p)) in arm_ids.iter().zip(&pairs).enumerate() {
+    for (k, ((&a, p), changes)) in arm_ids.iter().zip(&pairs).zip(changes).enumerate() {
         let sample = paired.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
         let drop = sample.point;
         let est = Paired::estimate(
@@ -409,7 +437,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         };
         let (verdict, confidence) = judge(drop, threshold, &judged, units);
         p_raw.push(p_positive(flat, drop, se, units));
-        let changes = Changes::of(exp, &paired, p, a, pass_mark);
         let binary = changes.binary;
         mcnemar_withheld |= binary;
         arms.push(SweepArm {
@@ -431,7 +458,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             tokens_removed: tokens_removed(exp, &paired, a),
             lost_cases: changes.lost,
             gained_cases: changes.gained,
-            churn: paired::churn(m, &paired.cases, a),
+            churn: changes.churn,
             missing_cases: paired.cases.len() - p.pos.len(),
             lost_by_slice: changes.lost_by_slice,
             n: p.pos.len(),
