@@ -3,9 +3,10 @@
 //!
 //! A [`Batch`] is one slice of the file's rows (a Parquet row group, or a slice of a frame Polars
 //! read) with its ids already resolved: cases to their index in the cases table, arms to labels
-//! local to the batch. [`Fold::add`] takes batches in file order and updates each (case, arm)
-//! cell in row order, so a cell's sums do not depend on how the file was split into batches or
-//! on the thread count. Problems with the data are kept per kind, first row first
+//! local to the batch. [`Fold::add`] takes batches in file order, so the matrix does not depend
+//! on the thread count. A cell whose rows are one run within a batch (the usual layout) gets
+//! exactly the two-pass statistics; a cell split across batches is merged by Chan's formula, so
+//! its last bits depend on where the reader's batches end (row groups, or 2²⁰-row frame slices). Problems with the data are kept per kind, first row first
 //! ([`Problems`]), and reported once every row has been seen, in the order the checks are
 //! documented in [`Results::load`](super::Results::load).
 

@@ -3,10 +3,10 @@
 //! Parquet rows are read page by page with case and arm ids as dictionary codes (CSV and unusual
 //! encodings through Polars), and folded batch by batch into per-(case, arm) accumulators, so
 //! memory is bounded by the matrix. Each cell then holds the number of repeats, the mean score
-//! `s[i,a]` (compensated sum), the sample variance across repeats (Welford) and the number of
-//! repeats that pass (score ≥ pass_mark, or the optional `passed` column: the
-//! harness's own pass/fail, which then decides churn, lost and gained cases and McNemar). Every
-//! later analysis reads this matrix instead of the raw rows.
+//! `s[i,a]` (compensated), the sample variance across repeats (two-pass per run of rows, runs
+//! merged by Chan et al.) and the number of repeats that pass (score ≥ pass_mark, or the
+//! optional `passed` column: the harness's own pass/fail, which then decides churn, lost and
+//! gained cases and McNemar). Every later analysis reads this matrix instead of the raw rows.
 
 use std::path::PathBuf;
 

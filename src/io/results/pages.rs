@@ -10,7 +10,8 @@
 //! integers, floats, booleans) in the PLAIN and dictionary encodings, data pages v1 and v2 and
 //! every compression Polars reads. Anything else (delta or byte-stream-split encodings,
 //! decimals, unsigned 64-bit integers, integers stored as floats, nesting) is [`Unsupported`],
-//! and the file is read by Polars instead: the two readers give identical matrices (tested).
+//! and the file is read by Polars instead: the two readers give identical matrices (tested),
+//! down to the last bit unless a cell's rows straddle one reader's batch boundary.
 
 use std::collections::HashMap;
 use std::io::Cursor;

@@ -2,8 +2,9 @@
 //!
 //! Rows come in [`Batch`]es from one of two readers: the Parquet page reader ([`pages`], for
 //! the encodings writers use) or, for CSV and anything the page reader does not decode, a frame
-//! Polars read. Batches are decoded in parallel and folded in file order ([`Fold`]), so both
-//! readers, and any thread count, give the same matrix to the bit.
+//! Polars read. Batches are decoded in parallel and folded in file order ([`Fold`]), so any
+//! thread count gives the same matrix to the bit, and so do both readers unless a cell's rows
+//! straddle one reader's batch boundary (then its mean and variance can differ in the last bits).
 
 use rayon::prelude::*;
 
