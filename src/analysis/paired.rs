@@ -282,17 +282,18 @@ pub fn churn(m: &CaseMatrix, cases: &[usize], arm: usize) -> Option<usize> {
     let mut any_repeated = false;
     let mut n = 0;
     for &c in cases {
-        let cell = m.cell(c, arm);
-        let k = m.repeats[cell];
-        if k > 1 {
+        if let Some(churned) = cell_churns(m, m.cell(c, arm)) {
             any_repeated = true;
-            let p = m.passes[cell];
-            if p > 0 && p < k {
-                n += 1;
-            }
+            n += usize::from(churned);
         }
     }
     any_repeated.then_some(n)
+}
+
+/// Whether a cell's repeats disagree on pass/fail; `None` with fewer than two repeats.
+pub fn cell_churns(m: &CaseMatrix, cell: usize) -> Option<bool> {
+    let (k, p) = (m.repeats[cell], m.passes[cell]);
+    (k > 1).then_some(p > 0 && p < k)
 }
 
 /// The most common number of repeats per case in `arm` over `cases` (ties go to the larger).

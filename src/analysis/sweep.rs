@@ -345,11 +345,9 @@ impl Changes {
             let pb = m.case_passes(base_cell, pass_mark);
             for (i, &a) in arms.iter().enumerate() {
                 let cell = m.cell(c, a);
-                let repeats = m.repeats[cell];
-                if repeats > 1 {
+                if let Some(churns) = paired::cell_churns(m, cell) {
                     repeated[i] = true;
-                    let passes = m.passes[cell];
-                    churned[i] += usize::from(passes > 0 && passes < repeats);
+                    churned[i] += usize::from(churns);
                 }
                 let p = &pairs[i];
                 let j = next[i];
@@ -366,7 +364,7 @@ impl Changes {
                     }
                 }
                 gained[i] += usize::from(!pb && pa);
-                let single = m.repeats[base_cell] == 1 && repeats == 1;
+                let single = m.repeats[base_cell] == 1 && m.repeats[cell] == 1;
                 // Paired binary outcomes: the harness's pass/fail when results carry it, else
                 // 0/1 scores.
                 binary[i] &=
