@@ -199,6 +199,41 @@ impl Verb {
         }
     }
 
+    /// The optional tables of the experiment folder the verb reads (the others are not loaded).
+    pub fn reads(self) -> crate::io::Tables {
+        use crate::io::Tables;
+        match self {
+            Verb::Check | Verb::Record | Verb::Report => Tables::ALL,
+            Verb::Reweight => Tables {
+                mix: true,
+                ..Tables::CORE
+            },
+            // The production-weighted fraction reads the mix.
+            Verb::Need => Tables {
+                case_units: true,
+                mix: true,
+                ..Tables::CORE
+            },
+            Verb::Selector => Tables {
+                passages: true,
+                ..Tables::CORE
+            },
+            Verb::Sweep
+            | Verb::Variance
+            | Verb::Stress
+            | Verb::Interactions
+            | Verb::Curve
+            | Verb::Plan
+            | Verb::Watch
+            | Verb::Next
+            | Verb::Shadow
+            | Verb::Context
+            | Verb::Simulate
+            | Verb::Import
+            | Verb::Sql => Tables::CORE,
+        }
+    }
+
     /// Whether the verb reads an experiment folder (its first argument).
     pub fn reads_experiment(self) -> bool {
         match self {

@@ -20,7 +20,8 @@ use super::{Apply as _, Global, config, emit, emit_warned, load};
 /// files) and prints cases (main and stress), arms, repeats, blocks and units, strata and the
 /// tables present, with warnings for unbalanced repeats and cases missing from arms. Exits 2 on
 /// the first error. Shadow and context logs are checked for columns only, so this stays fast on
-/// large logs.
+/// large logs. The other verbs read only the tables they use (`sweep` skips case_units, mix,
+/// passages and the logs), so run `check` once on a new folder.
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {
     /// Experiment folder.
@@ -78,7 +79,7 @@ pub(super) struct SweepArgs {
 /// Runs `ablate sweep`.
 pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
     let SweepArgs { dir, .. } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Sweep)?;
     let r = analysis::sweep::run(&exp, &config(g));
     emit_warned(g, "sweep", &r, &exp, report::sweep::human)
 }
@@ -102,7 +103,7 @@ pub(super) struct VarianceArgs {
 /// Runs `ablate variance`.
 pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
     let VarianceArgs { dir, .. } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Variance)?;
     let r = analysis::variance::run(&exp, &config(g));
     emit_warned(g, "variance", &r, &exp, report::variance::human)
 }
@@ -123,7 +124,7 @@ pub(super) struct StressArgs {
 /// Runs `ablate stress`.
 pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
     let StressArgs { dir, .. } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Stress)?;
     let sweep = analysis::sweep::run(&exp, &config(g));
     let r = analysis::stress::run(&exp, &sweep, &config(g));
     emit_warned(g, "stress", &r, &exp, report::stress::human)
@@ -152,7 +153,7 @@ pub(super) struct InteractionsArgs {
 /// Runs `ablate interactions`.
 pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String> {
     let InteractionsArgs { dir, .. } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Interactions)?;
     let r = analysis::interactions::run(&exp, &config(g))?;
     emit_warned(g, "interactions", &r, &exp, report::interactions::human)
 }
@@ -184,7 +185,7 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Need)?;
     let r = analysis::all::need_only(&exp, &config(g), allow_unmeasured)?;
     emit_warned(g, "need", &r, &exp, report::need::human)
 }
@@ -243,7 +244,7 @@ impl PricingArgs {
 pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
     let CurveArgs { dir, pricing, .. } = args;
     let pricing = pricing.pricing()?;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Curve)?;
     let r = analysis::curve::run(
         &exp,
         &analysis::curve::CurveOptions {
@@ -272,7 +273,7 @@ pub(super) struct SelectorArgs {
 /// Runs `ablate selector`.
 pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
     let SelectorArgs { dir, .. } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Selector)?;
     let r = analysis::all::selector_only(&exp, &config(g))?;
     emit_warned(g, "selector", &r, &exp, report::selector::human)
 }
@@ -302,7 +303,7 @@ pub(super) fn record(args: RecordArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Record)?;
     let r = analysis::all::record_only(&exp, &config(g), allow_unmeasured)?;
     if g.export.is_some() {
         super::export(g, "record", &super::to_value(&r)?, Some(&exp))?;

@@ -418,9 +418,10 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
     }
 }
 
-/// Loads an experiment and prints its warnings on stderr (unless --quiet).
-fn load(dir: &std::path::Path, g: &Global) -> Result<Experiment> {
-    let exp = Experiment::load_from(dir, g.from_aggregates.as_deref())?;
+/// Loads the experiment in `dir` with the tables `verb` reads, and prints its warnings on stderr
+/// (unless --quiet).
+fn load(dir: &std::path::Path, g: &Global, verb: ablate::verb::Verb) -> Result<Experiment> {
+    let exp = Experiment::load_tables(dir, g.from_aggregates.as_deref(), verb.reads())?;
     if !g.quiet {
         for w in &exp.warnings {
             eprintln!("ablate: warning: {w}");

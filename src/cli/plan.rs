@@ -118,7 +118,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
     let mut pilot_exp = None;
     let sd = match pilot {
         Some(dir) => {
-            let exp = pilot_exp.insert(load(&dir, g)?);
+            let exp = pilot_exp.insert(load(&dir, g, ablate::verb::Verb::Plan)?);
             let pilot = analysis::plan::pilot(exp).ok_or_else(|| {
                 Error::Usage(format!(
                     "the pilot {} has no arm besides the baseline to estimate the sd from",
@@ -169,7 +169,7 @@ fn confirm(
     force: bool,
     g: &Global,
 ) -> Result<String> {
-    let exp = load(dir, g)?;
+    let exp = load(dir, g, ablate::verb::Verb::Plan)?;
     let r = analysis::all::confirm(&exp, &super::config(g))?;
     if let (Some(path), Some(arm)) = (out, r.arm.as_ref().filter(|_| !r.measured)) {
         let mut specs: Vec<ablate::io::ArmSpec> = match &exp.arms {

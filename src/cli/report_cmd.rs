@@ -88,7 +88,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
         ..
     } = args;
     let pricing = pricing.pricing()?;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Report)?;
     let out = match out {
         Some(out) => out,
         None => {

@@ -55,7 +55,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Reweight)?;
     let mut loaded = Vec::new();
     for path in &mixes {
         loaded.push(Mix::load(&TableFile::at(path))?);

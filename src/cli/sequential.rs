@@ -61,7 +61,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         repeats,
         ..
     } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Watch)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
         let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
@@ -133,7 +133,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         force,
         ..
     } = args;
-    let exp = load(&dir, g)?;
+    let exp = load(&dir, g, ablate::verb::Verb::Next)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
     let w = sequential::watch(&exp, &opts, state.as_ref())?;

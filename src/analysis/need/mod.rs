@@ -304,11 +304,15 @@ fn fraction(
     let mut total_case = Vec::with_capacity(d.paired.cases.len());
     let mut block_needed = vec![Neumaier::default(); blocks.len()];
     let mut block_total = vec![Neumaier::default(); blocks.len()];
+    let block_of: Vec<usize> = units
+        .specs
+        .iter()
+        .map(|spec| blocks.iter().position(|x| *x == spec.block).unwrap_or(0))
+        .collect();
     for &c in &d.paired.cases {
         let (mut need, mut total) = (Neumaier::default(), Neumaier::default());
-        for (u, spec) in units.specs.iter().enumerate() {
+        for (u, &b) in block_of.iter().enumerate() {
             let t = tokens[c][u];
-            let b = blocks.iter().position(|x| *x == spec.block).unwrap_or(0);
             total.add(t);
             block_total[b].add(t);
             if needed_of(c, u) {
@@ -348,7 +352,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
     let (tokens, missing) = unit_tokens(exp, units, &paired);
     let mut warnings: Vec<crate::warning::Warning> = missing.into_iter().collect();
     let d = Dropping {
-        rules: Rules { exp, units },
+        rules: Rules::new(exp, units),
         paired: &paired,
         sweep,
     };

@@ -13,9 +13,27 @@ use crate::stats::moments;
 pub(super) struct Rules<'a> {
     pub(super) exp: &'a Experiment,
     pub(super) units: &'a Units,
+    /// Each unit's block rule, found once (not a search by block name per case and unit).
+    unit_rule: Vec<Option<&'a NeedRule>>,
 }
 
-impl Rules<'_> {
+impl<'a> Rules<'a> {
+    /// The rules of `exp` for the units `units`.
+    pub(super) fn new(exp: &'a Experiment, units: &'a Units) -> Self {
+        let of = |block: &str| {
+            exp.manifest
+                .blocks
+                .iter()
+                .find(|b| b.name == block)
+                .map(|b| &b.need)
+        };
+        Rules {
+            exp,
+            units,
+            unit_rule: units.specs.iter().map(|s| of(&s.block)).collect(),
+        }
+    }
+
     pub(super) fn of(&self, block: &str) -> Option<&NeedRule> {
         self.exp
             .manifest
@@ -33,7 +51,7 @@ impl Rules<'_> {
         removable: &BTreeMap<String, String>,
     ) -> bool {
         let spec = &self.units.specs[unit];
-        match self.of(&spec.block) {
+        match self.unit_rule[unit] {
             None | Some(NeedRule::Always) => true,
             Some(NeedRule::NeededUnits) => !removable.contains_key(&spec.unit),
             Some(NeedRule::ThroughGoldRank) => {

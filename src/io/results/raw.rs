@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use super::fold::{ArmLabels, Batch, Finish, Fold, Kind, NONE, labels_in_order};
+use super::fold::{ArmLabels, Batch, Finish, Fold, Kind, NONE, Strings, labels_in_order};
 use super::pages::{self, ParquetResults, Unsupported};
 use super::{Results, arm_order};
 use crate::error::{Error, Result, Row};
@@ -233,9 +233,9 @@ struct Frame<'a> {
     case: Vec<u32>,
     arm: Vec<u32>,
     /// Each case code's text.
-    case_text: Vec<String>,
+    case_text: Strings,
     /// Each arm code's text.
-    arm_text: Vec<String>,
+    arm_text: Strings,
     repeat: polars::prelude::Int64Chunked,
     score: polars::prelude::Float64Chunked,
     tokens: Option<polars::prelude::Int64Chunked>,
@@ -253,11 +253,11 @@ impl<'a> Frame<'a> {
         let path = t.path.clone();
         let unreadable = |e| polars_unreadable(&path, e);
         let get = |name: &str| t.df.column(name).map_err(unreadable);
-        let codes = |name: &str| -> Result<(Vec<u32>, Vec<String>)> {
+        let codes = |name: &str| -> Result<(Vec<u32>, Strings)> {
             let column = get(name)?.cat32().map_err(unreadable)?;
             let map = column.get_mapping();
             let text = (0..map.num_cats_upper_bound() as u32)
-                .map(|c| map.cat_to_str(c).unwrap_or_default().to_string())
+                .map(|c| map.cat_to_str(c).unwrap_or_default())
                 .collect();
             let codes = column
                 .physical()
