@@ -45,12 +45,79 @@ pub fn json_depth(text: &str) -> usize {
     max
 }
 
+/// A file opened for reading that hashes (SHA-256) every byte read from it, so that a log is
+/// read once for its records and its provenance hash, not once for each.
+pub struct Hashed {
+    path: PathBuf,
+    file: std::fs::File,
+    hasher: sha2::Sha256,
+}
+
+impl Hashed {
+    /// Opens `path`.
+    ///
+    /// # Errors
+    /// The file cannot be opened.
+    pub fn open(path: &Path) -> Result<Hashed> {
+        use sha2::Digest as _;
+        Ok(Hashed {
+            path: path.to_path_buf(),
+            file: std::fs::File::open(path).map_err(|e| Error::io(path, e))?,
+            hasher: sha2::Sha256::new(),
+        })
+    }
+
+    /// The hex SHA-256 of the whole file: the bytes read so far, then the rest (a parser may
+    /// stop before the end, at trailing white space).
+    ///
+    /// # Errors
+    /// The rest of the file cannot be read.
+    pub fn sha256(mut self) -> Result<String> {
+        use sha2::Digest as _;
+        std::io::copy(&mut self, &mut std::io::sink()).map_err(|e| Error::io(&self.path, e))?;
+        Ok(hex(&self.hasher.finalize()))
+    }
+}
+
+impl std::io::Read for Hashed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let n = self.file.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file's bytes and their hex SHA-256, from one read.
+///
+/// # Errors
+/// The file cannot be read.
+pub fn read_hashed(path: &Path) -> Result<(Vec<u8>, String)> {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let sha = hex(&sha2::Sha256::digest(&bytes));
+    Ok((bytes, sha))
+}
+
 /// A file's text, or a refusal naming the first line that is not UTF-8 (exit 2).
 ///
 /// # Errors
 /// The file cannot be read; it is not UTF-8 text.
 pub fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    text_of(path, bytes)
+}
+
+/// `bytes` as text, or a refusal naming the first line of `path` that is not UTF-8 (exit 2).
+///
+/// # Errors
+/// The bytes are not UTF-8 text.
+pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;

@@ -20,8 +20,8 @@ mod write;
 pub use arms::{ArmNames, parse_arm_rule};
 pub use checks::MAX_CASE_TEXT;
 pub use files::{
-    MAX_JSON_DEPTH, collect_files, date_prefix, json_depth, log_line, not_utf8, read_text,
-    scalar_fields, scalar_text, value_to_float,
+    Hashed, MAX_JSON_DEPTH, collect_files, date_prefix, json_depth, log_line, not_utf8,
+    read_hashed, read_text, scalar_fields, scalar_text, text_of, value_to_float,
 };
 pub(crate) use plan::arm_summaries;
 pub(crate) use plan::{Plan, Prior};

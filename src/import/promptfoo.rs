@@ -17,13 +17,15 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result, Row};
-use crate::import::{ImportOptions, Imported, Observation, Source, scalar_fields, sha256_file};
+use crate::import::{ImportOptions, Imported, Observation, Source, scalar_fields};
 
 /// `failureReason` of a row that errored (promptfoo's `ResultFailureReason.ERROR`).
 const FAILURE_ERROR: i64 = 2;
 
 struct File {
     path: PathBuf,
+    /// The file's SHA-256, from the same read as its rows.
+    sha256: String,
     /// `results.version` (3 for .jsonl rows).
     version: i64,
     promptfoo: Option<String>,
@@ -46,11 +48,10 @@ fn unreadable(path: &Path, problem: String) -> Error {
 
 fn read_file(path: &Path) -> Result<Option<File>> {
     let jsonl = path.extension().is_some_and(|e| e == "jsonl");
-    let handle = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, handle);
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, super::Hashed::open(path)?);
     if jsonl {
         let mut rows = Vec::new();
-        for (i, line) in reader.lines().enumerate() {
+        for (i, line) in (&mut reader).lines().enumerate() {
             let line = super::log_line(path, i + 1, line)?;
             if line.trim().is_empty() {
                 continue;
@@ -62,6 +63,7 @@ fn read_file(path: &Path) -> Result<Option<File>> {
         }
         return Ok(Some(File {
             path: path.to_path_buf(),
+            sha256: reader.into_inner().sha256()?,
             version: 3,
             promptfoo: None,
             created: None,
@@ -70,14 +72,16 @@ fn read_file(path: &Path) -> Result<Option<File>> {
             table_descriptions: BTreeMap::new(),
         }));
     }
-    let v: Value = serde_json::from_reader(reader)
+    let v: Value = serde_json::from_reader(&mut reader)
         .map_err(|e| unreadable(path, format!("not valid JSON: {e}")))?;
+    let sha256 = reader.into_inner().sha256()?;
     let Some(results) = v.get("results").filter(|r| r.get("results").is_some()) else {
         return Ok(None);
     };
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     Ok(Some(File {
         path: path.to_path_buf(),
+        sha256,
         version: results.get("version").and_then(Value::as_i64).unwrap_or(0),
         promptfoo: s(v.get("metadata").and_then(|m| m.get("promptfooVersion"))),
         created: s(v.get("metadata").and_then(|m| m.get("evaluationCreatedAt")))
@@ -494,7 +498,7 @@ fn take_rows(
     }
     imp.sources.push(Source {
         file: f.path.display().to_string(),
-        sha256: sha256_file(&f.path)?,
+        sha256: f.sha256.clone(),
         harness: "promptfoo".into(),
         version: f.promptfoo.clone(),
         taken: format!(

@@ -259,6 +259,65 @@ fn sources_record_every_file_with_its_hash() {
     );
 }
 
+/// Each reader hashes a log in the same read as its records (issue 28): the recorded SHA-256 is
+/// the file's, for Inspect (.eval zips and .json), lm-eval (JSON Lines and the old JSON array)
+/// and promptfoo (.json and .jsonl).
+#[test]
+fn every_reader_records_the_hash_of_the_whole_file() {
+    let root = tempfile::tempdir().unwrap();
+    const LM_EVAL: &[&str] = &[
+        "--score",
+        "exact_match",
+        "--filter",
+        "strict-match",
+        "--baseline",
+        "arith_gen_full",
+        "--threshold",
+        "0",
+    ];
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "inspect",
+            "inspect/v0.3.285/arm_full.eval",
+            &["--threshold", "0"],
+        ),
+        (
+            "inspect",
+            "inspect/v0.3.285/arm_full_json.json",
+            &["--threshold", "0"],
+        ),
+        ("lm-eval", "lm-eval/v0.4.13/fixture-a", LM_EVAL),
+        ("lm-eval", "lm-eval/v0.4.2-style", LM_EVAL),
+        (
+            "promptfoo",
+            "promptfoo/v0.121.20/results.json",
+            &["--baseline", "full", "--threshold", "0"],
+        ),
+        (
+            "promptfoo",
+            "promptfoo/v0.121.20/results.jsonl",
+            &["--baseline", "full", "--threshold", "0"],
+        ),
+    ];
+    use polars::prelude::{ParquetReader, SerReader};
+    use sha2::Digest;
+    for (k, (harness, rel, args)) in cases.iter().enumerate() {
+        let out = root.path().join(format!("exp{k}"));
+        import(harness, &[fixture(rel)], &out, args);
+        let df = ParquetReader::new(std::fs::File::open(out.join("sources.parquet")).unwrap())
+            .finish()
+            .unwrap();
+        let files = df.column("file").unwrap().str().unwrap().clone();
+        let hashes = df.column("sha256").unwrap().str().unwrap().clone();
+        assert!(df.height() > 0, "{rel}");
+        for (file, hash) in files.iter().zip(hashes.iter()) {
+            let (file, hash) = (file.unwrap(), hash.unwrap());
+            let want = format!("{:x}", sha2::Sha256::digest(std::fs::read(file).unwrap()));
+            assert_eq!(hash, want, "{rel}: {file}");
+        }
+    }
+}
+
 #[test]
 fn import_never_replaces_a_folder_ablate_did_not_write() {
     let root = tempfile::tempdir().unwrap();

@@ -99,6 +99,8 @@ pub(super) struct JsonLog {
 /// One log, read.
 pub(super) struct Log {
     pub(super) path: PathBuf,
+    /// The log's SHA-256, from the same read as its contents.
+    pub(super) sha256: String,
     pub(super) header: Header,
     pub(super) samples: Vec<Sample>,
     /// Where the scores came from, in words.
@@ -117,7 +119,7 @@ pub(super) fn unreadable(path: &Path, problem: impl Into<String>) -> Error {
 
 /// Reads one zip entry as JSON, streaming it through the decompressor.
 pub(super) fn entry<T: for<'de> Deserialize<'de>>(
-    zip: &mut zip::ZipArchive<std::fs::File>,
+    zip: &mut Zip,
     path: &Path,
     name: &str,
 ) -> Result<Option<T>> {
@@ -187,8 +189,10 @@ pub(super) fn id_text(id: &Value) -> String {
 }
 
 pub(super) fn read_eval(path: &Path) -> Result<Log> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut zip = zip::ZipArchive::new(file)
+    // A zip is read by seeking, so the file is read into memory once and hashed there (logs
+    // are compressed: tens of MB for thousands of samples).
+    let (bytes, sha256) = crate::import::read_hashed(path)?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| unreadable(path, format!("not a readable zip archive ({e})")))?;
     let header: Option<Header> = entry(&mut zip, path, "header.json")?;
     let header = match header {
@@ -211,6 +215,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         let usage_from_samples = usage_from_sample_files(&mut zip, path, &mut samples)?;
         return Ok(Log {
             path: path.to_path_buf(),
+            sha256: sha256.clone(),
             header,
             samples,
             read_from: "summaries.json",
@@ -221,6 +226,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     if let Some(samples) = journal_samples(&mut zip, path, &names)? {
         return Ok(Log {
             path: path.to_path_buf(),
+            sha256: sha256.clone(),
             header,
             samples,
             read_from: "_journal/summaries",
@@ -230,6 +236,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     let samples = sample_files(&mut zip, path, &names)?;
     Ok(Log {
         path: path.to_path_buf(),
+        sha256,
         header,
         samples,
         read_from: "samples/",
@@ -237,7 +244,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     })
 }
 
-type Zip = zip::ZipArchive<std::fs::File>;
+type Zip = zip::ZipArchive<std::io::Cursor<Vec<u8>>>;
 
 /// Summaries before Inspect 0.3.93 carry no usage; each sample's own file does. Fills it in from
 /// there, and says whether any sample's usage came from its file.
@@ -315,8 +322,8 @@ fn sample_files(zip: &mut Zip, path: &Path, names: &[String]) -> Result<Vec<Samp
 }
 
 pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let log: JsonLog = match serde_json::from_reader(BufReader::with_capacity(1 << 16, file)) {
+    let mut reader = BufReader::with_capacity(1 << 16, crate::import::Hashed::open(path)?);
+    let log: JsonLog = match serde_json::from_reader(&mut reader) {
         Ok(l) => l,
         Err(e) if e.is_data() => return Ok(None),
         Err(e) => {
@@ -325,6 +332,7 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
     };
     Ok(Some(Log {
         path: path.to_path_buf(),
+        sha256: reader.into_inner().sha256()?,
         header: Header {
             status: log.status,
             eval: log.eval,

@@ -29,9 +29,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::import::{
-    ImportOptions, Imported, Observation, Source, scalar_text, sha256_file, value_to_float,
-};
+use crate::import::{ImportOptions, Imported, Observation, Source, scalar_text, value_to_float};
 
 /// The score choices a sample offers: each scorer, and `scorer.key` for dict or list values.
 fn choices(sample: &Sample, out: &mut BTreeSet<String>) {
@@ -471,7 +469,7 @@ fn source_of(log: &Log, taken: usize, epochs: usize, arm: &str, choice: &str) ->
     let e = &log.header.eval;
     Ok(Source {
         file: log.path.display().to_string(),
-        sha256: sha256_file(&log.path)?,
+        sha256: log.sha256.clone(),
         harness: "inspect".into(),
         version: e.packages.get("inspect_ai").cloned(),
         taken: format!(

@@ -2,7 +2,7 @@
 //! `samples_*.jsonl` lines beside it.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -194,9 +194,9 @@ pub(super) fn civil_date(unix_seconds: f64) -> Option<String> {
 
 /// The sample records of a file: JSON Lines, or (≤0.4.2) one JSON array. Each with its 1-based
 /// line number (the array's index + 1 for the old format).
-pub(super) fn records(path: &Path) -> Result<Vec<(usize, Value)>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+/// Returns the records with the file's SHA-256, from the same read.
+pub(super) fn records(path: &Path) -> Result<(Vec<(usize, Value)>, String)> {
+    let mut reader = BufReader::with_capacity(1 << 16, crate::import::Hashed::open(path)?);
     let first = reader
         .fill_buf()
         .map_err(|e| Error::io(path, e))?
@@ -212,26 +212,31 @@ pub(super) fn records(path: &Path) -> Result<Vec<(usize, Value)>> {
         fix: "give the samples_<task>_<date>.jsonl files lm-eval wrote with --log_samples".into(),
     };
     if first == Some(b'[') {
-        let text = crate::import::read_text(path)?;
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        let text = crate::import::text_of(path, bytes)?;
         let v = parse(&text).map_err(|e| bad(None, e))?;
-        return Ok(v
+        let records = v
             .as_array()
             .cloned()
             .unwrap_or_default()
             .into_iter()
             .enumerate()
             .map(|(i, v)| (i + 1, v))
-            .collect());
+            .collect();
+        return Ok((records, reader.into_inner().sha256()?));
     }
     let mut out = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
+    for (i, line) in (&mut reader).lines().enumerate() {
         let line = crate::import::log_line(path, i + 1, line)?;
         if line.trim().is_empty() {
             continue;
         }
         out.push((i + 1, parse(&line).map_err(|e| bad(Some(i + 1), e))?));
     }
-    Ok(out)
+    Ok((out, reader.into_inner().sha256()?))
 }
 
 /// The metrics a line offers: its `metrics` list, else its numeric or list-valued keys.

@@ -32,9 +32,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error::{Error, Result, Row};
-use crate::import::{
-    ArmNames, ImportOptions, Imported, Observation, Source, scalar_fields, sha256_file,
-};
+use crate::import::{ArmNames, ImportOptions, Imported, Observation, Source, scalar_fields};
 
 /// Keys of a sample line that are not metrics.
 const NOT_METRICS: &[&str] = &[
@@ -53,6 +51,8 @@ const NOT_METRICS: &[&str] = &[
 
 struct File {
     path: PathBuf,
+    /// The file's SHA-256, from the same read as its lines.
+    sha256: String,
     task: String,
     run: RunInfo,
     results: Option<PathBuf>,
@@ -407,9 +407,10 @@ fn samples_files(paths: Vec<PathBuf>, imp: &mut Imported) -> Result<Vec<File>> {
             ));
             continue;
         }
-        let lines = records(&path)?;
+        let (lines, sha256) = records(&path)?;
         files.push(File {
             path,
+            sha256,
             task,
             run,
             results,
@@ -581,7 +582,7 @@ fn add_observations(
         }
         imp.sources.push(Source {
             file: f.path.display().to_string(),
-            sha256: sha256_file(&f.path)?,
+            sha256: f.sha256.clone(),
             harness: "lm-eval".into(),
             version: f.run.version.clone(),
             taken: taken_text,
