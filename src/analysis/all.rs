@@ -90,41 +90,64 @@ pub fn run(
     let mut skipped = Vec::new();
     step("check");
     let check = check::run(exp);
+    // The analyses are independent given the sweep, and each is the same at any thread count,
+    // so they run side by side (rayon): the sweep beside variance and interactions, then the
+    // rest of the matrix analyses two by two. Errors are taken in the order they ran in before.
+    // The logs are streamed last, alone, so that their memory budget holds.
     step("sweep");
-    let sweep = sweep::run(exp, cfg);
     step("variance");
-    let variance = variance::run(exp, cfg);
     step("interactions");
-    let interactions = interactions::run(exp, cfg)?;
+    let (sweep, (variance, interactions)) = rayon::join(
+        || sweep::run(exp, cfg),
+        || rayon::join(|| variance::run(exp, cfg), || interactions::run(exp, cfg)),
+    );
+    let interactions = interactions?;
     step("reweight");
-    let reweight = reweight_of(exp, cfg, sweep.family.size, &mut skipped)?;
     step("stress");
-    let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg));
     step("need");
-    let need = match &exp.units {
-        Some(_) => optional(
-            &mut skipped,
-            "need",
-            need::run(exp, &sweep, &NeedOptions::default()),
-        )?,
-        None => None,
-    };
     step("curve");
-    let has_budget = has_budget_arms(exp);
-    let curve = has_budget.then(|| {
-        curve::run(
-            exp,
-            &CurveOptions {
-                config: cfg.clone(),
-                pricing,
-            },
-        )
-    });
     step("selector");
-    let selector = match &exp.passages {
-        Some(_) => optional(&mut skipped, "selector", selector::run(exp, &sweep))?,
-        None => None,
-    };
+    let ((reweight, stress), ((need, curve), selector)) = rayon::join(
+        || {
+            (
+                reweight_of(exp, cfg, sweep.family.size),
+                (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg)),
+            )
+        },
+        || {
+            rayon::join(
+                || {
+                    (
+                        exp.units
+                            .as_ref()
+                            .map(|_| need::run(exp, &sweep, &NeedOptions::default())),
+                        has_budget_arms(exp).then(|| {
+                            curve::run(
+                                exp,
+                                &CurveOptions {
+                                    config: cfg.clone(),
+                                    pricing,
+                                },
+                            )
+                        }),
+                    )
+                },
+                || exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
+            )
+        },
+    );
+    let reweight = reweight
+        .map(|r| optional(&mut skipped, "reweight", r))
+        .transpose()?
+        .flatten();
+    let need = need
+        .map(|r| optional(&mut skipped, "need", r))
+        .transpose()?
+        .flatten();
+    let selector = selector
+        .map(|r| optional(&mut skipped, "selector", r))
+        .transpose()?
+        .flatten();
     step("shadow");
     let shadow = shadow_of(exp, cfg, &mut skipped)?;
     step("context");
@@ -174,24 +197,17 @@ pub fn run(
     })
 }
 
-/// The reweighted drops, when the experiment has a production mix; judged across the sweep's
-/// family of `family` arms.
-fn reweight_of(
-    exp: &Experiment,
-    cfg: &Config,
-    family: usize,
-    skipped: &mut Vec<String>,
-) -> Result<Option<ReweightOutput>> {
-    if exp.mix.is_none() {
-        return Ok(None);
-    }
+/// The reweighted drops, when the experiment has a production mix (`None` without one); judged
+/// across the sweep's family of `family` arms.
+fn reweight_of(exp: &Experiment, cfg: &Config, family: usize) -> Option<Result<ReweightOutput>> {
+    exp.mix.as_ref()?;
     let opts = ReweightOptions {
         confidence: cfg.confidence,
         family,
         per_arm: cfg.per_arm,
         ..ReweightOptions::default()
     };
-    optional(skipped, "reweight", reweight::run(exp, &opts))
+    Some(reweight::run(exp, &opts))
 }
 
 /// Whether an arm other than the baseline has a budget ratio (the budget curve's input).

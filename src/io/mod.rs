@@ -35,7 +35,7 @@ pub use units::{CaseUnits, Units};
 
 /// The optional tables an analysis reads besides `experiment.toml`, `cases`, `units`, `arms` and
 /// `results` (which every analysis of an experiment reads). A verb loads only its own
-/// ([`crate::verb::Verb::tables`]): `sweep` on 100M result rows skips reading 2M `case_units` rows
+/// ([`crate::verb::Verb::reads`]): `sweep` on 100M result rows skips reading 2M `case_units` rows
 /// and the passages, 4.4 of 25 s. A table left out is `None` in the [`Experiment`], and its
 /// errors are reported by the verbs that read it and by `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +161,13 @@ impl Experiment {
         if let (Some(arms), Some(units)) = (&arms, &units) {
             check_removed_units(arms, units)?;
         }
-        let results = load_results(dir, aggregates, &manifest, &cases, arms.as_ref())?;
+        // The results and the optional tables are read side by side; errors are still reported
+        // in the order the tables were read in before (the results and their checks first).
+        let (results, optional) = rayon::join(
+            || load_results(dir, aggregates, &manifest, &cases, arms.as_ref()),
+            || Optional::load(dir, tables, &cases, units.as_ref()),
+        );
+        let results = results?;
         let baseline = baseline_with_main_cases(&manifest, &results, &cases)?;
         if let Some(arms) = &arms {
             check_arms_cover_results(arms, &results, &manifest, &mut warnings)?;
@@ -176,38 +182,15 @@ impl Experiment {
         ));
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
 
-        let find = |stem: &str, wanted: bool| -> Result<Option<table::TableFile>> {
-            if wanted {
-                table::find(dir, stem)
-            } else {
-                Ok(None)
-            }
-        };
-        let case_units = match find("case_units", tables.case_units)? {
-            Some(f) => {
-                let units = units.as_ref().ok_or_else(|| Error::NotFound {
-                    path: dir.join("units.parquet"),
-                    fix: "case_units refers to units; add units.parquet (or units.csv)".into(),
-                })?;
-                Some(CaseUnits::load(&f, &cases, units)?)
-            }
-            None => None,
-        };
-        let mix = find("mix", tables.mix)?
-            .map(|f| Mix::load(&f))
-            .transpose()?;
-        if let Some(mix) = &mix {
-            warnings.extend(check_mix_against_cases(mix, &cases)?);
-        }
-        let passages = find("passages", tables.passages)?
-            .map(|f| Passages::load(&f, &cases))
-            .transpose()?;
-        let shadow = find("shadow", tables.logs)?
-            .map(|f| logs::summarise(&f, &logs::shadow_columns()))
-            .transpose()?;
-        let context_log = find("context_log", tables.logs)?
-            .map(|f| logs::summarise(&f, &logs::context_columns()))
-            .transpose()?;
+        let Optional {
+            case_units,
+            mix,
+            mix_warnings,
+            passages,
+            shadow,
+            context_log,
+        } = optional?;
+        warnings.extend(mix_warnings);
         check_manifest_against_tables(&manifest, &cases, units.as_ref())?;
 
         Ok(Experiment {
@@ -241,6 +224,61 @@ impl Experiment {
         self.results
             .arm_index(&self.manifest.baseline_arm)
             .unwrap_or_default()
+    }
+}
+
+/// The optional tables of a folder, those `tables` asks for.
+struct Optional {
+    case_units: Option<CaseUnits>,
+    mix: Option<Mix>,
+    /// The mix's warnings against the cases.
+    mix_warnings: Vec<crate::warning::Warning>,
+    passages: Option<Passages>,
+    shadow: Option<LogSummary>,
+    context_log: Option<LogSummary>,
+}
+
+impl Optional {
+    /// Reads the tables `tables` asks for that the folder has, stopping at the first error.
+    fn load(dir: &Path, tables: Tables, cases: &Cases, units: Option<&Units>) -> Result<Optional> {
+        let find = |stem: &str, wanted: bool| -> Result<Option<table::TableFile>> {
+            if wanted {
+                table::find(dir, stem)
+            } else {
+                Ok(None)
+            }
+        };
+        let case_units = match find("case_units", tables.case_units)? {
+            Some(f) => {
+                let units = units.ok_or_else(|| Error::NotFound {
+                    path: dir.join("units.parquet"),
+                    fix: "case_units refers to units; add units.parquet (or units.csv)".into(),
+                })?;
+                Some(CaseUnits::load(&f, cases, units)?)
+            }
+            None => None,
+        };
+        let mix = find("mix", tables.mix)?
+            .map(|f| Mix::load(&f))
+            .transpose()?;
+        let mix_warnings = match &mix {
+            Some(mix) => check_mix_against_cases(mix, cases)?,
+            None => Vec::new(),
+        };
+        Ok(Optional {
+            case_units,
+            mix,
+            mix_warnings,
+            passages: find("passages", tables.passages)?
+                .map(|f| Passages::load(&f, cases))
+                .transpose()?,
+            shadow: find("shadow", tables.logs)?
+                .map(|f| logs::summarise(&f, &logs::shadow_columns()))
+                .transpose()?,
+            context_log: find("context_log", tables.logs)?
+                .map(|f| logs::summarise(&f, &logs::context_columns()))
+                .transpose()?,
+        })
     }
 }
 

@@ -128,11 +128,18 @@ impl CaseUnits {
         let case_ids = t.str_column("case_id")?;
         let unit_names = t.str_column("unit")?;
         let mut rows = Vec::with_capacity(tokens.len());
-        let mut seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        // Rows usually run case by case in the cases table's order: each id is first compared
+        // with the last case found and the one after it, and hashed only when both differ.
+        let mut last = 0usize;
         for (i, (c, u)) in case_ids.iter().zip(unit_names.iter()).enumerate() {
             let c = c.ok_or_else(|| t.null_error("case_id", i, "text"))?;
             let u = u.ok_or_else(|| t.null_error("unit", i, "text"))?;
-            let case = cases.lookup(c, &t.path, i)?;
+            let case = match (cases.ids.get(last), cases.ids.get(last + 1)) {
+                (Some(id), _) if id == c => last as u32,
+                (_, Some(id)) if id == c => (last + 1) as u32,
+                _ => cases.lookup(c, &t.path, i)?,
+            };
+            last = case as usize;
             let unit = *units.index.get(u).ok_or_else(|| Error::BadValue {
                 path: t.path.clone(),
                 column: "unit".into(),
@@ -141,17 +148,32 @@ impl CaseUnits {
                 problem: format!("this unit is not in {}", units.path.display()),
                 fix: "add the unit to the units table, or drop its rows".into(),
             })? as u32;
-            if let Some(first) = seen.insert((case, unit), i) {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "case_id, unit".into(),
-                    row: Row::at(i),
-                    value: format!("(\"{c}\", \"{u}\")"),
-                    problem: format!("duplicate key (first seen at row {})", first + 1),
-                    fix: "each key must appear once; drop or merge the duplicate rows".into(),
-                });
-            }
             rows.push((case, unit, tokens[i]));
+        }
+        // Duplicate keys by sorting (case, unit, row) instead of hashing every key: the reported
+        // row is the first, in file order, whose key an earlier row has (the smallest second row
+        // of a run of equal keys, and the row before it in the run is the only earlier one).
+        let mut keys: Vec<(u32, u32, usize)> =
+            (0..rows.len()).map(|i| (rows[i].0, rows[i].1, i)).collect();
+        keys.sort_unstable();
+        if let Some((first, i)) = keys
+            .windows(2)
+            .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+            .map(|w| (w[0].2, w[1].2))
+            .min_by_key(|&(_, i)| i)
+        {
+            let (c, u) = (
+                case_ids.get(i).unwrap_or_default(),
+                unit_names.get(i).unwrap_or_default(),
+            );
+            return Err(Error::BadValue {
+                path: t.path.clone(),
+                column: "case_id, unit".into(),
+                row: Row::at(i),
+                value: format!("(\"{c}\", \"{u}\")"),
+                problem: format!("duplicate key (first seen at row {})", first + 1),
+                fix: "each key must appear once; drop or merge the duplicate rows".into(),
+            });
         }
         Ok(CaseUnits { path: t.path, rows })
     }

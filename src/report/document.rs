@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::all::Analyses;
@@ -191,17 +192,29 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         decision = decision.html(),
         head = head.html()
     );
-    for sec in &sections {
-        if let Some(bar) = progress {
-            bar.set_message(format!("chart {}", sec.name));
-        }
-        let svg = sec.chart.svg()?;
+    // Each section's chart (SVG and PNG) and CSV are drawn and written in parallel: the PNGs'
+    // rasterising and compression are most of the writing's time. The page is then put together
+    // in section order.
+    if let Some(bar) = progress {
+        bar.set_message("charts".to_string());
+    }
+    let drawn: Vec<Result<String>> = sections
+        .par_iter()
+        .map(|sec| {
+            let svg = sec.chart.svg()?;
+            sec.chart
+                .png(&dir.path(&format!("charts/{}.png", sec.name)))?;
+            sec.table
+                .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
+            Ok(svg)
+        })
+        .collect();
+    for (sec, svg) in sections.iter().zip(drawn) {
+        let svg = svg?;
         put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;
         let png = format!("charts/{}.png", sec.name);
-        sec.chart.png(&dir.path(&png))?;
         files.push(png.clone());
         let csv = format!("tables/{}.csv", sec.name);
-        sec.table.csv(&dir.path(&csv))?;
         files.push(csv.clone());
         let _ = write!(
             md,

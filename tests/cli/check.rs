@@ -515,3 +515,25 @@ fn every_bad_edit_is_refused_naming_what_and_where() {
         }
     }
 }
+
+/// A repeated (case_id, unit) in case_units names the first row, in file order, whose key an
+/// earlier row has, and that earlier row: here rows 3 and 4 repeat rows 2 and 1's keys, and row
+/// 3 comes first although its key sorts after row 4's.
+#[test]
+fn a_repeated_case_unit_names_its_first_repeat_and_the_row_it_repeats() {
+    let w = Workdir::tiny();
+    w.write(
+        "case_units.csv",
+        "case_id,unit,tokens\nc1,system,900\nc2,few_shot/01,200\nc2,few_shot/01,150\nc1,system,800\n",
+    );
+    assert_mentions(
+        &check_fails(&w.dir),
+        &[
+            "case_units.csv",
+            "row 3",
+            "first seen at row 2",
+            "c2",
+            "few_shot/01",
+        ],
+    );
+}

@@ -300,45 +300,54 @@ fn interaction_samples(
 ) -> Vec<Work> {
     let m = &exp.results.matrix;
     let base = paired.baseline;
-    let mut work = Vec::new();
-    for Composition {
-        arm,
-        components,
-        explicit,
-    } in composed_ids
-    {
-        let mut w = Work {
-            arm,
-            components,
-            explicit,
-            pos: Vec::new(),
-            e: Vec::new(),
-            units: Vec::new(),
-        };
-        for (p, &c) in paired.cases.iter().enumerate() {
-            if !m.present(c, arm) || !w.components.iter().all(|&k| m.present(c, k)) {
+    let mut all: Vec<Work> = composed_ids
+        .into_iter()
+        .map(
+            |Composition {
+                 arm,
+                 components,
+                 explicit,
+             }| Work {
+                arm,
+                components,
+                explicit,
+                pos: Vec::new(),
+                e: Vec::new(),
+                units: Vec::new(),
+            },
+        )
+        .collect();
+    // One pass over the paired cases, every composed arm per case: the case's row of the
+    // case-major matrix is read once, not once per composed arm.
+    for (p, &c) in paired.cases.iter().enumerate() {
+        let row = m.cell(c, 0);
+        let present = |a: usize| m.repeats[row + a] > 0;
+        let b = m.mean[row + base];
+        let d = |a: usize| b - m.mean[row + a];
+        for w in &mut all {
+            if !present(w.arm) || !w.components.iter().all(|&k| present(k)) {
                 continue;
             }
-            let b = m.mean[m.cell(c, base)];
-            let d = |a: usize| b - m.mean[m.cell(c, a)];
             let parts = moments::sum(w.components.iter().map(|&k| d(k)));
             w.pos.push(p);
-            w.e.push(d(arm) - parts);
+            w.e.push(d(w.arm) - parts);
             w.units.push(paired.unit[p]);
         }
+    }
+    let mut work = Vec::new();
+    for w in all {
         if w.pos.is_empty() {
             warnings.push(crate::warning::Warning::new(
                 "interactions.composed_without_pairs",
                 format!(
                     "composed arm \"{}\" shares no case with all its components; left out",
-                    exp.results.arms[arm]
+                    exp.results.arms[w.arm]
                 ),
             ));
             continue;
         }
         work.push(w);
     }
-
     work
 }
 

@@ -560,7 +560,10 @@ impl Decoder for Text {
     /// A null is no string: [`NONE`].
     const NULL: u32 = NONE;
     fn dictionary(&mut self, bytes: &[u8], n: usize) -> Decoding<()> {
-        self.dictionary = Strings::with_capacity(n, bytes.len().saturating_sub(4 * n));
+        // Each entry takes at least its 4-byte length: a page cannot hold more (a damaged
+        // header may declare more, which must not become a huge allocation).
+        let entries = n.min(bytes.len() / 4);
+        self.dictionary = Strings::with_capacity(entries, bytes.len() - 4 * entries);
         for value in BinaryIter::new(bytes, Some(n)).take(n) {
             self.dictionary.push(utf8(value?)?);
         }
