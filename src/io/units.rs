@@ -113,7 +113,9 @@ impl CaseUnits {
     /// Reads `case_units`, checking every case against `cases` and every unit against `units`.
     ///
     /// # Errors
-    /// Unknown cases or units, duplicate (case_id, unit), negative tokens.
+    /// In this order: negative or non-finite tokens; the first row with a null, an unknown case
+    /// or an unknown unit; then, when nothing else is wrong, the first row (in file order) that
+    /// repeats an earlier row's (case_id, unit), as the results table reports duplicates last.
     pub fn load(file: &TableFile, cases: &Cases, units: &Units) -> Result<CaseUnits> {
         let t = table::read(
             file,
