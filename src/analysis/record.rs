@@ -111,12 +111,7 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
         hasher.update(id.as_bytes());
         hasher.update(b"\n");
     }
-    hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::io::output::hex(&hasher.finalize()[..8])
 }
 
 /// The analyses a decision record rests on.

@@ -75,7 +75,7 @@ impl Hashed {
     pub fn sha256(mut self) -> Result<String> {
         use sha2::Digest as _;
         std::io::copy(&mut self, &mut std::io::sink()).map_err(|e| Error::io(&self.path, e))?;
-        Ok(hex(&self.hasher.finalize()))
+        Ok(crate::io::output::hex(&self.hasher.finalize()))
     }
 }
 
@@ -88,11 +88,6 @@ impl std::io::Read for Hashed {
     }
 }
 
-/// Lower-case hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A file's bytes and their hex SHA-256, from one read.
 ///
 /// # Errors
@@ -100,7 +95,7 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn read_hashed(path: &Path) -> Result<(Vec<u8>, String)> {
     use sha2::Digest as _;
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let sha = hex(&sha2::Sha256::digest(&bytes));
+    let sha = crate::io::output::hex(&sha2::Sha256::digest(&bytes));
     Ok((bytes, sha))
 }
 

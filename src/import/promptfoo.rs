@@ -203,13 +203,7 @@ fn test_of(row: &Value) -> Test {
 /// `vars-` and the first 12 hex digits of the SHA-256 of the vars (canonical JSON).
 fn vars_id(vars: &Value) -> String {
     let hash = Sha256::digest(canonical(vars).as_bytes());
-    format!(
-        "vars-{}",
-        hash.iter()
-            .take(6)
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
+    format!("vars-{}", crate::io::output::hex(&hash[..6]))
 }
 
 /// Case ids for every test: its description, else its vars hash; a description that several tests

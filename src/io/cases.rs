@@ -139,6 +139,17 @@ impl Cases {
         self.attributes.get("slice")
     }
 
+    /// The index of a case id, trying the cases at `hint` and `hint + 1` before hashing: tables
+    /// usually list cases in the cases table's order, so with `hint` the last case found the id
+    /// is nearly always one of the two, and is compared as text instead of hashed.
+    pub fn index_near(&self, id: &str, hint: usize) -> Option<u32> {
+        [hint, hint + 1]
+            .into_iter()
+            .find(|&i| self.ids.get(i).is_some_and(|known| known == id))
+            .map(|i| i as u32)
+            .or_else(|| self.index.get(id).copied())
+    }
+
     /// Looks up a case id, or reports it as unknown in `path`/`column` at `row`.
     ///
     /// # Errors

@@ -130,16 +130,13 @@ impl CaseUnits {
         let case_ids = t.str_column("case_id")?;
         let unit_names = t.str_column("unit")?;
         let mut rows = Vec::with_capacity(tokens.len());
-        // Rows usually run case by case in the cases table's order: each id is first compared
-        // with the last case found and the one after it, and hashed only when both differ.
-        let mut last = 0usize;
+        let mut last = 0;
         for (i, (c, u)) in case_ids.iter().zip(unit_names.iter()).enumerate() {
             let c = c.ok_or_else(|| t.null_error("case_id", i, "text"))?;
             let u = u.ok_or_else(|| t.null_error("unit", i, "text"))?;
-            let case = match (cases.ids.get(last), cases.ids.get(last + 1)) {
-                (Some(id), _) if id == c => last as u32,
-                (_, Some(id)) if id == c => (last + 1) as u32,
-                _ => cases.lookup(c, &t.path, i)?,
+            let case = match cases.index_near(c, last) {
+                Some(index) => index,
+                None => cases.lookup(c, &t.path, i)?,
             };
             last = case as usize;
             let unit = *units.index.get(u).ok_or_else(|| Error::BadValue {

@@ -9,6 +9,15 @@ use crate::analysis::sweep::SweepOutput;
 use crate::io::{Experiment, NeedRule, Units};
 use crate::stats::moments;
 
+/// The `need` rule the manifest gives `block`.
+fn rule_of<'a>(exp: &'a Experiment, block: &str) -> Option<&'a NeedRule> {
+    exp.manifest
+        .blocks
+        .iter()
+        .find(|b| b.name == block)
+        .map(|b| &b.need)
+}
+
 /// The block rules of an experiment, applied to (case, unit).
 pub(super) struct Rules<'a> {
     pub(super) exp: &'a Experiment,
@@ -20,27 +29,15 @@ pub(super) struct Rules<'a> {
 impl<'a> Rules<'a> {
     /// The rules of `exp` for the units `units`.
     pub(super) fn new(exp: &'a Experiment, units: &'a Units) -> Self {
-        let of = |block: &str| {
-            exp.manifest
-                .blocks
-                .iter()
-                .find(|b| b.name == block)
-                .map(|b| &b.need)
-        };
         Rules {
             exp,
             units,
-            unit_rule: units.specs.iter().map(|s| of(&s.block)).collect(),
+            unit_rule: units.specs.iter().map(|s| rule_of(exp, &s.block)).collect(),
         }
     }
 
     pub(super) fn of(&self, block: &str) -> Option<&NeedRule> {
-        self.exp
-            .manifest
-            .blocks
-            .iter()
-            .find(|b| b.name == block)
-            .map(|b| &b.need)
+        rule_of(self.exp, block)
     }
 
     /// Whether the block rule keeps `unit` for `case`, given the removable units.

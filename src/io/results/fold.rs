@@ -103,8 +103,7 @@ impl Batch {
     /// Sets the rows' cases and arms from dictionary codes into `case_text` and `arm_text`
     /// ([`NONE`] for a null). Each dictionary entry a row uses is looked up once (a case in
     /// `cases`), never a string per row; nulls and unknown cases are noted at their first row.
-    /// Files usually list cases in the cases table's order, so each entry is first compared
-    /// with the case after the last one found, and hashed only when that guess is wrong.
+    /// Cases are found with [`Cases::index_near`] from the last one found.
     pub fn set_ids(
         &mut self,
         (case, case_text): (&[u32], &Strings),
@@ -118,18 +117,14 @@ impl Batch {
                 .null(Kind::NullCase, path, "case_id", first_row + i);
         }
         let (local, used) = first_appearance(case, case_text.len());
-        let mut guess = 0;
+        let mut last = 0;
         let resolved: Vec<u32> = used
             .iter()
             .map(|&(code, row)| {
                 let id = case_text.get(code as usize);
-                let found = match cases.ids.get(guess) {
-                    Some(next) if next == id => Some(guess as u32),
-                    _ => cases.index.get(id).copied(),
-                };
-                match found {
+                match cases.index_near(id, last) {
                     Some(index) => {
-                        guess = index as usize + 1;
+                        last = index as usize;
                         index
                     }
                     None => {
