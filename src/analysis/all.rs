@@ -26,7 +26,6 @@ use crate::analysis::sweep::{self, SweepOutput};
 use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
 use crate::io::logs::{ContextLog, ShadowLog};
-use crate::io::table::TableFile;
 use crate::io::{Experiment, Units};
 
 /// The outputs of every analysis, each null when its inputs are missing.
@@ -242,8 +241,7 @@ fn shadow_of(
     optional(
         skipped,
         "shadow",
-        ShadowLog::open(&TableFile::at(&log.path), &by, None)
-            .and_then(|log| shadow::run(&log, &opts)),
+        ShadowLog::reopen(log, &by, None).and_then(|log| shadow::run(&log, &opts)),
     )
 }
 
@@ -264,7 +262,7 @@ fn context_of(
     optional(
         skipped,
         "context",
-        ContextLog::open(&TableFile::at(&log.path)).and_then(|log| context::run(&log, &opts)),
+        ContextLog::reopen(log).and_then(|log| context::run(&log, &opts)),
     )
 }
 

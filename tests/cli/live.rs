@@ -491,3 +491,56 @@ fn clustered_se_matches_the_cluster_robust_formula() {
     // Same seedless hash, same answer.
     assert_eq!(clustered, run_clustered());
 }
+
+/// The value rules run in one streaming query; the error is still the first rule broken, in the
+/// rules' order (required values first), at the first row that breaks it, with its value.
+#[test]
+fn a_log_with_several_bad_values_names_the_first_rule_at_its_first_row() {
+    let w = Workdir::empty();
+    w.write(
+        "context_log.csv",
+        "request_id,source,tokens\nr1,system,10\nr1,retrieval,-5\n,system,10\nr2,retrieval,-7\n",
+    );
+    let err = fails(ablate().arg("context").arg(w.path("context_log.csv")));
+    assert_mentions(&err, &["context_log.csv", "request_id", "row 3"]);
+    w.write(
+        "context_log.csv",
+        "request_id,source,tokens\nr1,system,10\nr1,retrieval,-5\nr2,system,10\nr2,retrieval,-7\n",
+    );
+    let err = fails(ablate().arg("context").arg(w.path("context_log.csv")));
+    assert_mentions(&err, &["tokens", "row 2", "-5", "must not be negative"]);
+}
+
+/// `report` checks a log's values once, at the load; the analysis then checks only the columns
+/// the load did not (a stratum), and answers as a fresh open does.
+#[test]
+fn a_reopened_log_checks_only_the_columns_the_load_did_not() {
+    use ablate::analysis::context::{self, ContextOptions};
+    use ablate::io::logs::{self, ContextLog, ShadowLog};
+    use ablate::io::table::TableFile;
+
+    let w = Workdir::empty();
+    let csv = shadow_csv().replacen(",multi\n", ",\n", 1);
+    w.write("shadow.csv", &csv);
+    let file = TableFile::at(w.path("shadow.csv"));
+    let summary = logs::summarise(&file, &logs::shadow_columns()).unwrap();
+    assert_eq!(summary.rows, 12);
+    let by = vec!["turns".to_string()];
+    let reopened = ShadowLog::reopen(&summary, &by, None)
+        .err()
+        .unwrap()
+        .to_string();
+    let fresh = ShadowLog::open(&file, &by, None).err().unwrap().to_string();
+    assert_eq!(reopened, fresh);
+    assert_mentions(&reopened, &["turns", "row 4", "a value is required"]);
+
+    let file = TableFile::at(demo().join("context_log.parquet"));
+    let summary = logs::summarise(&file, &logs::context_columns()).unwrap();
+    let run = |log: ContextLog| {
+        serde_json::to_value(context::run(&log, &ContextOptions::default()).unwrap()).unwrap()
+    };
+    assert_eq!(
+        run(ContextLog::reopen(&summary).unwrap()),
+        run(ContextLog::open(&file).unwrap())
+    );
+}

@@ -121,39 +121,61 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
     out
 }
 
-/// Finds the first row breaking a rule, streaming (only the rule's column is read).
-fn first_violation(lf: &LazyFrame, path: &std::path::Path, rule: &Rule) -> Result<()> {
-    let hit = lf
-        .clone()
-        .select([col(rule.column.as_str())])
-        .with_row_index("__row", None)
-        .filter((rule.bad)(col(rule.column.as_str())))
-        .limit(1)
-        .collect()
-        .map_err(|e| table::polars_unreadable(path, e))?;
-    if hit.height() == 0 {
-        return Ok(());
+/// Checks every rule in one streaming pass over the rules' columns, and counts the rows.
+///
+/// Each rule becomes `min(when bad(column) then row index)`, a reduction the streaming engine
+/// keeps as one number, so memory does not grow with the row count. Each rule used to be its own
+/// in-memory query holding its whole column: 2.3 GB at the start of `shadow` on a 100M-row log,
+/// whatever `--memory` said (benches/README.md). The first
+/// rule, in order, that any row breaks is reported at its first row; its value is then read from
+/// that row alone.
+///
+/// # Errors
+/// The first bad value, or an unreadable file.
+fn check_rules(lf: &LazyFrame, path: &std::path::Path, rules: &[Rule]) -> Result<usize> {
+    const ROW: &str = "__ablate_row";
+    let mut exprs = vec![len().alias("__ablate_rows")];
+    exprs.extend(rules.iter().enumerate().map(|(i, rule)| {
+        when((rule.bad)(col(rule.column.as_str())))
+            .then(col(ROW))
+            .otherwise(lit(NULL))
+            .min()
+            .alias(format!("__ablate_rule{i}"))
+    }));
+    let found = table::collect_streaming(lf.clone().with_row_index(ROW, None).select(exprs), path)?;
+    let int = |name: &str| {
+        found
+            .column(name)
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .and_then(|v| v.extract::<u64>())
+    };
+    for (i, rule) in rules.iter().enumerate() {
+        let Some(row) = int(&format!("__ablate_rule{i}")) else {
+            continue;
+        };
+        let hit = lf
+            .clone()
+            .slice(row as i64, 1)
+            .select([col(rule.column.as_str())])
+            .collect()
+            .map_err(|e| table::polars_unreadable(path, e))?;
+        let value = hit
+            .column(rule.column.as_str())
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: rule.column.clone(),
+            row: Row::at(row as usize),
+            value,
+            problem: rule.problem.into(),
+            fix: "fix the logging, or drop the bad rows before the analysis".into(),
+        });
     }
-    let row = hit
-        .column("__row")
-        .ok()
-        .and_then(|c| c.get(0).ok())
-        .and_then(|v| v.extract::<u64>())
-        .unwrap_or(0) as usize;
-    let value = hit
-        .column(rule.column.as_str())
-        .ok()
-        .and_then(|c| c.get(0).ok())
-        .map(|v| v.to_string())
-        .unwrap_or_default();
-    Err(Error::BadValue {
-        path: path.to_path_buf(),
-        column: rule.column.clone(),
-        row: Row::at(row),
-        value,
-        problem: rule.problem.into(),
-        fix: "fix the logging, or drop the bad rows before the analysis".into(),
-    })
+    Ok(int("__ablate_rows").unwrap_or(0) as usize)
 }
 
 /// What a schema check of a streamed table found.
@@ -199,6 +221,32 @@ pub fn summarise(file: &TableFile, specs: &[Col]) -> Result<LogSummary> {
 /// # Errors
 /// As [`summarise`].
 pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
+    open_known(file, specs, None)
+}
+
+/// As [`open`], for a log that [`summarise`] has checked against `base` already (the
+/// experiment's load does, for `report`): its row count is known and `base`'s rules held, so
+/// only the rules of the other columns of `specs` (a `--by` stratum, a cluster) are run, and
+/// none at all when there are no others. `report` then reads each log's values once for the
+/// checks, not twice.
+///
+/// # Errors
+/// As [`summarise`], for the columns not in `base`.
+pub fn reopen(summary: &LogSummary, specs: &[Col], base: &[Col]) -> Result<CheckedLog> {
+    open_known(
+        &TableFile::at(&summary.path),
+        specs,
+        Some((summary.rows, base)),
+    )
+}
+
+/// [`open`], skipping the rules of `known`'s columns and taking its row count when no rule is
+/// left to run.
+fn open_known(
+    file: &TableFile,
+    specs: &[Col],
+    known: Option<(usize, &[Col])>,
+) -> Result<CheckedLog> {
     let text: Vec<&str> = specs
         .iter()
         .filter(|c| c.kind == Kind::Str)
@@ -228,11 +276,18 @@ pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
         bad: fractional,
         problem: "this column holds whole numbers (it is stored as floats, as pandas does for integers with nulls)",
     }));
-    for rule in all_rules {
-        if schema.get(rule.column.as_str()).is_some() {
-            first_violation(&checked, &file.path, &rule)?;
+    all_rules.retain(|rule| schema.get(rule.column.as_str()).is_some());
+    let rows = match known {
+        Some((rows, base)) => {
+            all_rules.retain(|rule| !base.iter().any(|c| c.name == rule.column));
+            if all_rules.is_empty() {
+                rows
+            } else {
+                check_rules(&checked, &file.path, &all_rules)?
+            }
         }
-    }
+        None => check_rules(&checked, &file.path, &all_rules)?,
+    };
     if !float_ints.is_empty() {
         checked = checked.with_columns(
             float_ints
@@ -241,7 +296,6 @@ pub fn open(file: &TableFile, specs: &[Col]) -> Result<CheckedLog> {
                 .collect::<Vec<_>>(),
         );
     }
-    let rows = table::row_count(lf).unwrap_or(0);
     if rows == 0 {
         return Err(Error::EmptyTable {
             path: file.path.clone(),
@@ -335,17 +389,36 @@ impl ShadowLog {
     /// columns, the first bad value.
     pub fn open(file: &TableFile, by: &[String], cluster: Option<&str>) -> Result<ShadowLog> {
         check_shadow_keys(by, cluster)?;
-        let mut specs = shadow_columns();
-        if let Some(c) = cluster {
-            specs.push(Col::req(c, Kind::Str));
-        }
-        specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
         Ok(ShadowLog {
-            log: open(file, &specs)?,
+            log: open(file, &shadow_specs(by, cluster))?,
             by: by.to_vec(),
             cluster: cluster.map(str::to_string),
         })
     }
+
+    /// As [`ShadowLog::open`], for a log the experiment's load has summarised with
+    /// [`shadow_columns`]: only the `by` and cluster columns are checked again ([`reopen`]).
+    ///
+    /// # Errors
+    /// As [`ShadowLog::open`], for the `by` and cluster columns.
+    pub fn reopen(summary: &LogSummary, by: &[String], cluster: Option<&str>) -> Result<ShadowLog> {
+        check_shadow_keys(by, cluster)?;
+        Ok(ShadowLog {
+            log: reopen(summary, &shadow_specs(by, cluster), &shadow_columns())?,
+            by: by.to_vec(),
+            cluster: cluster.map(str::to_string),
+        })
+    }
+}
+
+/// The shadow columns, then the cluster column and the strata, each a required text column.
+fn shadow_specs(by: &[String], cluster: Option<&str>) -> Vec<Col> {
+    let mut specs = shadow_columns();
+    if let Some(c) = cluster {
+        specs.push(Col::req(c, Kind::Str));
+    }
+    specs.extend(by.iter().map(|c| Col::req(c.clone(), Kind::Str)));
+    specs
 }
 
 /// A context log opened for `ablate context`: columns and values checked, projected to the
@@ -363,6 +436,17 @@ impl ContextLog {
     pub fn open(file: &TableFile) -> Result<ContextLog> {
         Ok(ContextLog {
             log: open(file, &context_columns())?,
+        })
+    }
+
+    /// As [`ContextLog::open`], for a log the experiment's load has summarised: nothing is read
+    /// again ([`reopen`]).
+    ///
+    /// # Errors
+    /// The file's columns changed since the load.
+    pub fn reopen(summary: &LogSummary) -> Result<ContextLog> {
+        Ok(ContextLog {
+            log: reopen(summary, &context_columns(), &context_columns())?,
         })
     }
 }
@@ -419,7 +503,7 @@ pub fn passes(keys: u64, bytes_per_key: u64, memory: u64) -> u32 {
 }
 
 /// Parses a memory size: a number with an optional unit (B, KB, MB, GB, TB in powers of 1000;
-/// KiB, MiB, GiB, TiB in powers of 1024), e.g. `4GiB`, `512MiB`, `2.5GB`.
+/// KiB, MiB, GiB, TiB in powers of 1024), e.g. `4GiB`, `1536MiB`, `2.5GB`.
 ///
 /// # Errors
 /// Not a size, or less than [`MIN_MEMORY`] (1 GiB: a pass needs about half that whatever its
@@ -427,7 +511,7 @@ pub fn passes(keys: u64, bytes_per_key: u64, memory: u64) -> u32 {
 pub fn parse_memory(text: &str) -> Result<u64> {
     let bytes: bytesize::ByteSize = text.trim().parse().map_err(|e| {
         Error::Usage(format!(
-            "--memory {text}: {e}; write a size such as 4GiB, 512MiB or 2GB"
+            "--memory {text}: {e}; write a size such as 4GiB, 1.5GiB or 2GB"
         ))
     })?;
     let n = bytes.as_u64();
