@@ -139,7 +139,18 @@ pub fn human(r: &InteractionsOutput) -> String {
             s,
             "Composed cuts: the sum of the parts' drops (predicted) against the cut measured as one arm.\n"
         );
-        s.push_str(&composed_table(r).text());
+        // The terminal leaves out the two long text columns (about 220 columns wide with
+        // them); the non-additive cuts below name their parts, and --json and the report's CSV
+        // keep every column.
+        s.push_str(
+            &composed_table(r)
+                .without(&["components", "lost by slice"])
+                .text(),
+        );
+        let _ = writeln!(
+            s,
+            "(Each cut's parts and its lost cases by slice: --json, or the report's interactions CSV.)"
+        );
         for c in r
             .composed
             .iter()

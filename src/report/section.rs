@@ -56,6 +56,28 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// A narrower view of the same table: every column but those named in `leave_out`. A
+    /// terminal shows the view where the whole table is too wide; JSON, CSV and the report keep
+    /// every column.
+    pub fn without(&self, leave_out: &[&str]) -> Table {
+        let kept: Vec<usize> = (0..self.headers.len())
+            .filter(|&i| !leave_out.contains(&self.headers[i].as_str()))
+            .collect();
+        Table {
+            headers: kept.iter().map(|&i| self.headers[i].clone()).collect(),
+            align: kept.iter().map(|&i| self.align[i]).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    kept.iter()
+                        .map(|&i| r.get(i).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
     /// Renders with two spaces between columns and a rule under the header. Widths are display
     /// columns (CJK and emoji take two), and a cell wider than [`MAX_CELL_WIDTH`] is cut with an
     /// ellipsis (JSON and CSV keep it whole).
@@ -260,6 +282,26 @@ mod tests {
         assert_eq!(lines[0], "arm         drop");
         assert_eq!(lines[2], "baseline   0.000");
         assert_eq!(lines[3], "x         -0.012");
+    }
+
+    #[test]
+    fn a_view_leaves_out_the_named_columns_and_keeps_the_alignment() {
+        let mut t = Table::new(&["arm", "parts", "drop", "verdict"])
+            .align(1, Align::Left)
+            .align(3, Align::Left);
+        t.row(vec![
+            "a".into(),
+            "x + y".into(),
+            "0.1".into(),
+            "needed".into(),
+        ]);
+        t.row(vec!["b".into()]);
+        let v = t.without(&["parts", "no such column"]);
+        assert_eq!(v.headers, ["arm", "drop", "verdict"]);
+        assert_eq!(v.align, [Align::Left, Align::Right, Align::Left]);
+        assert_eq!(v.rows[0], ["a", "0.1", "needed"]);
+        assert_eq!(v.rows[1], ["b", "", ""]);
+        assert_eq!(t.headers.len(), 4, "the table itself is unchanged");
     }
 
     #[test]

@@ -524,3 +524,32 @@ fn components_must_not_include_the_arm_itself_or_the_baseline() {
         &["arms.csv", "`removed`", "twice"],
     );
 }
+
+/// The terminal's composed-cuts table leaves out the two long text columns (it was about 220
+/// columns wide); `--json` keeps each cut's parts and lost cases by slice.
+#[test]
+fn the_terminal_table_of_composed_cuts_fits_a_wide_terminal_and_json_keeps_every_column() {
+    use unicode_width::UnicodeWidthStr;
+    let out = ablate()
+        .args(["interactions", "--quiet"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("arm "))
+        .take_while(|l| !l.is_empty() && !l.starts_with('('))
+        .collect();
+    assert!(table.len() > 3, "{text}");
+    assert!(!table[0].contains("components") && !table[0].contains("lost by slice"));
+    let widest = table.iter().map(|l| l.width()).max().unwrap();
+    assert!(widest <= 140, "{widest} columns:\n{text}");
+    let v = json(ablate().args(["interactions", "--json"]).arg(demo()));
+    let first = &v["composed"][0];
+    assert!(
+        first["components"].as_array().is_some_and(|c| c.len() > 1),
+        "{first}"
+    );
+    assert!(first["lost_by_slice"].is_object(), "{first}");
+}
