@@ -126,9 +126,8 @@ fn rules(specs: &[Col]) -> Vec<Rule> {
 /// Each rule becomes `min(when bad(column) then row index)`, a reduction the streaming engine
 /// keeps as one number, so memory does not grow with the row count. Each rule used to be its own
 /// in-memory query holding its whole column: 2.3 GB at the start of `shadow` on a 100M-row log,
-/// whatever `--memory` said (benches/README.md). The first
-/// rule, in order, that any row breaks is reported at its first row; its value is then read from
-/// that row alone.
+/// whatever `--memory` said (benches/README.md). The first rule, in order, that any row breaks
+/// is reported at its first row; its value is then read from that row alone.
 ///
 /// # Errors
 /// The first bad value, or an unreadable file.
