@@ -13,6 +13,7 @@ use crate::analysis::context::{self, ContextOptions, ContextOutput};
 use crate::analysis::curve::Pricing;
 use crate::analysis::curve::{self, CurveOptions, CurveOutput};
 use crate::analysis::decision::{self, Decision};
+use crate::analysis::drill::{self, Drill};
 use crate::analysis::interactions::{self, InteractionsOutput};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
 use crate::analysis::plan::{self, ConfirmOutput, PlanOptions, PlanOutput};
@@ -57,6 +58,8 @@ pub struct Analyses {
     pub context: Option<ContextOutput>,
     /// The decision record (with units).
     pub record: Option<DecisionRecord>,
+    /// The cases each arm loses and gains (the report's drill-down).
+    pub drill: Drill,
     /// Analyses that could not run on these inputs, and why.
     pub skipped: Vec<String>,
 }
@@ -192,6 +195,7 @@ pub fn run(
         shadow,
         context,
         record,
+        drill: drill::drill(exp),
         skipped,
     })
 }

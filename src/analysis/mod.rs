@@ -10,6 +10,7 @@ pub mod cover;
 pub mod curve;
 pub mod decision;
 pub mod design;
+pub mod drill;
 pub mod interactions;
 pub mod interval;
 pub mod need;

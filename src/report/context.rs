@@ -7,7 +7,7 @@ use crate::analysis::context::ContextOutput;
 use crate::export::spec::Shape::{Map, One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Bar, Chart};
-use crate::report::section::{Page, Section, Table};
+use crate::report::section::{Cell, Page, Section, Table};
 use crate::report::text::{num, percent, thousands};
 
 /// Sources by their share of all logged tokens, largest first.
@@ -20,7 +20,7 @@ fn sources(r: &ContextOutput) -> Vec<(&String, f64)> {
 fn composition_table(r: &ContextOutput) -> Table {
     let mut t = Table::new(&["source", "share of tokens"]);
     for (source, share) in sources(r) {
-        t.row(vec![source.clone(), num(Some(share), 3)]);
+        t.row(vec![source.into(), Cell::num(Some(share), 3)]);
     }
     t
 }
@@ -30,7 +30,11 @@ pub fn sections(ctx: &ContextOutput) -> Vec<Section> {
     let n = |x: f64| num(Some(x), 0);
     let mut t = Table::new(&["from tokens", "to tokens", "calls"]);
     for b in &ctx.histogram {
-        t.row(vec![n(b.lo), n(b.hi), b.calls.to_string()]);
+        t.row(vec![
+            Cell::num(Some(b.lo), 0),
+            Cell::num(Some(b.hi), 0),
+            Cell::number(Some(b.calls as f64), b.calls.to_string()),
+        ]);
     }
     let sizes = Section {
         name: Page::Context,

@@ -7,7 +7,7 @@ use crate::analysis::curve::{Curve, CurveOutput};
 use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Chart, GREEN, GREY, Line, ORANGE};
-use crate::report::section::{Page, Section, Table};
+use crate::report::section::{Cell, Page, Section, Table};
 use crate::report::text::{num, thousands};
 
 /// Every measured point of these curves, one row each.
@@ -24,13 +24,13 @@ fn points_table(curves: &[Curve]) -> Table {
     for sel in curves {
         for p in &sel.points {
             t.row(vec![
-                sel.selector.clone(),
-                num(Some(p.budget_ratio), 2),
-                num(p.tokens, 0),
-                num(Some(p.score), 3),
-                num(p.retention, 4),
-                num(p.ci.map(|i| i.low), 4),
-                num(p.ci.map(|i| i.high), 4),
+                sel.selector.as_str().into(),
+                Cell::num(Some(p.budget_ratio), 2),
+                Cell::num(p.tokens, 0),
+                Cell::num(Some(p.score), 3),
+                Cell::num(p.retention, 4),
+                Cell::num(p.ci.map(|i| i.low), 4),
+                Cell::num(p.ci.map(|i| i.high), 4),
             ]);
         }
     }

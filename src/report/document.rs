@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::io::output::AtomicDir;
 use crate::report;
 use crate::report::escape::{self, Prose};
-use crate::report::section::Section;
+use crate::report::section::{Page, Section};
 use crate::report::text::num;
 
 /// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy).
@@ -47,16 +47,59 @@ fn content_security_policy() -> String {
 /// Every section the analyses have, from each verb's report module, in page order.
 fn sections(a: &Analyses) -> Vec<Section> {
     let flipped: Vec<String> = a.decision.flips.iter().map(|f| f.arm.clone()).collect();
+    let order = report::sweep::chart_order(&a.sweep);
     let mut all = report::sweep::sections(&a.sweep, &flipped);
-    all.extend(a.reweight.iter().flat_map(report::reweight::sections));
-    all.extend(a.stress.iter().flat_map(report::stress::sections));
+    all.extend(
+        a.reweight
+            .iter()
+            .flat_map(|r| report::reweight::sections(r, &order)),
+    );
+    all.extend(
+        a.stress
+            .iter()
+            .flat_map(|s| report::stress::sections(s, &order)),
+    );
     all.extend(report::interactions::sections(&a.interactions));
+    all.extend(a.need.iter().flat_map(report::need::sections));
     all.extend(a.curve.iter().flat_map(report::curve::sections));
     all.extend(a.selector.iter().flat_map(report::selector::sections));
     all.extend(a.context.iter().flat_map(report::context::sections));
     all.extend(a.shadow.iter().flat_map(report::shadow::sections));
     all.sort_by_key(|s| s.name);
     all
+}
+
+/// The page's table of contents: the decision, then each section present, in page order (a bar
+/// that stays at the top of the window as the page scrolls).
+fn contents(sections: &[Section]) -> String {
+    let mut s = String::from(
+        "<nav class=\"toc\" aria-label=\"Contents\"><a href=\"#decision\">Decision</a>",
+    );
+    for sec in sections {
+        let _ = write!(s, "<a href=\"#{}\">{}</a>", sec.name, sec.name.label());
+    }
+    s.push_str("</nav>");
+    s
+}
+
+/// A chart's SVG for the page: its fixed width and height removed, so that it takes the page's
+/// width and keeps its proportions (its `viewBox`; the style sheet sets `width: 100%`), and
+/// labelled for screen readers by its title.
+fn responsive(svg: &str, title: &str) -> String {
+    let Some(end) = svg.find('>') else {
+        return svg.to_string();
+    };
+    let open = &svg[..end];
+    let kept: Vec<&str> = open
+        .split(' ')
+        .filter(|attr| !attr.starts_with("width=") && !attr.starts_with("height="))
+        .collect();
+    format!(
+        "{} role=\"img\" aria-label=\"{}\"{}",
+        kept.join(" "),
+        escape::html(title),
+        &svg[end..]
+    )
 }
 
 /// What was written.
@@ -186,9 +229,10 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         head.markdown()
     );
     let mut html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body><h1>ablate report — {set}</h1><div class=\"decision\">{decision}</div><p>{head}</p>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\">{decision}</div><p>{head}</p></section>",
         csp = content_security_policy(),
         set = escape::html(&a.check.set),
+        toc = contents(&sections),
         decision = decision.html(),
         head = head.html()
     );
@@ -209,6 +253,7 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             Ok(svg)
         })
         .collect();
+    let order = report::sweep::chart_order(&a.sweep);
     for (sec, svg) in sections.iter().zip(drawn) {
         let svg = svg?;
         put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;
@@ -224,12 +269,26 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             escape::markdown(&sec.title),
             sec.table.markdown()
         );
+        // The drill-down to cases sits under the drops it explains.
+        let drill = sec.name == Page::Drops;
+        if drill {
+            md.push_str(&report::drill::markdown(&a.drill, &order));
+        }
         let _ = write!(
             html,
-            "<h2>{}</h2><p>{}</p><section><div>{svg}</div><div>{}<p class=\"controls\"><a href=\"{csv}\">{csv}</a></p></div></section>",
-            escape::html(&sec.title),
-            escape::html(&sec.note),
-            sec.table.html()
+            "<section id=\"{name}\"><h2><a class=\"anchor\" href=\"#{name}\">{title}</a></h2><p>{note}</p><figure>{chart}</figure><details class=\"numbers\"><summary>The numbers: {rows} {noun} (<a href=\"{csv}\">{csv}</a>)</summary>{table}</details>{cases}</section>",
+            name = sec.name,
+            title = escape::html(&sec.title),
+            note = escape::html(&sec.note),
+            chart = responsive(&svg, &sec.title),
+            rows = sec.table.len(),
+            noun = if sec.table.len() == 1 { "row" } else { "rows" },
+            table = sec.table.html(),
+            cases = if drill {
+                report::drill::html(&a.drill, &order)
+            } else {
+                String::new()
+            }
         );
         if let Some(bar) = progress {
             bar.inc(1);

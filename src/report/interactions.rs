@@ -9,7 +9,7 @@ use crate::analysis::interactions::{
 use crate::export::spec::Shape::{Map, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Bar, Chart, GREY, ORANGE};
-use crate::report::section::{Align, Page, Section, Table};
+use crate::report::section::{Align, Cell, Page, Section, Table};
 use crate::report::text::num;
 
 fn signed(v: f64) -> String {
@@ -53,21 +53,22 @@ fn composed_table(r: &InteractionsOutput) -> Table {
     .align(10, Align::Left);
     for c in &r.composed {
         t.row(vec![
-            c.arm.clone(),
-            c.components.join(" + "),
-            num(Some(c.predicted_drop), 4),
-            num(Some(c.measured_drop), 4),
-            num(Some(c.interaction), 4),
-            num(c.ci.map(|i| i.low), 4),
-            num(c.ci.map(|i| i.high), 4),
+            c.arm.as_str().into(),
+            c.components.join(" + ").into(),
+            Cell::num(Some(c.predicted_drop), 4),
+            Cell::num(Some(c.measured_drop), 4),
+            Cell::num(Some(c.interaction), 4),
+            Cell::num(c.ci.map(|i| i.low), 4),
+            Cell::num(c.ci.map(|i| i.high), 4),
             c.interaction_verdict.as_str().into(),
-            c.lost_cases.to_string(),
-            c.lost_only_jointly.to_string(),
+            Cell::count(c.lost_cases),
+            Cell::count(c.lost_only_jointly),
             c.lost_by_slice
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect::<Vec<_>>()
-                .join(", "),
+                .join(", ")
+                .into(),
         ]);
     }
     t

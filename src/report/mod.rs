@@ -8,6 +8,7 @@ pub mod context;
 pub mod curve;
 pub mod decision;
 pub mod document;
+pub mod drill;
 pub mod escape;
 pub mod interactions;
 pub mod need;

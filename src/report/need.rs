@@ -5,35 +5,87 @@ use std::fmt::Write;
 use crate::analysis::need::NeedOutput;
 use crate::export::spec::Shape::{Map, One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
-use crate::report::section::{Align, Table};
-use crate::report::text::{percent, thousands};
+use crate::report::charts::{BLUE, Bar, Chart, GREY};
+use crate::report::section::{Align, Cell, Page, Section, Table};
+use crate::report::text::thousands;
+
+/// Needed and sent tokens per block, and their totals.
+fn blocks_table(r: &NeedOutput) -> Table {
+    let mut t =
+        Table::new(&["block", "rule", "needed", "sent", "needed share"]).align(1, Align::Left);
+    let share = |needed: f64, sent: f64| (sent > 0.0).then(|| needed / sent);
+    for (block, b) in &r.by_block {
+        t.row(vec![
+            block.into(),
+            b.rule.as_str().into(),
+            Cell::thousands(b.needed_tokens_mean),
+            Cell::thousands(b.total_tokens_mean),
+            Cell::percent(share(b.needed_tokens_mean, b.total_tokens_mean), 0),
+        ]);
+    }
+    t.row(vec![
+        "total".into(),
+        "".into(),
+        Cell::thousands(r.needed_tokens_mean),
+        Cell::thousands(r.total_tokens_mean),
+        Cell::percent(Some(r.value), 0),
+    ]);
+    t
+}
+
+/// The report's section: the tokens each block sends against those it needs (the headline's
+/// needed context fraction, block by block).
+pub fn sections(r: &NeedOutput) -> Vec<Section> {
+    let mut bars = Vec::new();
+    for (block, b) in &r.by_block {
+        bars.push(Bar {
+            label: format!("{block} · sent"),
+            value: b.total_tokens_mean,
+            interval: None,
+            color: GREY,
+        });
+        bars.push(Bar {
+            label: format!("{block} · needed"),
+            value: b.needed_tokens_mean,
+            interval: None,
+            color: BLUE,
+        });
+    }
+    vec![Section {
+        name: Page::Need,
+        title: "Needed context: the tokens each block sends and needs".into(),
+        note: format!(
+            "{}.{}{}",
+            r.headline,
+            if r.oracle {
+                format!(
+                    " An oracle figure ({}): an upper bound on what a deployable selector can save, not a plan.",
+                    r.oracle_note.as_deref().unwrap_or_default()
+                )
+            } else {
+                String::new()
+            },
+            if r.joint_cut_measured {
+                String::new()
+            } else {
+                " The cut of every unit judged removable was not measured as one arm: the figure assumes their drops add up (measure the joint cut to confirm it).".into()
+            }
+        ),
+        chart: Chart::Bars {
+            title: "Tokens per request by block: sent (grey) and needed (blue)".into(),
+            x_desc: "tokens per request (mean over main-set cases)".into(),
+            bars,
+            marks: Vec::new(),
+        },
+        table: blocks_table(r),
+    }]
+}
 
 /// Renders the needed context fraction for a terminal.
 pub fn human(r: &NeedOutput) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{}.\n", r.headline);
-    let mut t =
-        Table::new(&["block", "rule", "needed", "sent", "needed share"]).align(1, Align::Left);
-    for (block, b) in &r.by_block {
-        t.row(vec![
-            block.clone(),
-            b.rule.clone(),
-            thousands(b.needed_tokens_mean),
-            thousands(b.total_tokens_mean),
-            percent(
-                (b.total_tokens_mean > 0.0).then(|| b.needed_tokens_mean / b.total_tokens_mean),
-                0,
-            ),
-        ]);
-    }
-    t.row(vec![
-        "total".into(),
-        String::new(),
-        thousands(r.needed_tokens_mean),
-        thousands(r.total_tokens_mean),
-        percent(Some(r.value), 0),
-    ]);
-    s.push_str(&t.text());
+    s.push_str(&blocks_table(r).text());
     let _ = writeln!(
         s,
         "\n{} tokens of the {} sent per request are needed: {:.0}% (over {} main-set cases){}.",

@@ -3,12 +3,12 @@
 
 use std::fmt::Write;
 
-use crate::analysis::reweight::{Method, ReweightArm, ReweightOutput};
+use crate::analysis::reweight::{Method, ReweightOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
-use crate::report::charts::{BLUE, Bar, Chart, ForestRow, GREY, ORANGE, verdict_color};
-use crate::report::section::{Align, Page, Section, Table};
+use crate::report::charts::{BLUE, Bar, Chart, ForestRow, GREY, ORANGE, Point, verdict_color};
+use crate::report::section::{Align, Cell, Page, Section, Table};
 use crate::report::text::{num, signed};
 
 /// A verdict, or "—" when undefined.
@@ -43,23 +43,23 @@ fn production_table(r: &ReweightOutput) -> Table {
     .align(9, Align::Left);
     for a in &r.arms {
         t.row(vec![
-            a.arm.clone(),
-            num(Some(a.drop_eval), 4),
+            a.arm.as_str().into(),
+            Cell::num(Some(a.drop_eval), 4),
             a.verdict_eval.as_str().into(),
-            num(a.drop_production, 4),
-            num(a.se_production, 4),
-            num(a.ci_production.map(|i| i.low), 4),
-            num(a.ci_production.map(|i| i.high), 4),
-            verdict(a.verdict_production),
-            a.confidence_production
-                .map_or("—".into(), |c| c.as_str().into()),
+            Cell::num(a.drop_production, 4),
+            Cell::num(a.se_production, 4),
+            Cell::num(a.ci_production.map(|i| i.low), 4),
+            Cell::num(a.ci_production.map(|i| i.high), 4),
+            verdict(a.verdict_production).into(),
+            a.confidence_production.map_or("—", |c| c.as_str()).into(),
             if a.flip_confident {
-                "← flips".into()
+                "← flips"
             } else if a.flipped {
-                "(point verdicts only)".into()
+                "(point verdicts only)"
             } else {
-                String::new()
-            },
+                ""
+            }
+            .into(),
         ]);
     }
     t
@@ -78,11 +78,11 @@ fn coverage_table(r: &ReweightOutput) -> Table {
     .align(5, Align::Left);
     for c in &r.coverage {
         t.row(vec![
-            c.label(),
-            c.eval_cases.to_string(),
-            num(Some(c.eval_share), 3),
-            num(Some(c.production_share), 3),
-            num(c.ratio, 2),
+            c.label().into(),
+            Cell::count(c.eval_cases),
+            Cell::num(Some(c.eval_share), 3),
+            Cell::num(Some(c.production_share), 3),
+            Cell::num(c.ratio, 2),
             c.status.as_str().into(),
         ]);
     }
@@ -90,36 +90,35 @@ fn coverage_table(r: &ReweightOutput) -> Table {
 }
 
 /// The report's sections: the set's drops next to production's, and coverage.
-pub fn sections(r: &ReweightOutput) -> Vec<Section> {
-    let mut arms: Vec<&ReweightArm> = r.arms.iter().collect();
-    arms.sort_by(|a, b| b.drop_eval.total_cmp(&a.drop_eval));
-    let mut rows = Vec::new();
-    for arm in arms {
-        // The set's drop has no interval here (the drops chart has it): grey, for comparison.
-        rows.push(ForestRow {
-            label: format!("{} · set", arm.arm),
+pub fn sections(r: &ReweightOutput, order: &[String]) -> Vec<Section> {
+    let arms = crate::report::sweep::in_order(&r.arms, |a| &a.arm, order);
+    // One row per arm: the set's drop (a grey ring, without its interval: the drops chart has
+    // it) above production's (a dot coloured by its verdict, with the interval that judges it).
+    let rows: Vec<ForestRow> = arms
+        .into_iter()
+        .map(|arm| ForestRow {
+            label: arm.arm.clone(),
             value: arm.drop_eval,
             interval: None,
             color: GREY,
-            flag: None,
-        });
-        if let (Some(d), Some(v)) = (arm.drop_production, arm.verdict_production) {
-            rows.push(ForestRow {
-                label: format!("{} · production", arm.arm),
-                value: d,
-                interval: arm
-                    .ci_production_family
-                    .map(|i| i.low)
-                    .zip(arm.ci_production_family.map(|i| i.high)),
-                color: verdict_color(
-                    v,
-                    arm.confidence_production
-                        .unwrap_or(Confidence::Inconclusive),
-                ),
-                flag: arm.flip_confident.then(|| "⚑".to_string()),
-            });
-        }
-    }
+            flag: arm.flip_confident.then(|| "⚑".to_string()),
+            second: arm
+                .drop_production
+                .zip(arm.verdict_production)
+                .map(|(d, v)| Point {
+                    value: d,
+                    interval: arm
+                        .ci_production_family
+                        .map(|i| i.low)
+                        .zip(arm.ci_production_family.map(|i| i.high)),
+                    color: verdict_color(
+                        v,
+                        arm.confidence_production
+                            .unwrap_or(Confidence::Inconclusive),
+                    ),
+                }),
+        })
+        .collect();
     let flips: Vec<&str> = r
         .arms
         .iter()
@@ -130,7 +129,7 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
         name: Page::Production,
         title: "The set's drops next to production's".into(),
         note: format!(
-            "Drops {} to production shares by {}, with the intervals that judge them (family-wise, as the drops chart's; coloured by the production verdict and its confidence; grey: the set's drop; ⚑: the verdict flips, confidently). {}",
+            "One row per arm, in the drops chart's order: the set's drop (grey ring) above the drop {} to production shares by {} (dot), with the interval that judges it (family-wise, as the drops chart's; coloured by the production verdict and its confidence; ⚑: the verdict flips, confidently). {}",
             method(r),
             r.strata.join(" × "),
             if flips.is_empty() {
@@ -144,6 +143,7 @@ pub fn sections(r: &ReweightOutput) -> Vec<Section> {
             x_desc: "drop".into(),
             rows,
             threshold: r.threshold_drop,
+            sides: Some(("set".into(), "production".into())),
         },
         table: production_table(r),
     };

@@ -22,12 +22,117 @@ pub enum Align {
     Right,
 }
 
+/// One cell of a [`Table`]: text, or a number with the way a person reads it.
+///
+/// The terminal, Markdown and HTML show [`Cell::shown`] ("0.0123", "<0.001", "12.3%", "1,234",
+/// "—"); the report's CSVs hold [`Cell::raw`], the number at full precision (empty when missing),
+/// so a spreadsheet or `pandas.read_csv` reads numbers, not display strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Text, the same everywhere.
+    Text(String),
+    /// A number (`None` when missing or undefined) and its display form.
+    Number {
+        /// The value, at full precision.
+        value: Option<f64>,
+        /// How the terminal and the page show it.
+        shown: String,
+    },
+}
+
+impl Cell {
+    /// A number with `digits` decimals on screen ("—" when missing or not finite).
+    pub fn num(value: Option<f64>, digits: usize) -> Cell {
+        Cell::number(value, crate::text::num(value, digits))
+    }
+
+    /// A count.
+    pub fn count(n: usize) -> Cell {
+        Cell::number(Some(n as f64), n.to_string())
+    }
+
+    /// A count that may be missing ("—").
+    pub fn count_opt(n: Option<usize>) -> Cell {
+        n.map_or_else(|| Cell::num(None, 0), Cell::count)
+    }
+
+    /// A whole number with thousands separators on screen ("1,234").
+    pub fn thousands(value: f64) -> Cell {
+        Cell::number(Some(value), crate::text::thousands(value))
+    }
+
+    /// A p-value ("<0.001" below 0.001 on screen).
+    pub fn pval(p: Option<f64>) -> Cell {
+        Cell::number(p, crate::text::pval(p))
+    }
+
+    /// A signed drop ("+0.0042" on screen).
+    pub fn signed(value: Option<f64>) -> Cell {
+        Cell::number(value, crate::text::signed(value))
+    }
+
+    /// A share, shown as a percentage with `digits` decimals ("12.3%"); the CSV keeps the share
+    /// (0.123).
+    pub fn percent(value: Option<f64>, digits: usize) -> Cell {
+        Cell::number(value, crate::text::percent(value, digits))
+    }
+
+    /// A number with its own display form.
+    pub fn number(value: Option<f64>, shown: String) -> Cell {
+        Cell::Number {
+            value: value.filter(|v| v.is_finite()),
+            shown,
+        }
+    }
+
+    /// The text a person reads.
+    pub fn shown(&self) -> &str {
+        match self {
+            Cell::Text(s) => s,
+            Cell::Number { shown, .. } => shown,
+        }
+    }
+
+    /// The CSV's value: text as it is; a number at full precision (the shortest decimal that
+    /// reads back as the same `f64`), empty when missing.
+    pub fn raw(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Number { value: None, .. } => String::new(),
+            Cell::Number { value: Some(v), .. } if *v == 0.0 => "0".into(),
+            // Scientific notation far from 1 ("3.65e-45", not 45 zeros); both read as numbers.
+            Cell::Number { value: Some(v), .. } if !(1e-5..1e16).contains(&v.abs()) => {
+                format!("{v:e}")
+            }
+            Cell::Number { value: Some(v), .. } => v.to_string(),
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Cell::Text(s)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::Text(s.to_string())
+    }
+}
+
+impl From<&String> for Cell {
+    fn from(s: &String) -> Cell {
+        Cell::Text(s.clone())
+    }
+}
+
 /// A table being built row by row: one type for the terminal, Markdown, HTML and CSV.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     headers: Vec<String>,
     align: Vec<Align>,
-    rows: Vec<Vec<String>>,
+    rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
@@ -43,6 +148,16 @@ impl Table {
         }
     }
 
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether the table has no row.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Sets the alignment of column `i`.
     pub fn align(mut self, i: usize, a: Align) -> Self {
         if i < self.align.len() {
@@ -51,9 +166,10 @@ impl Table {
         self
     }
 
-    /// Adds a row (missing cells are blank).
-    pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+    /// Adds a row (missing cells are blank). Strings are text cells; numbers come as
+    /// [`Cell::num`] and its siblings, so that the CSV keeps them as numbers.
+    pub fn row<C: Into<Cell>>(&mut self, cells: Vec<C>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
     /// A narrower view of the same table: every column but those named in `leave_out`. A
@@ -71,7 +187,7 @@ impl Table {
                 .iter()
                 .map(|r| {
                     kept.iter()
-                        .map(|&i| r.get(i).cloned().unwrap_or_default())
+                        .map(|&i| r.get(i).cloned().unwrap_or_else(|| Cell::from("")))
                         .collect()
                 })
                 .collect(),
@@ -88,7 +204,7 @@ impl Table {
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| r.iter().take(n).map(|c| fit(c)).collect())
+            .map(|r| r.iter().take(n).map(|c| fit(c.shown())).collect())
             .collect();
         let mut width: Vec<usize> = headers.iter().map(|h| h.width()).collect();
         for r in &rows {
@@ -134,20 +250,16 @@ impl Table {
 impl Table {
     /// A GitHub-flavoured Markdown table, every cell escaped.
     pub fn markdown(&self) -> String {
-        let row = |cells: &[String]| {
-            cells
-                .iter()
-                .map(|c| escape::markdown(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
+        let row = |cells: &mut dyn Iterator<Item = &str>| {
+            cells.map(escape::markdown).collect::<Vec<_>>().join(" | ")
         };
         let mut s = format!(
             "| {} |\n|{}\n",
-            row(&self.headers),
+            row(&mut self.headers.iter().map(String::as_str)),
             "---|".repeat(self.headers.len())
         );
         for r in &self.rows {
-            let _ = writeln!(s, "| {} |", row(r));
+            let _ = writeln!(s, "| {} |", row(&mut r.iter().map(Cell::shown)));
         }
         s
     }
@@ -163,7 +275,7 @@ impl Table {
         for r in &self.rows {
             s.push_str("<tr>");
             for c in r {
-                let _ = write!(s, "<td>{}</td>", esc(c));
+                let _ = write!(s, "<td>{}</td>", esc(c.shown()));
             }
             s.push_str("</tr>");
         }
@@ -171,7 +283,8 @@ impl Table {
         s
     }
 
-    /// Writes the table as CSV (cells that a spreadsheet would run as formulas are defused).
+    /// Writes the table as CSV: numbers at full precision and empty when missing ([`Cell::raw`]);
+    /// text cells that a spreadsheet would run as formulas are defused.
     ///
     /// # Errors
     /// The file cannot be written.
@@ -185,8 +298,12 @@ impl Table {
                     h.as_str().into(),
                     self.rows
                         .iter()
-                        .map(|r| r.get(i).cloned().unwrap_or_default())
-                        .collect::<Vec<_>>(),
+                        .map(|r| match r.get(i) {
+                            // A missing number is a null: an empty field, not a quoted "".
+                            Some(Cell::Number { value: None, .. }) => None,
+                            cell => Some(cell.map(Cell::raw).unwrap_or_default()),
+                        })
+                        .collect::<Vec<Option<String>>>(),
                 )
             })
             .collect();
@@ -213,6 +330,8 @@ pub enum Page {
     Stress,
     /// Composed cuts against their parts (`interactions`).
     Interactions,
+    /// Needed and sent tokens per block (`need`).
+    Need,
     /// Budget curves (`curve`).
     Budget,
     /// Reranker replay (`selector`).
@@ -236,12 +355,33 @@ impl Page {
             Page::Coverage => "coverage",
             Page::Stress => "stress",
             Page::Interactions => "interactions",
+            Page::Need => "need",
             Page::Budget => "budget",
             Page::Selector => "selector",
             Page::Context => "context",
             Page::Composition => "composition",
             Page::Shadow => "shadow",
             Page::Churn => "churn",
+        }
+    }
+}
+
+impl Page {
+    /// The section's name in the report's table of contents.
+    pub fn label(self) -> &'static str {
+        match self {
+            Page::Drops => "Drops",
+            Page::Production => "Production",
+            Page::Coverage => "Coverage",
+            Page::Stress => "Stress",
+            Page::Interactions => "Interactions",
+            Page::Need => "Needed context",
+            Page::Budget => "Budget",
+            Page::Selector => "Selector",
+            Page::Context => "Context",
+            Page::Composition => "Composition",
+            Page::Shadow => "Shadow",
+            Page::Churn => "Churn",
         }
     }
 }
@@ -275,8 +415,8 @@ mod tests {
     #[test]
     fn renders_aligned() {
         let mut t = Table::new(&["arm", "drop"]);
-        t.row(vec!["baseline".into(), "0.000".into()]);
-        t.row(vec!["x".into(), "-0.012".into()]);
+        t.row(vec!["baseline", "0.000"]);
+        t.row(vec!["x", "-0.012"]);
         let s = t.text();
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines[0], "arm         drop");
@@ -289,27 +429,48 @@ mod tests {
         let mut t = Table::new(&["arm", "parts", "drop", "verdict"])
             .align(1, Align::Left)
             .align(3, Align::Left);
-        t.row(vec![
-            "a".into(),
-            "x + y".into(),
-            "0.1".into(),
-            "needed".into(),
-        ]);
-        t.row(vec!["b".into()]);
+        t.row(vec!["a", "x + y", "0.1", "needed"]);
+        t.row(vec!["b"]);
         let v = t.without(&["parts", "no such column"]);
         assert_eq!(v.headers, ["arm", "drop", "verdict"]);
         assert_eq!(v.align, [Align::Left, Align::Right, Align::Left]);
-        assert_eq!(v.rows[0], ["a", "0.1", "needed"]);
-        assert_eq!(v.rows[1], ["b", "", ""]);
+        let shown = |r: &[Cell]| r.iter().map(|c| c.shown().to_string()).collect::<Vec<_>>();
+        assert_eq!(shown(&v.rows[0]), ["a", "0.1", "needed"]);
+        assert_eq!(shown(&v.rows[1]), ["b", "", ""]);
         assert_eq!(t.headers.len(), 4, "the table itself is unchanged");
+    }
+
+    #[test]
+    fn numbers_show_rounded_and_keep_full_precision_for_the_csv() {
+        let third = Cell::num(Some(1.0 / 3.0), 4);
+        assert_eq!(third.shown(), "0.3333");
+        assert_eq!(third.raw().parse::<f64>().unwrap(), 1.0 / 3.0);
+        assert_eq!(Cell::num(None, 4).shown(), "—");
+        assert_eq!(Cell::num(None, 4).raw(), "");
+        assert_eq!(
+            Cell::num(Some(f64::NAN), 4).raw(),
+            "",
+            "not finite is missing"
+        );
+        let p = Cell::pval(Some(3.65e-45));
+        assert_eq!(p.shown(), "<0.001");
+        assert_eq!(p.raw(), "3.65e-45");
+        assert_eq!(Cell::percent(Some(0.1234), 1).shown(), "12.3%");
+        assert_eq!(Cell::percent(Some(0.1234), 1).raw(), "0.1234");
+        assert_eq!(Cell::thousands(12_345.0).shown(), "12,345");
+        assert_eq!(Cell::thousands(12_345.0).raw(), "12345");
+        assert_eq!(Cell::count_opt(None).raw(), "");
+        assert_eq!(Cell::count(7).raw(), "7");
+        assert_eq!(Cell::num(Some(-0.0), 3).raw(), "0");
+        assert_eq!(Cell::from("—").raw(), "—", "text stays text");
     }
 
     #[test]
     fn wide_characters_align_and_long_names_are_cut() {
         let mut t = Table::new(&["arm", "drop"]);
-        t.row(vec!["日本語".into(), "1".into()]);
-        t.row(vec!["abc".into(), "2".into()]);
-        t.row(vec!["🙂x".into(), "3".into()]);
+        t.row(vec!["日本語", "1"]);
+        t.row(vec!["abc", "2"]);
+        t.row(vec!["🙂x", "3"]);
         t.row(vec!["y".repeat(80), "4".into()]);
         let out = t.text();
         let lines: Vec<&str> = out.lines().collect();

@@ -7,7 +7,7 @@ use crate::analysis::selector::SelectorOutput;
 use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, t};
 use crate::report::charts::{BLUE, Chart, Line, ORANGE};
-use crate::report::section::{Page, Section, Table};
+use crate::report::section::{Cell, Page, Section, Table};
 use crate::report::text::{fixed, num, percent, thousands};
 
 /// One row per replayed threshold.
@@ -22,12 +22,12 @@ fn table(r: &SelectorOutput) -> Table {
     ]);
     for p in &r.points {
         t.row(vec![
-            num(Some(p.threshold), 2),
-            num(Some(p.kept_tokens_mean), 0),
-            num(Some(p.saving_mean), 0),
-            num(p.recovery, 3),
-            num(p.gold_miss_rate, 3),
-            num(p.measured_drop, 4),
+            Cell::num(Some(p.threshold), 2),
+            Cell::num(Some(p.kept_tokens_mean), 0),
+            Cell::num(Some(p.saving_mean), 0),
+            Cell::num(p.recovery, 3),
+            Cell::num(p.gold_miss_rate, 3),
+            Cell::num(p.measured_drop, 4),
         ]);
     }
     t

@@ -7,8 +7,8 @@ use crate::analysis::shadow::ShadowOutput;
 use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
-use crate::report::section::{Page, Section, Table};
-use crate::report::text::{num, percent, pval, thousands};
+use crate::report::section::{Cell, Page, Section, Table};
+use crate::report::text::{num, percent, thousands};
 
 /// One row per stratum, with the whole traffic first when `with_total`.
 fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
@@ -19,33 +19,29 @@ fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
     if with_total {
         t.row(vec![
             "all requests".into(),
-            sh.requests.to_string(),
-            num(Some(sh.changed_rate), 4),
-            num(sh.noise_rate, 4),
-            num(sh.excess_rate, 4),
-            num(sh.se, 4),
-            num(sh.ci.map(|i| i.low), 4),
-            num(sh.ci.map(|i| i.high), 4),
-            "—".into(),
-            String::new(),
+            Cell::number(Some(sh.requests as f64), sh.requests.to_string()),
+            Cell::num(Some(sh.changed_rate), 4),
+            Cell::num(sh.noise_rate, 4),
+            Cell::num(sh.excess_rate, 4),
+            Cell::num(sh.se, 4),
+            Cell::num(sh.ci.map(|i| i.low), 4),
+            Cell::num(sh.ci.map(|i| i.high), 4),
+            Cell::pval(None),
+            "".into(),
         ]);
     }
     for st in &sh.by_stratum {
         t.row(vec![
-            st.stratum.clone(),
-            st.requests.to_string(),
-            num(Some(st.changed_rate), 4),
-            num(st.noise_rate, 4),
-            num(st.excess_rate, 4),
-            num(st.se, 4),
-            num(st.ci.map(|i| i.low), 4),
-            num(st.ci.map(|i| i.high), 4),
-            pval(st.p_holm),
-            if st.flagged {
-                "yes".into()
-            } else {
-                String::new()
-            },
+            st.stratum.as_str().into(),
+            Cell::number(Some(st.requests as f64), st.requests.to_string()),
+            Cell::num(Some(st.changed_rate), 4),
+            Cell::num(st.noise_rate, 4),
+            Cell::num(st.excess_rate, 4),
+            Cell::num(st.se, 4),
+            Cell::num(st.ci.map(|i| i.low), 4),
+            Cell::num(st.ci.map(|i| i.high), 4),
+            Cell::pval(st.p_holm),
+            if st.flagged { "yes" } else { "" }.into(),
         ]);
     }
     t

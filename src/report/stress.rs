@@ -12,10 +12,10 @@ fn confidence(c: Option<Confidence>) -> String {
 }
 use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, t};
-use crate::report::charts::{Chart, ForestRow, verdict_color};
+use crate::report::charts::{Chart, ForestRow, Point, verdict_color};
 use crate::report::reweight::verdict;
-use crate::report::section::{Align, Page, Section, Table};
-use crate::report::text::num;
+use crate::report::section::{Align, Cell, Page, Section, Table};
+use crate::stats::estimate::Interval;
 
 /// The main set next to the stress slice, one row per arm.
 fn table(r: &StressOutput) -> Table {
@@ -39,68 +39,73 @@ fn table(r: &StressOutput) -> Table {
     .align(10, Align::Left);
     for a in &r.arms {
         t.row(vec![
-            a.arm.clone(),
-            num(a.drop_main, 4),
-            num(a.se_main, 4),
-            verdict(a.verdict_main),
-            confidence(a.confidence_main),
-            num(a.drop_stress, 4),
-            num(a.se_stress, 4),
-            verdict(a.verdict_stress),
-            confidence(a.confidence_stress),
-            a.lost_stress.to_string(),
-            if a.clears_both {
-                "yes".into()
-            } else {
-                "no".into()
-            },
+            a.arm.as_str().into(),
+            Cell::num(a.drop_main, 4),
+            Cell::num(a.se_main, 4),
+            verdict(a.verdict_main).into(),
+            confidence(a.confidence_main).into(),
+            Cell::num(a.drop_stress, 4),
+            Cell::num(a.se_stress, 4),
+            verdict(a.verdict_stress).into(),
+            confidence(a.confidence_stress).into(),
+            Cell::count(a.lost_stress),
+            if a.clears_both { "yes" } else { "no" }.into(),
         ]);
     }
     t
 }
 
 /// The report's section: drops on the main set next to the stress slice.
-pub fn sections(st: &StressOutput) -> Vec<Section> {
-    let mut arms: Vec<_> = st.arms.iter().collect();
-    arms.sort_by(|a, b| {
-        b.drop_main
-            .unwrap_or(f64::NEG_INFINITY)
-            .total_cmp(&a.drop_main.unwrap_or(f64::NEG_INFINITY))
-    });
-    let mut rows = Vec::new();
-    for arm in arms {
-        for (side, d, ci, v, c) in [
-            (
-                "main",
+pub fn sections(st: &StressOutput, order: &[String]) -> Vec<Section> {
+    let arms = crate::report::sweep::in_order(&st.arms, |a| &a.arm, order);
+    let point =
+        |d: Option<f64>, ci: Option<Interval>, v: Option<Verdict>, c: Option<Confidence>| {
+            Some(Point {
+                value: d?,
+                interval: ci.map(|i| (i.low, i.high)),
+                color: verdict_color(v?, c.unwrap_or(Confidence::Inconclusive)),
+            })
+        };
+    // One row per arm: the main set (ring) above the stress slice (dot); an arm measured on one
+    // side only is a single dot.
+    let rows: Vec<ForestRow> = arms
+        .into_iter()
+        .filter_map(|arm| {
+            let main = point(
                 arm.drop_main,
                 arm.ci_main,
                 arm.verdict_main,
                 arm.confidence_main,
-            ),
-            (
-                "stress",
+            );
+            let stress = point(
                 arm.drop_stress,
                 arm.ci_stress,
                 arm.verdict_stress,
                 arm.confidence_stress,
-            ),
-        ] {
-            if let (Some(d), Some(v)) = (d, v) {
-                rows.push(ForestRow {
-                    label: format!("{} · {side}", arm.arm),
-                    value: d,
-                    interval: ci.map(|i| (i.low, i.high)),
-                    color: verdict_color(v, c.unwrap_or(Confidence::Inconclusive)),
-                    flag: None,
-                });
-            }
-        }
-    }
+            );
+            let flips = arm.verdict_main.is_some()
+                && arm.verdict_stress.is_some()
+                && arm.verdict_main != arm.verdict_stress;
+            let (first, second) = match (main, stress) {
+                (Some(m), s) => (m, s),
+                (None, Some(s)) => (s, None),
+                (None, None) => return None,
+            };
+            Some(ForestRow {
+                label: arm.arm.clone(),
+                value: first.value,
+                interval: first.interval,
+                color: first.color,
+                flag: flips.then(|| "↯".to_string()),
+                second,
+            })
+        })
+        .collect();
     vec![Section {
         name: Page::Stress,
         title: "Main set next to the stress slice".into(),
         note: format!(
-            "{} main-set and {} stress cases; a cut must be confidently removable on both. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way, family-wise. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one).",
+            "{} main-set and {} stress cases; a cut must be confidently removable on both. One row per arm, in the drops chart's order: the main set (ring) above the stress slice (dot), each with its interval. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way, family-wise. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one); ↯ marks an arm whose verdict differs between the two.",
             st.main_cases, st.stress_cases, st.threshold_drop, st.stress_threshold_drop
         ),
         chart: Chart::Forest {
@@ -108,6 +113,7 @@ pub fn sections(st: &StressOutput) -> Vec<Section> {
             x_desc: "drop".into(),
             rows,
             threshold: st.threshold_drop,
+            sides: Some(("main set".into(), "stress slice".into())),
         },
         table: table(st),
     }]

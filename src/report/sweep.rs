@@ -9,8 +9,8 @@ use crate::analysis::sweep::SweepOutput;
 use crate::export::spec::Shape::{Map, One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Bar, Chart, ForestRow, GREY, verdict_color};
-use crate::report::section::{Align, Page, Section, Table};
-use crate::report::text::{num, percent_level, pval, thousands};
+use crate::report::section::{Align, Cell, Page, Section, Table};
+use crate::report::text::{num, percent_level, thousands};
 
 /// The drops table: one row per arm.
 fn drops_table(r: &SweepOutput) -> Table {
@@ -33,19 +33,19 @@ fn drops_table(r: &SweepOutput) -> Table {
     .align(10, Align::Left);
     for a in &r.arms {
         t.row(vec![
-            a.arm.clone(),
-            num(a.tokens_removed, 0),
-            num(Some(a.score), 3),
-            num(Some(a.drop), 4),
-            num(a.ci.map(|i| i.low), 4),
-            num(a.ci.map(|i| i.high), 4),
-            num(a.ci_family.map(|i| i.low), 4),
-            num(a.ci_family.map(|i| i.high), 4),
-            pval(a.p_holm),
+            a.arm.as_str().into(),
+            Cell::num(a.tokens_removed, 0),
+            Cell::num(Some(a.score), 3),
+            Cell::num(Some(a.drop), 4),
+            Cell::num(a.ci.map(|i| i.low), 4),
+            Cell::num(a.ci.map(|i| i.high), 4),
+            Cell::num(a.ci_family.map(|i| i.low), 4),
+            Cell::num(a.ci_family.map(|i| i.high), 4),
+            Cell::pval(a.p_holm),
             a.verdict.as_str().into(),
             a.confidence.as_str().into(),
-            a.lost_cases.to_string(),
-            a.churn.map_or("—".into(), |c| c.to_string()),
+            Cell::count(a.lost_cases),
+            Cell::count_opt(a.churn),
         ]);
     }
     t
@@ -96,13 +96,38 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
                     },
                     color: verdict_color(arm.verdict, arm.confidence),
                     flag: flipped.contains(&arm.arm).then(|| "⚑".to_string()),
+                    second: None,
                 })
                 .collect(),
             threshold: s.threshold_drop,
+            sides: None,
         },
         table: drops_table(s),
     }];
     out.extend(churn_section(s));
+    out
+}
+
+/// The arms of the drops chart, top to bottom (see [`arms_by_block`]): the order every per-arm
+/// chart follows.
+pub fn chart_order(s: &SweepOutput) -> Vec<String> {
+    arms_by_block(s).0.iter().map(|a| a.arm.clone()).collect()
+}
+
+/// `items` in the drops chart's `order` (by their arm name); items not in it follow, as given.
+pub fn in_order<'a, T>(
+    items: &'a [T],
+    arm: impl Fn(&T) -> &String,
+    order: &[String],
+) -> Vec<&'a T> {
+    let rank = |t: &T| {
+        order
+            .iter()
+            .position(|o| o == arm(t))
+            .unwrap_or(order.len())
+    };
+    let mut out: Vec<&T> = items.iter().collect();
+    out.sort_by_key(|t| rank(t));
     out
 }
 
@@ -151,7 +176,7 @@ fn churn_section(s: &SweepOutput) -> Option<Section> {
     let mut bars = Vec::new();
     for arm in &s.arms {
         if let Some(c) = arm.churn {
-            t.row(vec![arm.arm.clone(), c.to_string()]);
+            t.row(vec![arm.arm.as_str().into(), Cell::count(c)]);
             bars.push(Bar {
                 label: arm.arm.clone(),
                 value: c as f64,

@@ -93,13 +93,84 @@ fn demo_report_has_every_part() {
             "charts/drops.png",
         ],
     );
-    // A number in the report comes from the data: the drops table matches sweep.
-    let drops = std::fs::read_to_string(out.join("tables/drops.csv")).unwrap();
-    let conversation = drops
-        .lines()
-        .find(|l| l.starts_with("without-conversation,"))
+    // A number in the report comes from the data, at full precision: the drops table holds the
+    // sweep's drop exactly (analysis.json), not its display form.
+    let analysis: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let sweep_drop = analysis["sweep"]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == "without-conversation")
+        .unwrap()["drop"]
+        .as_f64()
         .unwrap();
-    assert!(conversation.contains(",0.0042,"), "{conversation}");
+    let drops = csv_table(&out.join("tables/drops.csv"));
+    let column = drops.column("drop").unwrap().f64().unwrap().clone();
+    let arms = drops.column("arm").unwrap().str().unwrap().clone();
+    let row = arms
+        .iter()
+        .position(|a| a == Some("without-conversation"))
+        .unwrap();
+    assert_eq!(column.get(row), Some(sweep_drop));
+}
+
+/// A report CSV read by Polars, guessing each column's type from every row.
+fn csv_table(path: &std::path::Path) -> polars::prelude::DataFrame {
+    use polars::prelude::*;
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))
+        .unwrap()
+        .finish()
+        .unwrap()
+}
+
+#[test]
+fn every_report_csv_holds_numbers_not_display_strings() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    common::report_into(&out, &demo());
+    // The columns that are text by nature; every other column must read as numbers.
+    let text = [
+        "arm",
+        "verdict",
+        "confidence",
+        "components",
+        "lost by slice",
+        "stratum",
+        "status",
+        "selector",
+        "source",
+        "block",
+        "rule",
+        "flagged",
+        "clears both",
+        "flipped",
+    ];
+    let mut checked = 0;
+    for entry in std::fs::read_dir(out.join("tables")).unwrap() {
+        let path = entry.unwrap().path();
+        let df = csv_table(&path);
+        for col in df.columns() {
+            let name = col.name().as_str();
+            let is_text = text
+                .iter()
+                .any(|t| name == *t || name.starts_with(&format!("{t} (")));
+            if is_text {
+                continue;
+            }
+            assert!(
+                col.dtype().is_primitive_numeric() || col.null_count() == col.len(),
+                "{}: column `{name}` reads as {} (display strings such as \"—\", \"<0.001\" or \"12%\"?)",
+                path.display(),
+                col.dtype()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 55, "only {checked} numeric columns");
 }
 
 #[test]

@@ -1,17 +1,39 @@
-//! The forest plot: estimates with intervals on an axis centred on the threshold.
+//! The forest plot: estimates with intervals on an axis centred on the threshold, one row per arm,
+//! optionally with a second estimate per row (a dumbbell: the set next to production, the main
+//! set next to the stress slice). Its legend is drawn inside the chart, so that a chart copied
+//! into a slide still reads.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::RED;
+use super::{BLUE, LIGHT_BLUE, LIGHT_ORANGE, ORANGE, RED};
 use super::{ForestRow, GREY, MAX_LABEL_WIDTH, label_width, tick};
+
+/// Height of the legend strip under the plot, in pixels.
+pub(super) const LEGEND_HEIGHT: u32 = 34;
+
+/// Pixels between a row's two markers (and their intervals) in a dumbbell.
+const PAIR_GAP: i32 = 4;
+
+/// One estimate as drawn: its whisker's ends and its centre, in pixels.
+struct Mark {
+    whisker: Option<(i32, i32)>,
+    at: (i32, i32),
+    color: RGBColor,
+    /// The first estimate of a dumbbell, drawn as a ring.
+    hollow: bool,
+    /// Beyond the axis: drawn as a ring at the edge.
+    beyond: bool,
+}
 
 /// The x window of a forest plot: the threshold ± w, with w = max(4·|threshold|, 3 × the median
 /// interval half-width), widened to show 0.
 fn forest_window(rows: &[ForestRow], threshold: f64) -> (f64, f64) {
     let mut half: Vec<f64> = rows
         .iter()
-        .filter_map(|r| r.interval.map(|(l, h)| (h - l) / 2.0))
+        .flat_map(|r| [r.interval, r.second.as_ref().and_then(|s| s.interval)])
+        .flatten()
+        .map(|(l, h)| (h - l) / 2.0)
         .filter(|w| w.is_finite() && *w > 0.0)
         .collect();
     half.sort_by(f64::total_cmp);
@@ -21,25 +43,45 @@ fn forest_window(rows: &[ForestRow], threshold: f64) -> (f64, f64) {
     (lo.min(-0.1 * w), hi.max(0.1 * w))
 }
 
+/// Segments on the y axis for `n` rows, and the segment of row `i` (the first row on top). A
+/// single row sits in the middle of three segments, so that it has a label and the threshold
+/// line has a length. (Plotters' `(0..k).into_segmented()` has k + 1 segments.)
+fn row_segments(n: usize) -> (usize, impl Fn(usize) -> usize) {
+    let segments = if n == 1 { 3 } else { n.max(2) };
+    (
+        segments,
+        move |i: usize| {
+            if n == 1 { 1 } else { segments - 1 - i }
+        },
+    )
+}
+
+#[allow(clippy::too_many_lines)]
 pub(super) fn draw_forest<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     x_desc: &str,
     rows: &[ForestRow],
     threshold: f64,
+    sides: Option<&(String, String)>,
 ) -> std::result::Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
-    let n = rows.len().max(1);
+    let (_, height) = root.dim_in_pixel();
+    let (plot, legend) = root.split_vertically(height.saturating_sub(LEGEND_HEIGHT));
+    let (segments, at) = row_segments(rows.len());
     let (x0, x1) = forest_window(rows, threshold);
-    let labels = forest_labels(rows, x0, x1);
-    let mut chart = ChartBuilder::on(root)
+    // Labels by segment, bottom first.
+    let mut labels = vec![String::new(); segments];
+    for (i, r) in rows.iter().enumerate() {
+        labels[at(i)] = forest_label(r, x0, x1);
+    }
+    let mut chart = ChartBuilder::on(&plot)
         .caption(title, ("sans-serif", 18))
         .margin(14)
         .x_label_area_size(42)
         .y_label_area_size(label_width(&labels, 8).min(460))
-        .build_cartesian_2d(x0..x1, (0..n - 1).into_segmented())
+        .build_cartesian_2d(x0..x1, (0..segments - 1).into_segmented())
         .map_err(err)?;
-    let at = |i: usize| n - 1 - i;
     let formatter = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
         _ => String::new(),
@@ -49,85 +91,184 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         .disable_y_mesh()
         .light_line_style(WHITE)
         .bold_line_style(GREY.mix(0.25))
-        .x_labels(7)
-        .y_labels(n)
+        .x_labels(9)
+        .y_labels(segments)
         .y_label_formatter(&formatter)
         .x_label_formatter(&tick)
         .x_desc(x_desc)
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(err)?;
-    let top = SegmentValue::Last;
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(0.0, SegmentValue::Exact(0)), (0.0, top.clone())],
-            GREY.stroke_width(1),
-        )))
-        .map_err(err)?;
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(threshold, SegmentValue::Exact(0)), (threshold, top)],
-            RED.stroke_width(2),
-        )))
-        .map_err(err)?
-        .label(format!("threshold {}", tick(&threshold)))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RED.stroke_width(2)));
-    let clamp = |v: f64| v.clamp(x0, x1);
-    chart
-        .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
-            r.interval.map(|(l, h)| {
-                PathElement::new(
-                    vec![
-                        (clamp(l), SegmentValue::CenterOf(at(i))),
-                        (clamp(h), SegmentValue::CenterOf(at(i))),
-                    ],
-                    r.color.stroke_width(2),
-                )
-            })
-        }))
-        .map_err(err)?;
-    chart
-        .draw_series(rows.iter().enumerate().map(|(i, r)| {
-            let off = r.value > x1 || r.value < x0;
-            let style = if off {
-                r.color.stroke_width(2)
-            } else {
-                r.color.filled()
-            };
-            Circle::new(
-                (clamp(r.value), SegmentValue::CenterOf(at(i))),
-                if off { 6 } else { 5 },
-                style,
-            )
-        }))
-        .map_err(err)?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(GREY)
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(err)?;
+    for (x, color, width) in [(0.0, GREY, 1), (threshold, RED, 2)] {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, SegmentValue::Exact(0)), (x, SegmentValue::Last)],
+                color.stroke_width(width),
+            )))
+            .map_err(err)?;
+    }
+    // Markers and intervals in pixels, so that a dumbbell's two markers sit just above and below
+    // the row's centre line.
+    let area = chart.plotting_area();
+    let px =
+        |x: f64, seg: usize| area.map_coordinate(&(x.clamp(x0, x1), SegmentValue::CenterOf(seg)));
+    let off = |v: f64| v > x1 || v < x0;
+    let mut marks: Vec<Mark> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let seg = at(i);
+        let dy = if r.second.is_some() { PAIR_GAP } else { 0 };
+        if let Some(s) = &r.second {
+            // The connector between the two estimates.
+            let (a, b) = (px(r.value, seg), px(s.value, seg));
+            plot.draw(&PathElement::new(
+                vec![(a.0, a.1 - dy), (b.0, b.1 + dy)],
+                GREY.mix(0.6).stroke_width(1),
+            ))
+            .map_err(err)?;
+        }
+        let first = (r.value, r.interval, r.color, -dy, r.second.is_some());
+        let second = r
+            .second
+            .as_ref()
+            .map(|s| (s.value, s.interval, s.color, dy, false));
+        for (value, interval, color, shift, hollow) in std::iter::once(first).chain(second) {
+            let centre = px(value, seg);
+            marks.push(Mark {
+                whisker: interval.map(|(l, h)| (px(l, seg).0, px(h, seg).0)),
+                at: (centre.0, centre.1 + shift),
+                color,
+                hollow,
+                beyond: off(value),
+            });
+        }
+    }
+    // Whiskers first, then every marker over them.
+    for m in &marks {
+        if let Some((l, h)) = m.whisker.filter(|(l, h)| h > l) {
+            plot.draw(&PathElement::new(
+                vec![(l, m.at.1), (h, m.at.1)],
+                m.color.stroke_width(2),
+            ))
+            .map_err(err)?;
+        }
+    }
+    for m in &marks {
+        let style = if m.hollow || m.beyond {
+            m.color.stroke_width(2)
+        } else {
+            m.color.filled()
+        };
+        plot.draw(&Circle::new(m.at, if m.beyond { 6 } else { 5 }, style))
+            .map_err(err)?;
+    }
+    draw_legend(&legend, rows, threshold, sides).map_err(err)
+}
+
+/// A legend entry's mark.
+enum Glyph {
+    /// A filled dot.
+    Dot(RGBColor),
+    /// A ring.
+    Ring(RGBColor),
+    /// A short line.
+    Line(RGBColor),
+    /// No mark: the text carries its own symbol.
+    Text,
+}
+
+/// The legend strip: the four verdict × confidence colours, the threshold, the two sides of a
+/// dumbbell, and ▶/◀ and the rows' flags when a row uses them.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    rows: &[ForestRow],
+    threshold: f64,
+    sides: Option<&(String, String)>,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut items: Vec<(Glyph, String)> = [
+        (ORANGE, "needed, confident"),
+        (LIGHT_ORANGE, "needed, not settled"),
+        (BLUE, "removable, confident"),
+        (LIGHT_BLUE, "removable, not settled"),
+    ]
+    .into_iter()
+    .map(|(color, text)| (Glyph::Dot(color), text.to_string()))
+    .collect();
+    items.push((Glyph::Line(RED), format!("threshold {}", tick(&threshold))));
+    if let Some((first, second)) = sides {
+        items.push((Glyph::Ring(BLACK), first.clone()));
+        items.push((Glyph::Dot(BLACK), second.clone()));
+    }
+    let (x0, x1) = forest_window(rows, threshold);
+    let beyond = rows.iter().any(|r| {
+        std::iter::once(r.value)
+            .chain(r.second.as_ref().map(|s| s.value))
+            .any(|v| v > x1 || v < x0)
+    });
+    if beyond {
+        items.push((Glyph::Text, "▶ ◀ beyond the axis (value given)".into()));
+    }
+    for (flag, meaning) in [
+        ("⚑", "⚑ verdict flips in production"),
+        ("↯", "↯ verdicts differ between the two"),
+    ] {
+        if rows.iter().any(|r| r.flag.as_deref() == Some(flag)) {
+            items.push((Glyph::Text, meaning.into()));
+        }
+    }
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    let y = (LEGEND_HEIGHT / 2) as i32;
+    let mut x = 16;
+    for (glyph, text) in items {
+        let text_at = match glyph {
+            Glyph::Dot(c) => area
+                .draw(&Circle::new((x, y), 5, c.filled()))
+                .map(|()| x + 10),
+            Glyph::Ring(c) => area
+                .draw(&Circle::new((x, y), 5, c.stroke_width(2)))
+                .map(|()| x + 10),
+            Glyph::Line(c) => area
+                .draw(&PathElement::new(
+                    vec![(x - 6, y), (x + 6, y)],
+                    c.stroke_width(2),
+                ))
+                .map(|()| x + 10),
+            Glyph::Text => Ok(x - 6),
+        }?;
+        area.draw(&Text::new(text.clone(), (text_at, y - 7), font.clone()))?;
+        x = text_at + 8 * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+    }
     Ok(())
 }
 
-/// The row labels, bottom row first (truncated, with the row's flag, and ▶ or ◀ with the value
-/// for a drop beyond the window [x0, x1]).
-fn forest_labels(rows: &[ForestRow], x0: f64, x1: f64) -> Vec<String> {
-    rows.iter()
-        .rev()
-        .map(|r| {
-            let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
-            if let Some(f) = &r.flag {
-                l = format!("{l} {f}");
-            }
-            if r.value > x1 {
-                l = format!("{l} ▶ {}", tick(&r.value));
-            } else if r.value < x0 {
-                l = format!("{l} ◀ {}", tick(&r.value));
-            }
-            l
-        })
-        .collect()
+/// A row's label: truncated, with the row's flag, and ▶ or ◀ with the value for an estimate
+/// beyond the window [x0, x1].
+fn forest_label(r: &ForestRow, x0: f64, x1: f64) -> String {
+    let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
+    if let Some(f) = &r.flag {
+        l = format!("{l} {f}");
+    }
+    let beyond: Vec<String> = std::iter::once(r.value)
+        .chain(r.second.as_ref().map(|s| s.value))
+        .filter(|v| *v > x1 || *v < x0)
+        .map(|v| tick(&v))
+        .collect();
+    match r.value {
+        _ if beyond.is_empty() => l,
+        v if v < x0 => format!("{l} ◀ {}", beyond.join(" / ")),
+        _ => format!("{l} ▶ {}", beyond.join(" / ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_row_sits_mid_chart_and_many_rows_fill_it_top_down() {
+        let (segments, at) = row_segments(1);
+        assert_eq!((segments, at(0)), (3, 1));
+        let (segments, at) = row_segments(4);
+        assert_eq!(segments, 4);
+        assert_eq!((0..4).map(at).collect::<Vec<_>>(), [3, 2, 1, 0]);
+    }
 }

@@ -29,6 +29,11 @@ use lines::draw_lines;
 const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
+/// Every chart's width in pixels: the width a report page gives it at 1400 px, so that its text
+/// shows at its own size there; the page scales it down on narrower screens (a `viewBox`, and
+/// `width: 100%`).
+pub const WIDTH: u32 = 1300;
+
 /// Widest a category label on a chart axis gets, in display columns.
 pub const MAX_LABEL_WIDTH: usize = 48;
 
@@ -89,6 +94,19 @@ pub struct ForestRow {
     pub color: RGBColor,
     /// A mark after the label (e.g. a verdict that flips in production).
     pub flag: Option<String>,
+    /// A second estimate on the same row (a dumbbell; the chart's `sides` name the two).
+    pub second: Option<Point>,
+}
+
+/// An estimate with its interval and colour: the second marker of a dumbbell row.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// The estimate.
+    pub value: f64,
+    /// Its interval.
+    pub interval: Option<(f64, f64)>,
+    /// Colour (verdict × confidence).
+    pub color: RGBColor,
 }
 
 /// One line, with an optional band.
@@ -120,7 +138,9 @@ pub enum Chart {
     },
     /// A forest plot: estimates with intervals, the x-axis centred on a threshold so that the
     /// region where verdicts are decided is readable. Rows far outside it are drawn at the edge,
-    /// marked off-scale with their value, and never set the scale.
+    /// marked off-scale with their value, and never set the scale. Rows with a `second`
+    /// estimate are dumbbells: a ring (the first side) above a dot (the second), joined. The
+    /// legend (colours, threshold, sides, marks) is drawn inside the chart.
     Forest {
         /// Title.
         title: String,
@@ -130,6 +150,8 @@ pub enum Chart {
         rows: Vec<ForestRow>,
         /// The decision threshold.
         threshold: f64,
+        /// The names of a dumbbell's two estimates (first, second), for the legend.
+        sides: Option<(String, String)>,
     },
     /// Lines with bands and horizontal reference lines.
     Lines {
@@ -236,9 +258,15 @@ impl Chart {
     /// Pixel size.
     pub fn size(&self) -> (u32, u32) {
         match self {
-            Chart::Bars { bars, .. } => (900, (90 + 18 * bars.len().max(1) as u32).max(240)),
-            Chart::Forest { rows, .. } => (960, (100 + 20 * rows.len().max(1) as u32).max(240)),
-            _ => (900, 420),
+            Chart::Bars { bars, .. } => (WIDTH, (90 + 18 * bars.len().max(1) as u32).max(240)),
+            Chart::Forest { rows, sides, .. } => {
+                let per_row = if sides.is_some() { 22 } else { 20 };
+                (
+                    WIDTH,
+                    (100 + per_row * rows.len().max(1) as u32).max(240) + forest::LEGEND_HEIGHT,
+                )
+            }
+            _ => (WIDTH, 440),
         }
     }
 
@@ -260,7 +288,8 @@ impl Chart {
                 x_desc,
                 rows,
                 threshold,
-            } => draw_forest(root, title, x_desc, rows, *threshold)?,
+                sides,
+            } => draw_forest(root, title, x_desc, rows, *threshold, sides.as_ref())?,
             Chart::Lines {
                 title,
                 x_desc,
