@@ -2,6 +2,17 @@
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+/// `text` cut to at most `max` characters (not display columns), the last of them "…" when it
+/// was longer: for sample text kept or shown in bounded space.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// Widest a terminal table cell gets, in display columns.
 pub const MAX_CELL_WIDTH: usize = 48;
 

@@ -195,9 +195,22 @@ pub fn run(
         shadow,
         context,
         record,
-        drill: drill::drill(exp),
+        drill: drill_of(exp)?,
         skipped,
     })
+}
+
+/// The cases each arm loses and gains, with their samples' text when the experiment has a
+/// `samples` table (only the listed cases' rows are read).
+fn drill_of(exp: &Experiment) -> Result<Drill> {
+    let d = drill::drill(exp);
+    match &exp.samples {
+        Some(samples) => {
+            let texts = samples.read(&d.wanted())?;
+            Ok(d.with_samples(&texts))
+        }
+        None => Ok(d),
+    }
 }
 
 /// The reweighted drops, when the experiment has a production mix (`None` without one); judged

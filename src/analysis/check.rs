@@ -239,6 +239,13 @@ fn tables_read(exp: &Experiment) -> (Vec<TableInfo>, Vec<String>) {
             .map(|u| (u.path.display().to_string(), u.rows)),
         "context sizes and budget policy",
     );
+    note(
+        "samples",
+        exp.samples
+            .as_ref()
+            .map(|u| (u.file.path.display().to_string(), u.rows)),
+        "inputs and outputs in the report's drill-down",
+    );
 
     (tables, absent)
 }

@@ -4,15 +4,23 @@
 //!
 //! "Pass" is [`crate::io::CaseMatrix::case_passes`], the rule `sweep` counts `lost_cases` and
 //! `gained_cases` by, so the drill-down's totals are the sweep's. Lists are capped at
-//! [`CASES_PER_ARM`] per direction (the totals are not), so the page stays a bounded size.
+//! [`CASES_PER_ARM`] per direction (the totals are not), and with a `samples` table each listed
+//! case carries its input and the two outputs (baseline and arm, their first repeat), each cut
+//! to [`TEXT_CHARS`] characters, so the page stays a bounded size.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::analysis::paired::{CaseSet, Paired};
 use crate::io::Experiment;
+use crate::io::samples::SampleText;
 
 /// Most cases listed per arm and direction (lost, gained); the totals count them all.
 pub const CASES_PER_ARM: usize = 25;
+
+/// Most characters of a sample's input or output shown; longer text is cut with "…".
+pub const TEXT_CHARS: usize = 600;
 
 /// One case an arm loses or gains.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -27,6 +35,15 @@ pub struct ChangedCase {
     pub baseline_score: f64,
     /// Its mean score in the arm.
     pub arm_score: f64,
+    /// The input of its baseline sample (else the arm's), cut to [`TEXT_CHARS`]; with a
+    /// `samples` table.
+    pub input: Option<String>,
+    /// The baseline's output, cut to [`TEXT_CHARS`].
+    pub baseline_output: Option<String>,
+    /// The arm's output, cut to [`TEXT_CHARS`].
+    pub arm_output: Option<String>,
+    /// Where the arm's sample came from (else the baseline's): log file and sample id.
+    pub source: Option<String>,
 }
 
 /// The cases one arm loses and gains.
@@ -47,10 +64,60 @@ pub struct ArmCases {
 /// The drill-down of every arm but the baseline, in the results' arm order.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Drill {
+    /// The baseline arm.
+    pub baseline_arm: String,
     /// The cap on each list.
     pub cases_per_arm: usize,
+    /// The cap on each sample text, in characters.
+    pub text_chars: usize,
+    /// Whether the listed cases carry their samples' text (the experiment has a `samples`
+    /// table).
+    pub samples: bool,
     /// One entry per arm.
     pub arms: Vec<ArmCases>,
+}
+
+impl Drill {
+    /// The (case_id, arm) pairs whose samples the listed cases show: each listed case in the
+    /// baseline and in its arm, each once.
+    pub fn wanted(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .arms
+            .iter()
+            .flat_map(|a| {
+                a.lost.iter().chain(&a.gained).flat_map(|c| {
+                    [
+                        (c.case_id.clone(), self.baseline_arm.clone()),
+                        (c.case_id.clone(), a.arm.clone()),
+                    ]
+                })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Fills each listed case's input and outputs from `texts` (by case_id and arm), each cut
+    /// to [`TEXT_CHARS`].
+    pub fn with_samples(mut self, texts: &BTreeMap<(String, String), SampleText>) -> Drill {
+        let cut = |s: &Option<String>| s.as_deref().map(|t| crate::text::cut_chars(t, TEXT_CHARS));
+        for a in &mut self.arms {
+            for c in a.lost.iter_mut().chain(a.gained.iter_mut()) {
+                let base = texts.get(&(c.case_id.clone(), self.baseline_arm.clone()));
+                let arm = texts.get(&(c.case_id.clone(), a.arm.clone()));
+                c.input = cut(&base.and_then(|s| s.input.clone()))
+                    .or_else(|| cut(&arm.and_then(|s| s.input.clone())));
+                c.baseline_output = cut(&base.and_then(|s| s.output.clone()));
+                c.arm_output = cut(&arm.and_then(|s| s.output.clone()));
+                c.source = arm
+                    .and_then(|s| s.source.clone())
+                    .or_else(|| base.and_then(|s| s.source.clone()));
+            }
+        }
+        self.samples = true;
+        self
+    }
 }
 
 /// The main-set cases each arm loses and gains, in one pass over the per-case matrix.
@@ -78,6 +145,10 @@ pub fn drill(exp: &Experiment) -> Drill {
         cluster: cluster.map(|v| v[c].clone()),
         baseline_score: m.mean[m.cell(c, base)],
         arm_score: m.mean[cell],
+        input: None,
+        baseline_output: None,
+        arm_output: None,
+        source: None,
     };
     for &c in &paired.cases {
         let pb = m.case_passes(m.cell(c, base), pass_mark);
@@ -99,7 +170,23 @@ pub fn drill(exp: &Experiment) -> Drill {
         }
     }
     Drill {
+        baseline_arm: exp.results.arms[base].clone(),
         cases_per_arm: CASES_PER_ARM,
+        text_chars: TEXT_CHARS,
+        samples: false,
         arms: out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use crate::text::cut_chars;
+
+    #[test]
+    fn long_text_is_cut_to_the_cap_with_an_ellipsis() {
+        assert_eq!(cut_chars("short", 10), "short");
+        assert_eq!(cut_chars("abcdef", 4), "abc…");
+        assert_eq!(cut_chars("日本語テキスト", 4).chars().count(), 4);
     }
 }

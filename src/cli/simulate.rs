@@ -20,8 +20,10 @@ use super::{Apply as _, Global};
 /// the refund window carried redundantly by two examples and passage rank 3, so their joint cut
 /// loses cases in refunds/out-of-window that no single cut does; three judge votes per repeat
 /// with sampling noise; reranker scores per passage. Also writes the production mix (23%
-/// multi-turn vs 6% in the set), shadow traffic and a context log. With the default settings
-/// it writes notebooks-data/support-eval-v3. Output is written atomically.
+/// multi-turn vs 6% in the set), shadow traffic, a context log, and samples (a synthetic question
+/// and answer for the first repeat of every case and arm, which the report's drill-down shows).
+/// With the default settings it writes notebooks-data/support-eval-v3. Output is written
+/// atomically.
 #[derive(Debug, Args)]
 pub(super) struct SimulateArgs {
     /// Output folder. An existing folder is replaced only if ablate wrote it (its

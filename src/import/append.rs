@@ -27,6 +27,8 @@ struct Existing {
     cases: DataFrame,
     arms: DataFrame,
     sources: DataFrame,
+    /// Its samples, when it has them (folders imported before `samples` existed do not).
+    samples: Option<DataFrame>,
     /// Its results, as observations (order = (0, repeat, 0)).
     observations: Vec<Observation>,
     baseline: String,
@@ -123,6 +125,8 @@ impl Existing {
                 source: results_path.display().to_string(),
                 passed: None,
                 file: String::new(),
+                input: None,
+                output: None,
             })
             .collect();
         Ok(Existing {
@@ -130,6 +134,10 @@ impl Existing {
             cases: read(&dir.join("cases.parquet"))?,
             arms: read(&dir.join("arms.parquet"))?,
             sources: read(&dir.join("sources.parquet"))?,
+            samples: match dir.join("samples.parquet") {
+                p if p.is_file() => Some(read(&p)?),
+                _ => None,
+            },
             observations,
             baseline,
             threshold: toml
@@ -384,12 +392,13 @@ fn drop_known_sources(
     Ok(())
 }
 
-/// The four tables an append rewrites, with what the summary says about them.
+/// The five tables an append rewrites, with what the summary says about them.
 struct Merged {
     results: DataFrame,
     cases: DataFrame,
     arms: DataFrame,
     sources: DataFrame,
+    samples: DataFrame,
     /// Arms the experiment did not have.
     added: Vec<String>,
     /// Notes for the summary.
@@ -452,12 +461,18 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
     let names: Vec<&str> = added.iter().map(String::as_str).collect();
     let arms = stack("arms", &existing.arms, &plan.arms_frame(&names)?)?;
     let sources = stack("sources", &existing.sources, &plan.sources_frame()?)?;
+    let new_samples = plan.samples_frame()?;
+    let samples = match &existing.samples {
+        Some(old) => stack("samples", old, &new_samples)?,
+        None => new_samples,
+    };
 
     Ok(Merged {
         results,
         cases,
         arms,
         sources,
+        samples,
         added,
         notes,
     })
@@ -494,6 +509,7 @@ pub fn append(
         mut cases,
         mut arms,
         mut sources,
+        mut samples,
         added,
         notes,
     } = merged_tables(&existing, &plan, into)?;
@@ -504,6 +520,7 @@ pub fn append(
         ("cases.parquet", &mut cases),
         ("arms.parquet", &mut arms),
         ("sources.parquet", &mut sources),
+        ("samples.parquet", &mut samples),
     ] {
         crate::io::write::parquet(df, &update.path(name))?;
         written.push(name.to_string());

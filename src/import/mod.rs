@@ -82,6 +82,19 @@ pub struct Observation {
     pub passed: Option<bool>,
     /// The file it came from, as [`Source::file`] names it.
     pub file: String,
+    /// The sample's input (prompt or question), cut to [`SAMPLE_TEXT_CHARS`], when logged.
+    pub input: Option<String>,
+    /// The model's output, cut to [`SAMPLE_TEXT_CHARS`], when logged.
+    pub output: Option<String>,
+}
+
+/// Most characters of a sample's input or output an import keeps in `samples` (the report shows
+/// at most 600 of them); longer text is cut with "…".
+pub const SAMPLE_TEXT_CHARS: usize = 2_000;
+
+/// A sample's text as `samples` keeps it: cut to [`SAMPLE_TEXT_CHARS`]; none when empty.
+pub fn sample_text(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| crate::text::cut_chars(text, SAMPLE_TEXT_CHARS))
 }
 
 /// A file that was read.

@@ -127,21 +127,11 @@ impl Plan {
     /// The results table of the new observations.
     pub(crate) fn results_frame(&self) -> Result<DataFrame> {
         let obs = &self.imp.observations;
-        let mut columns = vec![
-            Column::new(
-                "case_id".into(),
-                obs.iter().map(|o| o.case_id.as_str()).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "arm".into(),
-                obs.iter().map(|o| o.arm.as_str()).collect::<Vec<_>>(),
-            ),
-            Column::new("repeat".into(), self.repeats.clone()),
-            Column::new(
-                "score".into(),
-                obs.iter().map(|o| o.score).collect::<Vec<_>>(),
-            ),
-        ];
+        let mut columns = self.keys();
+        columns.push(Column::new(
+            "score".into(),
+            obs.iter().map(|o| o.score).collect::<Vec<_>>(),
+        ));
         if obs.iter().any(|o| o.tokens_in.is_some()) {
             columns.push(Column::new(
                 "tokens_in".into(),
@@ -157,6 +147,45 @@ impl Plan {
             ));
         }
         DataFrame::new(obs.len(), columns).map_err(|e| building("results", e))
+    }
+
+    /// The samples table of the new observations: case_id, arm and repeat as in the results, the
+    /// input and output each harness logs (cut to [`crate::import::SAMPLE_TEXT_CHARS`]) and the
+    /// source (the log file and the sample in it).
+    pub(crate) fn samples_frame(&self) -> Result<DataFrame> {
+        let obs = &self.imp.observations;
+        let mut columns = self.keys();
+        columns.extend([
+            Column::new(
+                "input".into(),
+                obs.iter().map(|o| o.input.as_deref()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "output".into(),
+                obs.iter().map(|o| o.output.as_deref()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "source".into(),
+                obs.iter().map(|o| o.source.as_str()).collect::<Vec<_>>(),
+            ),
+        ]);
+        DataFrame::new(obs.len(), columns).map_err(|e| building("samples", e))
+    }
+
+    /// The key columns of results and samples: case_id, arm and repeat per observation.
+    fn keys(&self) -> Vec<Column> {
+        let obs = &self.imp.observations;
+        vec![
+            Column::new(
+                "case_id".into(),
+                obs.iter().map(|o| o.case_id.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "arm".into(),
+                obs.iter().map(|o| o.arm.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new("repeat".into(), self.repeats.clone()),
+        ]
     }
 
     /// The cases table of the new observations' cases.

@@ -475,6 +475,19 @@ fn take_rows(
             source: format!("{}, row {}", f.path.display(), i + 1),
             passed: passed_of(row),
             file: f.path.display().to_string(),
+            input: row
+                .get("prompt")
+                .and_then(|p| p.get("raw"))
+                .and_then(Value::as_str)
+                .and_then(crate::import::sample_text),
+            output: row
+                .get("response")
+                .and_then(|r| r.get("output"))
+                .and_then(|o| match o {
+                    Value::String(s) => crate::import::sample_text(s),
+                    Value::Null => None,
+                    other => crate::import::sample_text(&other.to_string()),
+                }),
         });
         taken += 1;
     }

@@ -53,6 +53,12 @@ pub fn write(
         "sources.parquet",
         &mut plan.sources_frame()?,
     )?;
+    put_parquet(
+        &dir,
+        &mut written,
+        "samples.parquet",
+        &mut plan.samples_frame()?,
+    )?;
 
     let set = opts
         .set

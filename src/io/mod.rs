@@ -15,6 +15,7 @@ pub mod mix;
 pub mod output;
 pub mod passages;
 pub mod results;
+pub mod samples;
 pub mod table;
 pub mod units;
 pub mod watch_state;
@@ -31,6 +32,7 @@ pub use manifest::{BlockSpec, Manifest, NeedRule};
 pub use mix::Mix;
 pub use passages::Passages;
 pub use results::{CaseMatrix, Results};
+pub use samples::Samples;
 pub use units::{CaseUnits, Units};
 
 /// The optional tables an analysis reads besides `experiment.toml`, `cases`, `units`, `arms` and
@@ -48,6 +50,9 @@ pub struct Tables {
     pub passages: bool,
     /// `shadow` and `context_log`, summarised (the report's live checks).
     pub logs: bool,
+    /// `samples` (inputs and outputs for the report's drill-down; keys checked, text left on
+    /// disk).
+    pub samples: bool,
 }
 
 impl Tables {
@@ -57,6 +62,7 @@ impl Tables {
         mix: true,
         passages: true,
         logs: true,
+        samples: true,
     };
     /// None of the optional tables: the matrix verbs.
     pub const CORE: Tables = Tables {
@@ -64,6 +70,7 @@ impl Tables {
         mix: false,
         passages: false,
         logs: false,
+        samples: false,
     };
 }
 
@@ -92,6 +99,8 @@ pub struct Experiment {
     pub shadow: Option<LogSummary>,
     /// `context_log`, checked but not loaded.
     pub context_log: Option<LogSummary>,
+    /// `samples`, its keys checked (the text is read for the drill-down only).
+    pub samples: Option<Samples>,
     /// Things the analyses can go on with but the analyst should know.
     pub warnings: Vec<crate::warning::Warning>,
 }
@@ -182,6 +191,13 @@ impl Experiment {
         ));
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
 
+        let samples = if tables.samples {
+            table::find(dir, "samples")?
+                .map(|f| Samples::open(&f, &cases, &results.arms))
+                .transpose()?
+        } else {
+            None
+        };
         let Optional {
             case_units,
             mix,
@@ -205,6 +221,7 @@ impl Experiment {
             passages,
             shadow,
             context_log,
+            samples,
             warnings,
         })
     }

@@ -8,22 +8,39 @@ use crate::analysis::drill::{ArmCases, ChangedCase, Drill};
 use crate::report::escape;
 use crate::report::text::fixed;
 
-/// One list (lost or gained) as an HTML table: case id, slice, cluster and the two case means.
-fn cases_table(what: &str, cases: &[ChangedCase]) -> String {
+/// One list (lost or gained) as an HTML table: case id, slice, cluster and the two case means,
+/// and with `samples` the input, both outputs and the source.
+fn cases_table(what: &str, cases: &[ChangedCase], samples: bool) -> String {
     let esc = |s: &Option<String>| s.as_deref().map_or_else(|| "—".into(), escape::html);
     let mut s = format!(
-        "<table class=\"cases\"><thead><tr><th>{what} case</th><th>slice</th><th>cluster</th><th>baseline score</th><th>arm score</th></tr></thead><tbody>"
+        "<table class=\"cases\"><thead><tr><th>{what} case</th><th>slice</th><th>cluster</th><th>baseline score</th><th>arm score</th>{}</tr></thead><tbody>",
+        if samples {
+            "<th>input</th><th>baseline output</th><th>arm output</th><th>source</th>"
+        } else {
+            ""
+        }
     );
     for c in cases {
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             escape::html(&c.case_id),
             esc(&c.slice),
             esc(&c.cluster),
             fixed(c.baseline_score, 3),
             fixed(c.arm_score, 3)
         );
+        if samples {
+            let _ = write!(
+                s,
+                "<td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"source\">{}</td>",
+                esc(&c.input),
+                esc(&c.baseline_output),
+                esc(&c.arm_output),
+                esc(&c.source)
+            );
+        }
+        s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
     s
@@ -39,7 +56,7 @@ fn more(listed: usize, total: usize) -> String {
 }
 
 /// One arm's `<details>`: its summary line, then the lost and the gained cases.
-fn arm_html(a: &ArmCases) -> String {
+fn arm_html(a: &ArmCases, samples: bool) -> String {
     let mut s = format!(
         "<details class=\"arm\" data-arm=\"{arm}\"><summary><b>{arm}</b>: lost {}, gained {}</summary>",
         a.lost_total,
@@ -50,11 +67,11 @@ fn arm_html(a: &ArmCases) -> String {
         s.push_str("<p>No main-set case changes between pass and fail.</p>");
     }
     if !a.lost.is_empty() {
-        s.push_str(&cases_table("lost", &a.lost));
+        s.push_str(&cases_table("lost", &a.lost, samples));
         s.push_str(&more(a.lost.len(), a.lost_total));
     }
     if !a.gained.is_empty() {
-        s.push_str(&cases_table("gained", &a.gained));
+        s.push_str(&cases_table("gained", &a.gained, samples));
         s.push_str(&more(a.gained.len(), a.gained_total));
     }
     s.push_str("</details>");
@@ -66,11 +83,19 @@ fn arm_html(a: &ArmCases) -> String {
 pub fn html(d: &Drill, order: &[String]) -> String {
     let arms = crate::report::sweep::in_order(&d.arms, |a| &a.arm, order);
     let mut s = format!(
-        "<details class=\"drill\" id=\"cases\"><summary>The cases behind each drop: open an arm to see the main-set cases it loses (pass in the baseline, fail in the arm) and gains, with slice, cluster and both scores (at most {} listed each way)</summary>",
+        "<details class=\"drill\" id=\"cases\"><summary>The cases behind each drop: open an arm to see the main-set cases it loses (pass in the baseline, fail in the arm) and gains, with slice, cluster and both scores{} (at most {} listed each way)</summary>",
+        if d.samples {
+            format!(
+                ", the input and both outputs (first repeat, cut to {} characters) and where each sample came from",
+                d.text_chars
+            )
+        } else {
+            String::new()
+        },
         d.cases_per_arm
     );
     for a in arms {
-        s.push_str(&arm_html(a));
+        s.push_str(&arm_html(a, d.samples));
     }
     s.push_str("</details>");
     s

@@ -169,6 +169,10 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
     put("arms.parquet", tables::arms(&arms)?)?;
     let results = tables::results(cfg, &arms, &cases, &units)?;
     let result_rows = results.height();
+    put(
+        "samples.parquet",
+        tables::samples(&results, &cases, cfg.seed)?,
+    )?;
     put("results.parquet", results)?;
     let (mix, mix_slice) = tables::mixes()?;
     put("mix.parquet", mix)?;

@@ -192,6 +192,100 @@ pub(super) fn results(
     )
 }
 
+/// A customer's question and the right and wrong answers, by slice (the synthetic samples' text).
+fn sample_text(slice: &str) -> (&'static str, &'static str, &'static str) {
+    match slice {
+        "billing" => (
+            "I was charged twice for my March invoice. Can you refund the duplicate?",
+            "I can see two charges of $49.00 on March 3. I've refunded the duplicate; it reaches your card in 3-5 business days.",
+            "Invoices are issued monthly. You can download them from Settings > Billing.",
+        ),
+        "shipping" => (
+            "My order #4417 says delivered but nothing arrived. What now?",
+            "I've opened a carrier trace for #4417 and sent a replacement by express; you'll get tracking by email today.",
+            "Orders usually arrive within 5-7 business days. Please wait a little longer.",
+        ),
+        "account" => (
+            "I can't log in since I changed my email. How do I get back in?",
+            "I've linked your new address to the account and sent a reset link there; it expires in 30 minutes.",
+            "Please use the \"Forgot password\" link on the sign-in page.",
+        ),
+        s if s.contains("out-of-window") => (
+            "I bought these headphones 45 days ago and they broke. Can I return them?",
+            "The 30-day return window has passed, but the 1-year warranty covers this: I've started a warranty replacement.",
+            "Sure, I've started a refund to your original payment method.",
+        ),
+        _ => (
+            "I want to return shoes I bought last week. They don't fit.",
+            "They're within the 30-day window: here's a prepaid label, and the refund follows once they're scanned.",
+            "Returns aren't possible for worn items, sorry.",
+        ),
+    }
+}
+
+/// `samples`: the first repeat of every case in every arm, with a synthetic question, an answer
+/// that is right when the judged score passes (≥ 0.5) and a plausible wrong one otherwise, and
+/// where it came from. Small and deterministic, so that the demo's drill-down shows text.
+pub(super) fn samples(results: &DataFrame, cases: &[SimCase], seed: u64) -> Result<DataFrame> {
+    let err = |e| crate::error::Error::Polars {
+        context: "building the simulated samples".into(),
+        source: e,
+    };
+    let first = results
+        .clone()
+        .lazy()
+        .filter(col("repeat").eq(lit(0i64)))
+        .collect()
+        .map_err(err)?;
+    let ids = first
+        .column("case_id")
+        .and_then(|c| c.str().cloned())
+        .map_err(err)?;
+    let arms = first
+        .column("arm")
+        .and_then(|c| c.str().cloned())
+        .map_err(err)?;
+    let scores = first
+        .column("score")
+        .and_then(|c| c.f64().cloned())
+        .map_err(err)?;
+    let slice: std::collections::HashMap<&str, &str> =
+        cases.iter().map(|c| (c.id.as_str(), c.slice)).collect();
+    let n = first.height();
+    let (mut input, mut output, mut source) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for i in 0..n {
+        let (id, arm) = (ids.get(i).unwrap_or(""), arms.get(i).unwrap_or(""));
+        let (question, right, wrong) = sample_text(slice.get(id).copied().unwrap_or(""));
+        input.push(format!("[{id}] {question}"));
+        output.push(
+            if scores.get(i).unwrap_or(0.0) >= 0.5 {
+                right
+            } else {
+                wrong
+            }
+            .to_string(),
+        );
+        source.push(format!(
+            "ablate simulate --seed {seed}: {id} / {arm} / repeat 0"
+        ));
+    }
+    frame(
+        vec![
+            first.column("case_id").map_err(err)?.clone(),
+            first.column("arm").map_err(err)?.clone(),
+            first.column("repeat").map_err(err)?.clone(),
+            Column::new("input".into(), input),
+            Column::new("output".into(), output),
+            Column::new("source".into(), source),
+        ],
+        "samples",
+    )
+}
+
 /// The production mixes: `mix` (by turns) and `mix-slice` (by slice).
 pub(super) fn mixes() -> Result<(DataFrame, DataFrame)> {
     let (_, _, multi_prod) = model::MULTI_TURN;

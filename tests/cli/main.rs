@@ -23,6 +23,7 @@ mod properties;
 mod regressions;
 mod report;
 mod reweight;
+mod samples;
 mod sequential;
 mod simulate;
 mod snapshot;

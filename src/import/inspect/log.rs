@@ -62,6 +62,12 @@ pub(super) struct Sample {
     pub(super) error: Option<Value>,
     #[serde(default)]
     pub(super) limit: Option<Value>,
+    /// The input: text, or chat messages (summaries carry it too).
+    #[serde(default)]
+    pub(super) input: Option<Value>,
+    /// The model's output (full samples only; summaries carry none).
+    #[serde(default)]
+    pub(super) output: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

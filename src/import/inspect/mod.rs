@@ -419,6 +419,8 @@ fn take_samples(
             source,
             passed,
             file: log.path.display().to_string(),
+            input: s.input.as_ref().and_then(input_text),
+            output: s.output.as_ref().and_then(output_text),
         });
         taken += 1;
     }
@@ -435,6 +437,58 @@ fn take_samples(
     imp.sources
         .push(source_of(log, taken, epochs.len(), &arm, choice)?);
     Ok(())
+}
+
+/// A message's or a content list's text: a string as it is, a list of content parts as their
+/// `text` fields (images and tool calls are left out).
+fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// A sample's input as text: the string, or each chat message as "role: text" on its own
+/// lines; cut for `samples`.
+fn input_text(input: &Value) -> Option<String> {
+    let text = match input {
+        Value::Array(messages) => messages
+            .iter()
+            .filter_map(|m| {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("message");
+                Some(format!("{role}: {}", content_text(m.get("content")?)?))
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => content_text(other)?,
+    };
+    crate::import::sample_text(&text)
+}
+
+/// A sample's output as text: `completion`, else the first choice's message content; cut for
+/// `samples`.
+fn output_text(output: &Value) -> Option<String> {
+    let text = output
+        .get("completion")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            content_text(
+                output
+                    .get("choices")?
+                    .get(0)?
+                    .get("message")?
+                    .get("content")?,
+            )
+        })?;
+    crate::import::sample_text(&text)
 }
 
 /// A sample's input tokens over its models (with cache reads and writes), or `None` when it

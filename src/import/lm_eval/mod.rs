@@ -71,6 +71,41 @@ struct TakenLine {
     doc_hash: Option<String>,
     prompt_hash: Option<String>,
     strata: BTreeMap<String, String>,
+    /// The prompt (the first request's first argument), cut for `samples`.
+    input: Option<String>,
+    /// The model's first response, cut for `samples`.
+    output: Option<String>,
+}
+
+/// A line's prompt: the first request's first argument, in either layout lm-eval writes
+/// (`{"gen_args_0": {"arg_0": …}}`, or `[[context, continuation], …]`).
+fn line_input(l: &Value) -> Option<String> {
+    let first = match l.get("arguments")? {
+        Value::Object(m) => m
+            .iter()
+            .min_by_key(|(k, _)| (k.len(), k.as_str()))
+            .and_then(|(_, v)| v.get("arg_0"))?
+            .clone(),
+        Value::Array(a) => match a.first()? {
+            Value::Array(args) => args.first()?.clone(),
+            other => other.clone(),
+        },
+        _ => return None,
+    };
+    first.as_str().and_then(crate::import::sample_text)
+}
+
+/// A line's output: its first raw response when it is text (generation), else its first
+/// filtered response when that is (loglikelihood tasks log numbers, which are left out).
+fn line_output(l: &Value) -> Option<String> {
+    let first_text = |v: Option<&Value>| -> Option<String> {
+        let mut v = v?;
+        while let Value::Array(a) = v {
+            v = a.first()?;
+        }
+        v.as_str().and_then(crate::import::sample_text)
+    };
+    first_text(l.get("resps")).or_else(|| first_text(l.get("filtered_resps")))
 }
 
 /// The lines taken from one samples file, and its arm once known.
@@ -315,6 +350,8 @@ fn taken_line(
         doc_hash: text("doc_hash"),
         prompt_hash: text("prompt_hash"),
         strata,
+        input: line_input(l),
+        output: line_output(l),
     })
 }
 
@@ -566,6 +603,8 @@ fn add_observations(
                 source: format!("{}, line {}", f.path.display(), l.line_no),
                 passed: None,
                 file: f.path.display().to_string(),
+                input: l.input.clone(),
+                output: l.output.clone(),
             });
         }
         let mut taken_text = format!(

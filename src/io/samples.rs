@@ -1,0 +1,195 @@
+//! The optional `samples` table: what a case's call looked like, for the report's drill-down.
+//! One row per (case_id, arm, repeat): `input` (the prompt or question), `output` (the model's
+//! answer) and `source` (where the sample came from: the log file and the harness's sample id, so
+//! that a reader can open it in `inspect view` or promptfoo's viewer). `input`, `output` and
+//! `source` are optional columns and may be null.
+//!
+//! Loading checks the keys only (case ids in the cases table, arms in the results, no repeated
+//! (case_id, arm, repeat)); the text is read later, for the few cases the drill-down shows
+//! ([`Samples::read`]), by a join pushed into the scan, so a large table is never held whole.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use crate::error::{Error, Result, Row};
+use crate::io::cases::Cases;
+use crate::io::table::{self, Col, Kind, TableFile, collect_streaming};
+
+/// The validated samples table (its keys checked; its text left on disk).
+#[derive(Debug, Clone)]
+pub struct Samples {
+    /// The file.
+    pub file: TableFile,
+    /// Number of rows.
+    pub rows: usize,
+}
+
+/// One sample's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleText {
+    /// The input (prompt or question), when logged.
+    pub input: Option<String>,
+    /// The output (the model's answer), when logged.
+    pub output: Option<String>,
+    /// Where it came from (log file and sample id), when known.
+    pub source: Option<String>,
+}
+
+/// The columns of a samples table.
+fn columns() -> [Col; 6] {
+    [
+        Col::req("case_id", Kind::Str),
+        Col::req("arm", Kind::Str),
+        Col::req("repeat", Kind::Int),
+        Col::opt("input", Kind::Str),
+        Col::opt("output", Kind::Str),
+        Col::opt("source", Kind::Str),
+    ]
+}
+
+impl Samples {
+    /// Checks the keys of a samples table: every case in `cases`, every arm in `arms` (the
+    /// results' arms), each (case_id, arm, repeat) once, repeats not negative, and the text
+    /// columns (when present) text.
+    ///
+    /// # Errors
+    /// The first bad row, naming the column, the value and what to do.
+    pub fn open(file: &TableFile, cases: &Cases, arms: &[String]) -> Result<Samples> {
+        let all = columns();
+        // The text columns' types are checked from the schema; only the keys are read.
+        let schema = table::schema(file, &["case_id", "arm", "input", "output", "source"])?;
+        table::check_columns(&file.path, &schema, &all)?;
+        let t = table::read(file, &all[..3])?;
+        let ids = t.strs("case_id")?;
+        let arm_names = t.strs("arm")?;
+        let repeats = t.ints("repeat")?;
+        for (i, id) in ids.iter().enumerate() {
+            cases.lookup(id, &t.path, i)?;
+            if !arms.contains(&arm_names[i]) {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "arm".into(),
+                    row: Row::at(i),
+                    value: format!("\"{}\"", arm_names[i]),
+                    problem: "this arm has no results".into(),
+                    fix: "name an arm of the results table, or drop the row".into(),
+                });
+            }
+            if repeats[i] < 0 {
+                return Err(Error::BadValue {
+                    path: t.path.clone(),
+                    column: "repeat".into(),
+                    row: Row::at(i),
+                    value: repeats[i].to_string(),
+                    problem: "repeats are numbered from 0 or 1".into(),
+                    fix: "use the results table's repeat numbers".into(),
+                });
+            }
+        }
+        table::check_unique(
+            &t.path,
+            "case_id, arm, repeat",
+            ids.iter().zip(&arm_names).zip(&repeats),
+        )?;
+        Ok(Samples {
+            file: file.clone(),
+            rows: ids.len(),
+        })
+    }
+
+    /// The text of the first repeat (the lowest number) of each wanted (case_id, arm) that the
+    /// table has. Only the wanted rows are read: the scan is joined to the wanted keys.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn read(
+        &self,
+        wanted: &[(String, String)],
+    ) -> Result<BTreeMap<(String, String), SampleText>> {
+        let mut out = BTreeMap::new();
+        if wanted.is_empty() {
+            return Ok(out);
+        }
+        let path = &self.file.path;
+        let keys = DataFrame::new(
+            wanted.len(),
+            vec![
+                Column::new(
+                    "case_id".into(),
+                    wanted.iter().map(|w| w.0.as_str()).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "arm".into(),
+                    wanted.iter().map(|w| w.1.as_str()).collect::<Vec<_>>(),
+                ),
+            ],
+        )
+        .map_err(|e| table::polars_unreadable(path, e))?;
+        let mut lf = table::scan(&self.file, &["case_id", "arm", "input", "output", "source"])?;
+        let schema = lf
+            .collect_schema()
+            .map_err(|e| table::polars_unreadable(path, e))?;
+        let text = |name: &str| {
+            if schema.contains(name) {
+                col(name).cast(DataType::String)
+            } else {
+                lit(NULL).cast(DataType::String).alias(name)
+            }
+        };
+        let lf = lf
+            .select([
+                col("case_id").cast(DataType::String),
+                col("arm").cast(DataType::String),
+                col("repeat").cast(DataType::Int64),
+                text("input"),
+                text("output"),
+                text("source"),
+            ])
+            .join(
+                keys.lazy(),
+                [col("case_id"), col("arm")],
+                [col("case_id"), col("arm")],
+                JoinArgs::new(JoinType::Inner),
+            );
+        let df = collect_streaming(lf, path)?;
+        let str_col = |name: &str| -> Result<Vec<Option<String>>> {
+            Ok(df
+                .column(name)
+                .and_then(|c| c.str().cloned())
+                .map_err(|e| table::polars_unreadable(path, e))?
+                .iter()
+                .map(|v| v.map(str::to_string))
+                .collect())
+        };
+        let (ids, arms) = (str_col("case_id")?, str_col("arm")?);
+        let (inputs, outputs, sources) =
+            (str_col("input")?, str_col("output")?, str_col("source")?);
+        let repeats: Vec<Option<i64>> = df
+            .column("repeat")
+            .and_then(|c| c.i64().cloned())
+            .map_err(|e| table::polars_unreadable(path, e))?
+            .iter()
+            .collect();
+        let mut first: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for i in 0..df.height() {
+            let (Some(id), Some(arm), Some(repeat)) = (&ids[i], &arms[i], repeats[i]) else {
+                continue;
+            };
+            let key = (id.clone(), arm.clone());
+            if first.get(&key).is_some_and(|r| *r <= repeat) {
+                continue;
+            }
+            first.insert(key.clone(), repeat);
+            out.insert(
+                key,
+                SampleText {
+                    input: inputs[i].clone(),
+                    output: outputs[i].clone(),
+                    source: sources[i].clone(),
+                },
+            );
+        }
+        Ok(out)
+    }
+}
