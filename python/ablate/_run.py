@@ -2,9 +2,9 @@
 
 Each verb function builds the command line `ablate --json --quiet --export TMP VERB ...`, runs
 the binary installed with this package, parses the JSON and reads every exported Parquet file
-with arro3. Tables come back as `arro3.core.Table`, which Polars, pandas and pyarrow accept
-through the Arrow PyCapsule interface without a copy. Nothing is computed in Python: the numbers
-are the command line's, byte for byte.
+with arro3. Tables come back as [`Table`]: `.to_polars()`, `.to_pandas()`, and the Arrow PyCapsule
+interface, which Polars, pandas and pyarrow read without a copy. Nothing is computed in Python:
+the numbers are the command line's, byte for byte.
 """
 
 from __future__ import annotations
@@ -59,17 +59,86 @@ class AblateError(Exception):
         self.command = command
 
 
+class Table:
+    """One of a verb's tables: `to_polars()`, `to_pandas()`, and the Arrow PyCapsule interface
+    (`__arrow_c_stream__`), so `polars.DataFrame(t)`, `pyarrow.table(t)` and DuckDB read it as it
+    is. `arrow` is the underlying `arro3.core.Table`; `num_rows`, `column_names` and `schema` are
+    its own.
+    """
+
+    def __init__(self, arrow: Any):
+        self.arrow = arrow
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.arrow.__arrow_c_stream__(requested_schema)
+
+    def __arrow_c_schema__(self) -> Any:
+        return self.arrow.__arrow_c_schema__()
+
+    def to_polars(self) -> Any:
+        """The table as a `polars.DataFrame` (needs Polars)."""
+        import polars as pl
+
+        return pl.DataFrame(self.arrow)
+
+    def to_pandas(self) -> Any:
+        """The table as a `pandas.DataFrame`: pandas' own Arrow reader where it has one (pandas
+        3), else through pyarrow. List columns stay lists."""
+        import pandas as pd
+
+        if hasattr(pd.DataFrame, "from_arrow"):
+            return pd.DataFrame.from_arrow(self.arrow)
+        import pyarrow as pa
+
+        return pa.table(self.arrow).to_pandas()
+
+    @property
+    def num_rows(self) -> int:
+        return self.arrow.num_rows
+
+    @property
+    def column_names(self) -> List[str]:
+        return list(self.arrow.column_names)
+
+    @property
+    def schema(self) -> Any:
+        return self.arrow.schema
+
+    def __len__(self) -> int:
+        return self.arrow.num_rows
+
+    def __repr__(self) -> str:
+        return f"<ablate.Table: {self.num_rows} rows; {', '.join(self.column_names)}>"
+
+
+# Provenance keys whose values are numbers or lists (the Parquet metadata holds text).
+_PROVENANCE_TYPES = {"seed": int, "bootstrap": int, "confidence": float, "command": json.loads}
+
+
+def _typed_provenance(meta: Mapping[str, str]) -> Dict[str, Any]:
+    """The provenance with its values' types: `command` a list, numbers numbers, the rest text."""
+    out: Dict[str, Any] = {}
+    for key, value in meta.items():
+        convert = _PROVENANCE_TYPES.get(key)
+        try:
+            out[key] = convert(value) if convert else value
+        except ValueError:
+            out[key] = value
+    return out
+
+
 class Result:
     """What a verb returned: its tables as attributes, and its JSON.
 
-    `out.arms`, `out.summary`, ... are `arro3.core.Table` objects (the table names are those of
-    `--export`, listed in docs/tables.md); any other attribute is looked up in the verb's JSON
+    `out.arms`, `out.summary`, ... are [`Table`]s (the table names are those of `--export`,
+    listed in docs/tables.md); any other attribute is looked up in the verb's JSON
     (`out.threshold_drop`). `out.json` is the whole JSON, `out.tables` the tables by name, and
     `out.provenance` the metadata every exported file carries (set hash, model, seed, bootstrap,
-    confidence, tool version, command line).
+    confidence, tool version, command line), typed: `command` is a list, `seed` and `bootstrap`
+    integers, `confidence` a float.
     """
 
-    def __init__(self, verb: str, json_value: Any, tables: Dict[str, Any], provenance: Dict[str, str]):
+    def __init__(self, verb: str, json_value: Any, tables: Dict[str, Any], provenance: Dict[str, Any]):
         self.verb = verb
         self.json = json_value
         self.tables = tables
@@ -227,19 +296,21 @@ def _experiment(
     return folder
 
 
-def _read_tables(folder: Path) -> "tuple[Dict[str, Any], Dict[str, str]]":
+def _read_tables(folder: Path) -> "tuple[Dict[str, Table], Dict[str, Any]]":
     from arro3.io import read_parquet
 
-    tables: Dict[str, Any] = {}
-    provenance: Dict[str, str] = {}
+    tables: Dict[str, Table] = {}
+    provenance: Dict[str, Any] = {}
     if not folder.is_dir():
         return tables, provenance
     for path in sorted(folder.glob("*.parquet")):
         table = read_parquet(str(path)).read_all()
-        tables[path.stem] = table
+        tables[path.stem] = Table(table)
         if not provenance:
             meta = table.schema.metadata_str
-            provenance = {k[len("ablate.") :]: v for k, v in meta.items() if k.startswith("ablate.") and k != "ablate.table"}
+            provenance = _typed_provenance(
+                {k[len("ablate.") :]: v for k, v in meta.items() if k.startswith("ablate.") and k != "ablate.table"}
+            )
     return tables, provenance
 
 
@@ -269,6 +340,9 @@ def run(verb: str, *positional: Any, **options: Any) -> Result:
             )
     if positional and experiment is None and verb not in ("plan",):
         experiment, positional = positional[0], positional[1:]
+    if verb == "report" and options.get("out") is None:
+        # A notebook's report goes to a fresh temporary folder, never into the working directory.
+        options["out"] = tempfile.mkdtemp(prefix="ablate-report-")
     with tempfile.TemporaryDirectory(prefix="ablate-") as tmp:
         work = Path(tmp)
         export = work / "tables"

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -61,40 +62,102 @@ def test_every_verb_returns_the_cli_json(verb):
     assert out.tables, verb
     assert out.provenance["verb"] == verb
     if options:
-        assert out.provenance["bootstrap"] == B
+        assert out.provenance["bootstrap"] == int(B)
 
 
 def test_the_module_is_generated_from_the_command_lines_schema():
-    """The verbs with tables are the module's functions, and the stubs' Inputs name every option
-    of every one of them: adding a verb or an option to the command line without the module
-    fails here."""
-    import ast
+    """The verbs with tables (and report) are the module's functions, python/ablate/_verbs.py is
+    what python/generate.py writes from this binary's `ablate schema`, and every option of every
+    verb is a keyword parameter of its function: adding a verb or an option to the command line
+    without regenerating fails here."""
+    import inspect
 
     s = ablate.schema()
     with_tables = {v["name"] for v in s["verbs"] if v["tables"]}
-    module_verbs = set(ablate.__all__) - {"AblateError", "Result", "binary", "run", "schema"}
+    module_verbs = set(ablate.__all__) - {"AblateError", "Result", "Table", "binary", "run", "schema"}
     assert module_verbs == with_tables | {"report"}
-    for verb in module_verbs:
-        assert callable(getattr(ablate, verb)), verb
-    stubs = ast.parse((Path(ablate.__file__).parent / "__init__.pyi").read_text())
-    inputs = next(n for n in stubs.body if isinstance(n, ast.ClassDef) and n.name == "Inputs")
-    declared = {n.target.id for n in inputs.body if isinstance(n, ast.AnnAssign)}
-    for f in (n for n in stubs.body if isinstance(n, ast.FunctionDef)):
-        declared |= {a.arg for a in f.args.args + f.args.kwonlyargs}
-    # --export is the module's own channel for the tables; experiment and positional arguments
-    # are the functions' parameters.
-    options = {
-        o["name"]
-        for v in s["verbs"]
-        if v["name"] in module_verbs
-        for o in v["options"]
-        if not o["positional"] and o["name"] != "export"
-    }
-    missing = options - declared
-    assert not missing, f"options the stubs' Inputs lack: {sorted(missing)}"
-    tables = set(s["experiment_tables"])
-    assert tables <= declared | {"samples"}, tables - declared
-    assert set(s["manifest_keys"]) - declared <= {"blocks", "synthetic", "simulation"}
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "python" / "generate.py"), "--check"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ABLATE_BIN": ablate.binary()},
+    )
+    assert check.returncode == 0, check.stderr
+    for v in s["verbs"]:
+        if v["name"] not in module_verbs:
+            continue
+        params = inspect.signature(getattr(ablate, v["name"])).parameters
+        for o in v["options"]:
+            if not o["positional"] and o["name"] != "export":
+                assert o["name"] in params, (v["name"], o["name"])
+        if v["reads_experiment"]:
+            assert set(s["experiment_tables"]) <= set(params), v["name"]
+
+
+def test_signatures_and_docstrings_show_every_parameter():
+    import inspect
+
+    sig = inspect.signature(ablate.sweep)
+    assert list(sig.parameters)[0] == "experiment"
+    for name in ("bootstrap", "seed", "confidence", "per_arm", "results", "cases", "threshold_drop"):
+        assert sig.parameters[name].kind == inspect.Parameter.KEYWORD_ONLY, name
+        assert sig.parameters[name].default is None
+    doc = ablate.sweep.__doc__
+    assert "bootstrap: Bootstrap resamples" in doc and "Default: 10000." in doc
+    assert "seed: Random seed" in doc
+    # Required options are required keywords: Python says which are missing.
+    with pytest.raises(TypeError, match="missing 2 required keyword-only arguments: 'calls' and 'out'"):
+        ablate.next(DEMO)
+
+
+def test_tables_convert_to_polars_and_pandas_with_the_json_s_values():
+    out = ablate.sweep(DEMO, bootstrap=int(B))
+    want = out.json["arms"]
+    as_polars = out.arms.to_polars()
+    assert isinstance(as_polars, pl.DataFrame)
+    assert as_polars["drop"].to_list() == [a["drop"] for a in want]
+    as_pandas = out.arms.to_pandas()
+    assert isinstance(as_pandas, pd.DataFrame)
+    assert list(as_pandas["arm"]) == [a["arm"] for a in want]
+    assert list(as_pandas["drop"]) == [a["drop"] for a in want]
+    assert [list(r) for r in as_pandas["removed"]] == [a["removed"] for a in want]
+    assert len(out.arms) == out.arms.num_rows == len(want)
+    assert "drop" in out.arms.column_names
+    assert "rows" in repr(out.arms)
+
+
+def test_provenance_values_keep_their_types():
+    out = ablate.sweep(DEMO, bootstrap=int(B))
+    p = out.provenance
+    assert isinstance(p["command"], list) and p["command"][3] == "sweep"
+    assert p["bootstrap"] == int(B) and isinstance(p["bootstrap"], int)
+    assert p["seed"] == 0 and isinstance(p["seed"], int)
+    assert p["confidence"] == 0.95
+    assert isinstance(p["set_sha256"], str) and isinstance(p["version"], str)
+
+
+def test_a_report_from_python_never_writes_into_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    results = pl.read_parquet(DEMO / "results.parquet")
+    cases = pl.read_parquet(DEMO / "cases.parquet")
+    out = ablate.report(results=results, cases=cases, threshold_drop=0.005, bootstrap=int(B))
+    assert list(tmp_path.iterdir()) == [], "nothing in the working directory"
+    folder = Path(out.out)
+    assert folder.is_dir() and (folder / "index.html").is_file()
+    assert folder.parent == Path(tempfile.gettempdir())
+    given = ablate.report(DEMO, out=tmp_path / "mine", bootstrap=int(B))
+    assert Path(given.out) == tmp_path / "mine" and (tmp_path / "mine" / "index.html").is_file()
+
+
+def test_the_docstring_recipes_run_as_doctests():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-o", "doctest_optionflags=ELLIPSIS NORMALIZE_WHITESPACE", str(ROOT / "python" / "ablate")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " passed" in proc.stdout
 
 
 def test_an_option_the_verb_does_not_take_is_a_type_error():
@@ -154,8 +217,8 @@ def test_provenance_names_the_set_hash_model_and_settings():
     assert p["set"] == "support-eval-v3"
     assert p["set_sha256"] == record["set_sha256"]
     assert p["model"] == record["model"]
-    assert (p["seed"], p["bootstrap"], p["confidence"]) == ("3", B, "0.9")
-    assert "sweep" in json.loads(p["command"])
+    assert (p["seed"], p["bootstrap"], p["confidence"]) == (3, int(B), 0.9)
+    assert "sweep" in p["command"]
 
 
 @pytest.mark.parametrize("kind", ["polars", "pandas", "pyarrow"])

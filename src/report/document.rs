@@ -48,7 +48,7 @@ fn content_security_policy() -> String {
 fn sections(a: &Analyses) -> Vec<Section> {
     let flipped: Vec<String> = a.decision.flips.iter().map(|f| f.arm.clone()).collect();
     let order = report::sweep::chart_order(&a.sweep);
-    let mut all = report::sweep::sections(&a.sweep, &flipped);
+    let mut all = report::sweep::sections(&a.sweep, &flipped, a.decision.comparison);
     all.extend(
         a.reweight
             .iter()

@@ -144,6 +144,7 @@ pub fn sections(r: &ReweightOutput, order: &[String]) -> Vec<Section> {
             rows,
             threshold: r.threshold_drop,
             sides: Some(("set".into(), "production".into())),
+            comparison: false,
         },
         table: production_table(r),
     };

@@ -114,6 +114,7 @@ pub fn sections(st: &StressOutput, order: &[String]) -> Vec<Section> {
             rows,
             threshold: st.threshold_drop,
             sides: Some(("main set".into(), "stress slice".into())),
+            comparison: false,
         },
         table: table(st),
     }]

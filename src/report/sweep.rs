@@ -58,13 +58,16 @@ fn per_arm(s: &SweepOutput) -> bool {
 
 /// The report's sections: drop per arm with its interval (a forest plot centred on the threshold,
 /// largest drop first; arms in `flipped` are marked), and churn per arm.
-pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
+///
+/// With `comparison` (no arm removes units: model or prompt versions) the words are the
+/// decision's: worse and not worse than the baseline, instead of needed and removable.
+pub fn sections(s: &SweepOutput, flipped: &[String], comparison: bool) -> Vec<Section> {
     let (arms, labels) = arms_by_block(s);
     let mut out = vec![Section {
         name: Page::Drops,
         title: "Drop per arm, with its confidence interval".into(),
         note: format!(
-            "Paired drop (baseline − arm) on {} main-set cases with {}, grouped by the block of the units removed ([block] starts a group), largest first. {}. The axis is centred on the threshold agreed before the run ({}, red): dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled. Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
+            "Paired drop (baseline − arm) on {} main-set cases with {}, {} {}. The axis is centred on the threshold agreed before the run ({}, red): {} Arms far beyond the threshold sit at the edge with their drop (▶). ⚑ marks a verdict that flips under production weights.",
             s.cases,
             if per_arm(s) {
                 format!(
@@ -75,8 +78,18 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
                 "family-wise intervals (the ones that decide; the table also gives each arm's own)"
                     .into()
             },
+            if comparison {
+                "largest first."
+            } else {
+                "grouped by the block of the units removed ([block] starts a group), largest first."
+            },
             s.family.note,
-            s.threshold_drop
+            s.threshold_drop,
+            if comparison {
+                "dark orange is confidently worse than the baseline by more than the threshold, light orange worse but not settled, dark blue confidently not worse (within the threshold), light blue not worse but not settled."
+            } else {
+                "dark orange is confidently needed, light orange needed but not settled, dark blue confidently removable, light blue removable but not settled."
+            }
         ),
         chart: Chart::Forest {
             title: "Drop per arm against the threshold".into(),
@@ -101,6 +114,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String]) -> Vec<Section> {
                 .collect(),
             threshold: s.threshold_drop,
             sides: None,
+            comparison,
         },
         table: drops_table(s),
     }];

@@ -354,3 +354,35 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     assert!(md.find("**Decision**").unwrap() < md.find("\n## ").unwrap());
     assert!(md.contains("Cut candidates (1)") && md.contains("Live shadow traffic"));
 }
+
+#[test]
+fn a_comparison_of_prompt_versions_is_worded_as_the_decision_words_it() {
+    // Imported prompt versions remove no units: the decision compares them with the baseline,
+    // and the drops chart's legend and note use the same words.
+    let root = tempfile::tempdir().unwrap();
+    let exp = root.path().join("exp");
+    common::import(
+        "promptfoo",
+        &[crate::import::fixture("promptfoo/v0.121.20/results.json")],
+        &exp,
+        &["--baseline", "full", "--threshold", "0"],
+    );
+    let out = root.path().join("rep");
+    common::report_into(&out, &exp);
+    let analysis: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["decision"]["comparison"], true);
+    let svg = std::fs::read_to_string(out.join("charts/drops.svg")).unwrap();
+    assert!(
+        svg.contains("not worse, confident"),
+        "the legend words alternatives"
+    );
+    assert!(!svg.contains("removable"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("confidently not worse (within the threshold)"));
+    // The demo's arms are cuts: its legend says needed and removable.
+    let demo = root.path().join("demo");
+    common::report_into(&demo, &common::demo());
+    let svg = std::fs::read_to_string(demo.join("charts/drops.svg")).unwrap();
+    assert!(svg.contains("removable, not settled") && !svg.contains("not worse"));
+}

@@ -62,7 +62,7 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
     title: &str,
     x_desc: &str,
     rows: &[ForestRow],
-    threshold: f64,
+    (threshold, comparison): (f64, bool),
     sides: Option<&(String, String)>,
 ) -> std::result::Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
@@ -161,7 +161,7 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         plot.draw(&Circle::new(m.at, if m.beyond { 6 } else { 5 }, style))
             .map_err(err)?;
     }
-    draw_legend(&legend, rows, threshold, sides).map_err(err)
+    draw_legend(&legend, rows, (threshold, comparison), sides).map_err(err)
 }
 
 /// A legend entry's mark.
@@ -176,19 +176,40 @@ enum Glyph {
     Text,
 }
 
+/// The legend's words for the four verdict × confidence colours: of cuts (needed, removable),
+/// or of alternatives compared with the baseline (worse, not worse), as the decision words them.
+fn verdict_words(comparison: bool) -> [&'static str; 4] {
+    if comparison {
+        [
+            "worse, confident",
+            "worse, not settled",
+            "not worse, confident",
+            "not worse, not settled",
+        ]
+    } else {
+        [
+            "needed, confident",
+            "needed, not settled",
+            "removable, confident",
+            "removable, not settled",
+        ]
+    }
+}
+
 /// The legend strip: the four verdict × confidence colours, the threshold, the two sides of a
 /// dumbbell, and ▶/◀ and the rows' flags when a row uses them.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     rows: &[ForestRow],
-    threshold: f64,
+    (threshold, comparison): (f64, bool),
     sides: Option<&(String, String)>,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let words = verdict_words(comparison);
     let mut items: Vec<(Glyph, String)> = [
-        (ORANGE, "needed, confident"),
-        (LIGHT_ORANGE, "needed, not settled"),
-        (BLUE, "removable, confident"),
-        (LIGHT_BLUE, "removable, not settled"),
+        (ORANGE, words[0]),
+        (LIGHT_ORANGE, words[1]),
+        (BLUE, words[2]),
+        (LIGHT_BLUE, words[3]),
     ]
     .into_iter()
     .map(|(color, text)| (Glyph::Dot(color), text.to_string()))

@@ -152,6 +152,9 @@ pub enum Chart {
         threshold: f64,
         /// The names of a dumbbell's two estimates (first, second), for the legend.
         sides: Option<(String, String)>,
+        /// Whether the arms are alternatives rather than cuts (no arm removes units): the
+        /// legend then says "worse" and "not worse" for needed and removable, as the decision.
+        comparison: bool,
     },
     /// Lines with bands and horizontal reference lines.
     Lines {
@@ -289,7 +292,15 @@ impl Chart {
                 rows,
                 threshold,
                 sides,
-            } => draw_forest(root, title, x_desc, rows, *threshold, sides.as_ref())?,
+                comparison,
+            } => draw_forest(
+                root,
+                title,
+                x_desc,
+                rows,
+                (*threshold, *comparison),
+                sides.as_ref(),
+            )?,
             Chart::Lines {
                 title,
                 x_desc,
