@@ -128,7 +128,7 @@ fn budget_arms(exp: &Experiment, base: usize) -> Vec<(usize, String, f64)> {
 
 /// One joint bootstrap of every retention ratio Σarm/Σbase (none with `--bootstrap 0` or no
 /// budget arm).
-fn retention_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option<Draws> {
+fn retention_draws(paired: &Paired, pairs: &[&PairedArm], cfg: &Config) -> Option<Draws> {
     (cfg.bootstrap > 0 && !pairs.is_empty()).then(|| {
         let mut sums = RatioSums::new(paired.n_units, pairs.len());
         for (k, p) in pairs.iter().enumerate() {

@@ -7,6 +7,7 @@
 //! the cluster is the unit of the standard error and of the bootstrap (Miller 2024).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::RatioSums;
@@ -49,7 +50,8 @@ pub enum CaseSet {
     Stress,
 }
 
-/// The cases of one comparison, with their resampling units.
+/// The cases of one comparison, with their resampling units, and each arm's paired values once
+/// asked for. One per experiment and case set, shared by every analysis ([`Paired::new`]).
 #[derive(Debug, Clone)]
 pub struct Paired {
     /// Case indices (into the cases table) in the set with baseline results, ascending.
@@ -62,6 +64,8 @@ pub struct Paired {
     pub clustered: bool,
     /// Baseline arm index.
     pub baseline: usize,
+    /// Each arm's paired values (by arm index), built the first time an analysis asks.
+    arms: Vec<OnceLock<PairedArm>>,
 }
 
 /// One arm's paired cases: positions into [`Paired::cases`] and the paired values.
@@ -80,22 +84,38 @@ pub struct PairedArm {
 }
 
 impl Paired {
-    /// The cases of `set` that have baseline results.
-    pub fn new(exp: &Experiment, set: CaseSet) -> Paired {
+    /// The cases of `set` that have baseline results: built once per experiment and set, and
+    /// shared (with the paired values of every arm asked for) by every analysis that asks.
+    pub fn new(exp: &Experiment, set: CaseSet) -> Arc<Paired> {
+        exp.derived
+            .get_or_init(set as u64, || Paired::build(exp, set))
+    }
+
+    /// The cases of `set` that have baseline results, and their units.
+    fn build(exp: &Experiment, set: CaseSet) -> Paired {
         let m = &exp.results.matrix;
         let baseline = exp.baseline_index();
         let cases: Vec<usize> = (0..m.n_cases)
             .filter(|&c| exp.cases.stress[c] == (set == CaseSet::Stress) && m.present(c, baseline))
             .collect();
-        let (unit, n_units, clustered) = match &exp.cases.cluster {
-            Some(cluster) => {
-                let mut ids: BTreeMap<&str, u32> = BTreeMap::new();
-                for &c in &cases {
-                    let next = ids.len() as u32;
-                    ids.entry(cluster[c].as_str()).or_insert(next);
-                }
-                let unit = cases.iter().map(|&c| ids[cluster[c].as_str()]).collect();
-                (unit, ids.len(), true)
+        let (unit, n_units, clustered) = match &exp.cases.cluster_code {
+            Some(code) => {
+                // Units numbered in order of first appearance among these cases, by the
+                // clusters' codes (no name compared).
+                let mut unit_of = vec![u32::MAX; code.iter().max().map_or(0, |m| *m as usize + 1)];
+                let mut n_units = 0u32;
+                let unit = cases
+                    .iter()
+                    .map(|&c| {
+                        let u = &mut unit_of[code[c] as usize];
+                        if *u == u32::MAX {
+                            *u = n_units;
+                            n_units += 1;
+                        }
+                        *u
+                    })
+                    .collect();
+                (unit, n_units as usize, true)
             }
             None => ((0..cases.len() as u32).collect(), cases.len(), false),
         };
@@ -105,17 +125,35 @@ impl Paired {
             n_units,
             clustered,
             baseline,
+            arms: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
         }
     }
 
-    /// The paired values of `arm`.
-    pub fn arm(&self, m: &CaseMatrix, arm: usize) -> PairedArm {
-        self.arms(m, &[arm]).pop().unwrap_or_default()
+    /// The paired values of `arm` (built once; `m` is the experiment's matrix).
+    pub fn arm(&self, m: &CaseMatrix, arm: usize) -> &PairedArm {
+        self.arms[arm].get_or_init(|| self.build_arms(m, &[arm]).pop().unwrap_or_default())
     }
 
-    /// The paired values of each of `arms`, in one pass over the per-case matrix (row by row,
-    /// as it is laid out).
-    pub fn arms(&self, m: &CaseMatrix, arms: &[usize]) -> Vec<PairedArm> {
+    /// The paired values of each of `arms`: those not built yet in one pass over the per-case
+    /// matrix (row by row, as it is laid out), the others as built before.
+    pub fn arms(&self, m: &CaseMatrix, arms: &[usize]) -> Vec<&PairedArm> {
+        let missing: Vec<usize> = arms
+            .iter()
+            .copied()
+            .filter(|&a| self.arms[a].get().is_none())
+            .collect();
+        for (a, built) in missing.iter().zip(self.build_arms(m, &missing)) {
+            // Another analysis may have built it meanwhile: the values are the same.
+            let _ = self.arms[*a].set(built);
+        }
+        arms.iter().map(|&a| self.arm(m, a)).collect()
+    }
+
+    /// The paired values of each of `arms`, in one pass over the per-case matrix.
+    fn build_arms(&self, m: &CaseMatrix, arms: &[usize]) -> Vec<PairedArm> {
+        if arms.is_empty() {
+            return Vec::new();
+        }
         let n = self.cases.len();
         let mut out: Vec<PairedArm> = arms
             .iter()

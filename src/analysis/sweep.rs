@@ -284,7 +284,7 @@ fn arms_with_pairs(
 
 /// The joint bootstrap of every arm's mean drop (one resample of units for all arms), or none
 /// with `--bootstrap 0`.
-fn bootstrap_draws(paired: &Paired, pairs: &[PairedArm], cfg: &Config) -> Option<Draws> {
+fn bootstrap_draws(paired: &Paired, pairs: &[&PairedArm], cfg: &Config) -> Option<Draws> {
     (cfg.bootstrap > 0).then(|| {
         let mut sums = RatioSums::new(paired.n_units, pairs.len());
         for (k, p) in pairs.iter().enumerate() {
@@ -325,7 +325,7 @@ impl Changes {
     fn all(
         exp: &Experiment,
         paired: &Paired,
-        pairs: &[PairedArm],
+        pairs: &[&PairedArm],
         arms: &[usize],
         pass_mark: f64,
     ) -> Vec<Changes> {

@@ -21,7 +21,8 @@ use super::{Apply as _, Global};
 /// loses cases in refunds/out-of-window that no single cut does; three judge votes per repeat
 /// with sampling noise; reranker scores per passage. Also writes the production mix (23%
 /// multi-turn vs 6% in the set), shadow traffic, a context log, and samples (a synthetic question
-/// and answer for the first repeat of every case and arm, which the report's drill-down shows).
+/// and answer for the first repeat of the first 600 cases in every arm, which the report's
+/// drill-down shows).
 /// With the default settings it writes notebooks-data/support-eval-v3. Output is written
 /// atomically.
 #[derive(Debug, Args)]

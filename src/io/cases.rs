@@ -24,8 +24,24 @@ pub struct Cases {
     pub gold_rank: Option<Vec<Option<i64>>>,
     /// `cluster` per case, when the column exists.
     pub cluster: Option<Vec<String>>,
+    /// Each case's cluster as a dense code (0, 1, … in order of first appearance in the table),
+    /// when the column exists: what the analyses group by, without comparing names.
+    pub cluster_code: Option<Vec<u32>>,
     /// Every other text column (slice and stratum columns), by name.
     pub attributes: BTreeMap<String, Vec<Option<String>>>,
+}
+
+/// Dense codes of `names`: 0 for the first name, then the next unused code for each name not
+/// seen before.
+fn cluster_codes(names: &[String]) -> Vec<u32> {
+    let mut seen: PlHashMap<&str, u32> = PlHashMap::default();
+    names
+        .iter()
+        .map(|n| {
+            let next = seen.len() as u32;
+            *seen.entry(n.as_str()).or_insert(next)
+        })
+        .collect()
 }
 
 impl Cases {
@@ -104,6 +120,7 @@ impl Cases {
         } else {
             None
         };
+        let cluster_code = cluster.as_deref().map(cluster_codes);
         let mut attributes = BTreeMap::new();
         for name in attribute_names {
             attributes.insert(name.clone(), t.opt_strs(&name)?);
@@ -115,6 +132,7 @@ impl Cases {
             stress,
             gold_rank,
             cluster,
+            cluster_code,
             attributes,
         })
     }

@@ -9,6 +9,7 @@
 pub mod aggregates;
 pub mod arms;
 pub mod cases;
+pub mod derived;
 pub mod logs;
 pub mod manifest;
 pub mod mix;
@@ -101,6 +102,8 @@ pub struct Experiment {
     pub context_log: Option<LogSummary>,
     /// `samples`, its keys checked (the text is read for the drill-down only).
     pub samples: Option<Samples>,
+    /// Values the analyses derive from the tables, computed once ([`derived::Derived`]).
+    pub derived: derived::Derived,
     /// Things the analyses can go on with but the analyst should know.
     pub warnings: Vec<crate::warning::Warning>,
 }
@@ -222,6 +225,7 @@ impl Experiment {
             shadow,
             context_log,
             samples,
+            derived: derived::Derived::default(),
             warnings,
         })
     }

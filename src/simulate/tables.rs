@@ -223,20 +223,39 @@ fn sample_text(slice: &str) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// `samples`: the first repeat of every case in every arm, with a synthetic question, an answer
-/// that is right when the judged score passes (≥ 0.5) and a plausible wrong one otherwise, and
-/// where it came from. Small and deterministic, so that the demo's drill-down shows text.
+/// Cases with samples: the first this many of the cases table (every case of the demo), so that
+/// a benchmark-sized simulation does not write millions of sample rows.
+pub(super) const SAMPLE_CASES: usize = 600;
+
+/// `samples`: the first repeat of each of the first [`SAMPLE_CASES`] cases in every arm, with a
+/// synthetic question, an answer that is right when the judged score passes (≥ 0.5) and a
+/// plausible wrong one otherwise, and where it came from. Small and deterministic, so that the
+/// demo's drill-down shows text.
 pub(super) fn samples(results: &DataFrame, cases: &[SimCase], seed: u64) -> Result<DataFrame> {
     let err = |e| crate::error::Error::Polars {
         context: "building the simulated samples".into(),
         source: e,
     };
+    let sampled: Vec<&str> = cases
+        .iter()
+        .take(SAMPLE_CASES)
+        .map(|c| c.id.as_str())
+        .collect();
+    let sampled: std::collections::HashSet<&str> = sampled.into_iter().collect();
     let first = results
         .clone()
         .lazy()
         .filter(col("repeat").eq(lit(0i64)))
         .collect()
         .map_err(err)?;
+    let keep: BooleanChunked = first
+        .column("case_id")
+        .and_then(|c| c.str().cloned())
+        .map_err(err)?
+        .iter()
+        .map(|id| id.is_some_and(|id| sampled.contains(id)))
+        .collect();
+    let first = first.filter(&keep).map_err(err)?;
     let ids = first
         .column("case_id")
         .and_then(|c| c.str().cloned())

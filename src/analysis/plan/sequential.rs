@@ -33,7 +33,7 @@ pub fn pilot_arms(pilot: &Experiment) -> Vec<PilotArm> {
         let Some(spec) = pilot.arms.as_ref().and_then(|t| t.get(label)) else {
             continue;
         };
-        let drops = paired.arm(m, a).drop;
+        let drops = &paired.arm(m, a).drop;
         if drops.len() < 2 {
             continue;
         }
@@ -42,8 +42,8 @@ pub fn pilot_arms(pilot: &Experiment) -> Vec<PilotArm> {
         out.push(PilotArm {
             removed,
             arm: label.clone(),
-            drop: moments::mean(&drops),
-            sd: moments::sample_variance(&drops).sqrt(),
+            drop: moments::mean(drops),
+            sd: moments::sample_variance(drops).sqrt(),
         });
     }
     out

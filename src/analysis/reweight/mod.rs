@@ -405,7 +405,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             exp,
             opts,
             &exp.results.arms[a],
-            &p,
+            p,
             drop_production,
             se_production,
         ));

@@ -767,6 +767,7 @@ mod tests {
             stress: vec![false; 3],
             gold_rank: None,
             cluster: None,
+            cluster_code: None,
             attributes: Default::default(),
         };
         let text: Strings = ["c", "a", "b", "zz"].into_iter().collect();
