@@ -32,7 +32,7 @@ MANIFEST_TYPES = {
     "strata": "List[str]",
 }
 # Options whose values are files or folders.
-PATHS = {"out", "from_aggregates", "mix_from", "policy", "pilot", "confirm", "units", "design_file"}
+PATHS = {"out", "from_aggregates", "mix_from", "policy", "pilot", "confirm"}
 # Option types the schema's defaults do not tell.
 OPTION_TYPES = {
     "price_per_mtok": "float",

@@ -101,15 +101,17 @@ impl Drill {
     /// Fills each listed case's input and outputs from `texts` (by case_id and arm), each cut
     /// to [`TEXT_CHARS`].
     pub fn with_samples(mut self, texts: &BTreeMap<(String, String), SampleText>) -> Drill {
-        let cut = |s: &Option<String>| s.as_deref().map(|t| crate::text::cut_chars(t, TEXT_CHARS));
+        let cut = |t: &String| crate::text::cut_chars(t, TEXT_CHARS);
         for a in &mut self.arms {
             for c in a.lost.iter_mut().chain(a.gained.iter_mut()) {
                 let base = texts.get(&(c.case_id.clone(), self.baseline_arm.clone()));
                 let arm = texts.get(&(c.case_id.clone(), a.arm.clone()));
-                c.input = cut(&base.and_then(|s| s.input.clone()))
-                    .or_else(|| cut(&arm.and_then(|s| s.input.clone())));
-                c.baseline_output = cut(&base.and_then(|s| s.output.clone()));
-                c.arm_output = cut(&arm.and_then(|s| s.output.clone()));
+                c.input = base
+                    .and_then(|s| s.input.as_ref())
+                    .or_else(|| arm.and_then(|s| s.input.as_ref()))
+                    .map(cut);
+                c.baseline_output = base.and_then(|s| s.output.as_ref()).map(cut);
+                c.arm_output = arm.and_then(|s| s.output.as_ref()).map(cut);
                 c.source = arm
                     .and_then(|s| s.source.clone())
                     .or_else(|| base.and_then(|s| s.source.clone()));

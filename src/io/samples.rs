@@ -64,9 +64,10 @@ impl Samples {
         let ids = t.strs("case_id")?;
         let arm_names = t.strs("arm")?;
         let repeats = t.ints("repeat")?;
+        let known: std::collections::HashSet<&str> = arms.iter().map(String::as_str).collect();
         for (i, id) in ids.iter().enumerate() {
             cases.lookup(id, &t.path, i)?;
-            if !arms.contains(&arm_names[i]) {
+            if !known.contains(arm_names[i].as_str()) {
                 return Err(Error::BadValue {
                     path: t.path.clone(),
                     column: "arm".into(),

@@ -44,20 +44,20 @@ fn content_security_policy() -> String {
     )
 }
 
-/// Every section the analyses have, from each verb's report module, in page order.
-fn sections(a: &Analyses) -> Vec<Section> {
+/// Every section the analyses have, from each verb's report module, in page order; per-arm
+/// charts follow the drops chart's `order`.
+fn sections(a: &Analyses, order: &[String]) -> Vec<Section> {
     let flipped: Vec<String> = a.decision.flips.iter().map(|f| f.arm.clone()).collect();
-    let order = report::sweep::chart_order(&a.sweep);
     let mut all = report::sweep::sections(&a.sweep, &flipped, a.decision.comparison);
     all.extend(
         a.reweight
             .iter()
-            .flat_map(|r| report::reweight::sections(r, &order)),
+            .flat_map(|r| report::reweight::sections(r, order)),
     );
     all.extend(
         a.stress
             .iter()
-            .flat_map(|s| report::stress::sections(s, &order)),
+            .flat_map(|s| report::stress::sections(s, order)),
     );
     all.extend(report::interactions::sections(&a.interactions));
     all.extend(a.need.iter().flat_map(report::need::sections));
@@ -219,7 +219,8 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     if let Some(r) = &a.record {
         put(&dir, &mut files, "record.json", &crate::report::json(r)?)?;
     }
-    let sections = sections(a);
+    let order = report::sweep::chart_order(&a.sweep);
+    let sections = sections(a, &order);
     let head = headline(a);
     let decision = report::decision::prose(&a.decision, a.check.threshold_drop);
     let mut md = format!(
@@ -253,7 +254,6 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             Ok(svg)
         })
         .collect();
-    let order = report::sweep::chart_order(&a.sweep);
     for (sec, svg) in sections.iter().zip(drawn) {
         let svg = svg?;
         put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;

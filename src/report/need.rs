@@ -33,6 +33,17 @@ fn blocks_table(r: &NeedOutput) -> Table {
     t
 }
 
+/// The caveat of an oracle figure ("This is an oracle figure (…): an upper bound …"), when it is
+/// one.
+fn oracle_caveat(r: &NeedOutput) -> Option<String> {
+    r.oracle.then(|| {
+        format!(
+            "This is an oracle figure ({}): an upper bound on what any deployable selector can save, not a plan.",
+            r.oracle_note.as_deref().unwrap_or_default()
+        )
+    })
+}
+
 /// The report's section: the tokens each block sends against those it needs (the headline's
 /// needed context fraction, block by block).
 pub fn sections(r: &NeedOutput) -> Vec<Section> {
@@ -57,14 +68,9 @@ pub fn sections(r: &NeedOutput) -> Vec<Section> {
         note: format!(
             "{}.{}{}",
             r.headline,
-            if r.oracle {
-                format!(
-                    " An oracle figure ({}): an upper bound on what a deployable selector can save, not a plan.",
-                    r.oracle_note.as_deref().unwrap_or_default()
-                )
-            } else {
-                String::new()
-            },
+            oracle_caveat(r)
+                .map(|c| format!(" {c}"))
+                .unwrap_or_default(),
             if r.joint_cut_measured {
                 String::new()
             } else {
@@ -97,12 +103,8 @@ pub fn human(r: &NeedOutput) -> String {
             .map(|v| format!("; {:.0}% weighted to production traffic", 100.0 * v))
             .unwrap_or_default()
     );
-    if r.oracle {
-        let _ = writeln!(
-            s,
-            "This is an oracle figure ({}): an upper bound on what any deployable selector can save, not a plan.",
-            r.oracle_note.as_deref().unwrap_or_default()
-        );
+    if let Some(caveat) = oracle_caveat(r) {
+        let _ = writeln!(s, "{caveat}");
     }
     if !r.forced_needed.is_empty() {
         let _ = writeln!(

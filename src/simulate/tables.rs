@@ -236,12 +236,11 @@ pub(super) fn samples(results: &DataFrame, cases: &[SimCase], seed: u64) -> Resu
         context: "building the simulated samples".into(),
         source: e,
     };
-    let sampled: Vec<&str> = cases
+    let sampled: std::collections::HashSet<&str> = cases
         .iter()
         .take(SAMPLE_CASES)
         .map(|c| c.id.as_str())
         .collect();
-    let sampled: std::collections::HashSet<&str> = sampled.into_iter().collect();
     let first = results
         .clone()
         .lazy()

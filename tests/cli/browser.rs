@@ -168,8 +168,7 @@ fn the_report_navigates_and_drills_down_to_cases_in_a_real_browser() {
     // same order, as the analysis (analysis.json's drill).
     assert_eq!(line("hidden before "), "yes", "{report}");
     assert_eq!(line("shown after "), "yes", "{report}");
-    let analysis: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let analysis: serde_json::Value = common::analysis_json(&out);
     let arm = line("arm ");
     let drilled = analysis["drill"]["arms"]
         .as_array()

@@ -143,6 +143,11 @@ pub fn report_into(out: &Path, dir: &Path) {
     );
 }
 
+/// The `analysis.json` of the report in `out`.
+pub fn analysis_json(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap()
+}
+
 /// Runs `ablate import HARNESS SOURCES… --out OUT ARGS… --json` and returns the summary.
 pub fn import(harness: &str, sources: &[PathBuf], out: &Path, args: &[&str]) -> serde_json::Value {
     json(

@@ -22,6 +22,19 @@ fn expected() -> Value {
     json5::from_str(&std::fs::read_to_string(fixture("expected.json")).unwrap()).unwrap()
 }
 
+/// The options that import the lm-eval fixtures' arith tasks: one metric and filter, the full
+/// prompt as the baseline, threshold 0.
+pub(crate) const LM_EVAL: &[&str] = &[
+    "--score",
+    "exact_match",
+    "--filter",
+    "strict-match",
+    "--baseline",
+    "arith_gen_full",
+    "--threshold",
+    "0",
+];
+
 fn close(a: f64, b: f64) {
     assert!((a - b).abs() < 1e-6, "{a} vs {b}");
 }
@@ -265,16 +278,6 @@ fn sources_record_every_file_with_its_hash() {
 #[test]
 fn every_reader_records_the_hash_of_the_whole_file() {
     let root = tempfile::tempdir().unwrap();
-    const LM_EVAL: &[&str] = &[
-        "--score",
-        "exact_match",
-        "--filter",
-        "strict-match",
-        "--baseline",
-        "arith_gen_full",
-        "--threshold",
-        "0",
-    ];
     let cases: [(&str, &str, &[&str]); 6] = [
         (
             "inspect",

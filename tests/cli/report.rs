@@ -95,8 +95,7 @@ fn demo_report_has_every_part() {
     );
     // A number in the report comes from the data, at full precision: the drops table holds the
     // sweep's drop exactly (analysis.json), not its display form.
-    let analysis: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let analysis: Value = common::analysis_json(&out);
     let sweep_drop = analysis["sweep"]["arms"]
         .as_array()
         .unwrap()
@@ -253,8 +252,7 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
         "2000000",
     ];
     assert!(report(&out, &priced).status.success());
-    let a: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let a: Value = common::analysis_json(&out);
     let d = &a["decision"];
     let thr = a["sweep"]["threshold_drop"].as_f64().unwrap();
     let sweep_arm = |name: &str| {
@@ -327,8 +325,7 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     let mut per_arm = priced.to_vec();
     per_arm.push("--per-arm");
     assert!(report(&out, &per_arm).status.success());
-    let a: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let a: Value = common::analysis_json(&out);
     let d = &a["decision"];
     let j = &d["joint_cut"];
     assert_eq!(j["measured"], true, "{j}");
@@ -369,8 +366,7 @@ fn a_comparison_of_prompt_versions_is_worded_as_the_decision_words_it() {
     );
     let out = root.path().join("rep");
     common::report_into(&out, &exp);
-    let analysis: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let analysis: Value = common::analysis_json(&out);
     assert_eq!(analysis["decision"]["comparison"], true);
     let svg = std::fs::read_to_string(out.join("charts/drops.svg")).unwrap();
     assert!(

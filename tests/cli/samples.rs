@@ -111,16 +111,7 @@ fn each_importer_keeps_inputs_outputs_and_sources_in_samples() {
         "lm-eval",
         &[fixture("lm-eval/v0.4.13/fixture-a")],
         &out,
-        &[
-            "--score",
-            "exact_match",
-            "--filter",
-            "strict-match",
-            "--baseline",
-            "arith_gen_full",
-            "--threshold",
-            "0",
-        ],
+        crate::import::LM_EVAL,
     );
     let s = samples(&out);
     let (_, [input, output, source]) = s.iter().find(|(k, _)| k.0 == "0").unwrap();
@@ -229,8 +220,7 @@ fn the_drill_down_shows_a_lost_case_s_texts_escaped_and_cut() {
     // The 5,000-character output shows its first 599 characters and an ellipsis.
     assert!(html.contains(&format!("{}…<", "x".repeat(599))));
     assert!(!html.contains(&"x".repeat(600)));
-    let analysis: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let analysis: serde_json::Value = common::analysis_json(&out);
     let arm = analysis["drill"]["arms"]
         .as_array()
         .unwrap()

@@ -68,7 +68,6 @@ fn the_report_s_analysis_on_the_demo() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("report");
     common::report_into(&out, &common::demo());
-    let analysis: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    let analysis: Value = common::analysis_json(&out);
     snapshot("report_analysis", analysis);
 }

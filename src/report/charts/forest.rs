@@ -161,7 +161,9 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         plot.draw(&Circle::new(m.at, if m.beyond { 6 } else { 5 }, style))
             .map_err(err)?;
     }
-    draw_legend(&legend, rows, (threshold, comparison), sides).map_err(err)
+    let beyond = marks.iter().any(|m| m.beyond);
+    let items = legend_items(rows, (threshold, comparison), sides, beyond);
+    draw_legend(&legend, items).map_err(err)
 }
 
 /// A legend entry's mark.
@@ -196,14 +198,14 @@ fn verdict_words(comparison: bool) -> [&'static str; 4] {
     }
 }
 
-/// The legend strip: the four verdict × confidence colours, the threshold, the two sides of a
-/// dumbbell, and ▶/◀ and the rows' flags when a row uses them.
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+/// The legend's entries: the four verdict × confidence colours, the threshold, the two sides of
+/// a dumbbell, ▶/◀ when an estimate lies `beyond` the axis, and the rows' flags they use.
+fn legend_items(
     rows: &[ForestRow],
     (threshold, comparison): (f64, bool),
     sides: Option<&(String, String)>,
-) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    beyond: bool,
+) -> Vec<(Glyph, String)> {
     let words = verdict_words(comparison);
     let mut items: Vec<(Glyph, String)> = [
         (ORANGE, words[0]),
@@ -219,12 +221,6 @@ fn draw_legend<DB: DrawingBackend>(
         items.push((Glyph::Ring(BLACK), first.clone()));
         items.push((Glyph::Dot(BLACK), second.clone()));
     }
-    let (x0, x1) = forest_window(rows, threshold);
-    let beyond = rows.iter().any(|r| {
-        std::iter::once(r.value)
-            .chain(r.second.as_ref().map(|s| s.value))
-            .any(|v| v > x1 || v < x0)
-    });
     if beyond {
         items.push((Glyph::Text, "▶ ◀ beyond the axis (value given)".into()));
     }
@@ -236,6 +232,14 @@ fn draw_legend<DB: DrawingBackend>(
             items.push((Glyph::Text, meaning.into()));
         }
     }
+    items
+}
+
+/// Draws the legend strip's entries left to right.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    items: Vec<(Glyph, String)>,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let font = ("sans-serif", 12).into_font().color(&BLACK);
     let y = (LEGEND_HEIGHT / 2) as i32;
     let mut x = 16;
