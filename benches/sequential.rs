@@ -15,6 +15,16 @@
 //! 2. **Error rates under the null.** Drops whose mean sits exactly on the threshold (so both
 //!    nulls are true and any decision is wrong), 10,000 streams per shape, looked at after every
 //!    unit up to 5,000, at α and at α/41.
+//! 3. **The demo's ceiling.** What any valid test could decide on the demo
+//!    (`notebooks-data/support-eval-v3`, 41 arms, clusters of 1–5 cases): for each arm, the
+//!    growth-optimal constant bet on its own cluster totals Y = S − thr·n (an oracle that knows
+//!    the distribution; Kelly's bet maximises the expected log-capital per unit, so no
+//!    predictable bet grows faster on average), allowed up to the admissible bound 1/A, where A
+//!    is the largest loss a unit's total can show. Every non-negative test supermartingale for
+//!    "E[Y] ≤ 0" over totals in [−A, B] is dominated by a capital process Π(1 + λᵢYᵢ) with
+//!    0 ≤ λᵢ ≤ 1/A (Waudby-Smith & Ramdas 2024, Section 5; a two-point null at −A and B
+//!    forces it), so the oracle's expected units log(2K/α)/g* bound what any valid test needs
+//!    on average. Run alone with `-- demo`.
 
 use ablate::stats::betting::{ThresholdTests, expected_cases};
 use ablate::stats::sequence::ConfidenceSequence;
@@ -256,7 +266,111 @@ fn null_rates(settings: &[Setting]) {
     }
 }
 
+/// The largest expected log-growth per unit, `max_λ mean log(1 + λy)` over 0 ≤ λ < 1/`loss`, of
+/// a constant bet on totals `ys` (concave in λ: ternary search).
+fn kelly_growth(ys: &[f64], loss: f64) -> f64 {
+    let growth = |l: f64| ys.iter().map(|y| (l * y).ln_1p()).sum::<f64>() / ys.len() as f64;
+    let (mut lo, mut hi) = (0.0, (1.0 - 1e-9) / loss);
+    for _ in 0..200 {
+        let (a, b) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+        if growth(a) < growth(b) {
+            lo = a;
+        } else {
+            hi = b;
+        }
+    }
+    growth(0.5 * (lo + hi))
+}
+
+/// Section 3: the oracle's arms decided and calls saved on the demo, beside ablate's replay.
+fn demo_ceiling() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks-data/support-eval-v3");
+    let exp = ablate::io::Experiment::load(&dir).expect("the demo loads");
+    let m = &exp.results.matrix;
+    let base = exp.baseline_index();
+    let thr = exp.manifest.threshold_drop;
+    let span = exp.manifest.score_max - exp.manifest.score_min;
+    let codes = exp
+        .cases
+        .cluster_code
+        .as_ref()
+        .expect("the demo has clusters");
+    let main: Vec<usize> = (0..m.n_cases).filter(|&c| !exp.cases.stress[c]).collect();
+    let mut sizes = std::collections::BTreeMap::<u32, usize>::new();
+    for &c in &main {
+        *sizes.entry(codes[c]).or_default() += 1;
+    }
+    let index: std::collections::BTreeMap<u32, usize> =
+        sizes.keys().enumerate().map(|(i, &k)| (k, i)).collect();
+    let n_max = sizes.values().copied().max().unwrap_or(1);
+    let units = sizes.len();
+    let arms: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
+    let k = arms.len() as f64;
+    let alpha = 0.05;
+    // Each arm's cluster totals Y = S − thr·n (complete cells only, as `watch` reads them).
+    let totals: Vec<Vec<f64>> = arms
+        .iter()
+        .map(|&a| {
+            let mut ys: Vec<f64> = sizes.values().map(|&n| -thr * n as f64).collect();
+            for &c in &main {
+                ys[index[&codes[c]]] += m.mean[m.cell(c, base)] - m.mean[m.cell(c, a)];
+            }
+            ys
+        })
+        .collect();
+    println!(
+        "\nthe demo's ceiling: {} arms, {units} clusters of at most {n_max} cases, threshold {thr}, α = {alpha}",
+        arms.len()
+    );
+    println!(
+        "{:<44} {:>10} {:>8} {:>8}",
+        "bound on a cluster's total, α per test", "decided", "saving", "valid?"
+    );
+    let rows = [
+        ("largest cluster (5 cases), α/2K", n_max, 2.0, "yes"),
+        ("largest cluster (5 cases), α/K", n_max, 1.0, "no"),
+        ("one case, α/2K", 1, 2.0, "no"),
+    ];
+    for (name, bound_cases, split, valid) in rows {
+        let log_bar = (split * k / alpha).ln();
+        let fractions: Vec<f64> = totals
+            .iter()
+            .map(|ys| {
+                let up = ys.iter().sum::<f64>() > 0.0;
+                let (loss, signed): (f64, Vec<f64>) = if up {
+                    (bound_cases as f64 * (span + thr), ys.clone())
+                } else {
+                    (
+                        bound_cases as f64 * (span - thr),
+                        ys.iter().map(|y| -y).collect(),
+                    )
+                };
+                let g = kelly_growth(&signed, loss);
+                let expected = if g > 0.0 { log_bar / g } else { f64::INFINITY };
+                (expected / units as f64).min(1.0)
+            })
+            .collect();
+        let decided = fractions.iter().filter(|&&f| f < 1.0).count();
+        // As `watch --replay` counts: each arm's calls, plus the baseline on every unit any arm
+        // read, against (arms + baseline) × the set.
+        let spent = fractions.iter().sum::<f64>() + fractions.iter().copied().fold(0.0, f64::max);
+        let saving = 1.0 - spent / (k + 1.0);
+        println!(
+            "{:<44} {:>10} {:>7.1}% {:>8}",
+            name,
+            decided,
+            100.0 * saving,
+            valid
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "demo") {
+        demo_ceiling();
+        return;
+    }
     let alpha = 0.05 / 41.0;
     let thr = 0.02;
     let settings = vec![
@@ -279,4 +393,5 @@ fn main() {
         clustered(thr, 0.0),
     ];
     null_rates(&nulls);
+    demo_ceiling();
 }
