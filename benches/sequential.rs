@@ -364,6 +364,51 @@ fn demo_ceiling() {
             valid
         );
     }
+    // The projection `watch` and `plan --sequential` make on cluster totals
+    // (`ThresholdTests::expected_units_like`), against the median of 400 streams drawn with
+    // replacement from the arm's own totals, for every arm projected within 4× the set.
+    println!(
+        "\nprojection on cluster totals vs simulated median (400 streams resampled from each arm's clusters, α/{}):",
+        arms.len()
+    );
+    println!(
+        "{:<34} {:>10} {:>10} {:>9}",
+        "arm", "projected", "median", "ratio"
+    );
+    let alpha_arm = alpha / k;
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    for (&a, ys) in arms.iter().zip(&totals) {
+        let units: Vec<Unit> = ys
+            .iter()
+            .zip(sizes.values())
+            .map(|(&y, &n)| (y + thr * n as f64, n))
+            .collect();
+        let tests = ThresholdTests::new(thr, span, n_max, alpha_arm);
+        let Some(projected) = tests.expected_units_like(&units, 4 * units.len() as u64) else {
+            continue;
+        };
+        let cap = 100 * units.len();
+        let times: Vec<usize> = (0..400)
+            .map(|_| {
+                let mut t = ThresholdTests::new(thr, span, n_max, alpha_arm);
+                (1..=cap)
+                    .find(|_| {
+                        let (s, n) = units[rng.random_range(0..units.len())];
+                        t.push(s, n);
+                        t.needed() || t.removable()
+                    })
+                    .unwrap_or(cap)
+            })
+            .collect();
+        let med = median(times).unwrap_or(cap);
+        println!(
+            "{:<34} {:>10} {:>10} {:>9.3}",
+            exp.results.arms[a],
+            projected,
+            med,
+            projected as f64 / med as f64
+        );
+    }
 }
 
 fn main() {

@@ -638,7 +638,9 @@ def plan(
         sequential: Also project the calls of a sequential run (ablate watch / next: each arm
             stops once one of its anytime-valid tests at the threshold decides) next to the
             fixed design's, from the --pilot's drops: an arm the pilot measured takes its drop
-            and sd, the others the pilot's median distance from the threshold.
+            and sd, the others the pilot's median distance from the threshold. When the pilot's
+            cases have clusters, the projection is made on clusters like the pilot's, as watch
+            would run them.
         force: Replace an existing --out file that ablate cannot tell it wrote (any CSV, or a
             Parquet file from another tool).
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.

@@ -73,7 +73,8 @@ pub(super) struct PlanArgs {
     /// Also project the calls of a sequential run (ablate watch / next: each arm stops once one
     /// of its anytime-valid tests at the threshold decides) next to the fixed design's, from
     /// the --pilot's drops: an arm the pilot measured takes its drop and sd, the others the
-    /// pilot's median distance from the threshold.
+    /// pilot's median distance from the threshold. When the pilot's cases have clusters, the
+    /// projection is made on clusters like the pilot's, as watch would run them.
     #[arg(long, requires = "pilot")]
     sequential: bool,
     /// Replace an existing --out file that ablate cannot tell it wrote (any CSV, or a Parquet

@@ -476,3 +476,59 @@ fn with_unequal_clusters_watch_tests_the_drop_sweep_reports() {
     assert!(a["p_removable"].as_f64().unwrap() <= watched["alpha_per_arm"].as_f64().unwrap());
     assert_eq!(watched["unit"], "cluster");
 }
+
+fn plan_sequential(pilot: &Path) -> serde_json::Value {
+    let v = json(
+        ablate()
+            .args([
+                "--json",
+                "plan",
+                "--design",
+                "loo",
+                "--sequential",
+                "--units",
+            ])
+            .arg(demo().join("units.parquet"))
+            .arg("--pilot")
+            .arg(pilot),
+    );
+    v["sequential"].clone()
+}
+
+/// On a clustered pilot `plan --sequential` projects clusters as `watch` runs them (bounded by
+/// the largest cluster), which costs more calls than single cases would; without the cluster
+/// column it projects cases.
+#[test]
+fn plan_sequential_projects_clusters_on_a_clustered_pilot() {
+    let clustered = plan_sequential(&demo());
+    assert_eq!(clustered["unit"], "cluster");
+    assert_eq!(clustered["max_unit_cases"], 5);
+    let mean = clustered["mean_unit_cases"].as_f64().unwrap();
+    assert!((mean - 500.0 / 397.0).abs() < 1e-9, "{mean}");
+    let w = Workdir::demo_copy();
+    let path = w.dir.join("cases.parquet");
+    let mut cases = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap()
+        .drop("cluster")
+        .unwrap();
+    ablate::io::write::parquet(&mut cases, &path).unwrap();
+    let single = plan_sequential(&w.dir);
+    assert_eq!(single["unit"], "case");
+    assert_eq!(single["max_unit_cases"], 1);
+    let calls = |v: &serde_json::Value| v["calls_expected"].as_u64().unwrap();
+    assert!(
+        calls(&clustered) > calls(&single),
+        "clusters {} against cases {}",
+        calls(&clustered),
+        calls(&single)
+    );
+    // Every arm's projected cases are its units at the mean cluster size, or the whole set.
+    for a in clustered["arms"].as_array().unwrap() {
+        let (units, cases) = (a["units"].as_u64().unwrap(), a["cases"].as_u64().unwrap());
+        assert!(
+            cases == 500 || cases == (units as f64 * mean).round() as u64,
+            "{a}"
+        );
+    }
+}

@@ -121,8 +121,8 @@ pub struct ArmSequence {
     /// Units read when the arm was decided (null while it continues).
     pub decided_at: Option<usize>,
     /// For arms that continue: the units the leading test is projected to need in all, if the
-    /// units to come are like those read (null when the drop sits on the threshold or no unit is
-    /// in).
+    /// units to come are like those read (null when no unit is in, or when the projection
+    /// passes 100× the set's units, as it does for a drop on the threshold; a warning says so).
     pub projected_units: Option<u64>,
     /// projected_units − units.
     pub units_still_needed: Option<u64>,

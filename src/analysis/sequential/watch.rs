@@ -54,16 +54,23 @@ pub fn watch(
         {
             warnings.extend(keep_recorded(&mut seq, r));
         }
-        if seq.state == State::Continue
-            && let Some(p) = seq.projected_units
-            && p > units.len() as u64
-        {
-            warnings.push(crate::warning::Warning::new("watch.set_too_small", format!(
-                "{}: projected to need about {p} {}s, more than the {} in the set; at this drop the set cannot settle it",
-                seq.arm,
-                unit_name,
-                units.len()
-            )));
+        if seq.state == State::Continue && seq.units > 0 {
+            let beyond = match seq.projected_units {
+                Some(p) if p > units.len() as u64 => Some(format!("about {p}")),
+                None => Some(format!(
+                    "more than {}",
+                    crate::text::thousands(projection_cap(units.len()) as f64)
+                )),
+                Some(_) => None,
+            };
+            if let Some(beyond) = beyond {
+                warnings.push(crate::warning::Warning::new("watch.set_too_small", format!(
+                    "{}: projected to need {beyond} {}s, more than the {} in the set; at this drop the set cannot settle it",
+                    seq.arm,
+                    unit_name,
+                    units.len()
+                )));
+            }
         }
         out.push(seq);
     }
@@ -88,6 +95,12 @@ pub fn watch(
         arms: out,
         warnings,
     })
+}
+
+/// The longest projection `watch` makes: 100 times the set's units (at least 10,000); an arm
+/// projected past it is reported as needing more than this.
+fn projection_cap(units: usize) -> u64 {
+    (units as u64).saturating_mul(100).max(10_000)
 }
 
 /// What `watch` reports as its method.
@@ -220,27 +233,14 @@ impl Walk<'_> {
 
     /// For an arm that continues: the units its leading test (needed when the drop so far is
     /// above the threshold, else removable) is projected to need in all, if the units to come
-    /// are like the ones read ([`betting::expected_units`]); at least one more than read.
+    /// are like the ones read ([`ThresholdTests::expected_units_like`]); at least one more than
+    /// read.
     fn projected_units(&self, tests: &ThresholdTests, read: &[(f64, usize)]) -> Option<u64> {
-        let cap = (self.units.len() as u64).saturating_mul(100).max(10_000);
-        let xs: Vec<f64> = read.iter().map(|&(s, n)| tests.rescaled(s, n)).collect();
+        let cap = projection_cap(self.units.len());
         tests
-            .expected_units(&quantiles(&xs), cap)
+            .expected_units_like(read, cap)
             .map(|p| p.max(read.len() as u64 + 1))
     }
-}
-
-/// At most 64 evenly spaced order statistics of `xs`: the same distribution, at a cost per
-/// projected step that does not grow with the units read.
-fn quantiles(xs: &[f64]) -> Vec<f64> {
-    if xs.len() <= 64 {
-        return xs.to_vec();
-    }
-    let mut sorted = xs.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    (0..64)
-        .map(|k| sorted[((k as f64 + 0.5) / 64.0 * sorted.len() as f64) as usize])
-        .collect()
 }
 
 /// Replaces the arm's sequence by its recorded decision (which stands unless `--reopen`), with a
