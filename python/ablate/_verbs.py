@@ -182,7 +182,9 @@ def sweep(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -279,7 +281,9 @@ def variance(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -383,7 +387,9 @@ def reweight(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -480,7 +486,9 @@ def stress(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -577,7 +585,9 @@ def interactions(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -649,7 +659,9 @@ def plan(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -745,7 +757,9 @@ def need(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -846,7 +860,9 @@ def curve(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -943,7 +959,9 @@ def selector(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1043,7 +1061,9 @@ def record(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1232,7 +1252,9 @@ def watch(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1426,7 +1448,9 @@ def report(
         bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
             At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
             interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. Default: 10000.
+            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
+            that it is a small-sample interval (docs/statistics.md), and sweep draws no
+            resamples. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at

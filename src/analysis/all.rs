@@ -109,7 +109,7 @@ pub fn run(
     step("need");
     step("curve");
     step("selector");
-    let ((reweight, stress), ((need, curve), selector)) = rayon::join(
+    let ((reweight, stress), ((need, curve), (selector, drill))) = rayon::join(
         || {
             (
                 reweight_of(exp, cfg, sweep.family.size),
@@ -134,7 +134,12 @@ pub fn run(
                         }),
                     )
                 },
-                || exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
+                || {
+                    (
+                        exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
+                        drill_of(exp),
+                    )
+                },
             )
         },
     );
@@ -195,7 +200,7 @@ pub fn run(
         shadow,
         context,
         record,
-        drill: drill_of(exp)?,
+        drill: drill?,
         skipped,
     })
 }

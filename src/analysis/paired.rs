@@ -41,6 +41,115 @@ pub struct Sample<'a> {
     pub reach: (f64, f64),
 }
 
+/// A sample's intervals at several levels ([`Paired::estimate`], [`Paired::family`]), sharing
+/// what every level needs: the units, whether every value is the same, the score interval's
+/// support, and for clusters the se and design effect (each found once, when first needed).
+pub struct Intervals<'s, 'a> {
+    s: &'s Sample<'a>,
+    n_units: usize,
+    flat: bool,
+    spread: std::cell::OnceCell<Spread>,
+}
+
+/// The level-free parts of the small-sample intervals (see [`Intervals`]).
+struct Spread {
+    score: Option<interval::ScoreData>,
+    /// With clusters: se_c, the larger of the sandwich and the jackknife se, and the design
+    /// effect deff = max(1, se_c²/se_iid²); `None` when every case is its own unit.
+    clustered: Option<(Option<f64>, f64)>,
+}
+
+impl<'s, 'a> Intervals<'s, 'a> {
+    /// The intervals of `s`.
+    pub fn new(s: &'s Sample<'a>) -> Intervals<'s, 'a> {
+        let n_units = Paired::distinct_units(s.units);
+        Intervals {
+            s,
+            n_units,
+            flat: n_units >= 2 && estimate::no_variation(s.values),
+            spread: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// [`Paired::estimate`] of the sample.
+    pub fn estimate(&self, bootstrap_ci: Option<Option<(f64, f64)>>, confidence: f64) -> Estimate {
+        let s = self.s;
+        if self.flat {
+            return Estimate::no_variation(s.point, self.n_units, s.reach.0, s.reach.1, confidence);
+        }
+        if self.n_units < BOOTSTRAP_MIN_UNITS {
+            return self.small_sample(confidence);
+        }
+        match bootstrap_ci {
+            Some(ci) => Estimate::bootstrap(s.point, s.se, ci, confidence),
+            None => Estimate::normal(s.point, s.se, confidence),
+        }
+    }
+
+    /// [`Paired::family`] of the sample.
+    pub fn family(&self, family: usize, confidence: f64) -> Estimate {
+        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
+        let s = self.s;
+        if self.flat {
+            Estimate::no_variation(s.point, self.n_units, s.reach.0, s.reach.1, level)
+        } else {
+            self.small_sample(level)
+        }
+    }
+
+    /// The score interval (cases as units), or for clusters the wider of the t interval and the
+    /// score interval on the effective sample size, at `level`.
+    ///
+    /// Clusters: se_c = max(sandwich se, delete-one-cluster jackknife se) (the sandwich is biased
+    /// down with few, unequal clusters); the t interval is point ± t(1−α/2; C−1)·se_c. The score
+    /// interval is taken with its critical value scaled by √deff, deff = max(1, se_c² / se_iid²),
+    /// which is the score interval of n/deff independent cases (Korn and Graubard, 1998: effective
+    /// sample size). It keeps the score interval's skew where changes are rare, which the t
+    /// interval lacks in the far tails that Bonferroni over many arms reaches.
+    fn small_sample(&self, level: f64) -> Estimate {
+        let (s, n_units) = (self.s, self.n_units);
+        let spread = self.spread.get_or_init(|| self.spread());
+        let crit = interval::critical(n_units, level);
+        let score = |critical: f64| {
+            spread
+                .score
+                .as_ref()
+                .map(|d| d.interval(critical))
+                .filter(|_| n_units >= 2)
+        };
+        let Some((se, deff)) = spread.clustered else {
+            return Estimate::with_interval(s.point, s.se, score(crit), CiMethod::Score, level);
+        };
+        let t = interval::t(s.point, se, n_units.saturating_sub(1), level);
+        let ci = match (t, score(crit * deff.sqrt())) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (a, b) => a.or(b),
+        };
+        Estimate::with_interval(s.point, s.se, ci, CiMethod::T, level)
+    }
+
+    /// The level-free parts, found once.
+    fn spread(&self) -> Spread {
+        let s = self.s;
+        let clustered = (self.n_units != s.values.len()).then(|| {
+            let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let (_, se_iid) = moments::mean_se(s.values, None);
+            let deff = match (se, se_iid) {
+                (Some(c), Some(i)) if i > 0.0 => (c / i).powi(2).max(1.0),
+                _ => 1.0,
+            };
+            (se, deff)
+        });
+        Spread {
+            score: interval::ScoreData::new(s.values, s.reach.0, s.reach.1),
+            clustered,
+        }
+    }
+}
+
 /// Which cases an analysis uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaseSet {
@@ -127,6 +236,13 @@ impl Paired {
             baseline,
             arms: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// Whether a mean over these units takes its interval from the percentile bootstrap (at
+    /// least [`BOOTSTRAP_MIN_UNITS`] units; [`Paired::estimate`]): below, no resample needs to
+    /// be drawn for it.
+    pub fn bootstraps_means(&self) -> bool {
+        self.n_units >= BOOTSTRAP_MIN_UNITS
     }
 
     /// The paired values of `arm` (built once; `m` is the experiment's matrix).
@@ -222,17 +338,7 @@ impl Paired {
         bootstrap_ci: Option<Option<(f64, f64)>>,
         confidence: f64,
     ) -> Estimate {
-        let n_units = Paired::distinct_units(s.units);
-        if n_units >= 2 && estimate::no_variation(s.values) {
-            return Estimate::no_variation(s.point, n_units, s.reach.0, s.reach.1, confidence);
-        }
-        if n_units < BOOTSTRAP_MIN_UNITS {
-            return Paired::small_sample(s, n_units, confidence);
-        }
-        match bootstrap_ci {
-            Some(ci) => Estimate::bootstrap(s.point, s.se, ci, confidence),
-            None => Estimate::normal(s.point, s.se, confidence),
-        }
+        Intervals::new(s).estimate(bootstrap_ci, confidence)
     }
 
     /// The family-wise interval of one of `family` means judged together: the interval of
@@ -241,55 +347,17 @@ impl Paired {
     /// cases are rare: `benches/coverage.rs`). Holding all of them at once has probability at
     /// least `confidence`. The estimate's `confidence` is that per-interval level.
     pub fn family(s: &Sample<'_>, family: usize, confidence: f64) -> Estimate {
-        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
-        let n_units = Paired::distinct_units(s.units);
-        if n_units >= 2 && estimate::no_variation(s.values) {
-            Estimate::no_variation(s.point, n_units, s.reach.0, s.reach.1, level)
-        } else {
-            Paired::small_sample(s, n_units, level)
-        }
+        Intervals::new(s).family(family, confidence)
     }
-
-    /// The score interval (cases as units), or for clusters the wider of the t interval and the
-    /// score interval on the effective sample size, at `level`.
-    ///
-    /// Clusters: se_c = max(sandwich se, delete-one-cluster jackknife se) (the sandwich is biased
-    /// down with few, unequal clusters); the t interval is point ± t(1−α/2; C−1)·se_c. The score
-    /// interval is taken with its critical value scaled by √deff, deff = max(1, se_c² / se_iid²),
-    /// which is the score interval of n/deff independent cases (Korn and Graubard, 1998: effective
-    /// sample size). It keeps the score interval's skew where changes are rare, which the t
-    /// interval lacks in the far tails that Bonferroni over many arms reaches.
-    fn small_sample(s: &Sample<'_>, n_units: usize, level: f64) -> Estimate {
-        let crit = interval::critical(n_units, level);
-        if n_units == s.values.len() {
-            let ci = interval::score(s.values, s.reach.0, s.reach.1, crit).filter(|_| n_units >= 2);
-            return Estimate::with_interval(s.point, s.se, ci, CiMethod::Score, level);
-        }
-        let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        let t = interval::t(s.point, se, n_units.saturating_sub(1), level);
-        let (_, se_iid) = moments::mean_se(s.values, None);
-        let deff = match (se, se_iid) {
-            (Some(c), Some(i)) if i > 0.0 => (c / i).powi(2).max(1.0),
-            _ => 1.0,
-        };
-        let score = interval::score(s.values, s.reach.0, s.reach.1, crit * deff.sqrt())
-            .filter(|_| n_units >= 2);
-        let ci = match (t, score) {
-            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-            (a, b) => a.or(b),
-        };
-        Estimate::with_interval(s.point, s.se, ci, CiMethod::T, level)
-    }
-
     /// Number of distinct units among `units`.
     pub fn distinct_units(units: &[u32]) -> usize {
-        let mut u = units.to_vec();
-        u.sort_unstable();
-        u.dedup();
-        u.len()
+        // Units are dense codes (below the number of units), so a flag per code counts them.
+        let size = units.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let mut seen = vec![false; size];
+        units
+            .iter()
+            .filter(|&&u| !std::mem::replace(&mut seen[u as usize], true))
+            .count()
     }
 
     /// Adds a per-case mean statistic to bootstrap sums: numerator = value, denominator = 1 for

@@ -39,11 +39,12 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
+use crate::analysis::paired::{self, CaseSet, Intervals, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::dist;
@@ -399,68 +400,79 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
     let pairs = paired.arms(m, &arm_ids);
     let changes = Changes::all(exp, &paired, &pairs, &arm_ids, pass_mark);
-    let draws = bootstrap_draws(&paired, &pairs, cfg);
+    let draws = paired
+        .bootstraps_means()
+        .then(|| bootstrap_draws(&paired, &pairs, cfg))
+        .flatten();
 
-    let mut arms = Vec::with_capacity(arm_ids.len());
-    let mut p_raw = Vec::with_capacity(arm_ids.len());
-    let mut mcnemar_withheld = false;
     let family_size = arm_ids.len();
-    for (k, ((&a, p), changes)) in arm_ids.iter().zip(&pairs).zip(changes).enumerate() {
-        let sample = paired.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
-        let drop = sample.point;
-        let est = Paired::estimate(
-            &sample,
-            draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
-            cfg.confidence,
-        );
-        let fam = Paired::family(&sample, family_size, cfg.confidence);
-        let units = Paired::distinct_units(&p.unit);
-        let flat = est.ci_method == CiMethod::ExactBound;
-        if flat {
-            warnings.push(no_spread(
-                &exp.results.arms[a],
+    // Each arm's estimates on its own (rayon; collected in arm order, so the output is the same
+    // at any thread count).
+    let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool)> = arm_ids
+        .par_iter()
+        .zip(pairs.par_iter())
+        .zip(changes.into_par_iter())
+        .enumerate()
+        .map(|(k, ((&a, p), changes))| {
+            let sample = paired.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
+            let drop = sample.point;
+            let intervals = Intervals::new(&sample);
+            let est = intervals.estimate(
+                draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
+                cfg.confidence,
+            );
+            let fam = intervals.family(family_size, cfg.confidence);
+            let units = Paired::distinct_units(&p.unit);
+            let flat = est.ci_method == CiMethod::ExactBound;
+            let warning =
+                flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));
+            let se = est.se;
+            // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by
+            // the small-sample interval (the percentile bootstrap, once the arm's CI from 100
+            // units, called 6.7% of arms on the threshold confident at 95% with 100 binary
+            // cases: ties).
+            let judged = if cfg.per_arm {
+                intervals.family(1, cfg.confidence)
+            } else {
+                fam
+            };
+            let (verdict, confidence) = judge(drop, threshold, &judged, units);
+            let binary = changes.binary;
+            let arm = SweepArm {
+                arm: exp.results.arms[a].clone(),
+                removed: removed_units(exp, &exp.results.arms[a]),
+                block: block_of(exp, &exp.results.arms[a]),
+                score: moments::mean(&p.arm),
                 drop,
+                se,
+                ci: est.interval(),
+                ci_family: fam.interval(),
                 units,
-                paired.clustered,
-            ));
-        }
-        let se = est.se;
-        // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by the
-        // small-sample interval (the percentile bootstrap, once the arm's CI from 100 units,
-        // called 6.7% of arms on the threshold confident at 95% with 100 binary cases: ties).
-        let judged = if cfg.per_arm {
-            Paired::family(&sample, 1, cfg.confidence)
-        } else {
-            fam
-        };
-        let (verdict, confidence) = judge(drop, threshold, &judged, units);
-        p_raw.push(p_positive(flat, drop, se, units));
-        let binary = changes.binary;
+                rho: moments::pearson(&p.base, &p.arm),
+                p_holm: None,
+                mcnemar_p: (binary && !paired.clustered)
+                    .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
+                verdict,
+                confidence,
+                tokens_removed: tokens_removed(exp, &paired, a),
+                lost_cases: changes.lost,
+                gained_cases: changes.gained,
+                churn: changes.churn,
+                missing_cases: paired.cases.len() - p.pos.len(),
+                lost_by_slice: changes.lost_by_slice,
+                n: p.pos.len(),
+            };
+            (arm, p_positive(flat, drop, se, units), warning, binary)
+        })
+        .collect();
+    let mut arms = Vec::with_capacity(per_arm.len());
+    let mut p_raw = Vec::with_capacity(per_arm.len());
+    let mut mcnemar_withheld = false;
+    for (arm, p, warning, binary) in per_arm {
+        arms.push(arm);
+        p_raw.push(p);
+        warnings.extend(warning);
         mcnemar_withheld |= binary;
-        arms.push(SweepArm {
-            arm: exp.results.arms[a].clone(),
-            removed: removed_units(exp, &exp.results.arms[a]),
-            block: block_of(exp, &exp.results.arms[a]),
-            score: moments::mean(&p.arm),
-            drop,
-            se,
-            ci: est.interval(),
-            ci_family: fam.interval(),
-            units,
-            rho: moments::pearson(&p.base, &p.arm),
-            p_holm: None,
-            mcnemar_p: (binary && !paired.clustered)
-                .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
-            verdict,
-            confidence,
-            tokens_removed: tokens_removed(exp, &paired, a),
-            lost_cases: changes.lost,
-            gained_cases: changes.gained,
-            churn: changes.churn,
-            missing_cases: paired.cases.len() - p.pos.len(),
-            lost_by_slice: changes.lost_by_slice,
-            n: p.pos.len(),
-        });
     }
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);

@@ -122,7 +122,9 @@ struct Statistics {
     seed: Seed,
     /// Bootstrap resamples for confidence intervals (0 = normal approximation only). At least
     /// 10/(1 − confidence), so that 5 resamples lie beyond each end of the interval: 200 at the
-    /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000.
+    /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000. A drop's interval uses
+    /// them only from 100,000 cases (or clusters); below that it is a small-sample interval
+    /// (docs/statistics.md), and sweep draws no resamples.
     #[arg(long, default_value_t = DEFAULT_BOOTSTRAP)]
     bootstrap: usize,
     /// Judge each arm at its own confidence level instead of family-wise. By default a verdict

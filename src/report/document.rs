@@ -10,13 +10,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::all::Analyses;
 use crate::error::{Error, Result};
 use crate::io::output::AtomicDir;
 use crate::report;
+use crate::report::charts::Chart;
 use crate::report::escape::{self, Prose};
 use crate::report::section::{Page, Section};
 use crate::report::text::num;
@@ -208,6 +208,38 @@ fn put(dir: &AtomicDir, files: &mut Vec<String>, name: &str, text: &str) -> Resu
 ///
 /// # Errors
 /// A file cannot be written, or a chart cannot be drawn.
+/// Runs `each` on every section in parallel, the charts with the most pixels first (the longest
+/// to rasterise: scheduling the longest job first keeps two threads' loads even), and returns
+/// the results in section order.
+fn largest_first<T: Send>(sections: &[Section], each: impl Fn(&Section) -> T + Sync) -> Vec<T> {
+    let mut order: Vec<usize> = (0..sections.len()).collect();
+    order.sort_by_key(|&i| {
+        let (w, h) = sections[i].chart.size();
+        std::cmp::Reverse(u64::from(w) * u64::from(h))
+    });
+    let slots: Vec<std::sync::Mutex<Option<T>>> = sections
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    rayon::scope_fifo(|scope| {
+        for &i in &order {
+            let (each, slots) = (&each, &slots);
+            scope.spawn_fifo(move |_| {
+                let done = each(&sections[i]);
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every section's job ran")
+        })
+        .collect()
+}
+
 pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
     let dir = AtomicDir::create(out)?;
     let mut files = Vec::new();
@@ -238,22 +270,19 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         head = head.html()
     );
     // Each section's chart (SVG and PNG) and CSV are drawn and written in parallel: the PNGs'
-    // rasterising and compression are most of the writing's time. The page is then put together
-    // in section order.
+    // rasterising and compression are most of the writing's time. The largest charts start
+    // first, so that no thread is left with a tall chart after the others are done. The page is
+    // then put together in section order.
     if let Some(bar) = progress {
         bar.set_message("charts".to_string());
     }
-    let drawn: Vec<Result<String>> = sections
-        .par_iter()
-        .map(|sec| {
-            let svg = sec.chart.svg()?;
-            sec.chart
-                .png(&dir.path(&format!("charts/{}.png", sec.name)))?;
-            sec.table
-                .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
-            Ok(svg)
-        })
-        .collect();
+    let drawn = largest_first(&sections, |sec| {
+        let svg = sec.chart.svg()?;
+        Chart::write_png(&svg, &dir.path(&format!("charts/{}.png", sec.name)))?;
+        sec.table
+            .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
+        Ok(svg)
+    });
     for (sec, svg) in sections.iter().zip(drawn) {
         let svg = svg?;
         put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;

@@ -53,7 +53,9 @@ const STEPS: usize = 44;
 /// The support and counts of `values`, binned to at most [`MAX_SUPPORT`] values.
 fn support(values: &[f64], lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    // Values equal under the total order are the same bits, so the unstable sort's order is the
+    // stable one's.
+    sorted.sort_unstable_by(f64::total_cmp);
     let mut v: Vec<f64> = Vec::new();
     let mut c: Vec<f64> = Vec::new();
     for x in sorted {
@@ -170,49 +172,80 @@ pub fn critical(n: usize, confidence: f64) -> f64 {
 /// |Z(θ₀)| ≤ `critical` (see the module documentation; [`critical`] gives the t quantile).
 /// `None` without values or with an empty range.
 pub fn score(values: &[f64], lo: f64, hi: f64, critical: f64) -> Option<(f64, f64)> {
-    if values.is_empty() || hi <= lo || hi.is_nan() || lo.is_nan() {
-        return None;
+    ScoreData::new(values, lo, hi).map(|d| d.interval(critical))
+}
+
+/// What the score interval needs of the values, found once for intervals at several critical
+/// values ([`score`] is one of them): the support and its counts, and the mean.
+#[derive(Debug, Clone)]
+pub struct ScoreData {
+    v: Vec<f64>,
+    c: Vec<f64>,
+    n: f64,
+    mean: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl ScoreData {
+    /// The data of `values`, each in [`lo`, `hi`]; `None` without values or with an empty range.
+    pub fn new(values: &[f64], lo: f64, hi: f64) -> Option<ScoreData> {
+        if values.is_empty() || hi <= lo || hi.is_nan() || lo.is_nan() {
+            return None;
+        }
+        let (v, c) = support(values, lo, hi);
+        Some(ScoreData {
+            v,
+            c,
+            n: values.len() as f64,
+            mean: crate::moments::mean(values).clamp(lo, hi),
+            lo,
+            hi,
+        })
     }
-    let n = values.len() as f64;
-    let (v, c) = support(values, lo, hi);
-    let mean = crate::moments::mean(values).clamp(lo, hi);
-    let z = critical;
-    let stat = |theta: f64| -> f64 {
-        if theta == mean {
-            return 0.0;
-        }
-        let var = restricted_variance(&v, &c, n, mean, theta, (lo, hi));
-        if var > 0.0 {
-            (mean - theta) / (var / n).sqrt()
-        } else if mean > theta {
-            f64::INFINITY
-        } else {
-            f64::NEG_INFINITY
-        }
-    };
-    // Z falls as θ₀ rises: the lower end solves Z = z below the mean, the upper Z = −z above it.
-    let solve = |target: f64, mut a: f64, mut b: f64| {
-        for _ in 0..STEPS {
-            let m = 0.5 * (a + b);
-            if stat(m) > target {
-                a = m;
-            } else {
-                b = m;
+
+    /// The interval: every θ₀ with |Z(θ₀)| ≤ `critical`.
+    pub fn interval(&self, critical: f64) -> (f64, f64) {
+        let (lo, hi, mean, n) = (self.lo, self.hi, self.mean, self.n);
+        let z = critical;
+        let stat = |theta: f64| -> f64 {
+            if theta == mean {
+                return 0.0;
             }
-        }
-        0.5 * (a + b)
-    };
-    let low = if mean <= lo || stat(lo) <= z {
-        lo
-    } else {
-        solve(z, lo, mean)
-    };
-    let high = if mean >= hi || stat(hi) >= -z {
-        hi
-    } else {
-        solve(-z, mean, hi)
-    };
-    Some((low, high))
+            let var = restricted_variance(&self.v, &self.c, n, mean, theta, (lo, hi));
+            if var > 0.0 {
+                (mean - theta) / (var / n).sqrt()
+            } else if mean > theta {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            }
+        };
+        // Z falls as θ₀ rises: the lower end solves Z = z below the mean, the upper Z = −z above
+        // it.
+        let solve = |target: f64, mut a: f64, mut b: f64| {
+            for _ in 0..STEPS {
+                let m = 0.5 * (a + b);
+                if stat(m) > target {
+                    a = m;
+                } else {
+                    b = m;
+                }
+            }
+            0.5 * (a + b)
+        };
+        let low = if mean <= lo || stat(lo) <= z {
+            lo
+        } else {
+            solve(z, lo, mean)
+        };
+        let high = if mean >= hi || stat(hi) >= -z {
+            hi
+        } else {
+            solve(-z, mean, hi)
+        };
+        (low, high)
+    }
 }
 
 /// `t` such that P(|T_ν| ≤ t) = confidence for Student's t with `df` degrees of freedom (the

@@ -41,7 +41,7 @@
 //! run.
 
 mod rules;
-use rules::{Contradiction, Dropping, Rules, hitting_set};
+use rules::{Contradiction, Dropping, Rules, UnitFlags, hitting_set};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -255,7 +255,7 @@ fn fraction(
     let mut cuts: Vec<Contradiction> = Vec::new();
     let mut method = "none";
     loop {
-        let found = d.contradictions(&removable, &restored);
+        let found = d.contradictions(&UnitFlags::new(units, &removable, &restored));
         if found.is_empty() {
             break;
         }
@@ -288,9 +288,8 @@ fn fraction(
             }
         })
         .collect();
-    let needed_of = |case: usize, unit: usize| {
-        restored.contains(&unit) || d.rules.needs(case, unit, &removable)
-    };
+    let flags = UnitFlags::new(units, &removable, &restored);
+    let needed_of = |case: usize, unit: usize| !d.dropped(case, unit, &flags);
     let jointly: BTreeSet<String> = (0..units.specs.len())
         .filter(|&u| d.paired.cases.iter().any(|&c| !needed_of(c, u)))
         .map(|u| units.specs[u].unit.clone())

@@ -41,16 +41,11 @@ impl<'a> Rules<'a> {
     }
 
     /// Whether the block rule keeps `unit` for `case`, given the removable units.
-    pub(super) fn needs(
-        &self,
-        case: usize,
-        unit: usize,
-        removable: &BTreeMap<String, String>,
-    ) -> bool {
+    pub(super) fn needs(&self, case: usize, unit: usize, flags: &UnitFlags) -> bool {
         let spec = &self.units.specs[unit];
         match self.unit_rule[unit] {
             None | Some(NeedRule::Always) => true,
-            Some(NeedRule::NeededUnits) => !removable.contains_key(&spec.unit),
+            Some(NeedRule::NeededUnits) => !flags.removable[unit],
             Some(NeedRule::ThroughGoldRank) => {
                 let gold = self.exp.cases.gold_rank.as_ref().and_then(|g| g[case]);
                 match (spec.rank, gold) {
@@ -65,6 +60,34 @@ impl<'a> Rules<'a> {
                 .get(column)
                 .and_then(|v| v[case].as_deref())
                 .is_some_and(|v| v == value),
+        }
+    }
+}
+
+/// Per unit (by index into the units table): whether it is a removable unit of a
+/// `needed_units` block, and whether the joint-cut check restored it. Made once per set of
+/// removable units, so that the rules compare no unit name per case.
+pub(super) struct UnitFlags {
+    removable: Vec<bool>,
+    restored: Vec<bool>,
+}
+
+impl UnitFlags {
+    /// The flags of `units` for the removable units (by name) and the restored ones (by index).
+    pub(super) fn new(
+        units: &Units,
+        removable: &BTreeMap<String, String>,
+        restored: &BTreeSet<usize>,
+    ) -> UnitFlags {
+        UnitFlags {
+            removable: units
+                .specs
+                .iter()
+                .map(|s| removable.contains_key(&s.unit))
+                .collect(),
+            restored: (0..units.specs.len())
+                .map(|u| restored.contains(&u))
+                .collect(),
         }
     }
 }
@@ -86,23 +109,14 @@ pub(super) struct Dropping<'a> {
 }
 
 impl Dropping<'_> {
-    pub(super) fn dropped(
-        &self,
-        case: usize,
-        unit: usize,
-        removable: &BTreeMap<String, String>,
-        restored: &BTreeSet<usize>,
-    ) -> bool {
-        !restored.contains(&unit) && !self.rules.needs(case, unit, removable)
+    /// Whether `need` drops `unit` for `case`: not restored, and its block rule lets it go.
+    pub(super) fn dropped(&self, case: usize, unit: usize, flags: &UnitFlags) -> bool {
+        !flags.restored[unit] && !self.rules.needs(case, unit, flags)
     }
 
     /// The measured cuts whose mean drop, over the cases where need drops all their units, is at
     /// or above the threshold.
-    pub(super) fn contradictions(
-        &self,
-        removable: &BTreeMap<String, String>,
-        restored: &BTreeSet<usize>,
-    ) -> Vec<Contradiction> {
+    pub(super) fn contradictions(&self, flags: &UnitFlags) -> Vec<Contradiction> {
         let exp = self.rules.exp;
         let m = &exp.results.matrix;
         let threshold = exp.manifest.threshold_drop;
@@ -126,7 +140,7 @@ impl Dropping<'_> {
                 .zip(&p.drop)
                 .filter(|(pos, _)| {
                     let c = self.paired.cases[**pos];
-                    ids.iter().all(|&u| self.dropped(c, u, removable, restored))
+                    ids.iter().all(|&u| self.dropped(c, u, flags))
                 })
                 .map(|(_, d)| *d)
                 .collect();

@@ -334,15 +334,14 @@ impl Chart {
         Ok(out)
     }
 
-    /// Writes the chart as a PNG file, rendered from the same SVG (resvg), so that the two always
-    /// match. Text uses the embedded DejaVu Sans, with the system's fonts as fallback for glyphs it
-    /// lacks (CJK, emoji) where the machine has them.
+    /// Writes a chart's SVG ([`Chart::svg`]) as a PNG file, rendered from that SVG (resvg), so
+    /// that the two always match. Text uses the embedded DejaVu Sans, with the system's fonts as
+    /// fallback for glyphs it lacks (CJK, emoji) where the machine has them.
     ///
     /// # Errors
     /// The SVG cannot be parsed or rendered (a bug), or the file cannot be written.
-    pub fn png(&self, path: &Path) -> Result<()> {
-        let svg = self.svg()?;
-        let bytes = svg_to_png(&svg)
+    pub fn write_png(svg: &str, path: &Path) -> Result<()> {
+        let bytes = svg_to_png(svg)
             .map_err(|e| Error::Invariant(format!("rendering {}: {e}", path.display())))?;
         std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
     }
