@@ -175,9 +175,21 @@ impl Experiment {
         }
         // The results and the optional tables are read side by side; errors are still reported
         // in the order the tables were read in before (the results and their checks first).
-        let (results, optional) = rayon::join(
+        let (results, (optional, sample_keys)) = rayon::join(
             || load_results(dir, aggregates, &manifest, &cases, arms.as_ref()),
-            || Optional::load(dir, tables, &cases, units.as_ref()),
+            || {
+                rayon::join(
+                    || Optional::load(dir, tables, &cases, units.as_ref()),
+                    || -> Result<Option<samples::SampleKeys>> {
+                        if !tables.samples {
+                            return Ok(None);
+                        }
+                        table::find(dir, "samples")?
+                            .map(|f| Samples::read_keys(&f))
+                            .transpose()
+                    },
+                )
+            },
         );
         let results = results?;
         let baseline = baseline_with_main_cases(&manifest, &results, &cases)?;
@@ -194,13 +206,9 @@ impl Experiment {
         ));
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
 
-        let samples = if tables.samples {
-            table::find(dir, "samples")?
-                .map(|f| Samples::open(&f, &cases, &results.arms))
-                .transpose()?
-        } else {
-            None
-        };
+        let samples = sample_keys?
+            .map(|k| k.check(&cases, &results.arms))
+            .transpose()?;
         let Optional {
             case_units,
             mix,

@@ -25,6 +25,61 @@ pub struct Samples {
     pub rows: usize,
 }
 
+/// A samples table's keys, read but not yet checked ([`Samples::read_keys`], then
+/// [`SampleKeys::check`]).
+#[derive(Debug)]
+pub struct SampleKeys {
+    file: TableFile,
+    ids: Vec<String>,
+    arms: Vec<String>,
+    repeats: Vec<i64>,
+}
+
+impl SampleKeys {
+    /// The second half of [`Samples::open`]: every case in `cases`, every arm in `arms` (the
+    /// results' arms), repeats not negative (the first bad row of the three), then each
+    /// (case_id, arm, repeat) once.
+    ///
+    /// # Errors
+    /// The first bad row, naming the column, the value and what to do.
+    pub fn check(self, cases: &Cases, arms: &[String]) -> Result<Samples> {
+        let path = &self.file.path;
+        let known: std::collections::HashSet<&str> = arms.iter().map(String::as_str).collect();
+        for (i, id) in self.ids.iter().enumerate() {
+            cases.lookup(id, path, i)?;
+            if !known.contains(self.arms[i].as_str()) {
+                return Err(Error::BadValue {
+                    path: path.clone(),
+                    column: "arm".into(),
+                    row: Row::at(i),
+                    value: format!("\"{}\"", self.arms[i]),
+                    problem: "this arm has no results".into(),
+                    fix: "name an arm of the results table, or drop the row".into(),
+                });
+            }
+            if self.repeats[i] < 0 {
+                return Err(Error::BadValue {
+                    path: path.clone(),
+                    column: "repeat".into(),
+                    row: Row::at(i),
+                    value: self.repeats[i].to_string(),
+                    problem: "repeats are numbered from 0 or 1".into(),
+                    fix: "use the results table's repeat numbers".into(),
+                });
+            }
+        }
+        table::check_unique(
+            path,
+            "case_id, arm, repeat",
+            self.ids.iter().zip(&self.arms).zip(&self.repeats),
+        )?;
+        Ok(Samples {
+            rows: self.ids.len(),
+            file: self.file,
+        })
+    }
+}
+
 /// One sample's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampleText {
@@ -56,46 +111,25 @@ impl Samples {
     /// # Errors
     /// The first bad row, naming the column, the value and what to do.
     pub fn open(file: &TableFile, cases: &Cases, arms: &[String]) -> Result<Samples> {
+        Samples::read_keys(file)?.check(cases, arms)
+    }
+
+    /// The first half of [`Samples::open`], which needs neither the cases nor the results (so
+    /// that it can run beside the results' load): the columns checked and the keys read.
+    ///
+    /// # Errors
+    /// A missing or mistyped column, or an unreadable file.
+    pub fn read_keys(file: &TableFile) -> Result<SampleKeys> {
         let all = columns();
         // The text columns' types are checked from the schema; only the keys are read.
         let schema = table::schema(file, &["case_id", "arm", "input", "output", "source"])?;
         table::check_columns(&file.path, &schema, &all)?;
         let t = table::read(file, &all[..3])?;
-        let ids = t.strs("case_id")?;
-        let arm_names = t.strs("arm")?;
-        let repeats = t.ints("repeat")?;
-        let known: std::collections::HashSet<&str> = arms.iter().map(String::as_str).collect();
-        for (i, id) in ids.iter().enumerate() {
-            cases.lookup(id, &t.path, i)?;
-            if !known.contains(arm_names[i].as_str()) {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "arm".into(),
-                    row: Row::at(i),
-                    value: format!("\"{}\"", arm_names[i]),
-                    problem: "this arm has no results".into(),
-                    fix: "name an arm of the results table, or drop the row".into(),
-                });
-            }
-            if repeats[i] < 0 {
-                return Err(Error::BadValue {
-                    path: t.path.clone(),
-                    column: "repeat".into(),
-                    row: Row::at(i),
-                    value: repeats[i].to_string(),
-                    problem: "repeats are numbered from 0 or 1".into(),
-                    fix: "use the results table's repeat numbers".into(),
-                });
-            }
-        }
-        table::check_unique(
-            &t.path,
-            "case_id, arm, repeat",
-            ids.iter().zip(&arm_names).zip(&repeats),
-        )?;
-        Ok(Samples {
+        Ok(SampleKeys {
             file: file.clone(),
-            rows: ids.len(),
+            ids: t.strs("case_id")?,
+            arms: t.strs("arm")?,
+            repeats: t.ints("repeat")?,
         })
     }
 

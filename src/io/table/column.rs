@@ -326,8 +326,9 @@ pub fn check_unique<K: std::hash::Hash + Eq + std::fmt::Debug>(
     columns: &str,
     keys: impl IntoIterator<Item = K>,
 ) -> Result<()> {
-    let mut seen = std::collections::HashMap::new();
-    for (i, k) in keys.into_iter().enumerate() {
+    let keys = keys.into_iter();
+    let mut seen = polars::prelude::PlHashMap::with_capacity(keys.size_hint().0);
+    for (i, k) in keys.enumerate() {
         if let Some(first) = seen.get(&k) {
             return Err(Error::BadValue {
                 path: path.to_path_buf(),
