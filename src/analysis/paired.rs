@@ -71,6 +71,11 @@ impl<'s, 'a> Intervals<'s, 'a> {
         }
     }
 
+    /// The sample's distinct units.
+    pub fn units(&self) -> usize {
+        self.n_units
+    }
+
     /// [`Paired::estimate`] of the sample.
     pub fn estimate(&self, bootstrap_ci: Option<Option<(f64, f64)>>, confidence: f64) -> Estimate {
         let s = self.s;

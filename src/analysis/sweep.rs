@@ -422,7 +422,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 cfg.confidence,
             );
             let fam = intervals.family(family_size, cfg.confidence);
-            let units = Paired::distinct_units(&p.unit);
+            let units = intervals.units();
             let flat = est.ci_method == CiMethod::ExactBound;
             let warning =
                 flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));

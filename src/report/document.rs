@@ -204,10 +204,6 @@ fn put(dir: &AtomicDir, files: &mut Vec<String>, name: &str, text: &str) -> Resu
     Ok(())
 }
 
-/// Writes the report for `a` into `out`, atomically.
-///
-/// # Errors
-/// A file cannot be written, or a chart cannot be drawn.
 /// Runs `each` on every section in parallel, the charts with the most pixels first (the longest
 /// to rasterise: scheduling the longest job first keeps two threads' loads even), and returns
 /// the results in section order.
@@ -240,6 +236,10 @@ fn largest_first<T: Send>(sections: &[Section], each: impl Fn(&Section) -> T + S
         .collect()
 }
 
+/// Writes the report for `a` into `out`, atomically.
+///
+/// # Errors
+/// A file cannot be written, or a chart cannot be drawn.
 pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
     let dir = AtomicDir::create(out)?;
     let mut files = Vec::new();
