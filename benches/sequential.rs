@@ -22,9 +22,9 @@
 //!    predictable bet grows faster on average), allowed up to the admissible bound 1/A, where A
 //!    is the largest loss a unit's total can show. Every non-negative test supermartingale for
 //!    "E[Y] ≤ 0" over totals in [−A, B] is dominated by a capital process Π(1 + λᵢYᵢ) with
-//!    0 ≤ λᵢ ≤ 1/A (Waudby-Smith & Ramdas 2024, Section 5; a two-point null at −A and B
-//!    forces it), so the oracle's expected units log(2K/α)/g* bound what any valid test needs
-//!    on average. Run alone with `-- demo`.
+//!    0 ≤ λᵢ ≤ 1/A (Waudby-Smith & Ramdas 2024 show such processes all take this form; a
+//!    two-point null at −A and B forces the cap), so the oracle's expected units
+//!    log(2K/α)/g* bound what any valid test needs on average. Run alone with `-- demo`.
 
 use ablate::stats::betting::{ThresholdTests, expected_cases};
 use ablate::stats::sequence::ConfidenceSequence;
