@@ -64,6 +64,13 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
             q.arms_from_pilot,
             q.typical_gap
         );
+        if q.unit == "cluster" {
+            let _ = writeln!(
+                s,
+                "Units are clusters like the pilot's (mean {:.2} cases, at most {}), as watch runs them.",
+                q.mean_unit_cases, q.max_unit_cases
+            );
+        }
         let _ = writeln!(s, "{}.", q.note);
     }
     match written {
