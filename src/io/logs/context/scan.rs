@@ -50,6 +50,7 @@ pub fn sums(context: &ContextLog, opts: &ContextOptions) -> Result<ContextSums> 
         hard: Counts::exact(),
         ..ContextSums::default()
     };
+    logs::allocator_for_budget();
     let bar = logs::pass_bar(passes, opts.progress, "context: partitions of the log");
     for pass in 0..passes {
         let part = if passes > 1 {

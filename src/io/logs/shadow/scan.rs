@@ -139,6 +139,7 @@ pub fn sums(shadow: &ShadowLog, opts: &ShadowScan) -> Result<ShadowSums> {
         cluster: cluster.map(str::to_string),
         ..ShadowSums::default()
     };
+    logs::allocator_for_budget();
     let bar = logs::pass_bar(passes, opts.progress, "shadow: partitions of the log");
     for pass in 0..passes {
         let part = if passes > 1 {
