@@ -36,9 +36,9 @@ pub struct SampleKeys {
 }
 
 impl SampleKeys {
-    /// The second half of [`Samples::open`]: every case in `cases`, every arm in `arms` (the
-    /// results' arms), repeats not negative (the first bad row of the three), then each
-    /// (case_id, arm, repeat) once.
+    /// Checks the keys read by [`Samples::read_keys`]: every case in `cases`, every arm in
+    /// `arms` (the results' arms), repeats not negative (the first bad row of the three), then
+    /// each (case_id, arm, repeat) once.
     ///
     /// # Errors
     /// The first bad row, naming the column, the value and what to do.
@@ -104,18 +104,9 @@ fn columns() -> [Col; 6] {
 }
 
 impl Samples {
-    /// Checks the keys of a samples table: every case in `cases`, every arm in `arms` (the
-    /// results' arms), each (case_id, arm, repeat) once, repeats not negative, and the text
-    /// columns (when present) text.
-    ///
-    /// # Errors
-    /// The first bad row, naming the column, the value and what to do.
-    pub fn open(file: &TableFile, cases: &Cases, arms: &[String]) -> Result<Samples> {
-        Samples::read_keys(file)?.check(cases, arms)
-    }
-
-    /// The first half of [`Samples::open`], which needs neither the cases nor the results (so
-    /// that it can run beside the results' load): the columns checked and the keys read.
+    /// Reads a samples table's keys, checking its columns (the text columns, when present,
+    /// text); [`SampleKeys::check`] then checks the keys against the cases and the results'
+    /// arms. The two halves let the read run beside the results' load, which the check needs.
     ///
     /// # Errors
     /// A missing or mistyped column, or an unreadable file.
@@ -187,44 +178,38 @@ impl Samples {
                 [col("case_id"), col("arm")],
                 JoinArgs::new(JoinType::Inner),
             );
-        let df = collect_streaming(lf, path)?;
-        let str_col = |name: &str| -> Result<Vec<Option<String>>> {
-            Ok(df
-                .column(name)
-                .and_then(|c| c.str().cloned())
-                .map_err(|e| table::polars_unreadable(path, e))?
-                .iter()
-                .map(|v| v.map(str::to_string))
-                .collect())
+        let t = table::Table {
+            path: path.clone(),
+            df: collect_streaming(lf, path)?,
         };
-        let (ids, arms) = (str_col("case_id")?, str_col("arm")?);
-        let (inputs, outputs, sources) =
-            (str_col("input")?, str_col("output")?, str_col("source")?);
-        let repeats: Vec<Option<i64>> = df
-            .column("repeat")
-            .and_then(|c| c.i64().cloned())
-            .map_err(|e| table::polars_unreadable(path, e))?
-            .iter()
-            .collect();
-        let mut first: BTreeMap<(String, String), i64> = BTreeMap::new();
-        for i in 0..df.height() {
+        let (ids, arms, repeats) = (
+            t.opt_strs("case_id")?,
+            t.opt_strs("arm")?,
+            t.opt_ints("repeat")?,
+        );
+        let (inputs, outputs, sources) = (
+            t.opt_strs("input")?,
+            t.opt_strs("output")?,
+            t.opt_strs("source")?,
+        );
+        // The lowest repeat of each (case_id, arm).
+        let mut first: BTreeMap<(String, String), (i64, SampleText)> = BTreeMap::new();
+        for i in 0..t.height() {
             let (Some(id), Some(arm), Some(repeat)) = (&ids[i], &arms[i], repeats[i]) else {
                 continue;
             };
             let key = (id.clone(), arm.clone());
-            if first.get(&key).is_some_and(|r| *r <= repeat) {
+            if first.get(&key).is_some_and(|(r, _)| *r <= repeat) {
                 continue;
             }
-            first.insert(key.clone(), repeat);
-            out.insert(
-                key,
-                SampleText {
-                    input: inputs[i].clone(),
-                    output: outputs[i].clone(),
-                    source: sources[i].clone(),
-                },
-            );
+            let text = SampleText {
+                input: inputs[i].clone(),
+                output: outputs[i].clone(),
+                source: sources[i].clone(),
+            };
+            first.insert(key, (repeat, text));
         }
+        out.extend(first.into_iter().map(|(key, (_, text))| (key, text)));
         Ok(out)
     }
 }

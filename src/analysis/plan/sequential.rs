@@ -236,11 +236,12 @@ fn unit_totals(values: &[f64], unit: &[u32], n_units: usize) -> Vec<(f64, usize)
 fn cluster_sizes(pilot: &Experiment) -> Option<Vec<usize>> {
     let paired = Paired::new(pilot, CaseSet::Main);
     paired.clustered.then(|| {
-        let ones = vec![0.0; paired.unit.len()];
-        unit_totals(&ones, &paired.unit, paired.n_units)
-            .into_iter()
-            .map(|t| t.1)
-            .collect()
+        // Every unit numbered by `Paired` has at least one case.
+        let mut sizes = vec![0; paired.n_units];
+        for &u in &paired.unit {
+            sizes[u as usize] += 1;
+        }
+        sizes
     })
 }
 
