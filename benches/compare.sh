@@ -6,6 +6,10 @@
 #   CASES=2000 bash benches/compare.sh                 # 1M rows
 #   CASES=200000 TOOLS="ablate polars" bash benches/compare.sh   # 100M rows
 #   REPORT=1 bash benches/compare.sh                   # also `ablate report` on the same folder
+#   CELL_REPEATS=50 TOOLS="ablate polars" bash benches/compare.sh   # 100M rows, the same matrix
+#
+# CELL_REPEATS (default 5) sets the repeats per cell, so the row count can grow with the case ×
+# arm matrix fixed: the cost per row, apart from the matrix's size.
 #
 # `pandas` is benches/pandas_sweep.py with its 1000 bootstrap resamples (what the issue measured);
 # `pandas-nb` the same without them, since ablate draws none below 100,000 units (its intervals
@@ -16,9 +20,12 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cases="${CASES:-20000}"
+cell_repeats="${CELL_REPEATS:-5}"
 repeats="${REPEATS:-3}"
 tools="${TOOLS:-ablate polars duckdb pandas pandas-nb}"
-dir="${ABLATE_BENCH_DIR:-/tmp/ablate-bench-$cases}"
+suffix=""
+if [ "$cell_repeats" != 5 ]; then suffix="-r$cell_repeats"; fi
+dir="${ABLATE_BENCH_DIR:-/tmp/ablate-bench-$cases$suffix}"
 cd "$root"
 cargo build --release --quiet
 ablate="$root/target/release/ablate"
@@ -29,7 +36,7 @@ fi
 py="$here/.venv/bin/python"
 if [ ! -f "$dir/results.parquet" ]; then
   "$ablate" simulate --quiet --out "$dir" --cases "$cases" --stress-cases 0 --arms 100 \
-    --repeats 5 --shadow-requests 10 --context-requests 5 > /dev/null
+    --repeats "$cell_repeats" --shadow-requests 10 --context-requests 5 > /dev/null
 fi
 
 # name → command

@@ -156,36 +156,49 @@ pub fn run(
         .transpose()?
         .flatten();
     step("shadow");
-    let shadow = shadow_of(exp, cfg, &mut skipped)?;
     step("context");
-    let context = context_of(exp, cfg, &mut skipped)?;
     step("record");
-    // From the outputs above: nothing is computed twice. Without stress cases the stress part is
-    // empty, as `record` gives it.
-    let record = need.as_ref().map(|need| {
-        let st = stress
-            .clone()
-            .unwrap_or_else(|| stress::run(exp, &sweep, cfg));
-        record::run(
-            exp,
-            &Upstream {
-                need,
-                sweep: &sweep,
-                interactions: &interactions,
-                reweight: reweight.as_ref(),
-                stress: &st,
-            },
-            cfg,
-        )
-    });
-    let decision = decision::run(
-        exp,
-        &sweep,
-        stress.as_ref(),
-        reweight.as_ref(),
-        &interactions,
-        pricing,
+    // The logs are streamed alone among the heavy analyses, so that their memory budget holds;
+    // the decision record and the decision, which read only the outputs above and hold little,
+    // are put together beside them. Nothing is computed twice: without stress cases the stress
+    // part is empty, as `record` gives it.
+    let (((shadow, context), logs_skipped), (record, decision)) = rayon::join(
+        || {
+            let mut skipped = Vec::new();
+            let shadow = shadow_of(exp, cfg, &mut skipped);
+            let context = context_of(exp, cfg, &mut skipped);
+            ((shadow, context), skipped)
+        },
+        || {
+            let record = need.as_ref().map(|need| {
+                let st = stress
+                    .clone()
+                    .unwrap_or_else(|| stress::run(exp, &sweep, cfg));
+                record::run(
+                    exp,
+                    &Upstream {
+                        need,
+                        sweep: &sweep,
+                        interactions: &interactions,
+                        reweight: reweight.as_ref(),
+                        stress: &st,
+                    },
+                    cfg,
+                )
+            });
+            let decision = decision::run(
+                exp,
+                &sweep,
+                stress.as_ref(),
+                reweight.as_ref(),
+                &interactions,
+                pricing,
+            );
+            (record, decision)
+        },
     );
+    skipped.extend(logs_skipped);
+    let (shadow, context) = (shadow?, context?);
     Ok(Analyses {
         check,
         decision,

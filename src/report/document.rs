@@ -247,10 +247,6 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
         let p = dir.path(sub);
         std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
     }
-    put(&dir, &mut files, "analysis.json", &crate::report::json(a)?)?;
-    if let Some(r) = &a.record {
-        put(&dir, &mut files, "record.json", &crate::report::json(r)?)?;
-    }
     let order = report::sweep::chart_order(&a.sweep);
     let sections = sections(a, &order);
     let head = headline(a);
@@ -276,13 +272,32 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     if let Some(bar) = progress {
         bar.set_message("charts".to_string());
     }
-    let drawn = largest_first(&sections, |sec| {
-        let svg = sec.chart.svg()?;
-        Chart::write_png(&svg, &dir.path(&format!("charts/{}.png", sec.name)))?;
-        sec.table
-            .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
-        Ok(svg)
-    });
+    // analysis.json and record.json are serialised and written beside them.
+    let (json, drawn) = rayon::join(
+        || -> Result<Vec<String>> {
+            let mut written = Vec::new();
+            put(
+                &dir,
+                &mut written,
+                "analysis.json",
+                &crate::report::json(a)?,
+            )?;
+            if let Some(r) = &a.record {
+                put(&dir, &mut written, "record.json", &crate::report::json(r)?)?;
+            }
+            Ok(written)
+        },
+        || {
+            largest_first(&sections, |sec| {
+                let svg = sec.chart.svg()?;
+                Chart::write_png(&svg, &dir.path(&format!("charts/{}.png", sec.name)))?;
+                sec.table
+                    .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
+                Ok(svg)
+            })
+        },
+    );
+    files.extend(json?);
     for (sec, svg) in sections.iter().zip(drawn) {
         let svg = svg?;
         put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;

@@ -420,89 +420,104 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
 
     let draws = interaction_draws(&paired, &work, cfg);
 
-    // Each composed arm on its own (rayon; collected in order, the same at any thread count).
-    let composed: Vec<ComposedArm> = work
-        .par_iter()
-        .enumerate()
-        .map(|(k, w)| {
-            let cases: Vec<usize> = w.pos.iter().map(|&p| paired.cases[p]).collect();
-            let mean_over = |a: usize| {
-                moments::mean(
-                    &cases
-                        .iter()
-                        .map(|&c| m.mean[m.cell(c, a)])
-                        .collect::<Vec<_>>(),
-                )
-            };
-            let base_score = mean_over(base);
-            let measured_score = mean_over(w.arm);
-            let measured_drop = base_score - measured_score;
-            let predicted_drop =
-                moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
-            let (interaction, se) = paired.mean_se(&w.e, &w.units);
-            // e = d_S − Σ_k d_k lies within ±(k + 1)·score range.
-            let reach = (w.components.len() + 1) as f64 * (hi - lo);
-            let est = Paired::estimate(
-                &Sample {
-                    point: interaction,
+    // Each composed arm on its own (rayon; collected in order, the same at any thread count),
+    // beside the pairwise interactions, Shapley values and designed-experiment fits, which are
+    // independent of it and of each other.
+    let composed_arms = || -> Vec<ComposedArm> {
+        work.par_iter()
+            .enumerate()
+            .map(|(k, w)| {
+                let cases: Vec<usize> = w.pos.iter().map(|&p| paired.cases[p]).collect();
+                let mean_over = |a: usize| {
+                    moments::mean(
+                        &cases
+                            .iter()
+                            .map(|&c| m.mean[m.cell(c, a)])
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let base_score = mean_over(base);
+                let measured_score = mean_over(w.arm);
+                let measured_drop = base_score - measured_score;
+                let predicted_drop =
+                    moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
+                let (interaction, se) = paired.mean_se(&w.e, &w.units);
+                // e = d_S − Σ_k d_k lies within ±(k + 1)·score range.
+                let reach = (w.components.len() + 1) as f64 * (hi - lo);
+                let est = Paired::estimate(
+                    &Sample {
+                        point: interaction,
+                        se,
+                        values: &w.e,
+                        units: &w.units,
+                        reach: (-reach, reach),
+                    },
+                    draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
+                    cfg.confidence,
+                );
+                let interaction_verdict = match (est.ci_low, est.ci_high) {
+                    (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
+                    (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
+                    (Some(_), Some(_)) => InteractionVerdict::Additive,
+                    _ => InteractionVerdict::Undetermined,
+                };
+                let Lost {
+                    lost,
+                    jointly,
+                    lost_by_slice,
+                    jointly_by_slice,
+                } = Lost::of(exp, &cases, w, base);
+                let concentration = lost_by_slice
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                    .filter(|_| lost > 0)
+                    .map(|(slice, n)| format!("{n} of {lost} lost cases are in {slice}"));
+                let label = |a: usize| exp.results.arms[a].clone();
+                ComposedArm {
+                    arm: label(w.arm),
+                    removed: exp
+                        .arms
+                        .as_ref()
+                        .and_then(|t| t.get(&exp.results.arms[w.arm]))
+                        .map(|s| s.removed.clone())
+                        .unwrap_or_default(),
+                    components: w.components.iter().map(|&c| label(c)).collect(),
+                    predicted_drop,
+                    measured_drop,
+                    predicted_score: base_score - predicted_drop,
+                    measured_score,
+                    interaction,
                     se,
-                    values: &w.e,
-                    units: &w.units,
-                    reach: (-reach, reach),
+                    ci: est.interval(),
+                    interaction_verdict,
+                    lost_cases: lost,
+                    lost_by_slice,
+                    lost_only_jointly: jointly,
+                    lost_only_jointly_by_slice: jointly_by_slice,
+                    concentration,
+                    n: cases.len(),
+                    explicit_components: w.explicit,
+                }
+            })
+            .collect()
+    };
+    let ((composed, pairwise), (shapley, (designs, design_warnings))) = rayon::join(
+        || rayon::join(composed_arms, || pairwise::pairwise(exp, &paired)),
+        || {
+            rayon::join(
+                || factorial::shapley_output(exp, &paired),
+                || {
+                    let mut w = Vec::new();
+                    (design_fit::design_fits(exp, &paired, &mut w), w)
                 },
-                draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
-                cfg.confidence,
-            );
-            let interaction_verdict = match (est.ci_low, est.ci_high) {
-                (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
-                (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
-                (Some(_), Some(_)) => InteractionVerdict::Additive,
-                _ => InteractionVerdict::Undetermined,
-            };
-            let Lost {
-                lost,
-                jointly,
-                lost_by_slice,
-                jointly_by_slice,
-            } = Lost::of(exp, &cases, w, base);
-            let concentration = lost_by_slice
-                .iter()
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .filter(|_| lost > 0)
-                .map(|(slice, n)| format!("{n} of {lost} lost cases are in {slice}"));
-            let label = |a: usize| exp.results.arms[a].clone();
-            ComposedArm {
-                arm: label(w.arm),
-                removed: exp
-                    .arms
-                    .as_ref()
-                    .and_then(|t| t.get(&exp.results.arms[w.arm]))
-                    .map(|s| s.removed.clone())
-                    .unwrap_or_default(),
-                components: w.components.iter().map(|&c| label(c)).collect(),
-                predicted_drop,
-                measured_drop,
-                predicted_score: base_score - predicted_drop,
-                measured_score,
-                interaction,
-                se,
-                ci: est.interval(),
-                interaction_verdict,
-                lost_cases: lost,
-                lost_by_slice,
-                lost_only_jointly: jointly,
-                lost_only_jointly_by_slice: jointly_by_slice,
-                concentration,
-                n: cases.len(),
-                explicit_components: w.explicit,
-            }
-        })
-        .collect();
-
+            )
+        },
+    );
+    warnings.extend(design_warnings);
     Ok(InteractionsOutput {
-        pairwise: pairwise::pairwise(exp, &paired),
-        shapley: factorial::shapley_output(exp, &paired)?,
-        designs: design_fit::design_fits(exp, &paired, &mut warnings),
+        pairwise,
+        shapley: shapley?,
+        designs,
         composed,
         warnings,
     })

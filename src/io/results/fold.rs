@@ -20,7 +20,7 @@ use crate::error::{Error, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;
 use crate::io::table::{check_id, float_text};
-use crate::stats::moments::{mean_and_m2, merge_m2};
+use crate::stats::moments::{mean_and_m2, mean_and_m2_of_four, merge_m2};
 
 /// A row's case or arm that could not be resolved (null or unknown): the row is not folded.
 pub(super) const NONE: u32 = u32::MAX;
@@ -92,6 +92,30 @@ pub(super) struct Batch {
     pub passed: Option<Vec<bool>>,
     /// Problems found while reading the batch.
     pub problems: Problems,
+    /// The batch's runs of rows of one cell, summarised ([`Batch::summarise`]).
+    pub runs: Option<Vec<Run>>,
+}
+
+/// A run of a batch's consecutive rows of one (case, arm), summarised where the batch was
+/// decoded (in parallel across batches), so that the fold in file order only merges runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Run {
+    /// The run's first row in the batch.
+    start: u32,
+    /// One past its last row.
+    end: u32,
+    /// The scores' compensated mean and `M₂`, as [`mean_and_m2`] gives them.
+    mean: f64,
+    m2: f64,
+    /// Rows that passed.
+    passes: u32,
+    /// The run's Σ`tokens_in` over rows that have one, added in row order from 0, and their
+    /// number (0 without the column).
+    tokens: f64,
+    tokens_n: u32,
+    /// The run's repeats as bits, when each is in 0..31 and none appears twice; else `None`,
+    /// and the fold checks the run's repeats row by row.
+    repeats: Option<u32>,
 }
 
 impl Batch {
@@ -156,6 +180,80 @@ impl Batch {
             .into_iter()
             .map(|(code, _)| arm_text.get(code as usize).to_string())
             .collect();
+    }
+
+    /// Finds the batch's runs of rows of one cell and summarises each: the scores' moments
+    /// (four runs of one length at a time, [`mean_and_m2_of_four`], to the same bits as one at a
+    /// time), the passes (`passed`, else a score of at least `pass_mark`) and the repeats seen.
+    pub fn summarise(&mut self, pass_mark: f64) {
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < self.len() {
+            let (case, arm) = (self.case[i], self.arm[i]);
+            let mut end = i + 1;
+            while end < self.len() && self.case[end] == case && self.arm[end] == arm {
+                end += 1;
+            }
+            let passes = match &self.passed {
+                Some(flags) => flags[i..end].iter().filter(|f| **f).count(),
+                None => self.score[i..end]
+                    .iter()
+                    .filter(|s| **s >= pass_mark)
+                    .count(),
+            } as u32;
+            let mut bits = 0u32;
+            let distinct = self.repeat[i..end].iter().all(|&r| match u32::try_from(r) {
+                Ok(r) if r < 32 => {
+                    let fresh = bits & (1 << r) == 0;
+                    bits |= 1 << r;
+                    fresh
+                }
+                _ => false,
+            });
+            let (mut tokens, mut tokens_n) = (0.0, 0);
+            if let Some(values) = &self.tokens {
+                for &t in values[i..end].iter().filter(|t| !t.is_nan()) {
+                    tokens += t;
+                    tokens_n += 1;
+                }
+            }
+            runs.push(Run {
+                start: i as u32,
+                end: end as u32,
+                mean: 0.0,
+                m2: 0.0,
+                passes,
+                tokens,
+                tokens_n,
+                repeats: distinct.then_some(bits),
+            });
+            i = end;
+        }
+        let scores = |r: &Run| &self.score[r.start as usize..r.end as usize];
+        let length = |r: &Run| r.end - r.start;
+        let mut k = 0;
+        while k < runs.len() {
+            if k + 4 <= runs.len()
+                && runs[k + 1..k + 4]
+                    .iter()
+                    .all(|r| length(r) == length(&runs[k]))
+            {
+                let four = mean_and_m2_of_four([
+                    scores(&runs[k]),
+                    scores(&runs[k + 1]),
+                    scores(&runs[k + 2]),
+                    scores(&runs[k + 3]),
+                ]);
+                for (run, (mean, m2)) in runs[k..k + 4].iter_mut().zip(four) {
+                    (run.mean, run.m2) = (mean, m2);
+                }
+                k += 4;
+            } else {
+                (runs[k].mean, runs[k].m2) = mean_and_m2(scores(&runs[k]));
+                k += 1;
+            }
+        }
+        self.runs = Some(runs);
     }
 
     /// Checks the scores (finite, within ±[`MAX_SCORE`]) and records the first bad one.
@@ -330,9 +428,11 @@ impl ArmLabels {
 /// The running fold of a results file into the case × arm matrix.
 ///
 /// Rows come in runs of one cell (a file usually holds a cell's repeats together): each run's
-/// count, compensated mean and `M₂` (two-pass, as [`sample_variance`](crate::stats::moments::sample_variance))
-/// are computed from its rows and merged into the cell (Chan et al.), so a cell read in one run
-/// has exactly the two-pass statistics, and the matrix is touched once per run, not per row.
+/// count, compensated mean and `M₂` (two-pass, as [`sample_variance`](crate::stats::moments::sample_variance)),
+/// passes, token sum and repeats are computed from its rows where its batch is decoded
+/// ([`Batch::summarise`], in parallel across batches) and merged into the cell here, in file
+/// order (Chan et al.), so a cell read in one run has exactly the two-pass statistics, and the
+/// matrix is touched once per run, not per row.
 /// Until [`Fold::finish`] the matrix's own arrays hold the running values (`var` holds `M₂`,
 /// `tokens` the Σ`tokens_in`), laid out in the file's order (case-major or arm-major, decided at
 /// the first rows) so that consecutive runs touch neighbouring cells; `finish` transposes an
@@ -403,9 +503,14 @@ impl Fold {
         }
     }
 
-    /// Folds the next batch of rows (batches must come in file order).
+    /// Folds the next batch of rows (batches must come in file order), summarising its runs
+    /// first unless that was done where it was decoded.
     pub fn add(&mut self, mut batch: Batch) {
         self.problems.merge(std::mem::take(&mut batch.problems));
+        if batch.runs.is_none() {
+            batch.summarise(self.pass_mark);
+        }
+        let runs = batch.runs.take().unwrap_or_default();
         let column: Vec<u32> = batch
             .arm_labels
             .iter()
@@ -413,13 +518,9 @@ impl Fold {
             .collect();
         let arm_major = *self.arm_major.get_or_insert_with(|| arm_major(&batch));
         let (n_cases, n_arms) = (self.m.n_cases, self.m.n_arms);
-        let mut i = 0;
-        while i < batch.len() {
-            let (case, arm) = (batch.case[i], batch.arm[i]);
-            let mut end = i + 1;
-            while end < batch.len() && batch.case[end] == case && batch.arm[end] == arm {
-                end += 1;
-            }
+        for run in &runs {
+            let start = run.start as usize;
+            let (case, arm) = (batch.case[start], batch.arm[start]);
             if case != NONE && arm != NONE && column[arm as usize] != NONE {
                 let column = column[arm as usize] as usize;
                 let at = if arm_major {
@@ -427,59 +528,55 @@ impl Fold {
                 } else {
                     case as usize * n_arms + column
                 };
-                self.run(&batch, i..end, at, case, column);
+                self.run(&batch, run, at, case, column);
             }
-            i = end;
         }
         self.rows += batch.len();
     }
 
-    /// Folds the rows `rows` of `batch`, all of one cell (`at` in the fold's layout).
-    fn run(
-        &mut self,
-        batch: &Batch,
-        rows: std::ops::Range<usize>,
-        at: usize,
-        case: u32,
-        column: usize,
-    ) {
-        for i in rows.clone() {
-            let repeat = batch.repeat[i];
-            let first_time = match u32::try_from(repeat) {
-                Ok(r) if r < 32 => {
-                    let bit = 1u32 << r;
-                    let fresh = self.seen[at] & bit == 0;
-                    self.seen[at] |= bit;
-                    fresh
+    /// Merges `run` of `batch`, all of one cell (`at` in the fold's layout), into the cell.
+    fn run(&mut self, batch: &Batch, run: &Run, at: usize, case: u32, column: usize) {
+        let rows = run.start as usize..run.end as usize;
+        match run.repeats {
+            Some(bits) if self.seen[at] & bits == 0 => self.seen[at] |= bits,
+            // A repeat outside 0..31, or one seen before: row by row, to find the first
+            // repeated row.
+            _ => {
+                for i in rows.clone() {
+                    let repeat = batch.repeat[i];
+                    let first_time = match u32::try_from(repeat) {
+                        Ok(r) if r < 32 => {
+                            let bit = 1u32 << r;
+                            let fresh = self.seen[at] & bit == 0;
+                            self.seen[at] |= bit;
+                            fresh
+                        }
+                        _ => self.other_repeats.insert((at, repeat)),
+                    };
+                    if !first_time && self.duplicate.is_none() {
+                        self.duplicate = Some(Duplicate {
+                            row: batch.first_row + i,
+                            case,
+                            arm: self.arms[column].clone(),
+                            repeat,
+                        });
+                    }
                 }
-                _ => self.other_repeats.insert((at, repeat)),
-            };
-            if !first_time && self.duplicate.is_none() {
-                self.duplicate = Some(Duplicate {
-                    row: batch.first_row + i,
-                    case,
-                    arm: self.arms[column].clone(),
-                    repeat,
-                });
             }
         }
-        let scores = &batch.score[rows.clone()];
-        let (mean, m2) = mean_and_m2(scores);
+        let count = rows.len() as u32;
         let n = self.m.repeats[at];
         (self.m.mean[at], self.m.var[at]) = merge_m2(
             (f64::from(n), self.m.mean[at], self.m.var[at]),
-            (scores.len() as f64, mean, m2),
+            (f64::from(count), run.mean, run.m2),
         );
-        self.m.repeats[at] = n + scores.len() as u32;
-        self.m.passes[at] += match &batch.passed {
-            Some(flags) => flags[rows.clone()].iter().filter(|f| **f).count(),
-            None => scores.iter().filter(|s| **s >= self.pass_mark).count(),
-        } as u32;
-        if let (Some(tokens), Some(sums)) = (&batch.tokens, self.m.tokens.as_mut()) {
-            for &t in tokens[rows].iter().filter(|t| !t.is_nan()) {
-                sums[at] += t;
-                self.tokens_n[at] += 1;
-            }
+        self.m.repeats[at] = n + count;
+        self.m.passes[at] += run.passes;
+        // A cell read in one run gets its run's sum exactly (0 + s = s); token counts are whole
+        // numbers, so sums split across runs are exact too, below 2⁵³.
+        if let Some(sums) = self.m.tokens.as_mut() {
+            sums[at] += run.tokens;
+            self.tokens_n[at] += run.tokens_n;
         }
     }
 
@@ -713,6 +810,67 @@ mod tests {
                 }
             ),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_key_repeated_across_runs_is_found_at_its_row() {
+        // Case 0 × arm "a": repeats 0, 1, then arm "b", then "a" again with repeats 2 and 1.
+        let mut b = batch(0, &[0; 6], &[0, 0, 1, 0, 0, 0], &["a", "b"]);
+        b.repeat = vec![0, 1, 0, 2, 1, 3];
+        let mut f = fold();
+        f.add(b);
+        match f.finish() {
+            Err(Finish::Duplicate(d)) => assert_eq!((d.row, d.arm.as_str(), d.repeat), (4, "a", 1)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Runs summarised four at a time (cells of one length) and one at a time (the rest) give
+    /// each cell its own two-pass statistics to the bit, and the passes and token sums.
+    #[test]
+    fn runs_summarised_four_at_a_time_match_each_cell_alone() {
+        let lengths = [5, 5, 5, 5, 5, 3, 5, 5, 5, 5, 2];
+        let n_cells = lengths.len();
+        let (mut case, mut scores, mut repeat, mut tokens) = (vec![], vec![], vec![], vec![]);
+        for (c, &len) in lengths.iter().enumerate() {
+            for r in 0..len {
+                case.push(c as u32);
+                scores.push(1e7 + ((c * 7 + r * 3) % 10) as f64 / 10.0);
+                repeat.push(r as i64);
+                tokens.push(if r == 1 {
+                    f64::NAN
+                } else {
+                    (100 + c + r) as f64
+                });
+            }
+        }
+        let rows = case.len();
+        let mut b = batch(0, &case, &vec![0; rows], &["a"]);
+        (b.score, b.repeat, b.tokens) = (scores.clone(), repeat, Some(tokens.clone()));
+        let mut f = Fold::new(n_cells, vec!["a".into()], 1e7 + 0.45, true, false);
+        f.add(b);
+        let m = f.finish().unwrap().1;
+        let mut start = 0;
+        for (c, &len) in lengths.iter().enumerate() {
+            let cell = &scores[start..start + len];
+            let (mean, m2) = mean_and_m2(cell);
+            assert_eq!(m.mean[c].to_bits(), mean.to_bits(), "cell {c}");
+            assert_eq!(
+                m.var[c].to_bits(),
+                (m2 / (len - 1) as f64).max(0.0).to_bits(),
+                "cell {c}"
+            );
+            let passes = cell.iter().filter(|s| **s >= 1e7 + 0.45).count();
+            assert_eq!(m.passes[c] as usize, passes, "cell {c}");
+            let own: Vec<f64> = tokens[start..start + len]
+                .iter()
+                .copied()
+                .filter(|t| !t.is_nan())
+                .collect();
+            let tokens_mean = own.iter().sum::<f64>() / own.len() as f64;
+            assert_eq!(m.tokens.as_ref().unwrap()[c], tokens_mean, "cell {c}");
+            start += len;
         }
     }
 

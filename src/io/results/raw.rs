@@ -157,7 +157,18 @@ fn fold_rows(
     let arms = arm_order(arms_table, &labels.labels);
     let mut fold = Fold::new(cases.len(), arms, pass_mark, tokens, passed);
     fold.note(labels.problems);
-    in_order(n, |k| source.batch(k), |batch| fold.add(batch))?;
+    // Each batch's runs are summarised where it is decoded, in parallel; the fold merges them
+    // in file order.
+    in_order(
+        n,
+        |k| {
+            source.batch(k).map(|mut batch| {
+                batch.summarise(pass_mark);
+                batch
+            })
+        },
+        |batch| fold.add(batch),
+    )?;
     let rows = fold.rows();
     match fold.finish() {
         Ok((arms, matrix)) => Ok(Results {
