@@ -183,7 +183,7 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
         composition,
         hard_limit: sums.hard.quantile(0.5),
         hard_limit_varies: sums.hard.counts.len() > 1,
-        utilisation: sums.utilisation_sum / nf,
+        utilisation: sums.utilisation_total() / nf,
         overflow_rate: sums.overflow as f64 / nf,
         soft_crossing_rate: sums.soft_crossing as f64 / nf,
         growth_per_step,

@@ -111,8 +111,12 @@ pub struct ContextSums {
     pub sizes: Counts,
     /// Calls per hard limit.
     pub hard: Counts,
-    /// Σ size / hard.
+    /// Σ size / hard, as an engine's aggregates give it (streamed logs keep `size_by_hard`).
     pub utilisation_sum: f64,
+    /// Σ size per hard limit, exact: the streamed log's utilisation is put together from these
+    /// at the end ([`ContextSums::utilisation_total`]), so it does not depend on how the log was
+    /// split into passes (`--memory`).
+    pub size_by_hard: BTreeMap<i64, i128>,
     /// Calls above their hard limit.
     pub overflow: u64,
     /// Calls above their soft limit.
@@ -126,6 +130,18 @@ pub struct ContextSums {
 }
 
 impl ContextSums {
+    /// Σ size / hard over every call: `Σ_h (Σ size of the calls with hard limit h) / h`, in
+    /// order of h with compensation, from the exact integer sums, plus what an engine's
+    /// aggregates gave. The same to the bit however the calls were split into passes.
+    pub fn utilisation_total(&self) -> f64 {
+        let mut total = crate::stats::moments::Neumaier::default();
+        total.add(self.utilisation_sum);
+        for (&h, &size) in &self.size_by_hard {
+            total.add(size as f64 / h as f64);
+        }
+        total.total()
+    }
+
     /// Adds another partition's sums (sources are counted once, over the whole log).
     pub fn merge(&mut self, o: ContextSums) {
         self.calls += o.calls;
@@ -133,6 +149,9 @@ impl ContextSums {
         self.sizes.merge(&o.sizes);
         self.hard.merge(&o.hard);
         self.utilisation_sum += o.utilisation_sum;
+        for (h, size) in o.size_by_hard {
+            *self.size_by_hard.entry(h).or_default() += size;
+        }
         self.overflow += o.overflow;
         self.soft_crossing += o.soft_crossing;
         if let Some(s) = o.steps {
@@ -147,5 +166,44 @@ impl ContextSums {
         if let Some(r) = o.replay {
             self.replay.get_or_insert_default().merge(r);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Calls of sizes 1..=3000 under hard limits 7000, 8000 and 12,000, as one pass or split
+    /// into passes in another order: the utilisation is the same to the bit, and it is the
+    /// mean of size / hard to within rounding.
+    #[test]
+    fn utilisation_does_not_depend_on_the_passes() {
+        let calls: Vec<(i64, i64)> = (1..=3000)
+            .map(|s| (s, [7000, 8000, 12_000][s as usize % 3]))
+            .collect();
+        let pass = |calls: &[(i64, i64)]| {
+            let mut sums = ContextSums::default();
+            for &(s, h) in calls {
+                *sums.size_by_hard.entry(h).or_default() += i128::from(s);
+            }
+            sums
+        };
+        let whole = pass(&calls).utilisation_total();
+        let mut split = ContextSums::default();
+        for part in calls.rchunks(7) {
+            split.merge(pass(part));
+        }
+        assert_eq!(split.utilisation_total().to_bits(), whole.to_bits());
+        let direct: f64 = calls.iter().map(|&(s, h)| s as f64 / h as f64).sum();
+        assert!(
+            (whole - direct).abs() < 1e-9 * direct,
+            "{whole} vs {direct}"
+        );
+        // An engine's aggregates carry the sum itself.
+        let engine = ContextSums {
+            utilisation_sum: 2.5,
+            ..ContextSums::default()
+        };
+        assert_eq!(engine.utilisation_total(), 2.5);
     }
 }

@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::io::logs::{self, ContextLog};
 use crate::io::table;
 use crate::stats::histogram::Counts;
-use crate::stats::moments::Neumaier;
 
 /// Memory per log row held by a pass without a policy (Polars' group-by state per call, calls
 /// being at most rows), measured on `ablate simulate` logs with headroom.
@@ -152,7 +151,6 @@ fn calls(
         steps: steps.as_ref().map(|_| StepSums::default()),
         ..ContextSums::default()
     };
-    let mut utilisation = Neumaier::default();
     for i in 0..n {
         let h = hard_limit(model[i], expected[i], p, path)?;
         let s = sizes[i].unwrap_or(0);
@@ -160,7 +158,7 @@ fn calls(
         out.size_sum += i128::from(s);
         out.sizes.add(s, 1);
         out.hard.add(h, 1);
-        utilisation.add(s as f64 / h as f64);
+        *out.size_by_hard.entry(h).or_default() += i128::from(s);
         if s > h {
             out.overflow += 1;
         }
@@ -174,7 +172,6 @@ fn calls(
             t.xy += x * i128::from(s);
         }
     }
-    out.utilisation_sum = utilisation.total();
     Ok(out)
 }
 
