@@ -637,8 +637,9 @@ impl Fold {
         );
         self.m.repeats[at] = n + count;
         self.m.passes[at] += run.passes;
-        // A cell read in one run gets its run's sum exactly (0 + s = s); token counts are whole
-        // numbers, so sums split across runs are exact too, below 2⁵³.
+        // A cell read in one run gets its run's sum exactly (0 + s = s), as when rows were added
+        // one by one; `tokens_in` is a whole number, so sums split across runs are exact too
+        // (below 2⁵³) and the order of the additions does not show.
         if let Some(sums) = self.m.tokens.as_mut() {
             sums[at] += run.tokens;
             self.tokens_n[at] += run.tokens_n;
