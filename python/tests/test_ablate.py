@@ -136,8 +136,12 @@ def test_provenance_values_keep_their_types():
     assert isinstance(p["set_sha256"], str) and isinstance(p["version"], str)
 
 
-def test_a_report_from_python_never_writes_into_the_working_directory(tmp_path, monkeypatch):
+def test_a_report_from_python_never_writes_into_the_working_directory(
+    tmp_path, tmp_path_factory, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
+    # The temporary folder the report goes to is pytest's, so that test runs leave none behind.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tempdir")))
     results = pl.read_parquet(DEMO / "results.parquet")
     cases = pl.read_parquet(DEMO / "cases.parquet")
     out = ablate.report(results=results, cases=cases, threshold_drop=0.005, bootstrap=int(B))
