@@ -24,15 +24,45 @@ pub(super) struct Rules<'a> {
     pub(super) units: &'a Units,
     /// Each unit's block rule, found once (not a search by block name per case and unit).
     unit_rule: Vec<Option<&'a NeedRule>>,
+    /// For a unit whose rule is `when`, the index in `holds` of its (column, value).
+    when: Vec<Option<usize>>,
+    /// Per distinct `when` (column, value) of the units' rules, whether each case has that
+    /// value: found once, not a column lookup and a text comparison per case and unit.
+    holds: Vec<Vec<bool>>,
 }
 
 impl<'a> Rules<'a> {
     /// The rules of `exp` for the units `units`.
     pub(super) fn new(exp: &'a Experiment, units: &'a Units) -> Self {
+        let unit_rule: Vec<Option<&NeedRule>> =
+            units.specs.iter().map(|s| rule_of(exp, &s.block)).collect();
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let when = unit_rule
+            .iter()
+            .map(|rule| match rule {
+                Some(NeedRule::When { column, value }) => {
+                    let pair = (column.as_str(), value.as_str());
+                    Some(pairs.iter().position(|p| *p == pair).unwrap_or_else(|| {
+                        pairs.push(pair);
+                        pairs.len() - 1
+                    }))
+                }
+                _ => None,
+            })
+            .collect();
+        let holds = pairs
+            .iter()
+            .map(|&(column, value)| match exp.cases.attributes.get(column) {
+                Some(values) => values.iter().map(|v| v.as_deref() == Some(value)).collect(),
+                None => vec![false; exp.cases.len()],
+            })
+            .collect();
         Rules {
             exp,
             units,
-            unit_rule: units.specs.iter().map(|s| rule_of(exp, &s.block)).collect(),
+            unit_rule,
+            when,
+            holds,
         }
     }
 
@@ -53,13 +83,7 @@ impl<'a> Rules<'a> {
                     _ => true,
                 }
             }
-            Some(NeedRule::When { column, value }) => self
-                .exp
-                .cases
-                .attributes
-                .get(column)
-                .and_then(|v| v[case].as_deref())
-                .is_some_and(|v| v == value),
+            Some(NeedRule::When { .. }) => self.when[unit].is_some_and(|i| self.holds[i][case]),
         }
     }
 }
