@@ -354,6 +354,7 @@ impl Paired {
     pub fn family(s: &Sample<'_>, family: usize, confidence: f64) -> Estimate {
         Intervals::new(s).family(family, confidence)
     }
+
     /// Number of distinct units among `units`.
     pub fn distinct_units(units: &[u32]) -> usize {
         // Units are dense codes (below the number of units), so a flag per code counts them.

@@ -133,9 +133,8 @@ impl Samples {
         &self,
         wanted: &[(String, String)],
     ) -> Result<BTreeMap<(String, String), SampleText>> {
-        let mut out = BTreeMap::new();
         if wanted.is_empty() {
-            return Ok(out);
+            return Ok(BTreeMap::new());
         }
         let path = &self.file.path;
         let keys = DataFrame::new(
@@ -209,7 +208,9 @@ impl Samples {
             };
             first.insert(key, (repeat, text));
         }
-        out.extend(first.into_iter().map(|(key, (_, text))| (key, text)));
-        Ok(out)
+        Ok(first
+            .into_iter()
+            .map(|(key, (_, text))| (key, text))
+            .collect())
     }
 }

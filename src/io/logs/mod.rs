@@ -542,12 +542,15 @@ pub fn pass_bar(passes: u32, progress: bool, what: &str) -> Option<indicatif::Pr
 /// trimmed. The `ablate` binary starts with thresholds for speed (blocks up to 32 MiB from the
 /// heap, 256 MiB of freed heap kept), which a budget would pay for. `shadow --by turns --memory
 /// 1GiB` on a 10M-row log peaked at 540 MiB with those, 440–520 MiB with glibc's own dynamic
-/// thresholds, and 350–380 MiB with these (and 5–10% slower than glibc's own). Called while no
-/// other work runs (the logs are streamed alone). A no-op on other platforms.
+/// thresholds, and 350–380 MiB with these (and 5–10% slower than glibc's own). Called when a
+/// log's passes start; the thresholds are the process's, so what runs beside the passes (in
+/// `report`, the decision record and the decision, which hold little) uses them too. A no-op on
+/// other platforms.
 pub fn allocator_for_budget() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt sets two thresholds and malloc_trim returns free pages; neither takes a
-    // pointer, and no other thread allocates while a log's passes start.
+    // pointer, and glibc takes its arenas' locks for both, so other threads may allocate
+    // meanwhile.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
