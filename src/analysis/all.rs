@@ -93,56 +93,77 @@ pub fn run(
     step("check");
     let check = check::run(exp);
     // The analyses are independent given the sweep, and each is the same at any thread count,
-    // so they run side by side (rayon): the sweep beside variance and interactions, then the
-    // rest of the matrix analyses two by two. Errors are taken in the order they ran in before.
-    // The logs are streamed last, alone, so that their memory budget holds.
-    step("sweep");
-    step("variance");
-    step("interactions");
-    let (sweep, (variance, interactions)) = rayon::join(
-        || sweep::run(exp, cfg),
-        || rayon::join(|| variance::run(exp, cfg), || interactions::run(exp, cfg)),
-    );
-    let interactions = interactions?;
-    step("reweight");
-    step("stress");
-    step("need");
-    step("curve");
-    step("selector");
-    let ((reweight, stress), ((need, curve), (selector, drill))) = rayon::join(
+    // so they all run side by side (rayon): those that rest on the sweep's verdicts (reweight's
+    // family, stress, need, selector) once it is done, the others (variance, interactions, the
+    // budget curve, the drill-down) beside it from the start, so that no core waits for the
+    // longest of a group. Errors are taken in the order they ran in before. The logs are
+    // streamed last, so that their memory budget holds.
+    for name in [
+        "sweep",
+        "variance",
+        "interactions",
+        "reweight",
+        "stress",
+        "need",
+        "curve",
+        "selector",
+    ] {
+        step(name);
+    }
+    let (
+        (sweep, ((reweight, stress), (need, selector))),
+        (variance, (interactions, (curve, drill))),
+    ) = rayon::join(
         || {
-            (
-                reweight_of(exp, cfg, sweep.family.size),
-                (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg)),
-            )
+            let sweep = sweep::run(exp, cfg);
+            let rest = rayon::join(
+                || {
+                    rayon::join(
+                        || reweight_of(exp, cfg, sweep.family.size),
+                        || (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg)),
+                    )
+                },
+                || {
+                    rayon::join(
+                        || {
+                            exp.units
+                                .as_ref()
+                                .map(|_| need::run(exp, &sweep, &NeedOptions::default()))
+                        },
+                        || exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
+                    )
+                },
+            );
+            (sweep, rest)
         },
         || {
             rayon::join(
+                || variance::run(exp, cfg),
                 || {
-                    (
-                        exp.units
-                            .as_ref()
-                            .map(|_| need::run(exp, &sweep, &NeedOptions::default())),
-                        has_budget_arms(exp).then(|| {
-                            curve::run(
-                                exp,
-                                &CurveOptions {
-                                    config: cfg.clone(),
-                                    pricing,
+                    rayon::join(
+                        || interactions::run(exp, cfg),
+                        || {
+                            rayon::join(
+                                || {
+                                    has_budget_arms(exp).then(|| {
+                                        curve::run(
+                                            exp,
+                                            &CurveOptions {
+                                                config: cfg.clone(),
+                                                pricing,
+                                            },
+                                        )
+                                    })
                                 },
+                                || drill_of(exp),
                             )
-                        }),
-                    )
-                },
-                || {
-                    (
-                        exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
-                        drill_of(exp),
+                        },
                     )
                 },
             )
         },
     );
+    let interactions = interactions?;
     let reweight = reweight
         .map(|r| optional(&mut skipped, "reweight", r))
         .transpose()?
@@ -198,6 +219,11 @@ pub fn run(
         },
     );
     skipped.extend(logs_skipped);
+    if exp.shadow.is_some() || exp.context_log.is_some() {
+        // The logs' passes set the allocator for their budget; what follows (the charts' pixel
+        // buffers) is faster with it set back.
+        crate::io::logs::allocator_for_speed();
+    }
     let (shadow, context) = (shadow?, context?);
     Ok(Analyses {
         check,

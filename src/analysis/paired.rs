@@ -180,6 +180,9 @@ pub struct Paired {
     pub baseline: usize,
     /// Each arm's paired values (by arm index), built the first time an analysis asks.
     arms: Vec<OnceLock<PairedArm>>,
+    /// Each arm's mean paired drop and its se ([`Paired::drop_mean_se`]), found the first time
+    /// an analysis asks.
+    drop_moments: Vec<OnceLock<(f64, Option<f64>)>>,
 }
 
 /// One arm's paired cases: positions into [`Paired::cases`] and the paired values.
@@ -240,6 +243,7 @@ impl Paired {
             clustered,
             baseline,
             arms: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
+            drop_moments: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -303,15 +307,25 @@ impl Paired {
         out
     }
 
-    /// The [`Sample`] of per-case `values` over their `units` (mean and se by
-    /// [`Paired::mean_se`]), each value within `reach`.
-    pub fn sample<'a>(&self, values: &'a [f64], units: &'a [u32], reach: (f64, f64)) -> Sample<'a> {
-        let (point, se) = self.mean_se(values, units);
+    /// The mean and se of `arm`'s paired drops ([`Paired::mean_se`] of [`PairedArm::drop`]),
+    /// found once and shared: the sweep's estimate and variance's power rest on the same one.
+    pub fn drop_mean_se(&self, m: &CaseMatrix, arm: usize) -> (f64, Option<f64>) {
+        *self.drop_moments[arm].get_or_init(|| {
+            let p = self.arm(m, arm);
+            self.mean_se(&p.drop, &p.unit)
+        })
+    }
+
+    /// `arm`'s paired drops as a [`Sample`] (their mean and se from [`Paired::drop_mean_se`]),
+    /// each within `reach`.
+    pub fn drop_sample(&self, m: &CaseMatrix, arm: usize, reach: (f64, f64)) -> Sample<'_> {
+        let (point, se) = self.drop_mean_se(m, arm);
+        let p = self.arm(m, arm);
         Sample {
             point,
             se,
-            values,
-            units,
+            values: &p.drop,
+            units: &p.unit,
             reach,
         }
     }

@@ -88,7 +88,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let (mut drop_stress, mut se_stress, mut ci_stress) = (None, None, None);
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
             if !p.pos.is_empty() {
-                let sample = stress.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
+                let sample = stress.drop_sample(m, a, (lo - hi, hi - lo));
                 let (drop, se) = (sample.point, sample.se);
                 let e = Paired::family(
                     &sample,

@@ -414,7 +414,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .zip(changes.into_par_iter())
         .enumerate()
         .map(|(k, ((&a, p), changes))| {
-            let sample = paired.sample(&p.drop, &p.unit, (lo - hi, hi - lo));
+            let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
             let drop = sample.point;
             let intervals = Intervals::new(&sample);
             let est = intervals.estimate(

@@ -85,51 +85,48 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     order.extend((0..m.n_arms).filter(|&a| a != base));
     let mut arms = Vec::with_capacity(order.len());
     let mut warnings = Vec::new();
-    for a in order {
-        let cases: Vec<usize> = paired
-            .cases
-            .iter()
-            .copied()
-            .filter(|&c| m.present(c, a))
-            .collect();
-        let means: Vec<f64> = cases.iter().map(|&c| m.mean[m.cell(c, a)]).collect();
-        let within: Vec<f64> = cases
-            .iter()
-            .map(|&c| m.var[m.cell(c, a)])
-            .filter(|v| !v.is_nan())
-            .collect();
-        let k = if cases.is_empty() {
-            0.0
-        } else {
-            moments::sum(cases.iter().map(|&c| m.repeats[m.cell(c, a)] as f64)) / cases.len() as f64
-        };
-        let within_case_var = (!within.is_empty()).then(|| moments::mean(&within));
-        let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
-        let between_case_var = match (case_means_var, within_case_var) {
-            (Some(cm), Some(w)) => Some(cm - w / k),
-            _ => None,
-        };
-        let repeat_noise_share = match (case_means_var, within_case_var) {
-            (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
-            _ => None,
-        };
-        let (mde, cases_needed) = if a == base {
-            (None, None)
-        } else {
-            mde_and_cases_needed(exp, &paired, a, multiplier, &mut warnings)
-        };
-        arms.push(VarianceArm {
-            arm: exp.results.arms[a].clone(),
-            within_case_var,
-            case_means_var,
-            between_case_var,
-            repeat_noise_share,
-            churn: paired::churn(m, &cases, a),
-            mde,
-            cases_needed,
-            repeats_mean: k,
-            n: cases.len(),
-        });
+    for block in order.chunks(ARMS_PER_PASS) {
+        for (a, column) in block.iter().copied().zip(columns(m, &paired.cases, block)) {
+            let Column {
+                cases,
+                means,
+                within,
+                repeats,
+                churn,
+            } = column;
+            let k = if cases.is_empty() {
+                0.0
+            } else {
+                repeats.total() / cases.len() as f64
+            };
+            let within_case_var = (!within.is_empty()).then(|| moments::mean(&within));
+            let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
+            let between_case_var = match (case_means_var, within_case_var) {
+                (Some(cm), Some(w)) => Some(cm - w / k),
+                _ => None,
+            };
+            let repeat_noise_share = match (case_means_var, within_case_var) {
+                (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
+                _ => None,
+            };
+            let (mde, cases_needed) = if a == base {
+                (None, None)
+            } else {
+                mde_and_cases_needed(exp, &paired, a, multiplier, &mut warnings)
+            };
+            arms.push(VarianceArm {
+                arm: exp.results.arms[a].clone(),
+                within_case_var,
+                case_means_var,
+                between_case_var,
+                repeat_noise_share,
+                churn,
+                mde,
+                cases_needed,
+                repeats_mean: k,
+                n: cases.len(),
+            });
+        }
     }
     // "Typical" = the median over leave-one-out arms (one unit removed) when there are any: those
     // are the arms whose drops sit near the threshold; otherwise over every non-baseline arm.
@@ -162,6 +159,58 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     }
 }
 
+/// Arms read in one pass over the cases' rows ([`columns`]): the case-major matrix holds an
+/// arm's values a row (every arm) apart, so reading arm by arm touched every row once per arm;
+/// eight arms' means are one cache line of a row.
+const ARMS_PER_PASS: usize = 8;
+
+/// One arm's values over the paired cases present in it, in case order.
+struct Column {
+    /// The cases.
+    cases: Vec<usize>,
+    /// Their case means s[i,a].
+    means: Vec<f64>,
+    /// Their within-case variances, where defined (two repeats or more).
+    within: Vec<f64>,
+    /// Σ repeats, compensated.
+    repeats: moments::Neumaier,
+    /// Cases whose repeats disagree on pass/fail ([`paired::churn`]): `None` while no case has
+    /// two repeats.
+    churn: Option<usize>,
+}
+
+/// The columns of `arms` over `cases`, in one pass over the cases' rows.
+fn columns(m: &crate::io::CaseMatrix, cases: &[usize], arms: &[usize]) -> Vec<Column> {
+    let mut out: Vec<Column> = arms
+        .iter()
+        .map(|_| Column {
+            cases: Vec::with_capacity(cases.len()),
+            means: Vec::with_capacity(cases.len()),
+            within: Vec::with_capacity(cases.len()),
+            repeats: moments::Neumaier::default(),
+            churn: None,
+        })
+        .collect();
+    for &c in cases {
+        let row = m.cell(c, 0);
+        for (column, &a) in out.iter_mut().zip(arms) {
+            let cell = row + a;
+            if m.repeats[cell] > 0 {
+                column.cases.push(c);
+                column.means.push(m.mean[cell]);
+                if !m.var[cell].is_nan() {
+                    column.within.push(m.var[cell]);
+                }
+                column.repeats.add(f64::from(m.repeats[cell]));
+                if let Some(churned) = paired::cell_churns(m, cell) {
+                    *column.churn.get_or_insert(0) += usize::from(churned);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// An arm's minimum detectable effect (multiplier · se) and the cases that bring it down to the
 /// threshold; both undefined, with a warning, when the drops do not vary or the se is undefined.
 fn mde_and_cases_needed(
@@ -174,7 +223,7 @@ fn mde_and_cases_needed(
     let m = &exp.results.matrix;
     let threshold = exp.manifest.threshold_drop;
     let p = paired.arm(m, a);
-    let (_, se) = paired.mean_se(&p.drop, &p.unit);
+    let (_, se) = paired.drop_mean_se(m, a);
     let label = &exp.results.arms[a];
     if estimate::no_variation(&p.drop) {
         warnings.push(crate::warning::Warning::new("variance.no_spread", format!(

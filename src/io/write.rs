@@ -120,6 +120,16 @@ pub fn csv_cell(text: &str) -> std::borrow::Cow<'_, str> {
 /// # Errors
 /// The file cannot be created or written.
 pub fn csv(df: &DataFrame, path: &Path) -> Result<()> {
+    let bytes = csv_bytes(df, path)?;
+    std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+}
+
+/// [`csv`]'s bytes, for a file written elsewhere (say, into an [`crate::io::output::AtomicDir`]);
+/// `path` is the file they are for, named in errors.
+///
+/// # Errors
+/// Polars cannot write the frame (a bug).
+pub fn csv_bytes(df: &DataFrame, path: &Path) -> Result<Vec<u8>> {
     let polars_err = |e| Error::Polars {
         context: format!("writing {}", path.display()),
         source: e,
@@ -141,11 +151,12 @@ pub fn csv(df: &DataFrame, path: &Path) -> Result<()> {
         columns.push(col);
     }
     let mut safe = DataFrame::new(df.height(), columns).map_err(polars_err)?;
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    CsvWriter::new(file)
+    let mut bytes = Vec::new();
+    CsvWriter::new(&mut bytes)
         .include_header(true)
         .finish(&mut safe)
-        .map_err(polars_err)
+        .map_err(polars_err)?;
+    Ok(bytes)
 }
 
 /// Writes a data frame as plain CSV, every cell as it is: for tables that ablate or an eval

@@ -198,8 +198,7 @@ fn headline(a: &Analyses) -> Prose {
 
 /// Writes a text file into the report folder and notes it.
 fn put(dir: &AtomicDir, files: &mut Vec<String>, name: &str, text: &str) -> Result<()> {
-    let path = dir.path(name);
-    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    dir.write(name, text.as_bytes())?;
     files.push(name.to_string());
     Ok(())
 }
@@ -236,6 +235,77 @@ fn largest_first<T: Send>(sections: &[Section], each: impl Fn(&Section) -> T + S
         .collect()
 }
 
+/// The report's Markdown page: the decision and headline, then each section with its chart (the
+/// PNG), note, table and a link to its CSV, and the drill-down under the drops.
+fn markdown_page(a: &Analyses, sections: &[Section], order: &[String], top: &[&Prose]) -> String {
+    let mut md = format!("# ablate report — {}\n\n", escape::markdown(&a.check.set));
+    for p in top {
+        let _ = write!(md, "{}\n\n", p.markdown());
+    }
+    md.pop();
+    for sec in sections {
+        let png = format!("charts/{}.png", sec.name);
+        let csv = format!("tables/{}.csv", sec.name);
+        let _ = write!(
+            md,
+            "\n## {}\n\n{}\n\n![{}]({png})\n\n{}\nNumbers: [{csv}]({csv})\n",
+            escape::markdown(&sec.title),
+            escape::markdown(&sec.note),
+            escape::markdown(&sec.title),
+            sec.table.markdown()
+        );
+        // The drill-down to cases sits under the drops it explains.
+        if sec.name == Page::Drops {
+            md.push_str(&report::drill::markdown(&a.drill, order));
+        }
+    }
+    md
+}
+
+/// The report's HTML page (self-contained): the contents bar, the decision and headline, then
+/// each section with its chart (the SVG inline), note, table and the drill-down under the drops.
+fn html_page(
+    a: &Analyses,
+    sections: &[Section],
+    svgs: &[String],
+    order: &[String],
+    (decision, head): (&Prose, &Prose),
+    progress: Option<&ProgressBar>,
+) -> String {
+    let mut html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\">{decision}</div><p>{head}</p></section>",
+        csp = content_security_policy(),
+        set = escape::html(&a.check.set),
+        toc = contents(sections),
+        decision = decision.html(),
+        head = head.html()
+    );
+    for (sec, svg) in sections.iter().zip(svgs) {
+        let csv = format!("tables/{}.csv", sec.name);
+        let _ = write!(
+            html,
+            "<section id=\"{name}\"><h2><a class=\"anchor\" href=\"#{name}\">{title}</a></h2><p>{note}</p><figure>{chart}</figure><details class=\"numbers\"><summary>The numbers: {rows} {noun} (<a href=\"{csv}\">{csv}</a>)</summary>{table}</details>{cases}</section>",
+            name = sec.name,
+            title = escape::html(&sec.title),
+            note = escape::html(&sec.note),
+            chart = responsive(svg, &sec.title),
+            rows = sec.table.len(),
+            noun = if sec.table.len() == 1 { "row" } else { "rows" },
+            table = sec.table.html(),
+            cases = if sec.name == Page::Drops {
+                report::drill::html(&a.drill, order)
+            } else {
+                String::new()
+            }
+        );
+        if let Some(bar) = progress {
+            bar.inc(1);
+        }
+    }
+    let _ = writeln!(html, "<script>{JS}</script></body></html>");
+    html
+}
+
 /// Writes the report for `a` into `out`, atomically.
 ///
 /// # Errors
@@ -251,24 +321,10 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     let sections = sections(a, &order);
     let head = headline(a);
     let decision = report::decision::prose(&a.decision, a.check.threshold_drop);
-    let mut md = format!(
-        "# ablate report — {}\n\n{}\n\n{}\n",
-        escape::markdown(&a.check.set),
-        decision.markdown(),
-        head.markdown()
-    );
-    let mut html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\">{decision}</div><p>{head}</p></section>",
-        csp = content_security_policy(),
-        set = escape::html(&a.check.set),
-        toc = contents(&sections),
-        decision = decision.html(),
-        head = head.html()
-    );
     // Each section's chart (SVG and PNG) and CSV are drawn and written in parallel: the PNGs'
     // rasterising and compression are most of the writing's time. The largest charts start
-    // first, so that no thread is left with a tall chart after the others are done. The page is
-    // then put together in section order.
+    // first, so that no thread is left with a tall chart after the others are done. Every file
+    // is hashed for the marker as it is written ([`AtomicDir::write`]), by the job that made it.
     if let Some(bar) = progress {
         bar.set_message("charts".to_string());
     }
@@ -288,63 +344,46 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             Ok(written)
         },
         || {
-            largest_first(&sections, |sec| {
+            largest_first(&sections, |sec| -> Result<String> {
                 let svg = sec.chart.svg()?;
-                Chart::write_png(&svg, &dir.path(&format!("charts/{}.png", sec.name)))?;
-                sec.table
-                    .csv(&dir.path(&format!("tables/{}.csv", sec.name)))?;
+                let [svg_file, png, csv] = section_files(sec);
+                dir.write(&svg_file, svg.as_bytes())?;
+                dir.write(&png, &Chart::png(&svg, &dir.path(&png))?)?;
+                dir.write(&csv, &sec.table.csv(&dir.path(&csv))?)?;
                 Ok(svg)
             })
         },
     );
     files.extend(json?);
-    for (sec, svg) in sections.iter().zip(drawn) {
-        let svg = svg?;
-        put(&dir, &mut files, &format!("charts/{}.svg", sec.name), &svg)?;
-        let png = format!("charts/{}.png", sec.name);
-        files.push(png.clone());
-        let csv = format!("tables/{}.csv", sec.name);
-        files.push(csv.clone());
-        let _ = write!(
-            md,
-            "\n## {}\n\n{}\n\n![{}]({png})\n\n{}\nNumbers: [{csv}]({csv})\n",
-            escape::markdown(&sec.title),
-            escape::markdown(&sec.note),
-            escape::markdown(&sec.title),
-            sec.table.markdown()
-        );
-        // The drill-down to cases sits under the drops it explains.
-        let drill = sec.name == Page::Drops;
-        if drill {
-            md.push_str(&report::drill::markdown(&a.drill, &order));
-        }
-        let _ = write!(
-            html,
-            "<section id=\"{name}\"><h2><a class=\"anchor\" href=\"#{name}\">{title}</a></h2><p>{note}</p><figure>{chart}</figure><details class=\"numbers\"><summary>The numbers: {rows} {noun} (<a href=\"{csv}\">{csv}</a>)</summary>{table}</details>{cases}</section>",
-            name = sec.name,
-            title = escape::html(&sec.title),
-            note = escape::html(&sec.note),
-            chart = responsive(&svg, &sec.title),
-            rows = sec.table.len(),
-            noun = if sec.table.len() == 1 { "row" } else { "rows" },
-            table = sec.table.html(),
-            cases = if drill {
-                report::drill::html(&a.drill, &order)
-            } else {
-                String::new()
-            }
-        );
-        if let Some(bar) = progress {
-            bar.inc(1);
-        }
-    }
-    let _ = writeln!(html, "<script>{JS}</script></body></html>");
-    put(&dir, &mut files, "report.md", &md)?;
-    put(&dir, &mut files, "index.html", &html)?;
+    let svgs = drawn.into_iter().collect::<Result<Vec<String>>>()?;
+    files.extend(sections.iter().flat_map(section_files));
+    // The two pages are put together (and written) side by side.
+    let (md, html) = rayon::join(
+        || {
+            let md = markdown_page(a, &sections, &order, &[&decision, &head]);
+            dir.write("report.md", md.as_bytes())
+        },
+        || {
+            let html = html_page(a, &sections, &svgs, &order, (&decision, &head), progress);
+            dir.write("index.html", html.as_bytes())
+        },
+    );
+    md?;
+    html?;
+    files.extend(["report.md".to_string(), "index.html".to_string()]);
     files.sort();
     let written: PathBuf = dir.commit()?;
     Ok(Written {
         out: written.display().to_string(),
         files,
     })
+}
+
+/// The files a section writes: its chart's SVG and PNG, and its table's CSV.
+fn section_files(sec: &Section) -> [String; 3] {
+    [
+        format!("charts/{}.svg", sec.name),
+        format!("charts/{}.png", sec.name),
+        format!("tables/{}.csv", sec.name),
+    ]
 }

@@ -283,12 +283,13 @@ impl Table {
         s
     }
 
-    /// Writes the table as CSV: numbers at full precision and empty when missing ([`Cell::raw`]);
-    /// text cells that a spreadsheet would run as formulas are defused.
+    /// The table as CSV bytes: numbers at full precision and empty when missing ([`Cell::raw`]);
+    /// text cells that a spreadsheet would run as formulas are defused. `path` is the file it is
+    /// for, named in errors.
     ///
     /// # Errors
-    /// The file cannot be written.
-    pub fn csv(&self, path: &Path) -> Result<()> {
+    /// Polars cannot build or write the table (a bug).
+    pub fn csv(&self, path: &Path) -> Result<Vec<u8>> {
         let columns: Vec<Column> = self
             .headers
             .iter()
@@ -311,7 +312,7 @@ impl Table {
             context: format!("building {}", path.display()),
             source: e,
         })?;
-        crate::io::write::csv(&df, path)
+        crate::io::write::csv_bytes(&df, path)
     }
 }
 

@@ -27,11 +27,13 @@ impl Neumaier {
     /// Adds one value.
     pub fn add(&mut self, x: f64) {
         let t = self.sum + x;
-        if self.sum.abs() >= x.abs() {
-            self.compensation += (self.sum - t) + x;
-        } else {
-            self.compensation += (x - t) + self.sum;
-        }
+        // The larger in magnitude minus the sum, plus the smaller: the rounding error of `t`.
+        // Chosen by a select rather than a branch, which values of either sign and size would
+        // mispredict.
+        let keep = self.sum.abs() >= x.abs();
+        let big = if keep { self.sum } else { x };
+        let small = if keep { x } else { self.sum };
+        self.compensation += (big - t) + small;
         self.sum = t;
     }
 

@@ -31,7 +31,7 @@ use crate::error::Result;
 use crate::io::Experiment;
 use crate::stats::bootstrap::{Draws, RatioSums};
 
-use crate::stats::moments;
+use crate::stats::moments::{self, Neumaier};
 
 mod design_fit;
 mod factorial;
@@ -274,25 +274,36 @@ pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<crate::warning:
     (out, warnings)
 }
 
-fn slice_of(exp: &Experiment, case: usize) -> String {
-    exp.cases
-        .slice()
-        .and_then(|v| v[case].clone())
-        .unwrap_or_else(|| "(no slice)".into())
-}
-
-/// One composed arm's paired cases: their positions, e[i] = d_S[i] − Σ_k d_k[i] and units.
+/// One composed arm's paired cases (present in the baseline, the arm and every component):
+/// e[i] = d_S[i] − Σ_k d_k[i] and each case's unit, the compensated sums of the baseline's, the
+/// arm's and each component's case means over those cases, and the cases the arm loses.
 struct Work {
     arm: usize,
     components: Vec<usize>,
     explicit: bool,
-    pos: Vec<usize>,
     e: Vec<f64>,
     units: Vec<u32>,
+    base_sum: Neumaier,
+    arm_sum: Neumaier,
+    component_sums: Vec<Neumaier>,
+    /// Cases passing in the baseline and failing in the arm, each with whether it passes in
+    /// every component (lost only jointly).
+    lost: Vec<(usize, bool)>,
 }
 
-/// For each composed arm, its cases paired with every component and the baseline, and e[i]
-/// there; an arm with none gets a warning and is left out.
+impl Work {
+    /// The mean over the paired cases of a sum of case means.
+    fn mean(&self, sum: &Neumaier) -> f64 {
+        sum.total() / self.e.len() as f64
+    }
+}
+
+/// For each composed arm, its cases paired with every component and the baseline, e[i] there,
+/// the arms' score sums and the lost cases; an arm with none gets a warning and is left out.
+///
+/// One pass over the paired cases, every composed arm per case: each case's row of the
+/// case-major matrix is read once, not once per composed arm and quantity. The sums are added
+/// in case order, so each mean is `moments::mean` of the same values, to the bit.
 fn interaction_samples(
     exp: &Experiment,
     paired: &Paired,
@@ -300,6 +311,7 @@ fn interaction_samples(
     warnings: &mut Vec<crate::warning::Warning>,
 ) -> Vec<Work> {
     let m = &exp.results.matrix;
+    let pass_mark = exp.manifest.pass_mark;
     let base = paired.baseline;
     let mut all: Vec<Work> = composed_ids
         .into_iter()
@@ -310,34 +322,44 @@ fn interaction_samples(
                  explicit,
              }| Work {
                 arm,
+                component_sums: vec![Neumaier::default(); components.len()],
                 components,
                 explicit,
-                pos: Vec::new(),
-                e: Vec::new(),
-                units: Vec::new(),
+                e: Vec::with_capacity(paired.cases.len()),
+                units: Vec::with_capacity(paired.cases.len()),
+                base_sum: Neumaier::default(),
+                arm_sum: Neumaier::default(),
+                lost: Vec::new(),
             },
         )
         .collect();
-    // One pass over the paired cases, every composed arm per case: the case's row of the
-    // case-major matrix is read once, not once per composed arm.
     for (p, &c) in paired.cases.iter().enumerate() {
         let row = m.cell(c, 0);
         let present = |a: usize| m.repeats[row + a] > 0;
+        let passes = |a: usize| m.case_passes(row + a, pass_mark);
         let b = m.mean[row + base];
+        let base_passes = passes(base);
         let d = |a: usize| b - m.mean[row + a];
         for w in &mut all {
             if !present(w.arm) || !w.components.iter().all(|&k| present(k)) {
                 continue;
             }
             let parts = moments::sum(w.components.iter().map(|&k| d(k)));
-            w.pos.push(p);
             w.e.push(d(w.arm) - parts);
             w.units.push(paired.unit[p]);
+            w.base_sum.add(b);
+            w.arm_sum.add(m.mean[row + w.arm]);
+            for (sum, &k) in w.component_sums.iter_mut().zip(&w.components) {
+                sum.add(m.mean[row + k]);
+            }
+            if base_passes && !passes(w.arm) {
+                w.lost.push((c, w.components.iter().all(|&k| passes(k))));
+            }
         }
     }
     let mut work = Vec::new();
     for w in all {
-        if w.pos.is_empty() {
+        if w.e.is_empty() {
             warnings.push(crate::warning::Warning::new(
                 "interactions.composed_without_pairs",
                 format!(
@@ -374,33 +396,30 @@ struct Lost {
 }
 
 impl Lost {
-    fn of(exp: &Experiment, cases: &[usize], w: &Work, base: usize) -> Lost {
-        let m = &exp.results.matrix;
-        let pass_mark = exp.manifest.pass_mark;
-        let has_slice = exp.cases.slice().is_some();
-        let passes = |c: usize, a: usize| m.case_passes(m.cell(c, a), pass_mark);
+    fn of(exp: &Experiment, w: &Work) -> Lost {
+        let slice = exp.cases.slice();
         let mut lost_by_slice = BTreeMap::new();
         let mut jointly_by_slice = BTreeMap::new();
-        let (mut lost, mut jointly) = (0, 0);
-        for &c in cases {
-            if passes(c, base) && !passes(c, w.arm) {
-                lost += 1;
-                if has_slice {
-                    *lost_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
-                }
-                if w.components.iter().all(|&k| passes(c, k)) {
-                    jointly += 1;
-                    if has_slice {
-                        *jointly_by_slice.entry(slice_of(exp, c)).or_insert(0) += 1;
-                    }
+        let name = |c: usize| slice.and_then(|v| v[c].as_deref()).unwrap_or("(no slice)");
+        for &(c, jointly) in &w.lost {
+            if slice.is_some() {
+                *lost_by_slice.entry(name(c)).or_insert(0) += 1;
+                if jointly {
+                    *jointly_by_slice.entry(name(c)).or_insert(0) += 1;
                 }
             }
         }
+        let owned = |counts: BTreeMap<&str, usize>| {
+            counts
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect()
+        };
         Lost {
-            lost,
-            jointly,
-            lost_by_slice,
-            jointly_by_slice,
+            lost: w.lost.len(),
+            jointly: w.lost.iter().filter(|(_, j)| *j).count(),
+            lost_by_slice: owned(lost_by_slice),
+            jointly_by_slice: owned(jointly_by_slice),
         }
     }
 }
@@ -412,7 +431,6 @@ impl Lost {
 pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
     let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
-    let base = paired.baseline;
     let (lo, hi) = crate::analysis::paired::score_bounds(m);
     let (composed_ids, mut warnings) = composed_arms(exp);
 
@@ -427,20 +445,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         work.par_iter()
             .enumerate()
             .map(|(k, w)| {
-                let cases: Vec<usize> = w.pos.iter().map(|&p| paired.cases[p]).collect();
-                let mean_over = |a: usize| {
-                    moments::mean(
-                        &cases
-                            .iter()
-                            .map(|&c| m.mean[m.cell(c, a)])
-                            .collect::<Vec<_>>(),
-                    )
-                };
-                let base_score = mean_over(base);
-                let measured_score = mean_over(w.arm);
+                let base_score = w.mean(&w.base_sum);
+                let measured_score = w.mean(&w.arm_sum);
                 let measured_drop = base_score - measured_score;
                 let predicted_drop =
-                    moments::sum(w.components.iter().map(|&c| base_score - mean_over(c)));
+                    moments::sum(w.component_sums.iter().map(|sum| base_score - w.mean(sum)));
                 let (interaction, se) = paired.mean_se(&w.e, &w.units);
                 // e = d_S − Σ_k d_k lies within ±(k + 1)·score range.
                 let reach = (w.components.len() + 1) as f64 * (hi - lo);
@@ -466,7 +475,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     jointly,
                     lost_by_slice,
                     jointly_by_slice,
-                } = Lost::of(exp, &cases, w, base);
+                } = Lost::of(exp, w);
                 let concentration = lost_by_slice
                     .iter()
                     .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
@@ -495,7 +504,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     lost_only_jointly: jointly,
                     lost_only_jointly_by_slice: jointly_by_slice,
                     concentration,
-                    n: cases.len(),
+                    n: w.e.len(),
                     explicit_components: w.explicit,
                 }
             })

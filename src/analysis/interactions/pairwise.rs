@@ -26,7 +26,10 @@ pub(super) fn removed_sets(exp: &Experiment) -> Vec<Option<BTreeSet<String>>> {
         .collect()
 }
 
+/// Every pair arm's interaction, each computed on its own (rayon; in the same order at any
+/// thread count), sorted by its two units.
 pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction> {
+    use rayon::prelude::*;
     let m = &exp.results.matrix;
     let base = paired.baseline;
     let sets = removed_sets(exp);
@@ -34,37 +37,43 @@ pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction
         sets.iter()
             .position(|s| s.as_ref().is_some_and(|s| s.len() == 1 && s.contains(u)))
     };
-    let mut out = Vec::new();
-    for (a, s) in sets.iter().enumerate() {
-        let Some(s) = s.as_ref().filter(|s| s.len() == 2) else {
-            continue;
-        };
-        let units: Vec<&String> = s.iter().collect();
-        let (Some(ua), Some(ub)) = (single(units[0]), single(units[1])) else {
-            continue;
-        };
-        let mut e = Vec::new();
-        let mut u = Vec::new();
-        for (p, &c) in paired.cases.iter().enumerate() {
-            if [a, ua, ub].iter().all(|&x| m.present(c, x)) {
-                let b = m.mean[m.cell(c, base)];
-                let d = |x: usize| b - m.mean[m.cell(c, x)];
-                e.push(d(a) - d(ua) - d(ub));
-                u.push(paired.unit[p]);
+    // (pair arm, its two units, their single-unit arms)
+    let pairs: Vec<(usize, Vec<&String>, usize, usize)> = sets
+        .iter()
+        .enumerate()
+        .filter_map(|(a, s)| {
+            let units: Vec<&String> = s.as_ref().filter(|s| s.len() == 2)?.iter().collect();
+            let (ua, ub) = (single(units[0])?, single(units[1])?);
+            Some((a, units, ua, ub))
+        })
+        .collect();
+    let mut out: Vec<PairInteraction> = pairs
+        .par_iter()
+        .filter_map(|(a, units, ua, ub)| {
+            let (a, ua, ub) = (*a, *ua, *ub);
+            let mut e = Vec::new();
+            let mut u = Vec::new();
+            for (p, &c) in paired.cases.iter().enumerate() {
+                if [a, ua, ub].iter().all(|&x| m.present(c, x)) {
+                    let b = m.mean[m.cell(c, base)];
+                    let d = |x: usize| b - m.mean[m.cell(c, x)];
+                    e.push(d(a) - d(ua) - d(ub));
+                    u.push(paired.unit[p]);
+                }
             }
-        }
-        if e.is_empty() {
-            continue;
-        }
-        let (interaction, se) = paired.mean_se(&e, &u);
-        out.push(PairInteraction {
-            a: units[0].clone(),
-            b: units[1].clone(),
-            arm: exp.results.arms[a].clone(),
-            interaction,
-            se,
-        });
-    }
+            if e.is_empty() {
+                return None;
+            }
+            let (interaction, se) = paired.mean_se(&e, &u);
+            Some(PairInteraction {
+                a: units[0].clone(),
+                b: units[1].clone(),
+                arm: exp.results.arms[a].clone(),
+                interaction,
+                se,
+            })
+        })
+        .collect();
     out.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
     out
 }

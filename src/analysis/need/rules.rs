@@ -138,12 +138,31 @@ impl Dropping<'_> {
         !flags.restored[unit] && !self.rules.needs(case, unit, flags)
     }
 
+    /// For each paired case (by position), the units `need` drops for it as bits (unit u is bit
+    /// u), when there are at most 64 units: each (case, unit) is then judged once, not once per
+    /// measured cut that removes the unit.
+    fn dropped_bits(&self, flags: &UnitFlags) -> Option<Vec<u64>> {
+        let units = self.rules.units.specs.len();
+        (units <= 64).then(|| {
+            self.paired
+                .cases
+                .iter()
+                .map(|&c| {
+                    (0..units)
+                        .filter(|&u| self.dropped(c, u, flags))
+                        .fold(0u64, |bits, u| bits | 1 << u)
+                })
+                .collect()
+        })
+    }
+
     /// The measured cuts whose mean drop, over the cases where need drops all their units, is at
     /// or above the threshold.
     pub(super) fn contradictions(&self, flags: &UnitFlags) -> Vec<Contradiction> {
         let exp = self.rules.exp;
         let m = &exp.results.matrix;
         let threshold = exp.manifest.threshold_drop;
+        let bits = self.dropped_bits(flags);
         let mut found = Vec::new();
         for arm in self.sweep.arms.iter().filter(|a| !a.removed.is_empty()) {
             let Some(ids) = arm
@@ -158,14 +177,20 @@ impl Dropping<'_> {
                 continue;
             };
             let p = self.paired.arm(m, a);
+            // The cut as bits (used only with 64 units or fewer).
+            let cut = ids.iter().fold(0u64, |b, &u| b | 1 << (u % 64));
+            let all_dropped = |pos: usize| match &bits {
+                Some(bits) => bits[pos] & cut == cut,
+                None => {
+                    let c = self.paired.cases[pos];
+                    ids.iter().all(|&u| self.dropped(c, u, flags))
+                }
+            };
             let on: Vec<f64> = p
                 .pos
                 .iter()
                 .zip(&p.drop)
-                .filter(|(pos, _)| {
-                    let c = self.paired.cases[**pos];
-                    ids.iter().all(|&u| self.dropped(c, u, flags))
-                })
+                .filter(|(pos, _)| all_dropped(**pos))
                 .map(|(_, d)| *d)
                 .collect();
             if !on.is_empty() {

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::{
     COMMIT_ATTEMPTS, KEPT_FILES, MARKER, Marker, SEQUENCE, check_folder_target, command_line,
-    list_files, parent_of, read_marker, refuse, resolved, sha256_file,
+    list_files, parent_of, read_marker, refuse, resolved, sha256_file, sha256_files,
 };
 use crate::error::{Error, Result};
 
@@ -25,6 +25,9 @@ pub struct AtomicDir {
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
+    /// The SHA-256 and length of each file written by [`AtomicDir::write`], by name, for the
+    /// marker: those are not read back to be hashed at commit.
+    written: std::sync::Mutex<std::collections::BTreeMap<String, (String, u64)>>,
 }
 
 impl AtomicDir {
@@ -52,6 +55,7 @@ impl AtomicDir {
                         target: target.to_path_buf(),
                         temp,
                         committed: false,
+                        written: std::sync::Mutex::default(),
                     });
                 }
                 // A stale folder of a dead process with the same pid: never touch it, take the next.
@@ -66,16 +70,55 @@ impl AtomicDir {
         self.temp.join(name)
     }
 
+    /// Writes `bytes` as the file `name` inside the folder (`/` separates subfolders, which must
+    /// exist), and notes its SHA-256 for the marker, so that [`AtomicDir::commit`] need not read
+    /// it back. Safe to call from several threads at once.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        use sha2::Digest as _;
+        let path = self.path(name);
+        std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        let hash = super::hex(&sha2::Sha256::digest(bytes));
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_string(), (hash, bytes.len() as u64));
+        Ok(())
+    }
+
     /// Writes the marker, then moves the finished folder into place, replacing an earlier output
     /// of ablate's. Retries when a concurrent writer commits to the same target at the same time.
+    ///
+    /// The marker holds every file's SHA-256: noted by [`AtomicDir::write`], or read and hashed
+    /// now for a file written through [`AtomicDir::path`] (or rewritten there since, which its
+    /// length shows).
     ///
     /// # Errors
     /// The target has become something ablate may not replace, or a rename fails.
     pub fn commit(mut self) -> Result<PathBuf> {
         let files = list_files(&self.temp)?;
+        let written = std::mem::take(
+            self.written
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let noted = |f: &str| {
+            written.get(f).filter(|(_, len)| {
+                std::fs::symlink_metadata(self.temp.join(f))
+                    .is_ok_and(|m| m.is_file() && m.len() == *len)
+            })
+        };
         let mut sha256 = std::collections::BTreeMap::new();
-        for f in files.iter().filter(|f| !f.ends_with('/')) {
-            sha256.insert(f.clone(), sha256_file(&self.temp.join(f))?);
+        for (f, hash) in files.iter().zip(sha256_files(&self.temp, &files, |f| {
+            !f.ends_with('/') && noted(f).is_none()
+        })) {
+            if let Some(hash) = hash {
+                sha256.insert(f.clone(), hash?);
+            } else if let Some((hash, _)) = noted(f) {
+                sha256.insert(f.clone(), hash.clone());
+            }
         }
         let marker = Marker {
             tool: "ablate".into(),
@@ -213,8 +256,13 @@ impl FolderUpdate {
         let temp = self.dir.temp.clone();
         let ours = list_files(&temp)?;
         let mut sha256 = std::collections::BTreeMap::new();
-        for f in ours.iter().filter(|f| !f.ends_with('/')) {
-            sha256.insert(f.clone(), sha256_file(&temp.join(f))?);
+        for (f, hash) in ours
+            .iter()
+            .zip(sha256_files(&temp, &ours, |f| !f.ends_with('/')))
+        {
+            if let Some(hash) = hash {
+                sha256.insert(f.clone(), hash?);
+            }
         }
         // Files of the old marker that will be carried unchanged stay ablate's.
         if let Some(m) = read_marker(&target)

@@ -263,7 +263,14 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
             FOLDER_FIX,
         )));
     };
-    for file in files.iter().filter(|f| f.as_str() != MARKER) {
+    let hashes = sha256_files(target, &files, |f| {
+        marker.sha256.as_ref().is_some_and(|h| h.contains_key(f))
+    });
+    for (file, hashed) in files
+        .iter()
+        .zip(hashes)
+        .filter(|(f, _)| f.as_str() != MARKER)
+    {
         if KEPT_FILES.contains(&file.as_str())
             && crate::io::watch_state::is_state_file(&target.join(file))
         {
@@ -282,7 +289,7 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
         let Some(expected) = marker.sha256.as_ref().and_then(|h| h.get(file)) else {
             continue;
         };
-        match sha256_file(&target.join(file)) {
+        match hashed.expect("every file with an expected hash was hashed") {
             Ok(actual) if &actual == expected => {}
             // Another ablate process swapped the folder between reading the marker and
             // hashing the file: look again.
@@ -304,6 +311,21 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
         }
     }
     Some(Ok(()))
+}
+
+/// The SHA-256 ([`sha256_file`]) of each of `files` under `dir` that `wanted` picks (`None` for
+/// the others), in the order of `files`. The files are read and hashed in parallel: a report
+/// folder holds megabytes of charts, hashed when it is checked and when it is written.
+pub(super) fn sha256_files(
+    dir: &Path,
+    files: &[String],
+    wanted: impl Fn(&str) -> bool + Sync,
+) -> Vec<Option<Result<String>>> {
+    use rayon::prelude::*;
+    files
+        .par_iter()
+        .map(|f| wanted(f).then(|| sha256_file(&dir.join(f))))
+        .collect()
 }
 
 /// SHA-256 of a file's bytes, in hex, read in blocks.

@@ -50,6 +50,8 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .disable_y_mesh()
+        // Grid lines at the labelled ticks only, as in every chart (see `forest`).
+        .light_line_style(TRANSPARENT)
         .y_labels(n)
         .y_label_formatter(&formatter)
         .x_label_formatter(&tick)

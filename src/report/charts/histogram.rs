@@ -27,6 +27,8 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
         .map_err(err)?;
     chart
         .configure_mesh()
+        // Grid lines at the labelled ticks only, as in every chart (see `forest`).
+        .light_line_style(TRANSPARENT)
         .x_label_formatter(&tick)
         .y_label_formatter(&tick)
         .x_desc(x_desc)

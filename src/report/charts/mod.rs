@@ -388,16 +388,15 @@ impl Chart {
         Ok(out)
     }
 
-    /// Writes a chart's SVG ([`Chart::svg`]) as a PNG file, rendered from that SVG (resvg), so
-    /// that the two always match. Text uses the embedded DejaVu Sans, with the system's fonts as
-    /// fallback for glyphs it lacks (CJK, emoji) where the machine has them.
+    /// A chart's SVG ([`Chart::svg`]) rendered as PNG bytes (resvg), so that the two always
+    /// match; `path` is the file they are for, named in errors. Text uses the embedded DejaVu
+    /// Sans, with the system's fonts as fallback for glyphs it lacks (CJK, emoji) where the
+    /// machine has them.
     ///
     /// # Errors
-    /// The SVG cannot be parsed or rendered (a bug), or the file cannot be written.
-    pub fn write_png(svg: &str, path: &Path) -> Result<()> {
-        let bytes = svg_to_png(svg)
-            .map_err(|e| Error::Invariant(format!("rendering {}: {e}", path.display())))?;
-        std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+    /// The SVG cannot be parsed or rendered (a bug).
+    pub fn png(svg: &str, path: &Path) -> Result<Vec<u8>> {
+        svg_to_png(svg).map_err(|e| Error::Invariant(format!("rendering {}: {e}", path.display())))
     }
 }
 
