@@ -88,18 +88,19 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     for block in order.chunks(ARMS_PER_PASS) {
         for (a, column) in block.iter().copied().zip(columns(m, &paired.cases, block)) {
             let Column {
-                cases,
                 means,
                 within,
+                within_cases,
                 repeats,
                 churn,
             } = column;
-            let k = if cases.is_empty() {
+            let k = if means.is_empty() {
                 0.0
             } else {
-                repeats.total() / cases.len() as f64
+                repeats.total() / means.len() as f64
             };
-            let within_case_var = (!within.is_empty()).then(|| moments::mean(&within));
+            // The compensated mean, as `moments::mean` of the variances in case order.
+            let within_case_var = (within_cases > 0).then(|| within.total() / within_cases as f64);
             let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
             let between_case_var = match (case_means_var, within_case_var) {
                 (Some(cm), Some(w)) => Some(cm - w / k),
@@ -124,7 +125,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
                 mde,
                 cases_needed,
                 repeats_mean: k,
-                n: cases.len(),
+                n: means.len(),
             });
         }
     }
@@ -166,12 +167,12 @@ const ARMS_PER_PASS: usize = 8;
 
 /// One arm's values over the paired cases present in it, in case order.
 struct Column {
-    /// The cases.
-    cases: Vec<usize>,
-    /// Their case means s[i,a].
+    /// Their case means s[i,a] (one per case: `means.len()` is the arm's cases).
     means: Vec<f64>,
-    /// Their within-case variances, where defined (two repeats or more).
-    within: Vec<f64>,
+    /// Σ of their within-case variances, where defined (two repeats or more), compensated.
+    within: moments::Neumaier,
+    /// How many cases have one.
+    within_cases: usize,
     /// Σ repeats, compensated.
     repeats: moments::Neumaier,
     /// Cases whose repeats disagree on pass/fail ([`paired::churn`]): `None` while no case has
@@ -184,9 +185,9 @@ fn columns(m: &crate::io::CaseMatrix, cases: &[usize], arms: &[usize]) -> Vec<Co
     let mut out: Vec<Column> = arms
         .iter()
         .map(|_| Column {
-            cases: Vec::with_capacity(cases.len()),
-            means: Vec::with_capacity(cases.len()),
-            within: Vec::with_capacity(cases.len()),
+            means: Vec::new(),
+            within: moments::Neumaier::default(),
+            within_cases: 0,
             repeats: moments::Neumaier::default(),
             churn: None,
         })
@@ -196,10 +197,10 @@ fn columns(m: &crate::io::CaseMatrix, cases: &[usize], arms: &[usize]) -> Vec<Co
         for (column, &a) in out.iter_mut().zip(arms) {
             let cell = row + a;
             if m.repeats[cell] > 0 {
-                column.cases.push(c);
                 column.means.push(m.mean[cell]);
                 if !m.var[cell].is_nan() {
-                    column.within.push(m.var[cell]);
+                    column.within.add(m.var[cell]);
+                    column.within_cases += 1;
                 }
                 column.repeats.add(f64::from(m.repeats[cell]));
                 if let Some(churned) = paired::cell_churns(m, cell) {
