@@ -1,8 +1,8 @@
 //! `ablate sweep`: every arm against the baseline, on the main set.
 //!
 //! For arm a with paired cases i (present in both arms; stress cases excluded):
-//! - `score` = mean_i s[i,a]; `drop` = mean_i d[i] with d[i] = s[i,base] − s[i,a];
-//! - `se` = sd(d)/√n, or the clustered se √(C/(C−1)·Σ_c(Σ_{i∈c}(d[i] − drop))²)/n;
+//! - `score` = `mean_i s[i,a]`; `drop` = `mean_i d[i]` with `d[i] = s[i,base] − s[i,a]`;
+//! - `se` = sd(d)/√n, or the clustered se `√(C/(C−1)·Σ_c(Σ_{i∈c}(d[i] − drop))²)/n`;
 //! - `rho` = Pearson(s[·,base], s[·,a]), how much pairing buys;
 //! - CI (`ci_low`, `ci_high`, `ci_level`, `ci_method`: an [`Interval`], each arm on its own): percentile bootstrap over cases (clusters),
 //!   one joint resample for all arms, from
@@ -21,7 +21,7 @@
 //!   confident when the family CI (with `--per-arm`, the score or t interval at 1 − α) lies
 //!   wholly on the verdict's side (ci_low ≥ threshold for needed, ci_high < threshold for removable: a
 //!   non-inferiority result) and the arm has at least
-//!   [`MIN_UNITS_TO_DECIDE`](crate::analysis::paired::MIN_UNITS_TO_DECIDE) units, else
+//!   [`MIN_UNITS_TO_DECIDE`] units, else
 //!   inconclusive ([`crate::analysis::vocab::judge`]);
 //! - one-sided p for drop > 0 (normal approximation), Holm-adjusted across the run's arms;
 //!   `mcnemar_p`, the exact McNemar test, when every paired score is 0/1 with one repeat (or every
@@ -56,7 +56,7 @@ use crate::analysis::vocab::{Confidence, Verdict, judge};
 /// The baseline's score on the main set.
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineScore {
-    /// Mean of s[i,base] over the main set.
+    /// Mean of `s[i,base]` over the main set.
     pub score: f64,
     /// Its standard error (clustered when the cases have clusters).
     pub se: Option<f64>,

@@ -4,7 +4,7 @@
 //! arm's mean repeats per case:
 //! - `within_case_var` = mean over cases of the sample variance across repeats (cases with ≥ 2
 //!   repeats);
-//! - `case_means_var` = sample variance of s[i,a];
+//! - `case_means_var` = sample variance of `s[i,a]`;
 //! - `between_case_var` = case_means_var − within_case_var/K;
 //! - `repeat_noise_share` = (within_case_var/K) / case_means_var;
 //! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop detectable at 80% power, α = 1 − confidence;
@@ -14,7 +14,7 @@
 //! - both are null, with a warning, when the se is undefined (fewer than two cases or clusters)
 //!   or when every paired drop is the same (the variance is unknown, not zero).
 //!
-//! Miller (2024): Var(mean) = (Var(x) + E[σ²]/K)/n, so more repeats only shrink the second term:
+//! Miller (2024): `Var(mean) = (Var(x) + E[σ²]/K)/n`, so more repeats only shrink the second term:
 //! when repeat noise is a small share of the variance of case means, add cases, not repeats.
 
 use serde::Serialize;

@@ -4,7 +4,7 @@
 //! Each reader ([`inspect`], [`lm_eval`], [`promptfoo`]) turns its files into [`Observation`]s:
 //! one scored sample each, with its case, arm, an ordering key for repeats, tokens and strata. It
 //! reports every file it read ([`Source`], with its SHA-256) and everything it skipped, and why.
-//! [`write`] then numbers the repeats (1, 2, … per case and arm, in the order the harness ran
+//! [`write()`] then numbers the repeats (1, 2, … per case and arm, in the order the harness ran
 //! them), chooses the baseline, and writes `results`, `cases`, `arms` and `sources` as Parquet
 //! with `experiment.toml`, atomically, into a folder ablate may write.
 

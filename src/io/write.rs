@@ -185,7 +185,7 @@ fn is_csv(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
 }
 
-/// A list<str> column from one list per row (empty lists keep the text item type).
+/// A `list<str>` column from one list per row (empty lists keep the text item type).
 pub fn list_column(name: &str, lists: &[Vec<String>]) -> Column {
     let series: Vec<Series> = lists
         .iter()

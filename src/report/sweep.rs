@@ -122,7 +122,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String], comparison: bool) -> Vec<Se
     out
 }
 
-/// The arms of the drops chart, top to bottom (see [`arms_by_block`]): the order every per-arm
+/// The arms of the drops chart, top to bottom (see `arms_by_block`): the order every per-arm
 /// chart follows.
 pub fn chart_order(s: &SweepOutput) -> Vec<String> {
     arms_by_block(s).0.iter().map(|a| a.arm.clone()).collect()

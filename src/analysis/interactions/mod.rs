@@ -4,7 +4,7 @@
 //! they add. For every composed arm S (see [`crate::analysis::cover`]) with components k, over the
 //! main-set cases present in the baseline, S and every component:
 //! - predicted_drop = Σ_k drop_k; predicted_score = baseline score − predicted_drop;
-//! - e[i] = d[i,S] − Σ_k d[i,k]; interaction = mean e = measured_drop − predicted_drop, with
+//! - `e[i] = d[i,S] − Σ_k d[i,k]`; interaction = mean e = measured_drop − predicted_drop, with
 //!   se = sd(e)/√n (clustered when cases have clusters) and a CI from the joint bootstrap;
 //! - interaction_verdict = `super-additive` when ci_low > 0 (the joint cut costs more than its
 //!   parts, as when two units carry the same fact), `sub-additive` when ci_high < 0, else

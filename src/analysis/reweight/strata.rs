@@ -302,7 +302,7 @@ pub struct ProductionStrata {
 /// out and reported in `unmeasured_share`.
 ///
 /// # Errors
-/// As [`run`]: stratum columns missing from cases or mix, null stratum values, unmeasured strata
+/// As [`reweight::run`](crate::analysis::reweight::run): stratum columns missing from cases or mix, null stratum values, unmeasured strata
 /// (unless allowed), nothing measured.
 pub fn production_strata(
     exp: &Experiment,

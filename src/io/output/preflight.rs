@@ -75,9 +75,9 @@ pub struct Destination {
 /// What is written at a [`Destination`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DestinationKind {
-    /// A folder written by [`AtomicDir`].
+    /// A folder written by [`AtomicDir`](super::AtomicDir).
     Folder,
-    /// One file written by [`write_file`], with its `--force`.
+    /// One file written by [`write_file`](super::write_file), with its `--force`.
     File {
         /// Replace a file ablate cannot tell it wrote.
         force: bool,
@@ -103,7 +103,7 @@ pub struct Input {
 /// - each destination may be replaced ([`check_folder_target`], [`check_file_target`]).
 ///
 /// # Errors
-/// [`Error::Output`] (exit 2) naming the two paths and what to do.
+/// [`Error::Output`](crate::error::Error::Output) (exit 2) naming the two paths and what to do.
 pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
     let cwd = std::env::current_dir().map(|d| resolved(&d)).ok();
     let resolved_inputs: Vec<(&Input, PathBuf)> =

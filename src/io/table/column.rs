@@ -258,7 +258,7 @@ impl Table {
             .collect()
     }
 
-    /// A list-of-text column (Parquet list<str>, or CSV text split on `;`). Nulls read as empty lists
+    /// A list-of-text column (Parquet `list<str>`, or CSV text split on `;`). Nulls read as empty lists
     /// in CSV and are an error in Parquet.
     pub fn str_lists(&self, name: &str) -> Result<Vec<Vec<String>>> {
         self.lists(name, false)
