@@ -25,9 +25,25 @@ pub struct AtomicDir {
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
-    /// The SHA-256 and length of each file written by [`AtomicDir::write`], by name, for the
-    /// marker: those are not read back to be hashed at commit.
-    written: std::sync::Mutex<std::collections::BTreeMap<String, (String, u64)>>,
+    /// Each file written by [`AtomicDir::write`], by name, for the marker: those are not read
+    /// back to be hashed at commit.
+    written: std::sync::Mutex<std::collections::BTreeMap<String, Noted>>,
+}
+
+/// A file [`AtomicDir::write`] wrote: its SHA-256, and its length and modification time then
+/// (which show whether it was rewritten through [`AtomicDir::path`] since).
+#[derive(Debug)]
+struct Noted {
+    sha256: String,
+    stamp: Option<(u64, std::time::SystemTime)>,
+}
+
+impl Noted {
+    /// A regular file's length and modification time (`None` for anything else).
+    fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        (meta.is_file()).then_some((meta.len(), meta.modified().ok()?))
+    }
 }
 
 impl AtomicDir {
@@ -80,11 +96,14 @@ impl AtomicDir {
         use sha2::Digest as _;
         let path = self.path(name);
         std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-        let hash = super::hex(&sha2::Sha256::digest(bytes));
+        let noted = Noted {
+            sha256: super::hex(&sha2::Sha256::digest(bytes)),
+            stamp: Noted::stamp(&path),
+        };
         self.written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name.to_string(), (hash, bytes.len() as u64));
+            .insert(name.to_string(), noted);
         Ok(())
     }
 
@@ -92,8 +111,8 @@ impl AtomicDir {
     /// of ablate's. Retries when a concurrent writer commits to the same target at the same time.
     ///
     /// The marker holds every file's SHA-256: noted by [`AtomicDir::write`], or read and hashed
-    /// now for a file written through [`AtomicDir::path`] (or rewritten there since, which its
-    /// length shows).
+    /// now for a file written through [`AtomicDir::path`] (or rewritten there since: its length
+    /// or modification time differs from what was noted).
     ///
     /// # Errors
     /// The target has become something ablate may not replace, or a rename fails.
@@ -105,10 +124,9 @@ impl AtomicDir {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         let noted = |f: &str| {
-            written.get(f).filter(|(_, len)| {
-                std::fs::symlink_metadata(self.temp.join(f))
-                    .is_ok_and(|m| m.is_file() && m.len() == *len)
-            })
+            written
+                .get(f)
+                .filter(|n| n.stamp.is_some() && n.stamp == Noted::stamp(&self.temp.join(f)))
         };
         let mut sha256 = std::collections::BTreeMap::new();
         for (f, hash) in files.iter().zip(sha256_files(&self.temp, &files, |f| {
@@ -116,8 +134,8 @@ impl AtomicDir {
         })) {
             if let Some(hash) = hash {
                 sha256.insert(f.clone(), hash?);
-            } else if let Some((hash, _)) = noted(f) {
-                sha256.insert(f.clone(), hash.clone());
+            } else if let Some(n) = noted(f) {
+                sha256.insert(f.clone(), n.sha256.clone());
             }
         }
         let marker = Marker {

@@ -459,6 +459,28 @@ mod tests {
         assert_eq!(marker.files, vec!["a.txt".to_string()]);
     }
 
+    /// A file written through `write` is hashed as it is written; one rewritten through its
+    /// path since, or written only through its path, is hashed at commit: the marker holds
+    /// every file's SHA-256 as it is on disk.
+    #[test]
+    fn the_marker_holds_the_hash_of_every_file_as_written() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let d = AtomicDir::create(&target).unwrap();
+        d.write("a.txt", b"first").unwrap();
+        d.write("b.txt", b"kept").unwrap();
+        std::fs::write(d.path("a.txt"), "rewritten through the path").unwrap();
+        std::fs::write(d.path("c.txt"), "by path only").unwrap();
+        d.commit().unwrap();
+        let marker = read_marker(&target).unwrap();
+        let hashes = marker.sha256.unwrap();
+        for f in ["a.txt", "b.txt", "c.txt"] {
+            assert_eq!(hashes[f], sha256_file(&target.join(f)).unwrap(), "{f}");
+        }
+        // And the folder is ablate's, unchanged: it may be replaced.
+        assert!(check_folder_target(&target).is_ok());
+    }
+
     #[test]
     fn a_folder_of_the_users_is_refused_and_survives() {
         let root = tempfile::tempdir().unwrap();
