@@ -415,6 +415,38 @@ mod tests {
         assert_eq!(paint_opacity("<svg/>"), "<svg/>");
     }
 
+    /// The grid has a line at each labelled tick and none between them: plotters' light lines
+    /// are transparent, so it writes no element for them.
+    #[test]
+    fn grid_lines_only_at_the_labelled_ticks() {
+        let chart = Chart::Bars {
+            title: "t".into(),
+            x_desc: "x".into(),
+            bars: (0..5)
+                .map(|i| Bar {
+                    label: format!("arm {i}"),
+                    value: f64::from(i) / 10.0,
+                    interval: None,
+                    color: BLUE,
+                })
+                .collect(),
+            marks: Vec::new(),
+        };
+        let svg = chart.svg().unwrap();
+        let lines: Vec<&str> = svg.lines().filter(|l| l.starts_with("<line")).collect();
+        assert!(
+            lines.iter().any(|l| l.contains("opacity=\"0.2\"")),
+            "a grid line at each labelled tick: {lines:?}"
+        );
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.contains("opacity=\"0.1\"") || l.contains("opacity=\"0\"")),
+            "no light lines between the ticks: {lines:?}"
+        );
+        assert!(lines.len() <= 20, "{} lines", lines.len());
+    }
+
     /// A half-transparent black line over white is the same grey drawn either way (within the
     /// layer's rounding), and the PNG is opaque RGB at the SVG's size.
     #[test]
