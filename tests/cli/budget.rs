@@ -143,6 +143,40 @@ fn joint_experiment() -> Workdir {
     w
 }
 
+/// With more than 64 units (the two examples past the first 64, so that a case's dropped units
+/// take two words of bits), the joint-cut check restores the same unit from the same cut as
+/// with three.
+#[test]
+fn need_respects_joint_cuts_past_64_units() {
+    let need = |w: &Workdir| {
+        analysis::all::need_only(
+            &Experiment::load(&w.dir).unwrap(),
+            &Config::default(),
+            false,
+        )
+        .unwrap()
+    };
+    let few = need(&joint_experiment());
+    let w = joint_experiment();
+    let padding: String = (0..70).map(|i| format!("pad{i},system,1\n")).collect();
+    w.edit(
+        "units.csv",
+        "unit,block,tokens\n",
+        &format!("unit,block,tokens\n{padding}"),
+    );
+    let many = need(&w);
+    let forced = |r: &ablate::analysis::need::NeedOutput| {
+        r.forced_needed
+            .iter()
+            .map(|f| (f.unit.clone(), f.cut.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(forced(&few), vec![("e1".into(), "without-both".into())]);
+    assert_eq!(forced(&many), forced(&few));
+    assert_eq!(many.removable_units, few.removable_units);
+    assert_eq!(many.jointly_removable, few.jointly_removable);
+}
+
 #[test]
 fn need_respects_joint_cuts() {
     let w = joint_experiment();

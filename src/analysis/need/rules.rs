@@ -138,22 +138,18 @@ impl Dropping<'_> {
         !flags.restored[unit] && !self.rules.needs(case, unit, flags)
     }
 
-    /// For each paired case (by position), the units `need` drops for it as bits (unit u is bit
-    /// u), when there are at most 64 units: each (case, unit) is then judged once, not once per
-    /// measured cut that removes the unit.
-    fn dropped_bits(&self, flags: &UnitFlags) -> Option<Vec<u64>> {
+    /// The units `need` drops for each paired case, as bits (unit u is bit u % 64 of the case's
+    /// word u / 64; `words` words per case, at position × words): each (case, unit) is judged
+    /// once, not once per measured cut that removes the unit.
+    fn dropped_bits(&self, flags: &UnitFlags, words: usize) -> Vec<u64> {
         let units = self.rules.units.specs.len();
-        (units <= 64).then(|| {
-            self.paired
-                .cases
-                .iter()
-                .map(|&c| {
-                    (0..units)
-                        .filter(|&u| self.dropped(c, u, flags))
-                        .fold(0u64, |bits, u| bits | 1 << u)
-                })
-                .collect()
-        })
+        let mut bits = vec![0u64; self.paired.cases.len() * words];
+        for (case_bits, &c) in bits.chunks_exact_mut(words).zip(&self.paired.cases) {
+            for u in (0..units).filter(|&u| self.dropped(c, u, flags)) {
+                case_bits[u / 64] |= 1 << (u % 64);
+            }
+        }
+        bits
     }
 
     /// The measured cuts whose mean drop, over the cases where need drops all their units, is at
@@ -162,7 +158,8 @@ impl Dropping<'_> {
         let exp = self.rules.exp;
         let m = &exp.results.matrix;
         let threshold = exp.manifest.threshold_drop;
-        let bits = self.dropped_bits(flags);
+        let words = self.rules.units.specs.len().div_ceil(64).max(1);
+        let bits = self.dropped_bits(flags, words);
         let mut found = Vec::new();
         for arm in self.sweep.arms.iter().filter(|a| !a.removed.is_empty()) {
             let Some(ids) = arm
@@ -177,14 +174,16 @@ impl Dropping<'_> {
                 continue;
             };
             let p = self.paired.arm(m, a);
-            // The cut as bits (used only with 64 units or fewer).
-            let cut = ids.iter().fold(0u64, |b, &u| b | 1 << (u % 64));
-            let all_dropped = |pos: usize| match &bits {
-                Some(bits) => bits[pos] & cut == cut,
-                None => {
-                    let c = self.paired.cases[pos];
-                    ids.iter().all(|&u| self.dropped(c, u, flags))
-                }
+            // The cut's units as bits, laid out as each case's.
+            let mut cut = vec![0u64; words];
+            for &u in &ids {
+                cut[u / 64] |= 1 << (u % 64);
+            }
+            let all_dropped = |pos: usize| {
+                bits[pos * words..(pos + 1) * words]
+                    .iter()
+                    .zip(&cut)
+                    .all(|(b, c)| b & c == *c)
             };
             let on: Vec<f64> = p
                 .pos

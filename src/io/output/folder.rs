@@ -123,19 +123,20 @@ impl AtomicDir {
                 .get_mut()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let noted = |f: &str| {
-            written
-                .get(f)
-                .filter(|n| n.stamp.is_some() && n.stamp == Noted::stamp(&self.temp.join(f)))
-        };
+        // The files `write` wrote that are still as it left them (each looked at once).
+        let noted: std::collections::BTreeMap<&str, &str> = written
+            .iter()
+            .filter(|(f, n)| n.stamp.is_some() && n.stamp == Noted::stamp(&self.temp.join(f)))
+            .map(|(f, n)| (f.as_str(), n.sha256.as_str()))
+            .collect();
         let mut sha256 = std::collections::BTreeMap::new();
         for (f, hash) in files.iter().zip(sha256_files(&self.temp, &files, |f| {
-            !f.ends_with('/') && noted(f).is_none()
+            !f.ends_with('/') && !noted.contains_key(f)
         })) {
             if let Some(hash) = hash {
                 sha256.insert(f.clone(), hash?);
-            } else if let Some(n) = noted(f) {
-                sha256.insert(f.clone(), n.sha256.clone());
+            } else if let Some(hash) = noted.get(f.as_str()) {
+                sha256.insert(f.clone(), (*hash).to_string());
             }
         }
         let marker = Marker {
