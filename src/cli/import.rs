@@ -118,7 +118,7 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         arm_globs: args.arms,
     };
     if let Some(out) = &args.out {
-        ablate::io::output::check_folder_target(out)?;
+        ablate::io::output::check_folder_target(out, ablate::io::output::FolderKind::Experiment)?;
     }
     let (name, imported) = match args.harness {
         Harness::Inspect => ("inspect", import::inspect::read(&args.sources, &opts)?),
@@ -235,7 +235,7 @@ impl super::VerbArgs for ImportArgs {
             p.input("the log source", source);
         }
         if let Some(out) = &self.out {
-            p.folder("--out", out);
+            p.experiment_folder("--out", out);
         }
         p
     }

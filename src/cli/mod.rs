@@ -18,7 +18,7 @@ use clap::{Args, Parser, Subcommand};
 use ablate::analysis;
 use ablate::error::{Error, Result};
 use ablate::io::Experiment;
-use ablate::io::output::{Destination, DestinationKind, Input};
+use ablate::io::output::{Destination, DestinationKind, FolderKind, Input};
 use ablate::io::table::TableFile;
 use ablate::report;
 
@@ -292,11 +292,21 @@ impl IoPaths {
         });
     }
 
+    /// A report or export folder (never an experiment's place).
     fn folder(&mut self, flag: &'static str, path: &std::path::Path) {
         self.destinations.push(Destination {
             flag,
             path: path.to_path_buf(),
-            kind: DestinationKind::Folder,
+            kind: DestinationKind::Folder(FolderKind::Output),
+        });
+    }
+
+    /// A new experiment folder (`import --out`), which may replace an experiment of ablate's.
+    fn experiment_folder(&mut self, flag: &'static str, path: &std::path::Path) {
+        self.destinations.push(Destination {
+            flag,
+            path: path.to_path_buf(),
+            kind: DestinationKind::Folder(FolderKind::Experiment),
         });
     }
 

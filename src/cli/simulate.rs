@@ -109,7 +109,7 @@ impl super::VerbArgs for SimulateArgs {
         if let Some(design) = &self.design {
             p.input("--design", design);
         }
-        p.folder("--out", &self.out);
+        p.experiment_folder("--out", &self.out);
         p
     }
 

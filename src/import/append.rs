@@ -491,6 +491,10 @@ pub fn append(
     into: &Path,
 ) -> Result<ImportSummary> {
     refuse_manifest_options(opts)?;
+    // Held from the first read to the commit: a second import into the same folder waits, then
+    // reads what this one wrote (two imports at once had both reported success, and one arm was
+    // lost).
+    let _lock = crate::io::output::FolderLock::exclusive(into)?;
     let existing = Existing::load(into)?;
     let results_sha = crate::io::output::sha256_file(&into.join("results.parquet"))?;
     let sources_path = into.join("sources.parquet");

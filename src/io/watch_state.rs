@@ -219,43 +219,6 @@ pub fn read(dir: &Path) -> Result<Option<StateFile>> {
     }
 }
 
-/// An exclusive lock on a folder, held until dropped (`flock` on Unix; nothing elsewhere).
-struct FolderLock {
-    #[cfg(unix)]
-    file: std::fs::File,
-}
-
-impl FolderLock {
-    fn take(dir: &Path) -> Result<FolderLock> {
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            let file = std::fs::File::open(dir).map_err(|e| Error::io(dir, e))?;
-            // SAFETY: flock on a descriptor this struct owns; released on close.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(Error::io(dir, std::io::Error::last_os_error()));
-            }
-            Ok(FolderLock { file })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = dir;
-            Ok(FolderLock {})
-        }
-    }
-}
-
-impl Drop for FolderLock {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: the descriptor is open for as long as `self.file`.
-            unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
-        }
-    }
-}
-
 /// Records `decisions` under `settings`, keeping every other entry: under an exclusive lock on
 /// the folder, the file is read again, this run's entry replaced, and the result written to a
 /// temporary file and renamed over it. Returns whether the file changed.
@@ -267,7 +230,7 @@ pub fn record(
     settings: &WatchSettings,
     decisions: BTreeMap<String, RecordedDecision>,
 ) -> Result<bool> {
-    let _lock = FolderLock::take(dir)?;
+    let _lock = crate::io::output::FolderLock::exclusive(dir)?;
     let mut file = match read(dir)? {
         Some(f) if !f.legacy => f,
         _ => StateFile::empty(),

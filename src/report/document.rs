@@ -311,7 +311,7 @@ fn html_page(
 /// # Errors
 /// A file cannot be written, or a chart cannot be drawn.
 pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
-    let dir = AtomicDir::create(out)?;
+    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Output)?;
     let mut files = Vec::new();
     for sub in ["charts", "tables"] {
         let p = dir.path(sub);

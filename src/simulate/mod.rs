@@ -153,7 +153,7 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         None => demo_arms(&unit_names, cfg.arms),
     };
 
-    let dir = AtomicDir::create(out)?;
+    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Experiment)?;
     let mut files = Vec::new();
     let mut put = |name: &str, mut df: DataFrame| -> Result<()> {
         write::parquet(&mut df, &dir.path(name))?;

@@ -97,6 +97,17 @@ pub fn fails(cmd: &mut Command) -> String {
     stderr
 }
 
+/// Runs a command that must succeed (its stderr shown if it does not) and returns its output.
+pub fn succeeds(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs a command that must succeed and returns its stdout parsed as JSON.
 pub fn json(cmd: &mut Command) -> serde_json::Value {
     let out = cmd.output().expect("run");

@@ -23,6 +23,7 @@ mod properties;
 mod regressions;
 mod report;
 mod reweight;
+mod safety;
 mod samples;
 mod sequential;
 mod simulate;

@@ -348,7 +348,7 @@ fn single_file_outputs_never_replace_an_experiments_tables() {
             .arg(exp.join("results.parquet"))
             .arg(&exp),
     );
-    assert_mentions(&err, &["results.parquet", "table of the experiment"]);
+    assert_mentions(&err, &["results.parquet", "file of the experiment"]);
     // plan --out DIR/arms.parquet, even with --force.
     for force in [false, true] {
         let mut cmd = ablate();
@@ -360,7 +360,7 @@ fn single_file_outputs_never_replace_an_experiments_tables() {
             cmd.arg("--force");
         }
         let err = fails(&mut cmd);
-        assert_mentions(&err, &["arms.parquet", "never replaces"]);
+        assert_mentions(&err, &["arms.parquet", "never writes an output there"]);
     }
     assert_eq!(snapshot(&exp), before, "the experiment is untouched");
     // An import's or simulate's table elsewhere (no experiment.toml beside it) is not a

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::folder::sibling;
-use super::{EXPERIMENT_TABLES, NAME_MAX, OUTPUT_KEY, parent_of, refuse};
+use super::{EXPERIMENT_TABLES, MARKER, NAME_MAX, OUTPUT_KEY, parent_of, refuse};
 use crate::error::{Error, Result};
 
 /// Whether `path` is a disposable output of ablate's: a Parquet file with [`OUTPUT_KEY`] in its
@@ -23,15 +23,25 @@ fn disposable_output(path: &Path) -> bool {
         .is_some_and(|kv| kv.iter().any(|e| e.key == OUTPUT_KEY))
 }
 
-/// Whether `path` is a table an experiment folder reads: its stem is one of
-/// [`EXPERIMENT_TABLES`] and an `experiment.toml` sits beside it.
-fn is_experiment_table(path: &Path) -> bool {
-    let stem = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.split_once('.').map(|(stem, _)| stem));
-    stem.is_some_and(|s| EXPERIMENT_TABLES.contains(&s))
-        && parent_of(path).join("experiment.toml").is_file()
+/// Whether `path` is, or would become, a file an experiment folder's verbs read: an
+/// `experiment.toml` sits beside it, and it is the manifest, the marker, the watch state, the
+/// import's `sources` table, or any file whose stem is one of [`EXPERIMENT_TABLES`] (in any
+/// format: a `results.csv` beside `results.parquet` would make the experiment unreadable).
+/// Whether the file exists does not matter.
+fn is_experiment_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
+    let read = [
+        "experiment.toml",
+        MARKER,
+        crate::io::watch_state::STATE_FILE,
+    ]
+    .contains(&name)
+        || stem == "sources"
+        || EXPERIMENT_TABLES.contains(&stem);
+    read && parent_of(path).join("experiment.toml").is_file()
 }
 
 /// Checks that `path` may be written as a single output file: not a folder or a link, not a
@@ -51,6 +61,13 @@ pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
             "choose a shorter name",
         ));
     }
+    if is_experiment_file(path) {
+        return Err(refuse(
+            path,
+            "is a file of the experiment in this folder (an experiment.toml sits beside it: its manifest, marker, watch state or one of its tables, in any format); ablate never writes an output there, not even with --force",
+            "write the output elsewhere (e.g. batch.parquet outside the experiment folder), and move it over the file yourself if that is what you mean",
+        ));
+    }
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => Err(refuse(
             path,
@@ -61,11 +78,6 @@ pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
             path,
             "is a symbolic link; ablate does not replace links",
             "give the real file's path, or another name",
-        )),
-        Ok(_) if is_experiment_table(path) => Err(refuse(
-            path,
-            "is a table of the experiment in this folder (an experiment.toml sits beside it); ablate never replaces one, not even with --force",
-            "write the output elsewhere (e.g. batch.parquet), and move it over the table yourself if that is what you mean",
         )),
         Ok(_) if !force && !disposable_output(path) => Err(refuse(
             path,

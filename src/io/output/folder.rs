@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use super::{
-    COMMIT_ATTEMPTS, KEPT_FILES, MARKER, Marker, SEQUENCE, check_folder_target, command_line,
-    list_files, parent_of, read_marker, refuse, resolved, sha256_file, sha256_files,
+    COMMIT_ATTEMPTS, FolderKind, KEPT_FILES, MARKER, Marker, MarkerRead, SEQUENCE,
+    check_folder_target, command_line, list_files, parent_of, read_marker, refuse, resolved,
+    sha256_file, sha256_files,
 };
 use crate::error::{Error, Result};
 
@@ -23,6 +24,8 @@ pub(super) fn sibling(parent: &Path, kind: &str) -> PathBuf {
 #[derive(Debug)]
 pub struct AtomicDir {
     target: PathBuf,
+    /// What the folder is: whether it may take an experiment's place.
+    kind: FolderKind,
     temp: PathBuf,
     committed: bool,
     /// Each file written by [`AtomicDir::write`], by name, for the marker: those are not read
@@ -47,21 +50,22 @@ impl Noted {
 }
 
 impl AtomicDir {
-    /// Starts writing `target`, after checking that it may be replaced
+    /// Starts writing `target`, a folder of `kind`, after checking that it may be replaced
     /// ([`check_folder_target`]).
     ///
     /// # Errors
     /// The target may not be replaced, the parent folder cannot be created, or the temporary folder
     /// cannot be made.
-    pub fn create(target: &Path) -> Result<AtomicDir> {
-        check_folder_target(target)?;
+    pub fn create(target: &Path, kind: FolderKind) -> Result<AtomicDir> {
+        check_folder_target(target, kind)?;
         let parent = parent_of(target);
         std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-        AtomicDir::beside(target)
+        AtomicDir::beside(target, kind)
     }
 
-    /// A new, empty temporary folder beside `target` (whose parent exists).
-    fn beside(target: &Path) -> Result<AtomicDir> {
+    /// A new, empty temporary folder beside `target` (whose parent exists), made with the
+    /// process's umask like any new folder.
+    fn beside(target: &Path, kind: FolderKind) -> Result<AtomicDir> {
         let parent = parent_of(target);
         loop {
             let temp = sibling(&parent, "tmp");
@@ -69,6 +73,7 @@ impl AtomicDir {
                 Ok(()) => {
                     return Ok(AtomicDir {
                         target: target.to_path_buf(),
+                        kind,
                         temp,
                         committed: false,
                         written: std::sync::Mutex::default(),
@@ -144,7 +149,7 @@ impl AtomicDir {
             version: env!("CARGO_PKG_VERSION").into(),
             command: command_line(),
             files,
-            sha256: Some(sha256),
+            sha256,
         };
         let marker_path = self.temp.join(MARKER);
         let text = serde_json::to_string_pretty(&marker)
@@ -166,7 +171,7 @@ impl AtomicDir {
                 }
                 // Checked where no other process looks (the name is ours alone); put back
                 // anything ablate may not delete.
-                if let Err(refused) = check_folder_target(&old) {
+                if let Err(refused) = check_folder_target(&old, self.kind) {
                     let _ = std::fs::rename(&old, &self.target);
                     return Err(match refused {
                         Error::Output { problem, fix, .. } => Error::Output {
@@ -177,7 +182,11 @@ impl AtomicDir {
                         e => e,
                     });
                 }
-                if let Err(e) = carry_kept_files(&old, &self.temp) {
+                // The replacement keeps the folder's permissions (a private folder stays
+                // private), and the state ablate keeps beside its output.
+                if let Err(e) =
+                    keep_mode(&old, &self.temp).and_then(|()| carry_kept_files(&old, &self.temp))
+                {
                     // Put the state back (if it moved) and the folder where it was.
                     let _ = carry_kept_files(&self.temp, &old);
                     let _ = std::fs::rename(&old, &self.target);
@@ -251,7 +260,7 @@ impl FolderUpdate {
             ));
         }
         Ok(FolderUpdate {
-            dir: AtomicDir::beside(target)?,
+            dir: AtomicDir::beside(target, FolderKind::Experiment)?,
         })
     }
 
@@ -283,16 +292,18 @@ impl FolderUpdate {
                 sha256.insert(f.clone(), hash?);
             }
         }
-        // Files of the old marker that will be carried unchanged stay ablate's.
-        if let Some(m) = read_marker(&target)
-            && let Some(hashes) = &m.sha256
-        {
-            for (f, h) in hashes {
+        // Files of the old marker that will be carried unchanged stay ablate's. The marker's
+        // paths were checked to lie inside the folder, and only regular files are read (a
+        // path through a link, or a device, is not ablate's).
+        if let MarkerRead::Valid(m) = read_marker(&target) {
+            for (f, h) in &m.sha256 {
                 let top = f.split('/').next().unwrap_or_default();
                 if sha256.contains_key(f) || temp.join(top).exists() {
                     continue;
                 }
-                if sha256_file(&target.join(f)).is_ok_and(|now| &now == h) {
+                if is_plain_file_inside(&target, f)
+                    && sha256_file(&target.join(f)).is_ok_and(|now| &now == h)
+                {
                     sha256.insert(f.clone(), h.clone());
                 }
             }
@@ -302,13 +313,14 @@ impl FolderUpdate {
             version: env!("CARGO_PKG_VERSION").into(),
             command: command_line(),
             files: sha256.keys().cloned().collect(),
-            sha256: Some(sha256),
+            sha256,
         };
         let marker_path = temp.join(MARKER);
         let text = serde_json::to_string_pretty(&marker)
             .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
         std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
 
+        keep_mode(&target, &temp)?;
         let old = sibling(&parent_of(&target), "old");
         std::fs::rename(&target, &old).map_err(|e| Error::io(&target, e))?;
         let mut carried: Vec<std::ffi::OsString> = Vec::new();
@@ -351,6 +363,87 @@ impl FolderUpdate {
                 }
                 Err(Error::io(&at, e))
             }
+        }
+    }
+}
+
+/// Gives `new` the permissions of `old`, the folder it replaces: a private (0700) folder stays
+/// private when ablate's output takes its place.
+fn keep_mode(old: &Path, new: &Path) -> Result<()> {
+    let perms = std::fs::symlink_metadata(old)
+        .map_err(|e| Error::io(old, e))?
+        .permissions();
+    std::fs::set_permissions(new, perms).map_err(|e| Error::io(new, e))
+}
+
+/// Whether `relative` (a marker's path, already checked to have no `..`) names a regular file
+/// under `dir` reached through folders only (no link on the way).
+fn is_plain_file_inside(dir: &Path, relative: &str) -> bool {
+    let mut at = dir.to_path_buf();
+    let parts: Vec<&str> = relative.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return false;
+        };
+        let last = i + 1 == parts.len();
+        if (last && !meta.is_file()) || (!last && !meta.is_dir()) {
+            return false;
+        }
+    }
+    true
+}
+
+/// An exclusive lock on a folder, held until dropped (`flock` on the folder itself, on Unix;
+/// nothing elsewhere). Every writer that changes an experiment folder in place (`import
+/// --into`, `watch`'s decisions) takes it for its whole read–write–commit. An update replaces
+/// the folder by a rename, so a writer that waited may hold the lock of a folder no longer at
+/// the path: the lock is taken again until the locked folder is the one the path names.
+#[derive(Debug)]
+pub struct FolderLock {
+    #[cfg(unix)]
+    file: std::fs::File,
+}
+
+impl FolderLock {
+    /// Waits for, and takes, the exclusive lock on the folder at `dir`.
+    ///
+    /// # Errors
+    /// The folder cannot be opened or locked.
+    pub fn exclusive(dir: &Path) -> Result<FolderLock> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::fs::MetadataExt;
+            loop {
+                let file = std::fs::File::open(dir).map_err(|e| Error::io(dir, e))?;
+                // SAFETY: flock on a descriptor this function owns; released on close.
+                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+                    return Err(Error::io(dir, std::io::Error::last_os_error()));
+                }
+                let held = file.metadata().map_err(|e| Error::io(dir, e))?;
+                let now = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+                if (held.dev(), held.ino()) == (now.dev(), now.ino()) {
+                    return Ok(FolderLock { file });
+                }
+                // The folder was replaced while this process waited: lock the new one.
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(FolderLock {})
+        }
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: the descriptor is open for as long as `self.file`.
+            unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
         }
     }
 }

@@ -44,7 +44,7 @@ mod folder;
 mod preflight;
 
 pub use file::{check_file_target, write_file};
-pub use folder::{AtomicDir, FolderUpdate};
+pub use folder::{AtomicDir, FolderLock, FolderUpdate};
 pub use preflight::{Destination, DestinationKind, Input, preflight, resolved};
 
 /// File name of the marker ablate leaves in every folder it writes.
@@ -90,7 +90,7 @@ const COMMIT_ATTEMPTS: u32 = 200;
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 /// The contents of [`MARKER`]: who wrote the folder, how, and which files are theirs.
-#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Marker {
     /// Always `"ablate"`.
     pub tool: String,
@@ -101,10 +101,10 @@ pub struct Marker {
     /// Every file ablate wrote, relative to the folder, with `/` separators, sorted; an empty
     /// folder is listed with a trailing `/`.
     pub files: Vec<String>,
-    /// SHA-256 (hex) of each file's content as written. Absent in markers of ablate before
-    /// 0.1.0's third safety round, whose files are recognised by name only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<std::collections::BTreeMap<String, String>>,
+    /// SHA-256 (hex) of each file's content as written. A marker without it (of ablate before
+    /// 0.1.0's third safety round) vouches for nothing, and its folder is not replaced.
+    #[serde(default)]
+    pub sha256: std::collections::BTreeMap<String, String>,
 }
 
 /// Reduces a name taken from data (a set name, later arm or stratum names) to a safe file name:
@@ -186,26 +186,53 @@ fn refuse(path: &Path, problem: impl Into<String>, fix: &str) -> Error {
 
 const FOLDER_FIX: &str = "choose another --out, or move or delete its contents yourself";
 
-/// Checks that `target` may be written as an output folder: it does not exist, or it is an empty
-/// folder, or a folder ablate wrote (its marker lists every file in it). Call it before long work
-/// so the user hears at once; [`AtomicDir::commit`] checks again.
+/// What an output folder is, which decides whether it may take the place of an experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderKind {
+    /// A report or an export: never replaces an experiment folder, even one ablate wrote (a
+    /// mistyped `--out` must not delete an experiment).
+    Output,
+    /// An experiment (`simulate --out`, `import --out`): may replace an earlier experiment only
+    /// when that folder's marker vouches for every file in it, like any other output of ablate's.
+    Experiment,
+}
+
+/// Whether `dir` holds an experiment: a manifest (`experiment.toml`) and a results table.
+pub fn is_experiment_folder(dir: &Path) -> bool {
+    let file = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file());
+    file("experiment.toml") && (file("results.parquet") || file("results.csv"))
+}
+
+/// Checks that `target` may be written as an output folder of `kind`: it does not exist, or it
+/// is an empty folder, or a folder ablate wrote (its marker parses, says ablate, lists every
+/// file present with its SHA-256, and every file matches; the watch state ablate keeps beside
+/// its output aside). Anything else is refused, an unreadable marker included: a folder is
+/// replaceable only when ablate can vouch for each of its files. Call it before long work so
+/// the user hears at once; [`AtomicDir::commit`] checks again.
 ///
 /// # Errors
-/// [`Error::Output`] naming the folder (or the first file ablate did not write) and what to do.
-pub fn check_folder_target(target: &Path) -> Result<()> {
+/// [`Error::Output`] naming the folder (or the first file ablate cannot vouch for) and what to
+/// do.
+pub fn check_folder_target(target: &Path, kind: FolderKind) -> Result<()> {
     // Another ablate process may be swapping the folder while it is inspected; such a moment
-    // looks like a vanished file or a marker that cannot be read, and passes on a second look.
+    // looks like a vanished file or marker, and passes on a second look.
     for _ in 0..50 {
-        if let Some(result) = inspect_folder_target(target) {
+        if let Some(result) = inspect_folder_target(target, kind) {
             return result;
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    inspect_folder_target(target).unwrap_or(Ok(()))
+    inspect_folder_target(target, kind).unwrap_or_else(|| {
+        Err(refuse(
+            target,
+            "kept changing while ablate looked at it (files appeared or vanished), so ablate cannot tell whether it may replace it",
+            "wait for whatever is writing there to finish, then run again",
+        ))
+    })
 }
 
 /// One look at a folder target: `None` when it changed while being inspected.
-fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
+fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> {
     if target
         .file_name()
         .is_some_and(|n| n.as_encoded_bytes().len() > NAME_MAX)
@@ -235,6 +262,13 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
             "choose another --out",
         )));
     }
+    if kind == FolderKind::Output && is_experiment_folder(target) {
+        return Some(Err(refuse(
+            target,
+            "is an experiment folder (experiment.toml and a results table); a report or an export never replaces an experiment",
+            "check --out: give a new folder for the output, e.g. --out reports/<name>",
+        )));
+    }
     let files = match list_files(target) {
         Ok(files) => files,
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -245,27 +279,34 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
     if files.is_empty() {
         return Some(Ok(()));
     }
-    let Some(marker) = read_marker(target) else {
-        if files.iter().any(|f| f == MARKER) {
-            return None;
+    let marker = match read_marker(target) {
+        MarkerRead::Valid(marker) => marker,
+        // Listed a moment ago and gone now: another ablate is swapping the folder.
+        MarkerRead::Absent if files.iter().any(|f| f == MARKER) => return None,
+        MarkerRead::Absent => {
+            return Some(Err(refuse(
+                target,
+                format!(
+                    "exists and was not written by ablate (no {MARKER} marker); it holds {} entr{}, e.g. {}",
+                    files.len(),
+                    if files.len() == 1 { "y" } else { "ies" },
+                    files[0]
+                ),
+                FOLDER_FIX,
+            )));
         }
-        if is_legacy_report(target, &files) {
-            return Some(Ok(()));
+        MarkerRead::Invalid(why) => {
+            return Some(Err(refuse(
+                &target.join(MARKER),
+                format!(
+                    "is not a marker ablate can vouch for ({why}), so ablate cannot tell that the files of {} are its own",
+                    target.display()
+                ),
+                FOLDER_FIX,
+            )));
         }
-        return Some(Err(refuse(
-            target,
-            format!(
-                "exists and was not written by ablate (no {MARKER} marker); it holds {} entr{}, e.g. {}",
-                files.len(),
-                if files.len() == 1 { "y" } else { "ies" },
-                files[0]
-            ),
-            FOLDER_FIX,
-        )));
     };
-    let hashes = sha256_files(target, &files, |f| {
-        marker.sha256.as_ref().is_some_and(|h| h.contains_key(f))
-    });
+    let hashes = sha256_files(target, &files, |f| marker.sha256.contains_key(f));
     for (file, hashed) in files
         .iter()
         .zip(hashes)
@@ -276,7 +317,12 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
         {
             continue;
         }
-        if marker.files.binary_search(file).is_err() {
+        let listed = marker.files.binary_search(file).is_ok();
+        // An empty folder is listed by name (with its trailing `/`) and has no content to hash.
+        let Some(expected) = marker.sha256.get(file).filter(|_| listed) else {
+            if listed && file.ends_with('/') {
+                continue;
+            }
             return Some(Err(refuse(
                 &target.join(file),
                 format!(
@@ -285,15 +331,12 @@ fn inspect_folder_target(target: &Path) -> Option<Result<()>> {
                 ),
                 FOLDER_FIX,
             )));
-        }
-        let Some(expected) = marker.sha256.as_ref().and_then(|h| h.get(file)) else {
-            continue;
         };
         match hashed.expect("every file with an expected hash was hashed") {
             Ok(actual) if &actual == expected => {}
             // Another ablate process swapped the folder between reading the marker and
             // hashing the file: look again.
-            Ok(_) if read_marker(target).as_ref() != Some(&marker) => return None,
+            Ok(_) if read_marker(target) != MarkerRead::Valid(marker.clone()) => return None,
             Ok(_) => {
                 return Some(Err(refuse(
                     &target.join(file),
@@ -345,41 +388,77 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Whether a folder without a marker is a report written by ablate before markers existed
-/// (0.1.0 up to this change): only report files (index.html, report.md, analysis.json,
-/// record.json, charts/*.svg|png, tables/*.csv), and an index.html that ablate's template opens.
-fn is_legacy_report(dir: &Path, files: &[String]) -> bool {
-    let report_file = |f: &str| {
-        matches!(
-            f,
-            "index.html" | "report.md" | "analysis.json" | "record.json"
-        ) || (f.starts_with("charts/")
-            && !f[7..].contains('/')
-            && (f.ends_with(".svg") || f.ends_with(".png")))
-            || (f.starts_with("tables/") && !f[7..].contains('/') && f.ends_with(".csv"))
-    };
-    if !files.iter().all(|f| report_file(f)) {
-        return false;
-    }
-    let mut head = [0u8; 96];
-    let Ok(n) = std::fs::File::open(dir.join("index.html"))
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-    else {
-        return false;
-    };
-    head[..n]
-        .starts_with(b"<!doctype html><html><head><meta charset=\"utf-8\"><title>ablate report")
+/// What a folder's [`MARKER`] says, read without trusting it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum MarkerRead {
+    /// There is no marker.
+    Absent,
+    /// A marker ablate can vouch for: see [`read_marker`].
+    Valid(Marker),
+    /// A marker that cannot be trusted, and why.
+    Invalid(String),
 }
 
-/// Reads a folder's marker, if it has a valid one.
-fn read_marker(dir: &Path) -> Option<Marker> {
-    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    let mut marker: Marker = serde_json::from_str(&text).ok()?;
+/// Longest marker ablate reads: a report's marker is a few kilobytes.
+const MARKER_MAX: u64 = 16 << 20;
+
+/// Reads a folder's marker. It is valid only when it is a regular file of JSON that names ablate
+/// as its tool, with every listed path relative and inside the folder (no `..`, no absolute
+/// path, no empty part) and a SHA-256 for every listed file (empty folders, listed with a
+/// trailing `/`, have none). A link, a FIFO or a folder in its place is invalid, never opened.
+pub(super) fn read_marker(dir: &Path) -> MarkerRead {
+    let path = dir.join(MARKER);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return MarkerRead::Absent,
+        Err(e) => return MarkerRead::Invalid(format!("it cannot be read: {e}")),
+    };
+    if !meta.is_file() {
+        return MarkerRead::Invalid("it is not a plain file".into());
+    }
+    if meta.len() > MARKER_MAX {
+        return MarkerRead::Invalid(format!("it is larger than {MARKER_MAX} bytes"));
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return MarkerRead::Absent,
+        Err(e) => return MarkerRead::Invalid(format!("it cannot be read as text: {e}")),
+    };
+    let mut marker: Marker = match serde_json::from_str(&text) {
+        Ok(m) => m,
+        Err(e) => return MarkerRead::Invalid(format!("it is not ablate's JSON: {e}")),
+    };
     if marker.tool != "ablate" {
-        return None;
+        return MarkerRead::Invalid(format!("its tool is {:?}, not ablate", marker.tool));
+    }
+    let sha256 = &marker.sha256;
+    for f in marker.files.iter().chain(sha256.keys()) {
+        if !is_relative_inside(f) {
+            return MarkerRead::Invalid(format!(
+                "it lists {f:?}, which is not a path inside the folder"
+            ));
+        }
+    }
+    if let Some(f) = marker
+        .files
+        .iter()
+        .find(|f| !f.ends_with('/') && !sha256.contains_key(*f))
+    {
+        return MarkerRead::Invalid(format!("it lists {f:?} without its SHA-256"));
     }
     marker.files.sort();
-    Some(marker)
+    MarkerRead::Valid(marker)
+}
+
+/// Whether a marker's path stays inside its folder: relative, `/`-separated parts that are
+/// neither empty, `.` nor `..` (a trailing `/` marks an empty folder), no NUL or backslash.
+fn is_relative_inside(path: &str) -> bool {
+    let body = path.strip_suffix('/').unwrap_or(path);
+    !body.is_empty()
+        && !body.contains(['\0', '\\'])
+        && body
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 /// Every file and link under `dir`, and every empty folder (with a trailing `/`), relative, with
@@ -436,7 +515,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
         {
-            let d = AtomicDir::create(&target).unwrap();
+            let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
             std::fs::write(d.path("a.txt"), "x").unwrap();
         }
         assert!(!target.exists());
@@ -447,15 +526,17 @@ mod tests {
     fn commit_replaces_an_earlier_output_of_ablate() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
         std::fs::write(d.path("stale.txt"), "old").unwrap();
         d.commit().unwrap();
-        let d = AtomicDir::create(&target).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
         std::fs::write(d.path("a.txt"), "new").unwrap();
         d.commit().unwrap();
         assert_eq!(entries(&target), vec![MARKER.to_string(), "a.txt".into()]);
         assert_eq!(entries(root.path()), vec!["out".to_string()]);
-        let marker = read_marker(&target).unwrap();
+        let MarkerRead::Valid(marker) = read_marker(&target) else {
+            panic!("no valid marker")
+        };
         assert_eq!(marker.files, vec!["a.txt".to_string()]);
     }
 
@@ -466,19 +547,21 @@ mod tests {
     fn the_marker_holds_the_hash_of_every_file_as_written() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
         d.write("a.txt", b"first").unwrap();
         d.write("b.txt", b"kept").unwrap();
         std::fs::write(d.path("a.txt"), "rewritten through the path").unwrap();
         std::fs::write(d.path("c.txt"), "by path only").unwrap();
         d.commit().unwrap();
-        let marker = read_marker(&target).unwrap();
-        let hashes = marker.sha256.unwrap();
+        let MarkerRead::Valid(marker) = read_marker(&target) else {
+            panic!("no valid marker")
+        };
+        let hashes = marker.sha256;
         for f in ["a.txt", "b.txt", "c.txt"] {
             assert_eq!(hashes[f], sha256_file(&target.join(f)).unwrap(), "{f}");
         }
         // And the folder is ablate's, unchanged: it may be replaced.
-        assert!(check_folder_target(&target).is_ok());
+        assert!(check_folder_target(&target, FolderKind::Output).is_ok());
     }
 
     #[test]
@@ -487,7 +570,7 @@ mod tests {
         let target = root.path().join("mine");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("thesis.tex"), "precious").unwrap();
-        let err = AtomicDir::create(&target).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("not written by ablate"), "{err}");
         assert_eq!(
@@ -500,35 +583,115 @@ mod tests {
     fn a_file_added_to_ablates_output_is_refused() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
         std::fs::create_dir(d.path("charts")).unwrap();
         std::fs::write(d.path("charts/a.svg"), "x").unwrap();
         d.commit().unwrap();
         std::fs::write(target.join("charts/my-notes.txt"), "mine").unwrap();
-        let err = AtomicDir::create(&target).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
         assert!(err.to_string().contains("my-notes.txt"), "{err}");
         assert!(target.join("charts/my-notes.txt").exists());
     }
 
+    /// A folder is replaceable only when ablate can vouch for every file in it: an empty,
+    /// unparseable, foreign or path-escaping marker makes it the user's (issue 42, item 1).
     #[test]
-    fn a_report_from_before_markers_is_replaced_anything_else_is_not() {
+    fn an_unreadable_or_foreign_marker_never_makes_a_folder_replaceable() {
         let root = tempfile::tempdir().unwrap();
-        let old = root.path().join("old");
-        std::fs::create_dir_all(old.join("charts")).unwrap();
-        std::fs::write(
-            old.join("index.html"),
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>ablate report — x</title>",
-        )
-        .unwrap();
-        std::fs::write(old.join("charts/drops.svg"), "<svg/>").unwrap();
-        check_folder_target(&old).unwrap();
-        // The same with a file of the user's beside it: refused.
-        std::fs::write(old.join("notes.txt"), "mine").unwrap();
-        assert!(check_folder_target(&old).is_err());
-        // Report-shaped names with another page: refused.
-        std::fs::remove_file(old.join("notes.txt")).unwrap();
-        std::fs::write(old.join("index.html"), "<html>my site</html>").unwrap();
-        assert!(check_folder_target(&old).is_err());
+        let markers = [
+            String::new(),
+            "<<<<<<< HEAD\n{}\n=======\n>>>>>>> other\n".into(),
+            r#"{"tool": "mytool", "version": "1", "command": [], "files": ["thesis.tex"], "sha256": {}}"#.into(),
+            // A marker of an early ablate, with names and no hashes.
+            r#"{"tool": "ablate", "version": "0.1.0", "command": [], "files": ["thesis.tex"]}"#.into(),
+            // Paths that leave the folder.
+            r#"{"tool": "ablate", "version": "0.1.0", "command": [], "files": ["../x"], "sha256": {"../x": "00"}}"#.into(),
+        ];
+        for (i, text) in markers.iter().enumerate() {
+            let dir = root.path().join(format!("mine{i}"));
+            std::fs::create_dir_all(dir.join("sub")).unwrap();
+            std::fs::write(dir.join("thesis.tex"), "precious").unwrap();
+            std::fs::write(dir.join(MARKER), text).unwrap();
+            let err = check_folder_target(&dir, FolderKind::Output).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{text:?}");
+            assert!(AtomicDir::create(&dir, FolderKind::Experiment).is_err());
+            assert_eq!(
+                std::fs::read_to_string(dir.join("thesis.tex")).unwrap(),
+                "precious"
+            );
+            assert!(dir.join("sub").is_dir());
+        }
+        // A FIFO as the marker is refused without being opened (which would block).
+        #[cfg(unix)]
+        {
+            let dir = root.path().join("fifo");
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("a.txt"), "x").unwrap();
+            let fifo = std::ffi::CString::new(dir.join(MARKER).to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string; mkfifo only creates the node.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+            assert!(check_folder_target(&dir, FolderKind::Output).is_err());
+        }
+    }
+
+    /// Only regular paths inside the folder are read through a marker (issue 42, item 9).
+    #[test]
+    fn marker_paths_stay_inside_the_folder() {
+        for good in ["a.txt", "charts/a.svg", "empty/"] {
+            assert!(is_relative_inside(good), "{good}");
+        }
+        for bad in [
+            "",
+            "/",
+            "/etc/passwd",
+            "../x",
+            "d/../../x",
+            "a//b",
+            "./a",
+            "a\\b",
+            "a\0b",
+        ] {
+            assert!(!is_relative_inside(bad), "{bad:?}");
+        }
+    }
+
+    /// An experiment folder (manifest and results) is never replaced by a report or an export,
+    /// even one ablate wrote; an experiment output may replace it (issue 42, item 3).
+    #[test]
+    fn an_experiment_is_never_replaced_by_a_report() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("exp2");
+        let d = AtomicDir::create(&target, FolderKind::Experiment).unwrap();
+        std::fs::write(d.path("experiment.toml"), "set = \"x\"").unwrap();
+        std::fs::write(d.path("results.parquet"), "r").unwrap();
+        d.commit().unwrap();
+        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
+        assert!(err.to_string().contains("experiment folder"), "{err}");
+        AtomicDir::create(&target, FolderKind::Experiment)
+            .unwrap()
+            .commit()
+            .unwrap();
+    }
+
+    /// A private folder stays private when ablate's output replaces it (issue 42, items 24-25).
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_folder_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("priv");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        std::fs::write(d.path("a.txt"), "x").unwrap();
+        d.commit().unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let u = FolderUpdate::start(&target).unwrap();
+        std::fs::write(u.path("b.txt"), "y").unwrap();
+        u.commit().unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
     }
 
     #[test]
@@ -536,12 +699,15 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let empty = root.path().join("empty");
         std::fs::create_dir(&empty).unwrap();
-        AtomicDir::create(&empty).unwrap().commit().unwrap();
+        AtomicDir::create(&empty, FolderKind::Output)
+            .unwrap()
+            .commit()
+            .unwrap();
         assert_eq!(entries(&empty), vec![MARKER.to_string()]);
 
         let file = root.path().join("file");
         std::fs::write(&file, "data").unwrap();
-        let err = AtomicDir::create(&file).unwrap_err();
+        let err = AtomicDir::create(&file, FolderKind::Output).unwrap_err();
         assert!(err.to_string().contains("is a file"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "data");
 
@@ -549,7 +715,7 @@ mod tests {
         {
             let link = root.path().join("link");
             std::os::unix::fs::symlink(&empty, &link).unwrap();
-            let err = AtomicDir::create(&link).unwrap_err();
+            let err = AtomicDir::create(&link, FolderKind::Output).unwrap_err();
             assert!(err.to_string().contains("symbolic link"), "{err}");
         }
     }
@@ -558,11 +724,14 @@ mod tests {
     fn a_long_name_is_bad_input() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("x".repeat(300));
-        let err = AtomicDir::create(&target).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         // A name at the limit works: temporary names are short whatever the target's.
         let target = root.path().join("y".repeat(255));
-        AtomicDir::create(&target).unwrap().commit().unwrap();
+        AtomicDir::create(&target, FolderKind::Output)
+            .unwrap()
+            .commit()
+            .unwrap();
     }
 
     #[test]
@@ -574,7 +743,7 @@ mod tests {
                 let target = target.clone();
                 s.spawn(move || {
                     for i in 0..15 {
-                        let d = AtomicDir::create(&target).unwrap();
+                        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
                         std::fs::write(d.path("who.txt"), format!("{t}-{i}")).unwrap();
                         d.commit().unwrap();
                     }
@@ -638,7 +807,7 @@ mod tests {
     fn an_update_carries_every_file_and_keeps_only_unchanged_ones_as_ablate_s() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("exp");
-        let d = AtomicDir::create(&target).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
         for (f, text) in [
             ("results.parquet", "r1"),
             ("experiment.toml", "t"),
@@ -670,14 +839,16 @@ mod tests {
             std::fs::read_to_string(target.join("cases.parquet")).unwrap(),
             "c"
         );
-        let m = read_marker(&target).unwrap();
+        let MarkerRead::Valid(m) = read_marker(&target) else {
+            panic!("no valid marker")
+        };
         assert_eq!(
             m.files,
             vec!["cases.parquet".to_string(), "results.parquet".to_string()]
         );
         // Nothing is left beside it, and replacing the folder now refuses the user's files.
         assert_eq!(entries(root.path()), vec!["exp".to_string()]);
-        assert!(check_folder_target(&target).is_err());
+        assert!(check_folder_target(&target, FolderKind::Output).is_err());
         // A link or a missing folder is refused.
         assert!(FolderUpdate::start(&root.path().join("missing")).is_err());
     }

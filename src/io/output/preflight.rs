@@ -2,12 +2,16 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{check_file_target, check_folder_target, refuse};
+use super::{FolderKind, check_file_target, check_folder_target, refuse};
 use crate::error::Result;
 
-/// A path made absolute and free of links, `.` and `..`, also when its end does not exist yet: the
-/// longest existing prefix is resolved by the file system, and the rest is joined lexically
-/// (a name that does not exist cannot be a link).
+/// A path made absolute and free of links, `.` and `..`, also when its end does not exist yet.
+///
+/// The path is walked one part at a time from the current folder (or the root): an existing
+/// part is resolved by the file system (a link is followed), `..` goes up from the resolved
+/// folder, and a part that does not exist is joined as it is (a name that does not exist cannot
+/// be a link; it will be created as a folder). So `missing/../link/exp` resolves through `link`,
+/// as the write that creates `missing` and then climbs out of it will.
 pub fn resolved(path: &Path) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -16,49 +20,33 @@ pub fn resolved(path: &Path) -> PathBuf {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
-    let mut existing = absolute.clone();
-    let mut rest = Vec::new();
-    let mut base = loop {
-        if let Ok(c) = existing.canonicalize() {
-            break c;
-        }
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => {
-                // Nothing resolves (`..` past the root, an unreadable folder): lexical only.
-                rest.clear();
-                break PathBuf::new();
-            }
-        }
-    };
-    if base.as_os_str().is_empty() {
-        for c in absolute.components() {
-            match c {
-                Component::ParentDir => {
-                    base.pop();
+    let mut at = PathBuf::new();
+    // Whether `at` exists as resolved so far: below a missing part nothing is looked up.
+    let mut exists = true;
+    for part in absolute.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => at.push(part.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                at.pop();
+                // Climbing out of a missing part may land on an existing folder again.
+                match at.canonicalize() {
+                    Ok(c) => (at, exists) = (c, true),
+                    Err(_) => exists = false,
                 }
-                Component::CurDir => {}
-                other => base.push(other.as_os_str()),
+            }
+            Component::Normal(name) => {
+                at.push(name);
+                if exists {
+                    match at.canonicalize() {
+                        Ok(c) => at = c,
+                        Err(_) => exists = false,
+                    }
+                }
             }
         }
-        return base;
     }
-    for name in rest.into_iter().rev() {
-        match Path::new(&name).components().next() {
-            Some(Component::ParentDir) => {
-                base.pop();
-            }
-            Some(Component::CurDir) | None => {}
-            Some(_) => base.push(name),
-        }
-    }
-    base
+    at
 }
 
 /// One place a command will write.
@@ -75,8 +63,9 @@ pub struct Destination {
 /// What is written at a [`Destination`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DestinationKind {
-    /// A folder written by [`AtomicDir`](super::AtomicDir).
-    Folder,
+    /// A folder written by [`AtomicDir`](super::AtomicDir): a report or export, or an
+    /// experiment.
+    Folder(FolderKind),
     /// One file written by [`write_file`](super::write_file), with its `--force`.
     File {
         /// Replace a file ablate cannot tell it wrote.
@@ -113,7 +102,7 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
         .map(|d| (d, resolved(&d.path)))
         .collect();
     for (i, (dest, at)) in resolved_dests.iter().enumerate() {
-        if dest.kind == DestinationKind::Folder {
+        if let DestinationKind::Folder(_) = dest.kind {
             if at.parent().is_none() {
                 return Err(refuse(
                     &dest.path,
@@ -136,8 +125,8 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
         }
         for (input, from) in &resolved_inputs {
             let clash = match dest.kind {
-                DestinationKind::Folder => {
-                    if from == at {
+                DestinationKind::Folder(_) => {
+                    if from == at || same_file(&input.path, &dest.path) {
                         Some("is")
                     } else if from.starts_with(at) {
                         Some("contains")
@@ -147,7 +136,9 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
                         None
                     }
                 }
-                DestinationKind::File { .. } => (from == at).then_some("is"),
+                DestinationKind::File { .. } => {
+                    (from == at || same_file(&input.path, &dest.path)).then_some("is")
+                }
             };
             if let Some(clash) = clash {
                 return Err(refuse(
@@ -179,9 +170,27 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
     }
     for dest in destinations {
         match dest.kind {
-            DestinationKind::Folder => check_folder_target(&dest.path)?,
+            DestinationKind::Folder(kind) => check_folder_target(&dest.path, kind)?,
             DestinationKind::File { force } => check_file_target(&dest.path, force)?,
         }
     }
     Ok(())
+}
+
+/// Whether two paths that both exist are one file or folder (the same device and inode),
+/// however they are spelled: a last check behind [`resolved`], which compares names.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
 }
