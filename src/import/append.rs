@@ -9,8 +9,10 @@
 //!
 //! What differs stays apart: another harness is refused; an Inspect log of a configuration the
 //! experiment holds joins that configuration's arm, and a new configuration may not take an
-//! existing arm's name; lm-eval logs need `--arm` (no record says which prompt an arm had); a
-//! doc_id whose doc_hash differs from the experiment's is a new case.
+//! existing arm's name, not even one given with `--arm`; lm-eval logs need `--arm` (no record
+//! says which prompt an arm had); a doc_id whose doc_hash differs from the experiment's is a new
+//! case. The tables are rewritten as Parquet, so an experiment that keeps one as CSV is refused
+//! before anything is written.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -80,6 +82,24 @@ impl Existing {
                 need.join(", ")
             )));
         }
+        // The append writes each table it grows as Parquet: beside a CSV of the same table the
+        // folder would hold it twice, which every verb refuses (`table::find` also refuses a
+        // table kept in both formats already).
+        for stem in ["results", "cases", "arms", "sources", "samples"] {
+            if let Some(t) = crate::io::table::find(dir, stem)?
+                && t.format == crate::io::table::Format::Csv
+            {
+                return Err(Error::Output {
+                    path: t.path,
+                    problem: format!(
+                        "the experiment keeps its {stem} table as CSV, and --into writes {stem}.parquet: the folder would hold the table twice, which every verb refuses"
+                    ),
+                    fix: format!(
+                        "convert {stem}.csv to {stem}.parquet (or move it out of the folder) and import again; nothing was written"
+                    ),
+                });
+            }
+        }
         let text = std::fs::read_to_string(&manifest).map_err(|e| Error::io(&manifest, e))?;
         let toml: toml::Value = toml::from_str(&text).map_err(|e| Error::Manifest {
             path: manifest.clone(),
@@ -148,22 +168,26 @@ impl Existing {
 }
 
 /// Inspect logs of a configuration (task, model, task arguments) the experiment already holds go
-/// to that configuration's arm; a new configuration may not take an existing arm's name. With
-/// `--arm` rules the user names arms, and neither applies.
+/// to that configuration's arm, unless `--arm` rules name the arms; a new configuration may not
+/// take an existing arm's name, whether its own or one given with `--arm` (an arm is one
+/// configuration: `--arm full=v1.eval` of another model had joined the baseline's arm).
 fn place_by_config(
     existing: &Existing,
     sources_path: &Path,
     opts: &ImportOptions,
     imp: &mut Imported,
 ) -> Result<()> {
-    if !opts.arm_globs.is_empty() || existing.sources.column("config").is_err() {
+    if existing.sources.column("config").is_err() {
         return Ok(());
     }
+    let named = !opts.arm_globs.is_empty();
     let configs = text_column(&existing.sources, "config", sources_path)?;
     let arms = text_column(&existing.sources, "arm", sources_path)?;
     let mut arm_of: std::collections::BTreeMap<String, String> = Default::default();
+    let mut configs_of: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
     for (c, a) in configs.into_iter().zip(arms) {
         if let (Some(c), Some(a)) = (c, a) {
+            configs_of.entry(a.clone()).or_default().insert(c.clone());
             arm_of.insert(c, a);
         }
     }
@@ -179,25 +203,33 @@ fn place_by_config(
             continue;
         };
         match arm_of.get(config) {
-            Some(old) => {
+            Some(old) if !named => {
                 renamed.insert(s.file.clone(), old.clone());
                 s.arm = Some(old.clone());
             }
-            None if existing_arms.contains(arm.as_str()) => {
+            _ if existing_arms.contains(arm.as_str())
+                && configs_of
+                    .get(arm.as_str())
+                    .is_none_or(|c| !c.contains(config)) =>
+            {
+                let theirs = configs_of.get(arm.as_str()).map_or_else(
+                    || "not recorded".to_string(),
+                    |c| c.iter().cloned().collect::<Vec<_>>().join("; "),
+                );
                 return Err(Error::Usage(format!(
-                    "{}: its arm would be `{arm}`, but the experiment's `{arm}` was run with a different configuration (this log: {config}). Give the new logs their own arm with --arm NAME=GLOB",
+                    "{}: its arm would be `{arm}`, but the experiment's `{arm}` was run with a different configuration ({theirs}; this log: {config}). An arm is one configuration: give the new logs their own arm with --arm NAME=GLOB",
                     s.file
                 )));
             }
             // One new configuration alone is named after nothing that tells it apart (its task):
             // ask for a name rather than make up an arm.
-            None if new_arms.len() < 2 && opts.arm_from.is_none() => {
+            None if !named && new_arms.len() < 2 && opts.arm_from.is_none() => {
                 return Err(Error::Usage(format!(
                     "{}: a configuration the experiment does not hold ({config}), and nothing among the new logs tells what it varies; name its arm with --arm NAME=GLOB",
                     s.file
                 )));
             }
-            None => {}
+            _ => {}
         }
     }
     for o in &mut imp.observations {

@@ -19,27 +19,52 @@ pub fn date_prefix(stamp: &str) -> Option<&str> {
 /// Deepest nesting JSON may have in a log (serde_json's own limit).
 pub const MAX_JSON_DEPTH: usize = 128;
 
-/// How deeply the arrays and objects of a JSON text nest, counting brackets outside strings.
+/// How deeply the arrays and objects of a JSON or JSON5 text nest, counting the brackets the
+/// JSON5 parser would see: outside strings in double or single quotes (a backslash escapes the
+/// next character) and outside `//` and `/* */` comments. Counting only outside double-quoted
+/// strings let `[']',` 50,000 times through at depth 1, and the JSON5 parser overflowed the
+/// stack. Where the text is not JSON5 the parser stops there, so a wrong guess past that point
+/// never lets a deeper text through.
 pub fn json_depth(text: &str) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in text.as_bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
+    #[derive(Clone, Copy)]
+    enum In {
+        Code,
+        Str(char),
+        LineComment,
+        BlockComment,
+    }
+    let (mut depth, mut max, mut state) = (0usize, 0usize, In::Code);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match state {
+            In::Str(quote) => {
+                if c == '\\' {
+                    chars.next();
+                } else if c == quote {
+                    state = In::Code;
+                }
+            }
+            In::LineComment => {
+                if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') {
+                    state = In::Code;
+                }
+            }
+            In::BlockComment => {
+                if c == '*' && chars.next_if_eq(&'/').is_some() {
+                    state = In::Code;
+                }
+            }
+            In::Code => match c {
+                '"' | '\'' => state = In::Str(c),
+                '/' if chars.next_if_eq(&'/').is_some() => state = In::LineComment,
+                '/' if chars.next_if_eq(&'*').is_some() => state = In::BlockComment,
+                '[' | '{' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
                 _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
+            },
         }
     }
     max
@@ -261,4 +286,19 @@ pub fn scalar_fields(v: Option<&serde_json::Value>) -> BTreeMap<String, String> 
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_depth;
+
+    #[test]
+    fn brackets_in_json5_strings_and_comments_do_not_count() {
+        assert_eq!(json_depth(r#"[[1], {"a": "]]"}]"#), 2);
+        assert_eq!(json_depth("[']',[']',[1]]]"), 3);
+        assert_eq!(json_depth(r"['\']',[2]]"), 2);
+        assert_eq!(json_depth("[/*]*/[/*]]*/[3]]]"), 3);
+        assert_eq!(json_depth("[// ]]]\n[4]]"), 2);
+        assert_eq!(json_depth(&"[']',".repeat(50_000)), 50_000);
+    }
 }

@@ -767,6 +767,119 @@ fn into_keeps_configurations_harnesses_and_documents_apart() {
     assert_mentions(&e, &["`other`", "no case with the baseline"]);
 }
 
+/// Audit item 20: `--arm false=<another model's log>` put a second configuration into the
+/// baseline's arm (its mean moved from 0.75 to 0.58) and `sources` recorded two configurations
+/// for one arm. An arm is one configuration, whoever names it.
+#[test]
+fn into_refuses_another_configuration_under_an_existing_arm_s_name_even_with_arm() {
+    let root = tempfile::tempdir().unwrap();
+    let mm = real("inspect/mixed-models/v0.3.285");
+    let exp = root.path().join("exp");
+    import(
+        "inspect",
+        &[
+            mm.join("gpt-4o-mini_cot-false.eval"),
+            mm.join("gpt-4o-mini_cot-true.eval"),
+        ],
+        &exp,
+        &["--threshold", "0.02", "--baseline", "false"],
+    );
+    let before: Vec<Vec<u8>> = ["results.parquet", "sources.parquet"]
+        .iter()
+        .map(|f| std::fs::read(exp.join(f)).unwrap())
+        .collect();
+    let llama = mm.join("llama3.1_cot-false.eval");
+    let e = fails(
+        ablate()
+            .args(["import", "inspect"])
+            .arg(&llama)
+            .arg("--into")
+            .arg(&exp)
+            .args(["--arm", &format!("false={}", llama.display())]),
+    );
+    assert_mentions(
+        &e,
+        &[
+            "llama3.1_cot-false.eval",
+            "`false`",
+            "different configuration",
+            "mockllm/gpt-4o-mini",
+            "mockllm/llama3.1",
+            "--arm NAME=GLOB",
+        ],
+    );
+    let after: Vec<Vec<u8>> = ["results.parquet", "sources.parquet"]
+        .iter()
+        .map(|f| std::fs::read(exp.join(f)).unwrap())
+        .collect();
+    assert!(before == after, "nothing was written");
+    // Under a new name it is a new arm.
+    let s = json(
+        ablate()
+            .args(["import", "inspect"])
+            .arg(&llama)
+            .arg("--into")
+            .arg(&exp)
+            .args(["--arm", &format!("llama-false={}", llama.display())])
+            .arg("--json"),
+    );
+    assert_eq!(arm_names(&s).len(), 3, "{s}");
+    assert_eq!(arm(&s, "false")["repeats_max"], 1);
+}
+
+/// Audit item 23: an experiment that keeps `samples.csv` got a `samples.parquet` beside it, and
+/// every verb then refused the folder (two samples tables). Refused before anything is written.
+#[test]
+fn into_refuses_an_experiment_that_keeps_a_table_as_csv() {
+    use polars::prelude::{CsvWriter, ParquetReader, SerReader, SerWriter};
+    let root = tempfile::tempdir().unwrap();
+    let mm = real("inspect/mixed-models/v0.3.285");
+    let exp = root.path().join("exp");
+    import(
+        "inspect",
+        &[
+            mm.join("gpt-4o-mini_cot-false.eval"),
+            mm.join("gpt-4o-mini_cot-true.eval"),
+        ],
+        &exp,
+        &["--threshold", "0.02", "--baseline", "false"],
+    );
+    // The analyst keeps the samples as CSV, to read them in a spreadsheet.
+    let mut df = ParquetReader::new(std::fs::File::open(exp.join("samples.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    CsvWriter::new(std::fs::File::create(exp.join("samples.csv")).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    std::fs::remove_file(exp.join("samples.parquet")).unwrap();
+    let results = std::fs::read(exp.join("results.parquet")).unwrap();
+    let llama = mm.join("llama3.1_cot-false.eval");
+    let e = fails(
+        ablate()
+            .args(["import", "inspect"])
+            .arg(&llama)
+            .arg("--into")
+            .arg(&exp)
+            .args(["--arm", &format!("llama-false={}", llama.display())]),
+    );
+    assert_mentions(
+        &e,
+        &["samples.csv", "samples.parquet", "nothing was written"],
+    );
+    assert!(!exp.join("samples.parquet").exists());
+    assert_eq!(std::fs::read(exp.join("results.parquet")).unwrap(), results);
+    assert!(
+        ablate()
+            .arg("check")
+            .arg(&exp)
+            .output()
+            .unwrap()
+            .status
+            .success(),
+        "the folder is still readable"
+    );
+}
+
 #[test]
 fn lm_eval_hashes_of_any_text_split_cases_without_a_panic() {
     // doc_hash values that are not hex (and not ASCII): each document its own case, named by the

@@ -570,6 +570,168 @@ mod import_round_3 {
     }
 }
 
+/// The adversarial audit of `ablate import`: exit 2 with a message, never an abort, a
+/// gigabyte, a minute, or a sample counted twice.
+mod import_audit {
+    use super::*;
+    use std::io::Write as _;
+
+    const INSPECT_JSON: &str = "inspect/v0.3.285/arm_full_json.json";
+
+    /// An `.eval` archive at `path` holding INSPECT_JSON's header, ready for more entries
+    /// (DEFLATE), with that log's samples.
+    fn eval_archive(
+        path: &Path,
+    ) -> (
+        zip::ZipWriter<std::fs::File>,
+        zip::write::SimpleFileOptions,
+        Vec<Value>,
+    ) {
+        let text = std::fs::read_to_string(fixture(INSPECT_JSON)).unwrap();
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        let samples = v.as_object_mut().unwrap().remove("samples").unwrap();
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("header.json", opts).unwrap();
+        zip.write_all(v.to_string().as_bytes()).unwrap();
+        (zip, opts, serde_json::from_value(samples).unwrap())
+    }
+
+    /// Item 6: the nesting guard skipped only double-quoted strings; JSON5's single-quoted
+    /// strings and comments hid the closing brackets, and the JSON5 parser overflowed the stack
+    /// on `[']',` 50,000 times (exit 134).
+    #[test]
+    fn brackets_hidden_in_single_quotes_or_comments_do_not_pass_the_nesting_guard() {
+        let root = tempfile::tempdir().unwrap();
+        let close = "]".repeat(50_000);
+        let texts = [
+            // The old JSON array file, read whole.
+            "[']',".repeat(50_000) + "1" + &close,
+            r"['\']',".repeat(50_000) + "1" + &close,
+            "[/*]*/".repeat(50_000) + "1" + &close,
+            "[//]\n".repeat(50_000) + "1" + &close,
+            // A JSON Lines line.
+            r#"{"a": "#.to_string() + &"[']',".repeat(50_000) + "1" + &close + "}",
+        ];
+        for (k, text) in texts.iter().enumerate() {
+            let dir = root.path().join(format!("run{k}"));
+            std::fs::create_dir(&dir).unwrap();
+            let file = dir.join("samples_arith_2026-11-30T03-26-41.079522.jsonl");
+            std::fs::write(&file, format!("{text}\n")).unwrap();
+            let out = root.path().join(format!("out{k}"));
+            let err = import_fails("lm-eval", &[dir], &out, &[]);
+            assert_mentions(&err, &["samples_arith", "nested more than 128 deep"]);
+        }
+    }
+
+    /// Item 7: sixteen sample files of 60 MiB each in a 1 MB archive took the import to 1.08 GB,
+    /// each entry under the 64 MiB cap. The entries read from one log now share a budget of 100
+    /// times its size, at least 256 MiB: five such files (300 MiB) are refused.
+    #[test]
+    fn sample_files_that_inflate_past_the_log_s_budget_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let log = root.path().join("bomb.eval");
+        let (mut zip, opts, _) = eval_archive(&log);
+        // No summaries: every sample file is read, and kept.
+        let chunk = vec![b'a'; 1 << 20];
+        for id in 1..=5 {
+            zip.start_file(format!("samples/{id}_epoch_1.json"), opts)
+                .unwrap();
+            let head = format!(
+                r#"{{"id": {id}, "epoch": 1, "scores": {{"match": {{"value": "C"}}}}, "metadata": {{"notes": ""#
+            );
+            zip.write_all(head.as_bytes()).unwrap();
+            for _ in 0..60 {
+                zip.write_all(&chunk).unwrap();
+            }
+            zip.write_all(br#""}}"#).unwrap();
+        }
+        zip.finish().unwrap();
+        assert!(
+            std::fs::metadata(&log).unwrap().len() < 1 << 20,
+            "a small file"
+        );
+        let err = import_fails("inspect", &[log], &root.path().join("out"), &[]);
+        assert_mentions(
+            &err,
+            &[
+                "bomb.eval",
+                "more than 256 MiB once decompressed",
+                "100 times",
+            ],
+        );
+    }
+
+    /// Item 8: a summary repeated 60 times inflated its sample file 60 times (10 s against 0.2 s
+    /// for one). The repeat is refused before any sample file is read: the file here is not even
+    /// JSON, and the message is about the summaries.
+    #[test]
+    fn a_repeated_summary_never_inflates_its_sample_file_again() {
+        let root = tempfile::tempdir().unwrap();
+        let log = root.path().join("again.eval");
+        let (mut zip, opts, _) = eval_archive(&log);
+        // Summaries without usage (as before Inspect 0.3.93): usage is read from the sample files.
+        let row = serde_json::json!({"id": 1, "epoch": 1, "scores": {"match": {"value": "C"}}});
+        zip.start_file("summaries.json", opts).unwrap();
+        zip.write_all(Value::from(vec![row; 60]).to_string().as_bytes())
+            .unwrap();
+        zip.start_file("samples/1_epoch_1.json", opts).unwrap();
+        zip.write_all(b"not JSON").unwrap();
+        zip.finish().unwrap();
+        let err = import_fails("inspect", &[log], &root.path().join("out"), &[]);
+        assert_mentions(
+            &err,
+            &[
+                "again.eval",
+                "sample 1 epoch 1",
+                "more than once in summaries.json",
+            ],
+        );
+        assert!(!err.contains("samples/1_epoch_1.json"), "{err}");
+    }
+
+    /// Item 19: a summary repeated in summaries.json became a third repeat of its case (the
+    /// baseline's mean moved from 0.75 to 0.79). Refused, naming the log, the id and the epoch;
+    /// the same in a .json log.
+    #[test]
+    fn a_sample_twice_in_one_inspect_log_is_refused_not_a_repeat() {
+        let root = tempfile::tempdir().unwrap();
+        let log = root.path().join("twice.eval");
+        let (mut zip, opts, mut samples) = eval_archive(&log);
+        samples.push(samples[0].clone());
+        zip.start_file("summaries.json", opts).unwrap();
+        zip.write_all(Value::from(samples).to_string().as_bytes())
+            .unwrap();
+        zip.finish().unwrap();
+        let err = import_fails("inspect", &[log], &root.path().join("a"), &[]);
+        assert_mentions(
+            &err,
+            &[
+                "twice.eval",
+                "sample 1 epoch 1",
+                "more than once in summaries.json",
+            ],
+        );
+
+        let text = std::fs::read_to_string(fixture(INSPECT_JSON)).unwrap();
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        let first = v["samples"][0].clone();
+        v["samples"].as_array_mut().unwrap().push(first);
+        let json = root.path().join("twice.json");
+        std::fs::write(&json, v.to_string()).unwrap();
+        let err = import_fails("inspect", &[json], &root.path().join("b"), &[]);
+        assert_mentions(
+            &err,
+            &[
+                "twice.json",
+                "sample 1 epoch 1",
+                "more than once in samples[]",
+            ],
+        );
+    }
+}
+
 /// Found by the `parquet_table` fuzz target after issue 26 made it fast: a Parquet file whose
 /// footer places a column chunk past the end of the file aborted ablate (exit 134) inside
 /// Polars' streaming reader, which slices the file by those ranges unchecked (an out-of-bounds

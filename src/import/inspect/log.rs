@@ -1,7 +1,7 @@
 //! Reading Inspect AI's logs: `.eval` zip archives (the header, the sample summaries and the
 //! journal's batches, each entry bounded in size) and `.json` logs, into [`Log`]s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,25 @@ use crate::error::{Error, Result};
 /// can lie, so the bytes are counted as they are read). The summaries of 10,000 samples take a few
 /// MiB; a 200 KB log that inflates to 200 MiB of metadata is refused instead of needing 1.5 GB.
 pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
+
+/// Fewest bytes ablate will inflate from one `.eval` archive over all the entries it reads (the
+/// header, the summaries, the sample files), whatever the archive's size.
+pub const MIN_ARCHIVE_BYTES: u64 = 256 << 20;
+
+/// How many times its own size an `.eval` archive may inflate to over all the entries read, past
+/// [`MIN_ARCHIVE_BYTES`]. Inspect's logs inflate 2 to 6 times; sixteen sample files of 60 MiB
+/// each in a 1 MB archive had taken the import to 1.08 GB.
+pub const ARCHIVE_RATIO: u64 = 100;
+
+/// An `.eval` archive being read, with what it may still inflate to.
+pub(super) struct Zip {
+    archive: zip::ZipArchive<std::io::Cursor<Vec<u8>>>,
+    /// Bytes the entries still to be read may inflate to, in all.
+    left: u64,
+    /// What `left` started at: the larger of [`MIN_ARCHIVE_BYTES`] and [`ARCHIVE_RATIO`] times
+    /// the archive's size.
+    budget: u64,
+}
 
 /// The header of a log: `header.json` (or `_journal/start.json`, or the top of a `.json` log).
 #[derive(Debug, Clone, Deserialize)]
@@ -123,15 +142,17 @@ pub(super) fn unreadable(path: &Path, problem: impl Into<String>) -> Error {
     }
 }
 
-/// Reads one zip entry as JSON, streaming it through the decompressor.
+/// Reads one zip entry as JSON, streaming it through the decompressor: at most
+/// [`MAX_ENTRY_BYTES`], and at most what is left of the archive's budget.
 pub(super) fn entry<T: for<'de> Deserialize<'de>>(
     zip: &mut Zip,
     path: &Path,
     name: &str,
 ) -> Result<Option<T>> {
     let method = zip
+        .archive
         .index_for_name(name)
-        .and_then(|i| zip.by_index_raw(i).ok().map(|f| f.compression()));
+        .and_then(|i| zip.archive.by_index_raw(i).ok().map(|f| f.compression()));
     if let Some(m) = method
         && !matches!(
             m,
@@ -148,7 +169,8 @@ pub(super) fn entry<T: for<'de> Deserialize<'de>>(
             fix: "re-save the log with Inspect (`inspect log convert`), or unzip and re-zip it with DEFLATE".into(),
         });
     }
-    let file = match zip.by_name(name) {
+    let cap = MAX_ENTRY_BYTES.min(zip.left);
+    let file = match zip.archive.by_name(name) {
         Ok(f) => f,
         Err(zip::result::ZipError::FileNotFound) => return Ok(None),
         Err(e) => {
@@ -158,8 +180,19 @@ pub(super) fn entry<T: for<'de> Deserialize<'de>>(
             ));
         }
     };
-    let mut capped = std::io::Read::take(file, MAX_ENTRY_BYTES + 1);
+    let mut capped = std::io::Read::take(file, cap + 1);
     let parsed = serde_json::from_reader(BufReader::with_capacity(1 << 16, &mut capped));
+    if capped.limit() == 0 && cap < MAX_ENTRY_BYTES {
+        return Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "the entries ablate reads from it hold more than {} MiB once decompressed (the limit was reached in `{name}`); ablate inflates at most {ARCHIVE_RATIO} times a log's size, and at least {} MiB, from one log",
+                zip.budget >> 20,
+                MIN_ARCHIVE_BYTES >> 20
+            ),
+            fix: "Inspect's logs inflate a few times their size: this archive may be damaged or not written by Inspect. If it is a real log, log less per sample (long metadata or transcripts), or split the run into smaller logs".into(),
+        });
+    }
     if capped.limit() == 0 {
         return Err(Error::Unreadable {
             path: path.to_path_buf(),
@@ -170,6 +203,7 @@ pub(super) fn entry<T: for<'de> Deserialize<'de>>(
             fix: "a log this large usually carries long metadata or transcripts in its summaries: log less per sample, or import the samples that matter from a smaller log".into(),
         });
     }
+    zip.left -= cap + 1 - capped.limit();
     parsed.map(Some).map_err(|e| {
         unreadable(
             path,
@@ -198,8 +232,14 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     // A zip is read by seeking, so the file is read into memory once and hashed there (logs
     // are compressed: tens of MB for thousands of samples).
     let (bytes, sha256) = crate::import::read_hashed(path)?;
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+    let budget = MIN_ARCHIVE_BYTES.max((bytes.len() as u64).saturating_mul(ARCHIVE_RATIO));
+    let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| unreadable(path, format!("not a readable zip archive ({e})")))?;
+    let mut zip = Zip {
+        archive,
+        left: budget,
+        budget,
+    };
     let header: Option<Header> = entry(&mut zip, path, "header.json")?;
     let header = match header {
         Some(h) => h,
@@ -218,6 +258,9 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         }
     };
     if let Some(mut samples) = entry::<Vec<Sample>>(&mut zip, path, "summaries.json")? {
+        // Before the sample files are read for usage: each (id, epoch) names one file, so each
+        // is inflated once (a summary repeated 60 times had inflated its file 60 times).
+        refuse_repeats(path, &samples, "summaries.json")?;
         let usage_from_samples = usage_from_sample_files(&mut zip, path, &mut samples)?;
         return Ok(Log {
             path: path.to_path_buf(),
@@ -228,7 +271,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
             usage_from_samples,
         });
     }
-    let names: Vec<String> = zip.file_names().map(str::to_string).collect();
+    let names: Vec<String> = zip.archive.file_names().map(str::to_string).collect();
     if let Some(samples) = journal_samples(&mut zip, path, &names)? {
         return Ok(Log {
             path: path.to_path_buf(),
@@ -240,6 +283,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         });
     }
     let samples = sample_files(&mut zip, path, &names)?;
+    refuse_repeats(path, &samples, "the sample files samples/")?;
     Ok(Log {
         path: path.to_path_buf(),
         sha256,
@@ -250,7 +294,27 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     })
 }
 
-type Zip = zip::ZipArchive<std::io::Cursor<Vec<u8>>>;
+/// Refuses a log that holds one (id, epoch) twice. Inspect writes each sample once per epoch, so
+/// a second copy means the log was edited or joined from two logs; read as it is, it would count
+/// as a repeat that never ran (a baseline's mean moved from 0.75 to 0.79).
+fn refuse_repeats(path: &Path, samples: &[Sample], held_in: &str) -> Result<()> {
+    let mut seen = BTreeSet::new();
+    for s in samples {
+        if let Some((id, epoch)) = seen.replace((id_text(&s.id), s.epoch)) {
+            return Err(Error::BadValue {
+                path: path.to_path_buf(),
+                column: "id, epoch".into(),
+                row: crate::error::Row::none(),
+                value: format!("sample {id} epoch {epoch}"),
+                problem: format!(
+                    "appears more than once in {held_in}; Inspect writes each sample once per epoch, and a second copy would count as a repeat that never ran"
+                ),
+                fix: "the log was edited, or joined from two logs: import the original logs, each as its own file, or keep one copy of each sample".into(),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Summaries before Inspect 0.3.93 carry no usage; each sample's own file does. Fills it in from
 /// there, and says whether any sample's usage came from its file.
@@ -259,7 +323,7 @@ fn usage_from_sample_files(zip: &mut Zip, path: &Path, samples: &mut [Sample]) -
     if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
         for s in samples.iter_mut() {
             let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
-            if zip.index_for_name(&name).is_none() {
+            if zip.archive.index_for_name(&name).is_none() {
                 continue;
             }
             if let Some(full) = entry::<Sample>(zip, path, &name)?
@@ -336,6 +400,11 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
             return Err(unreadable(path, format!("not valid JSON: {e}")));
         }
     };
+    refuse_repeats(
+        path,
+        log.samples.as_deref().unwrap_or_default(),
+        "samples[]",
+    )?;
     Ok(Some(Log {
         path: path.to_path_buf(),
         sha256: reader.into_inner().sha256()?,
