@@ -26,9 +26,11 @@ use super::{Apply as _, Global, config, emit, load};
 /// rejects), the tests' p-values, the units used and a projection of the units still needed.
 /// The chance of any wrong decision across all arms is at most 1 − --confidence (Bonferroni: each
 /// arm at α/arms). A decided arm stops, and its decision is kept in DIR/.ablate-watch.json under
-/// this run's settings (seed, threshold, confidence, repeats, score range, arms), so a later run
-/// with the same settings never flips it, and a run with other settings neither uses nor erases
-/// it; --reopen decides again from the table.
+/// this experiment (its cases and arms, not its results) and this run's settings (seed,
+/// threshold, confidence, repeats, score range, arms), so a later run with the same settings
+/// never flips it (rows beyond the recorded repeats, such as a retried call, are not waited for),
+/// and a run on another experiment or with other settings neither uses nor erases it; --reopen
+/// decides again from the table.
 ///
 /// --replay runs a complete experiment as if it had been run sequentially: where each arm would
 /// have stopped, whether that agrees with the full run's verdict, and the calls saved.
@@ -78,15 +80,16 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     } else {
         watch_state::read(&dir)?
     };
-    let w = sequential::watch(&exp, &opts, state.as_ref())?;
-    let printed = emit(g, "watch", &w, Some(&exp), report::sequential::watch_human)?;
-    let settings = sequential::settings(&exp, &opts);
-    if let Err(e) = watch_state::record(&dir, &settings, sequential::decisions(&w))
-        && !g.quiet
-    {
-        eprintln!("ablate: warning: decisions not recorded ({e}); a later run may decide again");
+    let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
+    // Recorded before the output is made, so that a failure is one of its warnings: in --json
+    // (which the Python module reads, always with --quiet), in --export and on the terminal.
+    if let Err(e) = watch_state::record(&dir, &w.settings, sequential::decisions(&w)) {
+        w.warnings.push(ablate::warning::Warning::new(
+            "watch.not_recorded",
+            format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
+        ));
     }
-    Ok(printed)
+    emit(g, "watch", &w, Some(&exp), report::sequential::watch_human)
 }
 
 /// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval

@@ -532,3 +532,249 @@ fn plan_sequential_projects_clusters_on_a_clustered_pilot() {
         );
     }
 }
+
+/// The codes of a verb's JSON warnings.
+fn codes(v: &serde_json::Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A FIFO in place of `.ablate-watch.json` is refused at once (exit 2), never opened for a read
+/// that would block `watch` and `next` forever.
+#[cfg(unix)]
+#[test]
+fn a_fifo_as_the_state_is_refused_without_blocking() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let w = Workdir::tiny();
+    let path = w.path(".ablate-watch.json");
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let batch = w.root.path().join("batch.csv");
+    let limit = std::time::Duration::from_secs(60);
+    let err = common::fails(ablate().arg("watch").arg(&w.dir).timeout(limit));
+    common::assert_mentions(
+        &err,
+        &[".ablate-watch.json", "not a plain file", "move it away"],
+    );
+    let err = common::fails(
+        ablate()
+            .arg("next")
+            .arg(&w.dir)
+            .args(["--calls", "10", "--out"])
+            .arg(&batch)
+            .timeout(limit),
+    );
+    common::assert_mentions(&err, &[".ablate-watch.json", "not a plain file"]);
+    assert!(
+        std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
+
+/// Decisions belong to the experiment they were made on (its cases and arms): after `simulate
+/// --out` replaces the demo, the demo's decisions (one at 178 clusters, in a set of 46) are set
+/// aside with a warning, kept in the file untouched, and never shown; `watch` goes on (exit 0).
+#[test]
+fn decisions_of_a_replaced_experiment_are_set_aside_not_applied() {
+    let w = Workdir::demo_copy();
+    let demo_watch = watch(&w.dir, &[]);
+    assert_eq!(arm(&demo_watch, "without-system")["state"], "needed");
+    let state_path = w.path(".ablate-watch.json");
+    let read_state = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap()
+    };
+    let demo_entry = read_state()["runs"][0].clone();
+    let run = ablate()
+        .args(["simulate", "--cases", "60", "--seed", "5", "--out"])
+        .arg(&w.dir)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let replaced = watch(&w.dir, &[]);
+    let units = replaced["units_available"].as_u64().unwrap();
+    for a in replaced["arms"].as_array().unwrap() {
+        assert_eq!(a["recorded"], false, "{a}");
+        assert!(a["decided_at"].as_u64().is_none_or(|n| n <= units), "{a}");
+    }
+    assert!(
+        codes(&replaced).contains(&"watch.other_experiment".to_string()),
+        "{replaced}"
+    );
+    // Set aside, not lost: the demo's entry is in the file as it was, beside the new one's.
+    let runs = read_state()["runs"].as_array().unwrap().clone();
+    assert!(runs.contains(&demo_entry), "{runs:?}");
+    // Any entry the new experiment recorded is its own (60 cases may decide nothing yet).
+    let demo_id = &demo_entry["settings"]["experiment"];
+    assert_eq!(
+        runs.iter()
+            .filter(|r| &r["settings"]["experiment"] == demo_id)
+            .count(),
+        1,
+        "{runs:?}"
+    );
+}
+
+/// A retried call (one baseline row at repeat 3 on a 3-repeat experiment) neither reopens the
+/// decided arms nor makes `next` schedule them, or a fourth repeat, again: the recorded repeats
+/// stand, with a warning.
+#[test]
+fn a_retried_call_does_not_reopen_decided_arms() {
+    let w = Workdir::demo_copy();
+    let before = watch(&w.dir, &[]);
+    let decided: Vec<&serde_json::Value> = before["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["state"] != "continue")
+        .collect();
+    assert!(decided.len() >= 5, "{before}");
+    // One more baseline row: a harness retry of an existing (case, baseline) cell.
+    let path = w.path("results.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let dtype = df.column("repeat").unwrap().dtype().clone();
+    let retry = df
+        .clone()
+        .lazy()
+        .filter(col("arm").cast(DataType::String).eq(lit("baseline")))
+        .limit(1)
+        .with_column(lit(3).cast(dtype).alias("repeat"))
+        .collect()
+        .unwrap();
+    let mut grown = df.vstack(&retry).unwrap();
+    ablate::io::write::parquet(&mut grown, &path).unwrap();
+
+    let after = watch(&w.dir, &[]);
+    assert_eq!(after["repeats"], 3, "{after}");
+    for a in &decided {
+        let b = arm(&after, a["arm"].as_str().unwrap());
+        assert_eq!(
+            (&b["state"], &b["decided_at"], &b["recorded"]),
+            (
+                &a["state"],
+                &a["decided_at"],
+                &serde_json::Value::Bool(true)
+            ),
+            "{b}"
+        );
+    }
+    assert!(
+        codes(&after).contains(&"watch.extra_repeats".to_string()),
+        "{after}"
+    );
+    let batch = w.root.path().join("batch.parquet");
+    let plan = json(
+        ablate()
+            .args(["--json", "next", "--calls", "100000", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    for c in plan["calls"].as_array().unwrap() {
+        assert!(c["repeat"].as_u64().unwrap() < 3, "{c}");
+        assert!(!decided.iter().any(|a| a["arm"] == c["arm"]), "{c}");
+    }
+    assert!(
+        codes(&plan).contains(&"watch.extra_repeats".to_string()),
+        "{plan}"
+    );
+}
+
+/// Recorded decisions ablate cannot have made are refused (exit 2), naming the file and the
+/// entry: a "removable" at 2⁶⁴ − 1 units, and one with lower 1e308 above upper −1e308.
+#[test]
+fn impossible_recorded_decisions_are_refused_naming_the_entry() {
+    let first = first_units(200);
+    let part = demo_with_results(|id| first.contains(id));
+    let _ = watch(&part.dir, &[]);
+    let path = part.path(".ablate-watch.json");
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let batch = part.root.path().join("batch.csv");
+    for bad in [
+        serde_json::json!({"state": "removable", "units": u64::MAX, "lower": 0.0, "upper": 0.001}),
+        serde_json::json!({"state": "removable", "units": 100, "lower": 1e308, "upper": -1e308}),
+        serde_json::json!({"state": "needed", "units": 0, "lower": 0.1, "upper": 0.2}),
+        serde_json::json!({"state": "needed", "units": 100, "lower": 0.1, "upper": 7.0}),
+    ] {
+        let mut state = good.clone();
+        state["runs"][0]["decisions"]["without-system"] = bad.clone();
+        std::fs::write(&path, state.to_string()).unwrap();
+        let err = common::fails(ablate().arg("watch").arg(&part.dir));
+        common::assert_mentions(
+            &err,
+            &[
+                ".ablate-watch.json",
+                "runs[0].decisions[\"without-system\"]",
+            ],
+        );
+        let err = common::fails(
+            ablate()
+                .arg("next")
+                .arg(&part.dir)
+                .args(["--calls", "10", "--out"])
+                .arg(&batch),
+        );
+        common::assert_mentions(&err, &[".ablate-watch.json", "without-system"]);
+    }
+}
+
+/// A decision that could not be recorded is a warning in --json, --quiet included (the Python
+/// module's way), and the advice works: a file that is not ablate's is never overwritten, so
+/// move it (--reopen does not rewrite it).
+#[test]
+fn a_decision_not_recorded_is_a_json_warning_with_advice_that_works() {
+    let first = first_units(200);
+    let part = demo_with_results(|id| first.contains(id));
+    let path = part.path(".ablate-watch.json");
+    let mine = "{\"my\": \"notes\"}";
+    std::fs::write(&path, mine).unwrap();
+    let err = common::fails(ablate().arg("watch").arg(&part.dir));
+    common::assert_mentions(&err, &[".ablate-watch.json", "move it away"]);
+    assert!(!err.contains("run with --reopen"), "{err}");
+    let reopened = json(
+        ablate()
+            .args(["--json", "--quiet", "watch", "--reopen"])
+            .arg(&part.dir),
+    );
+    let warning = reopened["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "watch.not_recorded")
+        .unwrap_or_else(|| panic!("{reopened}"));
+    let message = warning["message"].as_str().unwrap();
+    common::assert_mentions(message, &[".ablate-watch.json", "move it away"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+
+    // A folder ablate may read but not write: plain `watch --json --quiet` says so too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::remove_file(&path).unwrap();
+        let set = |mode| {
+            std::fs::set_permissions(&part.dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        set(0o555);
+        // Skipped where permissions do not bind (running as root).
+        if std::fs::write(part.path("probe"), "").is_err() {
+            let plain = json(ablate().args(["--json", "--quiet", "watch"]).arg(&part.dir));
+            assert!(
+                codes(&plain).contains(&"watch.not_recorded".to_string()),
+                "{plain}"
+            );
+        }
+        set(0o755);
+    }
+}

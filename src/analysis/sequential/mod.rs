@@ -16,9 +16,10 @@
 //!
 //! A decided arm stops: later units are not read, and a re-run on more data gives the same
 //! decision. Decisions are also kept in `.ablate-watch.json` in the folder
-//! ([`crate::io::watch_state`]), under the settings that made them (seed, threshold, α, repeats,
-//! score range, arms): should the data under a decision change (re-scored cases), the recorded
-//! decision stands, with a warning, until `--reopen`; decisions made under other settings are
+//! ([`crate::io::watch_state`]), under the experiment and the settings that made them (the
+//! experiment's cases and arms, seed, threshold, α, repeats, score range, arms): should the data
+//! under a decision change (re-scored cases, a retried call), the recorded decision stands, with
+//! a warning, until `--reopen`; decisions made on another experiment or under other settings are
 //! never used.
 //!
 //! Multiplicity: each arm's pair of tests runs at α/K (Bonferroni over the K arms other than the
@@ -38,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::Config;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
-use crate::io::watch_state::{Decided, WatchSettings};
+use crate::io::watch_state::{Decided, StateFile, WatchSettings};
 
 mod next;
 mod replay;
@@ -159,6 +160,9 @@ pub struct WatchOutput {
     pub arms: Vec<ArmSequence>,
     /// Warnings.
     pub warnings: Vec<crate::warning::Warning>,
+    /// The key the decisions are recorded under (not printed).
+    #[serde(skip)]
+    pub settings: WatchSettings,
 }
 
 /// The units of the main set, in the seeded order: each a list of case indices.
@@ -259,11 +263,13 @@ pub(super) fn check_bounds(exp: &Experiment) -> Result<()> {
 }
 
 /// The settings a decision of this run depends on besides the data (the key of its entry in
-/// `.ablate-watch.json`): seed, threshold, α, repeats, score bounds and the arms compared.
+/// `.ablate-watch.json`): the experiment's identity, seed, threshold, α, repeats, score bounds
+/// and the arms compared.
 pub fn settings(exp: &Experiment, opts: &SequentialOptions) -> WatchSettings {
     let mut arms: Vec<String> = arm_columns(exp).into_iter().map(|(l, _)| l).collect();
     arms.sort();
     WatchSettings {
+        experiment: Some(experiment_identity(exp, &arms)),
         seed: opts.seed,
         threshold_drop: exp.manifest.threshold_drop,
         alpha: opts.alpha,
@@ -272,6 +278,73 @@ pub fn settings(exp: &Experiment, opts: &SequentialOptions) -> WatchSettings {
         score_max: exp.manifest.score_max,
         arms,
     }
+}
+
+/// The experiment a decision was made on: the SHA-256 (hex) of every case of the cases table
+/// (its id, and its stress flag and cluster, which make the units), in id order, and of the
+/// baseline and the arms compared. Never of the results, so that more calls (`next`, then
+/// `import --into`) keep it; other cases or arms (`simulate --out` over the folder) change it.
+pub fn experiment_identity(exp: &Experiment, arms: &[String]) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut hash = Sha256::new();
+    // Each part length-prefixed, so that no two lists hash alike.
+    let mut put = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    let cases = &exp.cases;
+    let mut order: Vec<usize> = (0..cases.ids.len()).collect();
+    order.sort_by(|&a, &b| cases.ids[a].cmp(&cases.ids[b]));
+    put(b"cases");
+    for c in order {
+        put(cases.ids[c].as_bytes());
+        put(&[u8::from(cases.stress[c])]);
+        put(cases.cluster.as_ref().map_or(&b""[..], |k| k[c].as_bytes()));
+    }
+    put(b"baseline");
+    put(exp.results.arms[exp.baseline_index()].as_bytes());
+    put(b"arms");
+    for a in arms {
+        put(a.as_bytes());
+    }
+    crate::io::output::hex(&hash.finalize())
+}
+
+/// Without --repeats, the repeats default to the most any cell has; when this experiment's
+/// decisions were recorded under the same settings with fewer (a retried call or a row added
+/// since raised the most), `key` takes the recorded repeats instead, so that the decisions stand
+/// and the extra repeats do not make every unit incomplete. Returns the warning that says so.
+pub(super) fn recorded_repeats(
+    exp: &Experiment,
+    key: &mut WatchSettings,
+    state: Option<&StateFile>,
+) -> Option<crate::warning::Warning> {
+    let file = state?;
+    if file.decisions_for(key).is_some_and(|d| !d.is_empty()) {
+        return None;
+    }
+    let most = key.repeats;
+    let recorded = file
+        .runs
+        .iter()
+        .filter(|r| !r.decisions.is_empty() && r.settings.repeats < most)
+        .filter(|r| {
+            WatchSettings {
+                repeats: most,
+                ..r.settings.clone()
+            } == *key
+        })
+        .map(|r| r.settings.repeats)
+        .max()?;
+    key.repeats = recorded;
+    let m = &exp.results.matrix;
+    let cells = m.repeats.iter().filter(|&&n| n > recorded).count();
+    Some(crate::warning::Warning::new(
+        "watch.extra_repeats",
+        format!(
+            "{cells} (case, arm) cells have more than {recorded} repeats (up to {most}: a retried call?); this experiment's decisions were recorded at {recorded} repeats, so a unit still needs {recorded} and they stand. The extra repeats are not scheduled or waited for (a cell's mean still reads every row it has); give --repeats {most} to watch at {most} repeats instead, without these decisions"
+        ),
+    ))
 }
 
 impl State {

@@ -116,14 +116,21 @@ pub fn next(
             *per_arm.entry(label.to_string()).or_default() += 1;
         }
     }
-    let warnings = next_warnings(
+    // The watch's note that extra repeats were not scheduled (a retried call) holds for the batch.
+    let mut warnings: Vec<crate::warning::Warning> = w
+        .warnings
+        .iter()
+        .filter(|x| x.code == "watch.extra_repeats")
+        .cloned()
+        .collect();
+    warnings.extend(next_warnings(
         w,
         (asked, budget),
         &exhausted,
         open.len(),
         calls.is_empty(),
         2 * r as usize * units.iter().map(Vec::len).max().unwrap_or(1),
-    );
+    ));
     NextOutput {
         budget,
         planned,

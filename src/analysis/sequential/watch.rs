@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds, design_repeats,
-    settings, unit_order,
+    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds,
+    recorded_repeats, settings, unit_order,
 };
 use crate::analysis::interval::Interval;
 use crate::error::Result;
@@ -17,21 +17,30 @@ use crate::stats::moments;
 /// Follows every arm's sequence on the table as it stands.
 ///
 /// # Errors
-/// A mean score outside [score_min, score_max]; α outside (0, 1).
+/// A mean score outside [score_min, score_max]; α outside (0, 1); a recorded decision of this
+/// experiment at more units than its set has.
 pub fn watch(
     exp: &Experiment,
     opts: &SequentialOptions,
     state: Option<&StateFile>,
 ) -> Result<WatchOutput> {
     check_bounds(exp)?;
-    let repeats = design_repeats(exp, opts.repeats);
     let (units, clustered) = unit_order(exp, opts.seed);
     let unit_name = if clustered { "cluster" } else { "case" };
     let arms = arm_columns(exp);
     let alpha_arm = opts.alpha / arms.len().max(1) as f64;
-    let key = settings(exp, opts);
+    let mut key = settings(exp, opts);
+    let repeats_warning = match opts.repeats {
+        None => recorded_repeats(exp, &mut key, state),
+        Some(_) => None,
+    };
+    let repeats = key.repeats;
     let recorded = state.and_then(|f| f.decisions_for(&key));
+    if let (Some(file), Some(recorded)) = (state, recorded) {
+        check_recorded(exp, file, &key, recorded, units.len(), unit_name)?;
+    }
     let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key));
+    warnings.extend(repeats_warning);
     let max_unit_cases = units.iter().map(Vec::len).max().unwrap_or(1);
     warnings.extend(large_cluster(&units, clustered));
     let walk = Walk {
@@ -94,7 +103,48 @@ pub fn watch(
         calls_made: main_calls(exp),
         arms: out,
         warnings,
+        settings: key,
     })
+}
+
+/// Refuses a recorded decision of this experiment that its data cannot have made: at no unit or
+/// at more units than the set has, or with bounds outside the drop's range [−span, span].
+fn check_recorded(
+    exp: &Experiment,
+    file: &StateFile,
+    key: &WatchSettings,
+    recorded: &BTreeMap<String, RecordedDecision>,
+    units: usize,
+    unit_name: &str,
+) -> Result<()> {
+    let span = exp.manifest.score_max - exp.manifest.score_min;
+    let run = file
+        .runs
+        .iter()
+        .position(|r| &r.settings == key)
+        .unwrap_or(0);
+    for (arm, d) in recorded {
+        let problem = if d.units == 0 || d.units > units {
+            format!(
+                "is decided at {} {unit_name}s, but the set has {units}",
+                d.units
+            )
+        } else if !(d.lower >= -span && d.upper <= span) {
+            format!(
+                "has bounds [{}, {}] outside [−{span}, {span}], the range a drop can take",
+                d.lower, d.upper
+            )
+        } else {
+            continue;
+        };
+        return Err(crate::io::watch_state::invalid_entry(
+            &exp.dir.join(STATE_FILE),
+            run,
+            arm,
+            &problem,
+        ));
+    }
+    Ok(())
 }
 
 /// The longest projection `watch` makes: 100 times the set's units (at least 10,000); an arm
@@ -130,6 +180,12 @@ fn state_warnings(file: &StateFile, key: &WatchSettings) -> Vec<crate::warning::
     if file.legacy {
         warnings.push(crate::warning::Warning::new("watch.legacy_state", format!(
             "{STATE_FILE} was written by an earlier ablate that did not record the confidence level, repeats and arms of its decisions, so they are not used; this run records its own"
+        )));
+    }
+    let elsewhere = file.other_experiments(key);
+    if elsewhere > 0 {
+        warnings.push(crate::warning::Warning::new("watch.other_experiment", format!(
+            "{STATE_FILE} holds {elsewhere} entries of decisions made on another experiment (other cases or arms: the folder was replaced, by `simulate --out` or `import --out`?) or by an ablate that did not record which; they are set aside: not used, and kept in the file as they are. This run records its own; move the file away to discard them"
         )));
     }
     for other in file.others(key) {
