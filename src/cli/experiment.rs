@@ -223,18 +223,26 @@ impl PricingArgs {
     /// The pricing, when both flags are given.
     ///
     /// # Errors
-    /// A negative or non-finite price or request count.
+    /// A negative or non-finite price or request count, or one above
+    /// [`super::MAX_PRICE_PER_MTOK`] or [`super::MAX_REQUESTS_PER_DAY`] (1e308 of each made the
+    /// daily cost infinite and the saving NaN).
     pub(super) fn pricing(&self) -> Result<Option<analysis::curve::Pricing>> {
+        use super::{MAX_PRICE_PER_MTOK, MAX_REQUESTS_PER_DAY};
         match (self.price_per_mtok, self.requests_per_day) {
-            (Some(p), Some(r)) if p >= 0.0 && r >= 0.0 && p.is_finite() && r.is_finite() => {
+            (Some(p), Some(r))
+                if (0.0..=MAX_PRICE_PER_MTOK).contains(&p)
+                    && (0.0..=MAX_REQUESTS_PER_DAY).contains(&r) =>
+            {
                 Ok(Some(analysis::curve::Pricing {
                     price_per_mtok: p,
                     requests_per_day: r,
                 }))
             }
-            (Some(_), Some(_)) => Err(Error::Usage(
-                "--price-per-mtok and --requests-per-day must be finite and not negative".into(),
-            )),
+            (Some(p), Some(r)) => Err(Error::Usage(format!(
+                "--price-per-mtok {} --requests-per-day {}: give finite numbers, 0 or more, a price up to {MAX_PRICE_PER_MTOK:e} dollars per million tokens and up to {MAX_REQUESTS_PER_DAY:e} requests a day (so that the daily cost is a finite number)",
+                ablate::io::table::float_text(p),
+                ablate::io::table::float_text(r),
+            ))),
             _ => Ok(None),
         }
     }

@@ -370,18 +370,64 @@ impl Command {
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
 const MAX_BOOTSTRAP: usize = 1_000_000;
 
-/// Refuses thread settings in the environment that would make a library panic (Polars reads
-/// `POLARS_MAX_THREADS` when its pool starts and panics on 0 or on text).
+/// The highest `--price-per-mtok` accepted: a million dollars per million tokens (a dollar a
+/// token, far above any model's price). With at most 10¹² tokens a call (the loaders' cap) and
+/// [`MAX_REQUESTS_PER_DAY`], a daily cost stays below 10²⁷ dollars: finite, where 1e308 of each
+/// printed "$inf a day … saves $NaN".
+const MAX_PRICE_PER_MTOK: f64 = 1e6;
+
+/// The most `--requests-per-day` accepted (10¹⁵, a hundred thousand times any service's traffic).
+const MAX_REQUESTS_PER_DAY: f64 = 1e15;
+
+/// The most threads a thread-count variable may ask for: 4 per core, and at least 256.
+///
+/// Each count starts that many threads at once, each with its own stack (2 MiB of address
+/// space): `POLARS_MAX_THREADS` sizes Polars' compute pool and its async executor, and
+/// `RAYON_NUM_THREADS` ablate's own rayon pool. 100,000 asked for hundreds of GB, so under
+/// `ulimit -v` (or a thread limit) the spawn failed and Polars' or rayon's `expect` panicked
+/// with a backtrace (exit 101). The work is CPU-bound, so threads beyond the cores add memory,
+/// not speed; 4 per core leaves room for a container whose CPU quota hides the host's cores,
+/// and 256 × 3 pools × 2 MiB = 1.5 GiB still fits an 8 GB `ulimit -v`.
+fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    cores.saturating_mul(4).max(256)
+}
+
+/// Refuses thread settings in the environment that would make a library panic when its pool
+/// starts: `POLARS_MAX_THREADS` of 0 or text (Polars), more threads than [`max_threads`] in
+/// `POLARS_MAX_THREADS`, `POLARS_ASYNC_THREAD_COUNT`, `RAYON_NUM_THREADS` or
+/// `RAYON_RS_NUM_CPUS` (a failed spawn panics), and text in the counts Polars parses with
+/// `expect("integer")`. Rayon ignores text and 0 in its variables (it uses the core count), so
+/// those are left alone.
 fn check_environment() -> Result<()> {
-    if let Some(value) = std::env::var_os("POLARS_MAX_THREADS") {
-        let ok = value
-            .to_str()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .is_some_and(|n| n >= 1);
-        if !ok {
+    let cap = max_threads();
+    // (variable, whether text or 0 is refused, whether the count is capped)
+    let variables = [
+        ("POLARS_MAX_THREADS", true, true),
+        ("POLARS_ASYNC_THREAD_COUNT", true, true),
+        ("POLARS_MAX_BLOCKING_THREAD_COUNT", true, false),
+        ("POLARS_CONCURRENCY_BUDGET", true, false),
+        ("RAYON_NUM_THREADS", false, true),
+        ("RAYON_RS_NUM_CPUS", false, true),
+    ];
+    for (name, strict, capped) in variables {
+        let Some(value) = std::env::var_os(name) else {
+            continue;
+        };
+        // Parsed as Polars' `parse::<usize>().expect(..)` parses it (no spaces).
+        let n = value.to_str().and_then(|v| v.parse::<usize>().ok());
+        if strict && !n.is_some_and(|n| n >= 1) {
             return Err(Error::Usage(format!(
-                "POLARS_MAX_THREADS={}: give a number of threads, 1 or more, or unset it",
+                "{name}={}: give a whole number, 1 or more, or unset it",
                 value.to_string_lossy()
+            )));
+        }
+        if let Some(n) = n
+            && capped
+            && n > cap
+        {
+            return Err(Error::Usage(format!(
+                "{name}={n}: at most {cap} threads (4 per core of this machine, and at least 256); more threads than cores make ablate no faster, and each one reserves memory for its stack. Give {cap} or fewer, or unset it"
             )));
         }
     }

@@ -115,6 +115,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
             "plan needs --units FILE and --design, or --confirm DIR".into(),
         ));
     };
+    check_numbers(threshold_drop, sd, price_per_mtok, tokens_per_call)?;
     let units = Units::load(&TableFile::at(&units))?;
     let mut pilot_exp = None;
     let sd = match pilot {
@@ -161,6 +162,58 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
             out.as_ref().map(|p| p.display().to_string()).as_deref(),
         ))
     }
+}
+
+/// Refuses numbers that would print nonsense ("detecting inf needs 0 cases", "needs
+/// 18,446,744,073,709,551,616 cases"): the threshold as `import --threshold` and experiment.toml
+/// take it (finite, 0 or more), an sd that is finite and above 0, and a price and tokens per call
+/// that are finite, not negative and within [`super::MAX_PRICE_PER_MTOK`] and
+/// [`ablate::io::logs::MAX_TOKENS`] (so that the costs stay finite).
+///
+/// # Errors
+/// [`Error::Usage`] naming the flag and the value.
+fn check_numbers(
+    threshold_drop: Option<f64>,
+    sd: Option<f64>,
+    price_per_mtok: Option<f64>,
+    tokens_per_call: Option<f64>,
+) -> Result<()> {
+    use ablate::io::table::float_text as text;
+    if let Some(t) = threshold_drop
+        && !(t.is_finite() && t >= 0.0)
+    {
+        return Err(Error::Usage(format!(
+            "--threshold-drop {}: a drop threshold is a finite number, 0 or more (e.g. 0.02)",
+            text(t)
+        )));
+    }
+    if let Some(sd) = sd
+        && !(sd.is_finite() && sd > 0.0)
+    {
+        return Err(Error::Usage(format!(
+            "--sd {}: the sd of per-case paired differences is a finite number above 0 (e.g. 0.3), or give --pilot DIR to estimate it",
+            text(sd)
+        )));
+    }
+    if let Some(p) = price_per_mtok
+        && !(0.0..=super::MAX_PRICE_PER_MTOK).contains(&p)
+    {
+        return Err(Error::Usage(format!(
+            "--price-per-mtok {}: give dollars per million input tokens, a finite number from 0 to {:e}",
+            text(p),
+            super::MAX_PRICE_PER_MTOK
+        )));
+    }
+    let max_tokens = ablate::io::logs::MAX_TOKENS as f64;
+    if let Some(t) = tokens_per_call
+        && !(0.0..=max_tokens).contains(&t)
+    {
+        return Err(Error::Usage(format!(
+            "--tokens-per-call {}: give the full prompt's tokens per call, a finite number from 0 to {max_tokens:e}",
+            text(t)
+        )));
+    }
+    Ok(())
 }
 
 /// `ablate plan --confirm DIR`: the arm that confirms the experiment's joint cut.

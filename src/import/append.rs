@@ -40,13 +40,15 @@ struct Existing {
 
 fn read(path: &Path) -> Result<DataFrame> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    ParquetReader::new(file)
-        .finish()
-        .map_err(|e| Error::Unreadable {
-            path: path.to_path_buf(),
-            problem: format!("not a Parquet file ablate can read ({e})"),
-            fix: "--into appends to an experiment folder that `ablate import` wrote".into(),
-        })
+    let unreadable = |why: String| Error::Unreadable {
+        path: path.to_path_buf(),
+        problem: format!("not a Parquet file ablate can read ({why})"),
+        fix: "--into appends to an experiment folder that `ablate import` wrote".into(),
+    };
+    // A damaged footer can panic in polars-parquet (exit 101): refused as bad input instead.
+    crate::io::table::no_panic(|| ParquetReader::new(file).finish())
+        .map_err(&unreadable)?
+        .map_err(|e| unreadable(e.to_string()))
 }
 
 fn text_column(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<String>>> {

@@ -49,14 +49,15 @@ pub(super) fn check_observations(observations: &[Observation]) -> Result<()> {
             fix: fix.into(),
         }
     };
-    let control = |t: &str| t.chars().any(char::is_control);
+    // Control characters and Unicode noncharacters, as the loaders refuse them in ids.
+    let control = |t: &str| t.chars().any(crate::io::table::refused_in_id);
     for o in observations {
         if control(&o.case_id) {
             return Err(refuse(
                 o,
                 "case_id",
                 format!("{:?}", o.case_id),
-                "a case id with a control character (a line break, a tab, an escape code) cannot be told apart in tables and reports".into(),
+                "a case id with a control character (a line break, a tab, an escape code) or a Unicode noncharacter (U+FFFE, U+FFFF, U+FDD0..U+FDEF) cannot be told apart in tables and reports".into(),
                 "give the samples ids without control characters in the harness, or import with another --case-from",
             ));
         }
@@ -65,7 +66,7 @@ pub(super) fn check_observations(observations: &[Observation]) -> Result<()> {
                 o,
                 "arm",
                 format!("{:?}", o.arm),
-                "an arm label with a control character cannot be told apart in tables and reports"
+                "an arm label with a control character or a Unicode noncharacter (U+FFFE, U+FFFF, U+FDD0..U+FDEF) cannot be told apart in tables and reports"
                     .into(),
                 "rename the source (file, task argument) the arm comes from, or choose another --arm-from",
             ));

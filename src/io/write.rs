@@ -97,10 +97,23 @@ pub fn parquet_chunks(
     Ok(())
 }
 
-/// Neutralises a CSV cell that a spreadsheet would run as a formula (OWASP's rule against CSV
+/// Makes a CSV cell safe to open: control characters other than tab, line feed and carriage
+/// return (NUL, ESC and its terminal codes, DEL, C1) become U+FFFD, as in the report's HTML,
+/// Markdown and charts (`report::escape::plain`), so a name from the data shows the same
+/// everywhere and no raw NUL or escape code reaches a terminal `cat` or a spreadsheet; then a
+/// cell that a spreadsheet would run as a formula is neutralised (OWASP's rule against CSV
 /// injection: a leading `=`, `+`, `-`, `@`, tab or carriage return gets a `'` in front). A cell
 /// that parses as a number (such as `-0.0042`) is left alone.
 pub fn csv_cell(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+    let text: std::borrow::Cow<'_, str> = if text.chars().any(hidden) {
+        text.chars()
+            .map(|c| if hidden(c) { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    };
     let risky = text
         .chars()
         .next()
@@ -108,7 +121,7 @@ pub fn csv_cell(text: &str) -> std::borrow::Cow<'_, str> {
     if risky && text.trim().parse::<f64>().is_err() {
         format!("'{text}").into()
     } else {
-        text.into()
+        text
     }
 }
 
@@ -384,6 +397,24 @@ mod tests {
         for safe in ["-0.0042", "+3", "1e-5", "without-system", "", "—"] {
             assert_eq!(csv_cell(safe), safe);
         }
+    }
+
+    /// A slice named with NUL and an escape code: the report's CSV showed both raw.
+    #[test]
+    fn csv_cells_show_control_characters_as_replacement_characters() {
+        assert_eq!(
+            csv_cell("bill\u{0}ing\u{1b}[31m"),
+            "bill\u{FFFD}ing\u{FFFD}[31m"
+        );
+        assert_eq!(csv_cell("\u{7f}\u{85}x"), "\u{FFFD}\u{FFFD}x");
+        assert_eq!(csv_cell("two\nlines\tand a tab"), "two\nlines\tand a tab");
+        assert_eq!(csv_cell("\u{1b}=1+2"), "\u{FFFD}=1+2");
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("t.csv");
+        let df = df!("slice" => ["bill\u{0}ing\u{1b}[31m"], "n" => [1i64]).unwrap();
+        csv(&df, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(!bytes.contains(&0) && !bytes.contains(&0x1b), "{bytes:?}");
     }
 
     #[test]

@@ -8,14 +8,15 @@
 //!
 //! CSV cells are neutralised against formula injection where every CSV is written,
 //! [`crate::io::write::csv`].
-//! - [`plain`]: control characters (other than tab and line feed) become U+FFFD, since XML (the
-//!   SVG charts) cannot carry them; applied inside the others.
+//! - [`plain`]: control characters (other than tab and line feed), U+FFFE and U+FFFF become
+//!   U+FFFD, since XML (the SVG charts) cannot carry them; applied inside the others.
 
-/// Replaces control characters other than `\t` and `\n` with U+FFFD.
+/// Replaces control characters other than `\t` and `\n`, and U+FFFE and U+FFFF (which XML
+/// cannot carry either), with U+FFFD.
 pub fn plain(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\t' && c != '\n' {
+            if (c.is_control() && c != '\t' && c != '\n') || matches!(c, '\u{FFFE}' | '\u{FFFF}') {
                 '\u{FFFD}'
             } else {
                 c

@@ -25,6 +25,20 @@ pub struct ShadowQuery {
 /// Output columns the stratum columns may not be named.
 const RESERVED: &[&str] = &["stat", "replay", "bin", "value"];
 
+/// The prefix of the query's own names for the stratum columns. Inside the query the user's
+/// columns are read once, in `per_request`, and renamed `"__ablate_by_0"`, `"__ablate_by_1"`,
+/// …; only the last `SELECT` gives them their names back. So no stratum or cluster column can
+/// meet one of the query's own columns (`bin_p`, `t_p`, `changed`, `paired`, `n`, `d`, `w`, `b`,
+/// `u`, …: `--by bin_p` had grouped every production token count into one bin, and `--by w`,
+/// `d`, `n`, `changed`, `paired` or `t_p` made the engine refuse an ambiguous column). A column
+/// whose name starts with the prefix is refused.
+const OWN_PREFIX: &str = "__ablate_";
+
+/// The query's own name for stratum column `i`, quoted.
+fn by_key(d: Dialect, i: usize) -> String {
+    ident(d, &format!("{OWN_PREFIX}by_{i}"))
+}
+
 /// A uniform number in [0, 1) from the dialect's own 64-bit hash of `expr` (text): the low 53
 /// bits, taken sign-safely (a mask or an unsigned remainder), over 2^53.
 fn uniform(dialect: Dialect, expr: &str) -> Result<String> {
@@ -78,11 +92,14 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
     let d = opts.dialect;
     check_names(q)?;
     let shadow = table_ref("shadow", opts)?;
+    // The user's names (in the first and the last SELECT only) and the query's own for them.
     let by: Vec<String> = q.by.iter().map(|c| ident(d, c)).collect();
-    let keys: Vec<String> = by.iter().cloned().chain(["replay".into()]).collect();
+    let own: Vec<String> = (0..by.len()).map(|i| by_key(d, i)).collect();
+    let keys: Vec<String> = own.iter().cloned().chain(["replay".into()]).collect();
+    let out_keys: Vec<String> = by.iter().cloned().chain(["replay".into()]).collect();
     let rows = StatRows {
         key_list: keys.join(", "),
-        empty_keys: by
+        empty_keys: own
             .iter()
             .map(|c| format!("CAST('' AS {}) AS {c}, ", text(d)))
             .collect(),
@@ -94,32 +111,42 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
     let mut ctes = vec![
         format!(
             "per_request AS (\n  SELECT\n    {}\n  FROM {shadow}\n  GROUP BY request_id\n)",
-            per_request_columns(d, q, &by).join(",\n    ")
+            per_request_columns(d, q, &by, &own).join(",\n    ")
         ),
         format!(
             "complete AS (\n  SELECT\n    {}\n  FROM per_request\n  WHERE n_p = 1 AND n_c = 1 AND n_r <= 1\n)",
-            complete_columns(d, q, &by).join(",\n    ")
+            complete_columns(d, q, &own).join(",\n    ")
         ),
     ];
     if q.cluster.is_some() {
         ctes.extend(cluster_ctes(d, q, &rows.key_list)?);
         parts.extend(cluster_rows(&rows));
     }
+    let renamed: String = own
+        .iter()
+        .zip(&by)
+        .map(|(k, c)| format!("{k} AS {c}, "))
+        .collect();
     Ok(format!(
-        "{header}WITH {ctes}\n{union}\nORDER BY stat, {key_list}, bin\n",
-        header = header(d, q, &keys),
+        "{header}WITH {ctes}\nSELECT stat, {renamed}replay, bin, value\nFROM (\n{union}\n) stat_rows\nORDER BY stat, {out_list}, bin\n",
+        header = header(d, q, &out_keys),
         ctes = ctes.join(",\n"),
         union = parts.join("\nUNION ALL\n"),
-        key_list = rows.key_list,
+        out_list = out_keys.join(", "),
     ))
 }
 
 /// `ablate shadow`'s own rules for the stratum and cluster names (no duplicates, none of the
 /// log's own columns, no control characters: they are printed into the query and its
-/// comments), and none named like an output column.
+/// comments), none named like an output column, and none with the query's own prefix.
 fn check_names(q: &ShadowQuery) -> Result<()> {
     crate::io::logs::check_shadow_keys(&q.by, q.cluster.as_deref())?;
     for c in q.by.iter().chain(&q.cluster) {
+        if c.to_ascii_lowercase().starts_with(OWN_PREFIX) {
+            return Err(Error::Usage(format!(
+                "--by/--cluster-by {c}: names starting with {OWN_PREFIX} are the query's own; rename the column in a view first"
+            )));
+        }
         if RESERVED.contains(&c.to_ascii_lowercase().as_str()) {
             return Err(Error::Usage(format!(
                 "--by/--cluster-by {c}: the aggregates have a column of that name ({}); rename the column in a view first",
@@ -130,14 +157,15 @@ fn check_names(q: &ShadowQuery) -> Result<()> {
     Ok(())
 }
 
-/// The `per_request` columns: the stratum and cluster (their largest value), and per variant its
-/// row count and answer (and score and tokens, when logged).
-fn per_request_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String> {
+/// The `per_request` columns: the stratum columns `by` (their largest value, under the query's
+/// own names `own`) and the cluster, and per variant its row count and answer (and score and
+/// tokens, when logged).
+fn per_request_columns(d: Dialect, q: &ShadowQuery, by: &[String], own: &[String]) -> Vec<String> {
     let tx = text(d);
     let variant = |v: &str, e: &str| format!("CASE WHEN variant = '{v}' THEN {e} END");
     let mut columns = vec!["request_id".to_string()];
-    for c in by {
-        columns.push(format!("CAST(MAX({c}) AS {tx}) AS {c}"));
+    for (c, k) in by.iter().zip(own) {
+        columns.push(format!("CAST(MAX({c}) AS {tx}) AS {k}"));
     }
     if let Some(c) = &q.cluster {
         columns.push(format!("CAST(MAX({}) AS {tx}) AS cluster_key", ident(d, c)));
@@ -158,10 +186,10 @@ fn per_request_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String
     columns
 }
 
-/// The `complete` columns: the keys, the replay flag, `changed`, `noise`, and the score delta and
-/// paired tokens (with their log bins) when logged.
-fn complete_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String> {
-    let mut columns = by.to_vec();
+/// The `complete` columns: the keys (the query's own names `own`), the replay flag, `changed`,
+/// `noise`, and the score delta and paired tokens (with their log bins) when logged.
+fn complete_columns(d: Dialect, q: &ShadowQuery, own: &[String]) -> Vec<String> {
+    let mut columns = own.to_vec();
     if q.cluster.is_some() {
         columns.push("cluster_key".into());
     }
@@ -185,9 +213,9 @@ fn complete_columns(d: Dialect, q: &ShadowQuery, by: &[String]) -> Vec<String> {
 
 /// The `SELECT`s of the long-format stat rows, all with the same columns.
 struct StatRows {
-    /// The cell keys: the stratum columns and `replay`.
+    /// The cell keys: the stratum columns (by the query's own names) and `replay`.
     key_list: String,
-    /// Empty stratum values, for the whole-log rows.
+    /// Empty stratum values (by the query's own names), for the whole-log rows.
     empty_keys: String,
     /// The dialect's integer and double types.
     int: &'static str,

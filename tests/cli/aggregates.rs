@@ -457,6 +457,123 @@ fn sql_is_never_injected() {
     );
 }
 
+/// Every name the shadow query gives its own columns, CTEs and subqueries (and two spelled
+/// otherwise: DuckDB compares quoted names without case).
+const SHADOW_OWN_NAMES: &[&str] = &[
+    "n_p",
+    "n_r",
+    "n_c",
+    "a_p",
+    "a_r",
+    "a_c",
+    "s_p",
+    "s_c",
+    "t_p",
+    "t_c",
+    "cluster_key",
+    "changed",
+    "noise",
+    "score_delta",
+    "paired",
+    "bin_p",
+    "bin_c",
+    "n",
+    "d",
+    "b",
+    "w",
+    "u",
+    "per_request",
+    "complete",
+    "clusters",
+    "replicates",
+    "weighted",
+    "drawn",
+    "stat_rows",
+    "range",
+    "BIN_P",
+    "Changed",
+];
+
+/// Issue 42, item 14: a stratum or cluster column named like one of the query's own columns
+/// (`--by bin_p` put every production token count in one bin; `--by w --cluster-by user`, `d`,
+/// `n`, `changed`, `paired`, `t_p` made DuckDB fail). Inside the query the user's columns are
+/// read once, in `per_request`, under names of the query's own (`"__ablate_by_0"`), and named
+/// back only in the last SELECT.
+#[test]
+fn stratum_columns_never_meet_the_querys_own_names() {
+    for dialect in ["duckdb", "spark", "trino", "bigquery"] {
+        for &name in SHADOW_OWN_NAMES {
+            for flags in [
+                ["--by", name, "--cluster-by", "user"],
+                ["--by", "turns", "--cluster-by", name],
+            ] {
+                let q = printed(&[&["shadow", "--dialect", dialect][..], &flags[..]].concat());
+                let quoted = match dialect {
+                    "spark" | "bigquery" => format!("`{name}`"),
+                    _ => format!("\"{name}\""),
+                };
+                let sql: Vec<&str> = q.lines().filter(|l| !l.starts_with("--")).collect();
+                let sql = sql.join("\n");
+                let (inner, outer) = sql
+                    .split_once("\nSELECT stat, ")
+                    .unwrap_or_else(|| panic!("{dialect} {flags:?}: no renaming SELECT:\n{q}"));
+                assert_eq!(
+                    inner.matches(&quoted).count(),
+                    1,
+                    "{dialect} {flags:?}: the query's body reads {quoted} once:\n{q}"
+                );
+                assert!(
+                    inner.contains(&format!("MAX({quoted})")),
+                    "{dialect} {flags:?}"
+                );
+                if flags[1] == name {
+                    assert!(
+                        outer.contains(&format!("AS {quoted}")),
+                        "{dialect} {flags:?}"
+                    );
+                }
+            }
+        }
+    }
+    // Through Polars SQL (no clusters there): the same sums as under the stratum's plain name.
+    let root = tempfile::tempdir().unwrap();
+    let plain = printed(&["shadow", "--dialect", "polars", "--by", "turns"]);
+    let expected = reduce_table(
+        &plain,
+        "shadow",
+        scan_demo("shadow"),
+        &root.path().join("plain.parquet"),
+    );
+    for (i, &name) in SHADOW_OWN_NAMES.iter().enumerate() {
+        let query = printed(&["shadow", "--dialect", "polars", "--by", name]);
+        let renamed = scan_demo("shadow").rename(["turns"], [name], true);
+        let got = reduce_table(
+            &query,
+            "shadow",
+            renamed,
+            &root.path().join(format!("{i}.parquet")),
+        );
+        assert_eq!(got.height(), expected.height(), "--by {name}");
+        let pairs = [
+            ("stat", "stat"),
+            (name, "turns"),
+            ("bin", "bin"),
+            ("value", "value"),
+        ];
+        for (ours, theirs) in pairs {
+            assert!(
+                got.column(ours)
+                    .unwrap()
+                    .equals_missing(expected.column(theirs).unwrap()),
+                "--by {name}: column {ours}"
+            );
+        }
+    }
+    // The query's own prefix is refused.
+    let err = sql_fails(&["shadow", "--dialect", "duckdb", "--by", "__ablate_by_1"]);
+    assert_mentions(&err, &["__ablate_", "the query's own"]);
+}
+
 /// `--from-aggregates` accepts only sums that scores could give, as the direct path accepts only
 /// scores it can use.
 #[test]

@@ -276,3 +276,197 @@ fn a_marker_path_outside_the_folder_is_never_read() {
         .collect();
     assert!(debris.is_empty(), "{debris:?}");
 }
+
+/// Item 22, on a case-insensitive file system (macOS, Windows): `Results.CSV` is the
+/// `results.csv` the experiment reads.
+#[test]
+fn an_output_named_like_a_table_in_another_case_is_refused() {
+    let w = Workdir::demo_copy();
+    let err = fails(
+        ablate()
+            .args(["next", "--quiet", "--calls", "10"])
+            .arg(&w.dir)
+            .arg("--out")
+            .arg(w.path("Results.CSV")),
+    );
+    assert_mentions(&err, &["never writes an output there"]);
+}
+
+// ---- crashes and bounds ----
+
+/// A copy of a fixture experiment folder.
+fn fixture_copy(rel: &str) -> Workdir {
+    let w = Workdir::empty();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), w.dir.join(entry.file_name())).unwrap();
+    }
+    w
+}
+
+/// Item 10: one damaged byte in a Parquet footer panicked in polars-parquet ("thrift bool
+/// field", exit 101): the demo's cases.parquet with byte 2595 (a statistics struct's
+/// null_count) 0 → 158, and a pandas-written one whose `is_max_value_exact` (byte 562) is
+/// retyped from boolean to integer (0x11 → 0x15). Both are bad input naming the file.
+#[test]
+fn a_damaged_parquet_footer_is_bad_input_not_a_panic() {
+    for (w, at, from, to) in [
+        (Workdir::demo_copy(), 2595, 0x00, 0x9E),
+        (
+            fixture_copy("tests/fixtures/pandas/encodings"),
+            562,
+            0x11,
+            0x15,
+        ),
+    ] {
+        let path = w.path("cases.parquet");
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[at], from, "the fixture changed: find the byte again");
+        bytes[at] = to;
+        std::fs::write(&path, bytes).unwrap();
+        let err = fails(ablate().arg("check").arg(&w.dir));
+        assert_mentions(&err, &["cases.parquet", "not a readable Parquet file"]);
+    }
+}
+
+/// Item 11: U+FFFE in an arm name passed `check`, then `report` failed with "internal check
+/// failed … non-XML character … This is a bug". Unicode noncharacters are refused at load, as
+/// control characters are.
+#[test]
+fn noncharacters_in_ids_are_refused_at_load() {
+    for (file, from, to, column) in [
+        ("arms.csv", "without-ex1,", "without\u{FFFE}ex1,", "`arm`"),
+        ("arms.csv", "without-ex1,", "without-ex1\u{FFFF},", "`arm`"),
+        ("cases.csv", "c3,", "c3\u{FDD0},", "`case_id`"),
+        (
+            "units.csv",
+            "few_shot/02,",
+            "few_shot/02\u{10FFFF},",
+            "`unit`",
+        ),
+    ] {
+        let w = Workdir::tiny();
+        w.edit(file, from, to);
+        let err = fails(ablate().arg("check").arg(&w.dir));
+        assert_mentions(&err, &[file, column, "noncharacter"]);
+    }
+}
+
+/// Item 12: a thread count of 100,000 (POLARS_MAX_THREADS, RAYON_NUM_THREADS) panicked with a
+/// backtrace under `ulimit -v`, when the pool could not start. Counts beyond 4 per core (and at
+/// least 256) are refused, text where Polars parses an integer with `expect` too; a small count
+/// runs.
+#[test]
+fn absurd_thread_counts_are_refused_not_a_panic() {
+    let w = Workdir::tiny();
+    for var in [
+        "POLARS_MAX_THREADS",
+        "RAYON_NUM_THREADS",
+        "POLARS_ASYNC_THREAD_COUNT",
+    ] {
+        let err = fails(ablate().env(var, "100000").arg("check").arg(&w.dir));
+        assert_mentions(&err, &[var, "100000", "at most"]);
+    }
+    let err = fails(
+        ablate()
+            .env("POLARS_CONCURRENCY_BUDGET", "lots")
+            .arg("check")
+            .arg(&w.dir),
+    );
+    assert_mentions(&err, &["POLARS_CONCURRENCY_BUDGET", "1 or more"]);
+    succeeds(
+        ablate()
+            .env("POLARS_MAX_THREADS", "4")
+            .env("RAYON_NUM_THREADS", "4")
+            .arg("check")
+            .arg(&w.dir),
+    );
+}
+
+/// Item 21: `plan` printed "detecting inf needs 0 cases" and "needs
+/// 18,446,744,073,709,551,616 cases" for a threshold or sd that is no usable number, and
+/// `curve` "$inf a day … saves $NaN" for a price and traffic of 1e308.
+#[test]
+fn plan_and_curve_refuse_numbers_that_print_nonsense() {
+    let units = demo().join("units.parquet");
+    for (flag, value) in [
+        ("--threshold-drop", "NaN"),
+        ("--threshold-drop", "inf"),
+        ("--threshold-drop", "-0.5"),
+        ("--sd", "NaN"),
+        ("--sd", "-1"),
+        ("--sd", "inf"),
+        ("--sd", "0"),
+        ("--price-per-mtok", "-1"),
+        ("--price-per-mtok", "1e308"),
+        ("--tokens-per-call", "1e300"),
+    ] {
+        let mut cmd = ablate();
+        cmd.args(["plan", "--design", "loo", "--units"])
+            .arg(&units)
+            .arg(format!("{flag}={value}"));
+        if flag != "--sd" {
+            cmd.args(["--sd", "0.3"]);
+        }
+        let err = fails(&mut cmd);
+        assert_mentions(&err, &[flag, "finite"]);
+    }
+    succeeds(
+        ablate()
+            .args(["plan", "--design", "loo", "--units"])
+            .arg(&units)
+            .args(["--sd", "0.3", "--threshold-drop", "0.02"]),
+    );
+    let err = fails(ablate().arg("curve").arg(demo()).args([
+        "--price-per-mtok",
+        "1e308",
+        "--requests-per-day",
+        "1e308",
+    ]));
+    assert_mentions(&err, &["--price-per-mtok", "--requests-per-day", "finite"]);
+}
+
+// ---- exposure ----
+
+/// A report's CSV kept a slice name's raw NUL and ESC (a terminal that `cat`s it runs the escape
+/// code): control characters are written as U+FFFD, as in the report's HTML and Markdown. The
+/// slice reaches the interactions table's "lost by slice" column through a composed arm.
+#[test]
+fn report_csvs_carry_no_raw_control_characters() {
+    let w = Workdir::tiny();
+    w.write(
+        "arms.csv",
+        "arm,removed,components\nbaseline,,\nwithout-ex1,few_shot/01,\nwithout-ex2,few_shot/02,\nwithout-examples,few_shot/01;few_shot/02,without-ex1;without-ex2\n",
+    );
+    let mut results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    for case in ["c1", "c2", "c3", "s1"] {
+        for repeat in 0..2 {
+            results.push_str(&format!("{case},without-ex2,{repeat},1\n"));
+        }
+    }
+    w.write("results.csv", &results);
+    let cases = std::fs::read_to_string(w.path("cases.csv")).unwrap();
+    w.write(
+        "cases.csv",
+        &cases.replace("billing", "\"bill\u{0}ing\u{1b}[31m\""),
+    );
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    common::report_into(&out, &w.dir);
+    let mut shown = false;
+    for entry in std::fs::read_dir(out.join("tables")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let raw = bytes
+            .iter()
+            .find(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f);
+        assert!(
+            raw.is_none(),
+            "{}: a raw control byte {raw:?}",
+            path.display()
+        );
+        shown |= String::from_utf8_lossy(&bytes).contains("bill\u{FFFD}ing\u{FFFD}[31m");
+    }
+    assert!(shown, "the slice is in some table, as U+FFFD");
+}

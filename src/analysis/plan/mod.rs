@@ -485,9 +485,13 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
         threshold_drop: threshold,
         mde,
         mde_main_effect,
+        // None ("—") when it cannot be counted: a threshold of 0, or more cases than 2^53 (an
+        // `as u64` of infinity had printed 18,446,744,073,709,551,616).
         cases_needed: sd
             .filter(|_| threshold > 0.0)
-            .map(|sd| ((multiplier * sd / threshold).powi(2)).ceil() as u64),
+            .map(|sd| (multiplier * sd / threshold).powi(2).ceil())
+            .filter(|n| n.is_finite() && *n <= 9_007_199_254_740_992.0)
+            .map(|n| n as u64),
         fraction: fraction_info,
         arms,
         sequential: None,

@@ -15,12 +15,15 @@ fn disposable_output(path: &Path) -> bool {
         return false;
     };
     let mut reader = ParquetReader::new(file);
-    let Ok(meta) = reader.get_metadata() else {
-        return false;
-    };
-    meta.key_value_metadata()
-        .as_ref()
-        .is_some_and(|kv| kv.iter().any(|e| e.key == OUTPUT_KEY))
+    // A damaged footer can panic in polars-parquet: then the file is not ablate's output.
+    crate::io::table::no_panic(|| {
+        reader.get_metadata().is_ok_and(|meta| {
+            meta.key_value_metadata()
+                .as_ref()
+                .is_some_and(|kv| kv.iter().any(|e| e.key == OUTPUT_KEY))
+        })
+    })
+    .unwrap_or(false)
 }
 
 /// Whether `path` is, or would become, a file an experiment folder's verbs read: an
@@ -32,13 +35,16 @@ fn is_experiment_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
+    // Without case: on a case-insensitive file system (macOS, Windows) `Results.CSV` is the
+    // `results.csv` that `table::find` looks for.
+    let name = name.to_ascii_lowercase();
+    let stem = name.split_once('.').map_or(name.as_str(), |(stem, _)| stem);
     let read = [
         "experiment.toml",
         MARKER,
         crate::io::watch_state::STATE_FILE,
     ]
-    .contains(&name)
+    .contains(&name.as_str())
         || stem == "sources"
         || EXPERIMENT_TABLES.contains(&stem);
     read && parent_of(path).join("experiment.toml").is_file()

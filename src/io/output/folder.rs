@@ -71,6 +71,10 @@ impl AtomicDir {
             let temp = sibling(&parent, "tmp");
             match std::fs::create_dir(&temp) {
                 Ok(()) => {
+                    if let Err(e) = restrict_like(target, &temp) {
+                        let _ = std::fs::remove_dir(&temp);
+                        return Err(e);
+                    }
                     return Ok(AtomicDir {
                         target: target.to_path_buf(),
                         kind,
@@ -374,6 +378,31 @@ fn keep_mode(old: &Path, new: &Path) -> Result<()> {
         .map_err(|e| Error::io(old, e))?
         .permissions();
     std::fs::set_permissions(new, perms).map_err(|e| Error::io(new, e))
+}
+
+/// While a folder is written beside `target`, others get no more access to it than to `target`
+/// (a private 0700 folder's report sat in a 0755 temporary folder, readable by anyone who can
+/// enter the parent, until the commit); its owner keeps full access, for the writes. With no
+/// folder at `target`, the temporary folder keeps the umask's mode. The commit then gives it
+/// `target`'s exact permissions ([`keep_mode`]).
+fn restrict_like(target: &Path, temp: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(old) = std::fs::symlink_metadata(target) else {
+            return Ok(());
+        };
+        if !old.is_dir() {
+            return Ok(());
+        }
+        let now = std::fs::metadata(temp).map_err(|e| Error::io(temp, e))?;
+        let mode = (now.permissions().mode() & old.permissions().mode() & 0o777) | 0o700;
+        std::fs::set_permissions(temp, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io(temp, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (target, temp);
+    Ok(())
 }
 
 /// Whether `relative` (a marker's path, already checked to have no `..`) names a regular file

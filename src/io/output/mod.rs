@@ -683,11 +683,18 @@ mod tests {
         std::fs::create_dir(&target).unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
         let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        // Private while it is written, too (the temporary folder had the umask's 0755).
+        let temp = d.path("a.txt").parent().unwrap().to_path_buf();
+        let mode = std::fs::metadata(&temp).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the temporary folder");
         std::fs::write(d.path("a.txt"), "x").unwrap();
         d.commit().unwrap();
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
         let u = FolderUpdate::start(&target).unwrap();
+        let temp = u.path("b.txt").parent().unwrap().to_path_buf();
+        let mode = std::fs::metadata(&temp).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the update's temporary folder");
         std::fs::write(u.path("b.txt"), "y").unwrap();
         u.commit().unwrap();
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;

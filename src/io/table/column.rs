@@ -102,23 +102,34 @@ pub fn float_text(x: f64) -> String {
     }
 }
 
-/// Refuses control characters (line breaks, tabs, escape codes) in an id: they make distinct
-/// sets of ids hash alike in `set_sha256` (ids are joined with line breaks) and corrupt terminal
-/// and report output.
+/// Whether `c` may not appear in an id: a control character, or a Unicode noncharacter
+/// (U+FDD0..=U+FDEF, and the last two code points of every plane, U+xFFFE and U+xFFFF). XML
+/// cannot carry U+FFFE or U+FFFF (the report's SVG charts failed on them as an internal error),
+/// and the others are reserved for a program's own use, never for interchange.
+pub fn refused_in_id(c: char) -> bool {
+    c.is_control() || ('\u{FDD0}'..='\u{FDEF}').contains(&c) || (c as u32 & 0xFFFE) == 0xFFFE
+}
+
+/// Refuses control characters (line breaks, tabs, escape codes) and Unicode noncharacters
+/// ([`refused_in_id`]) in an id: control characters make distinct sets of ids hash alike in
+/// `set_sha256` (ids are joined with line breaks) and corrupt terminal and report output, and
+/// U+FFFE cannot be written in the report's charts.
 ///
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and the id.
 pub fn check_id(path: &Path, column: &str, row: usize, id: &str) -> Result<()> {
-    if id.chars().any(char::is_control) {
+    if let Some(c) = id.chars().find(|&c| refused_in_id(c)) {
         return Err(Error::BadValue {
             path: path.to_path_buf(),
             column: column.into(),
             row: Row::at(row),
             value: format!("{id:?}"),
-            problem: "ids may not contain control characters (line breaks, tabs, escape codes)"
-                .into(),
+            problem: format!(
+                "ids may not contain control characters (line breaks, tabs, escape codes) or Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF); this one has U+{:04X}",
+                c as u32
+            ),
             fix: format!(
-                "strip or replace them where {} is made (the harness or the script that wrote it), e.g. in pandas df[col].str.replace(r\"[\\x00-\\x1f\\x7f]\", \" \", regex=True)",
+                "strip or replace them where {} is made (the harness or the script that wrote it), e.g. in pandas df[col].str.replace(r\"[\\x00-\\x1f\\x7f\\ufdd0-\\ufdef\\ufffe\\uffff]\", \" \", regex=True)",
                 path.file_name().map_or_else(
                     || path.display().to_string(),
                     |n| n.to_string_lossy().into_owned()

@@ -19,7 +19,8 @@ mod column;
 mod schema;
 
 pub use column::{
-    Table, check_id, check_non_negative, check_unique, float_text, read, read_coded, split_list,
+    Table, check_id, check_non_negative, check_unique, float_text, read, read_coded, refused_in_id,
+    split_list,
 };
 pub use schema::{Col, Kind, check_columns, is_text};
 
@@ -122,8 +123,21 @@ fn check_parquet_ranges(path: &Path, f: &mut File, len: u64) -> Result<()> {
         problem,
         fix: "the file is damaged; write it again with a Parquet writer".into(),
     };
-    let meta = read_metadata(f)
-        .map_err(|e| unreadable(format!("the Parquet footer cannot be read ({e})")))?;
+    // polars-parquet's footer decoder panics on some damaged footers (one byte 0 → 158 in a
+    // statistics struct: `expect("thrift bool field")`, exit 101); caught here, as bad input.
+    let meta = match no_panic(|| read_metadata(f)) {
+        Ok(Ok(meta)) => meta,
+        Ok(Err(e)) => {
+            return Err(unreadable(format!(
+                "not a readable Parquet file: its footer cannot be read ({e})"
+            )));
+        }
+        Err(panic) => {
+            return Err(unreadable(format!(
+                "not a readable Parquet file: its footer (the metadata at the end of the file) is damaged (the Parquet decoder stopped: {panic})"
+            )));
+        }
+    };
     for (g, group) in meta.row_groups.iter().enumerate() {
         for column in group.parquet_columns() {
             let range = column.byte_range();
@@ -145,6 +159,40 @@ fn check_parquet_ranges(path: &Path, f: &mut File, len: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+thread_local! {
+    /// Set while [`no_panic`] runs on this thread: the panic hook then prints nothing.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which may panic inside a library on damaged input (polars-parquet `expect`s what a
+/// footer should hold), and returns the panic's message instead of letting it end the process
+/// with exit 101 and a backtrace. The panic hook is wrapped once, to print nothing on a thread
+/// while it runs `f`; a panic on any other thread, or outside `f`, prints as before.
+///
+/// # Errors
+/// `f` panicked: its message.
+pub(crate) fn no_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                default(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    outcome.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into())
+    })
 }
 
 /// Opens a lazy scan of a table. For CSV, the columns named in `text_columns` are read as text.
@@ -256,5 +304,35 @@ mod tests {
         let err = check_non_negative(Path::new("u.csv"), "tokens", &[1.0, -2.0, -3.0]).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("row 2") && msg.contains("-2"), "{msg}");
+    }
+
+    /// Every byte of the demo's cases.parquet footer set to 0, 158 and 255 in turn: the check
+    /// accepts the file or refuses it naming the file, and never panics (issue 42, item 10: a
+    /// damaged statistics struct made polars-parquet `expect` a boolean field, exit 101).
+    #[test]
+    fn a_damaged_footer_is_refused_not_a_panic() {
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks-data/support-eval-v3");
+        let original = std::fs::read(demo.join("cases.parquet")).unwrap();
+        let len = original.len();
+        let footer = u32::from_le_bytes(original[len - 8..len - 4].try_into().unwrap()) as usize;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cases.parquet");
+        let mut refused = 0;
+        for at in len - 8 - footer..len - 8 {
+            for value in [0u8, 158, 255] {
+                if original[at] == value {
+                    continue;
+                }
+                let mut bytes = original.clone();
+                bytes[at] = value;
+                std::fs::write(&path, &bytes).unwrap();
+                if let Err(e) = check_parquet(&path) {
+                    let msg = e.to_string();
+                    assert!(msg.contains("cases.parquet"), "byte {at} = {value}: {msg}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(refused > 0, "some corruptions are refused");
     }
 }
