@@ -416,7 +416,7 @@ fn check_environment() -> Result<()> {
         };
         // Parsed as Polars' `parse::<usize>().expect(..)` parses it (no spaces).
         let n = value.to_str().and_then(|v| v.parse::<usize>().ok());
-        if strict && !n.is_some_and(|n| n >= 1) {
+        if strict && n.is_none_or(|n| n < 1) {
             return Err(Error::Usage(format!(
                 "{name}={}: give a whole number, 1 or more, or unset it",
                 value.to_string_lossy()
