@@ -470,3 +470,41 @@ fn report_csvs_carry_no_raw_control_characters() {
     }
     assert!(shown, "the slice is in some table, as U+FFFD");
 }
+
+/// Items 24 and 25: a private folder stays private. `report --out` into an empty 0700 folder
+/// (as the Python module's `ablate.report()` makes) and `import --into` a 0700 experiment had
+/// left 0755 folders that other users could read.
+#[cfg(unix)]
+#[test]
+fn private_folders_stay_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let root = tempfile::tempdir().unwrap();
+    let private = root.path().join("priv");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    succeeds(&mut report(&demo(), &private));
+    assert_eq!(mode(&private), 0o700);
+
+    let pe = lm_eval("prompt-edit");
+    let exp = root.path().join("exp");
+    succeeds(
+        ablate()
+            .args(["import", "lm-eval", "--quiet"])
+            .arg(pe.join("run-a1"))
+            .arg("--out")
+            .arg(&exp)
+            .args(["--threshold", "0.02"]),
+    );
+    std::fs::set_permissions(&exp, std::fs::Permissions::from_mode(0o700)).unwrap();
+    succeeds(
+        ablate()
+            .args(["import", "lm-eval", "--quiet"])
+            .arg(pe.join("run-b"))
+            .arg("--into")
+            .arg(&exp)
+            .arg("--arm")
+            .arg(format!("run-b={}", pe.join("run-b").display())),
+    );
+    assert_eq!(mode(&exp), 0o700);
+}
