@@ -21,7 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod analysis;
-pub mod error;
+pub use ablate_core::{error, text, warning};
 pub mod export;
 pub mod import;
 pub mod io;
@@ -30,8 +30,6 @@ pub mod simulate;
 pub mod sql;
 /// The numerics (the `ablate-stats` crate): no Polars, no I/O.
 pub use ablate_stats as stats;
-pub mod text;
 pub mod verb;
-pub mod warning;
 
 pub use error::{Error, Result};

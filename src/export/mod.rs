@@ -318,7 +318,7 @@ fn frame(spec: &TableSpec, json: &Value) -> Result<DataFrame> {
     }
     DataFrame::new(rows.len(), columns).map_err(|e| Error::Polars {
         context: format!("building export table {}", spec.name),
-        source: e,
+        source: Box::new(e),
     })
 }
 

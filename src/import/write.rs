@@ -14,7 +14,7 @@ use crate::io::output::AtomicDir;
 pub(crate) fn building(what: &str, e: PolarsError) -> Error {
     Error::Polars {
         context: format!("building {what}"),
-        source: e,
+        source: Box::new(e),
     }
 }
 

@@ -44,7 +44,7 @@ pub fn parquet_with(
         .finish(df)
         .map_err(|e| Error::Polars {
             context: format!("writing {}", path.display()),
-            source: e,
+            source: Box::new(e),
         })?;
     Ok(())
 }
@@ -72,7 +72,7 @@ pub fn parquet_chunks(
 ) -> Result<()> {
     let polars_error = |e: PolarsError| Error::Polars {
         context: format!("writing {}", path.display()),
-        source: e,
+        source: Box::new(e),
     };
     let Some(first) = next()? else {
         return Ok(());
@@ -145,7 +145,7 @@ pub fn csv(df: &DataFrame, path: &Path) -> Result<()> {
 pub fn csv_bytes(df: &DataFrame, path: &Path) -> Result<Vec<u8>> {
     let polars_err = |e| Error::Polars {
         context: format!("writing {}", path.display()),
-        source: e,
+        source: Box::new(e),
     };
     let mut columns = Vec::with_capacity(df.width());
     for col in df.columns() {
@@ -187,7 +187,7 @@ pub fn csv_data(df: &DataFrame, path: &Path) -> Result<()> {
         .finish(&mut df)
         .map_err(|e| Error::Polars {
             context: format!("writing {}", path.display()),
-            source: e,
+            source: Box::new(e),
         })
 }
 
@@ -254,7 +254,7 @@ pub fn arms_table(
     ])
     .map_err(|e| Error::Polars {
         context: "building the arms table".into(),
-        source: e,
+        source: Box::new(e),
     })?;
     disposable_table(path, df, csv, "plan", force)
 }
@@ -322,7 +322,7 @@ pub fn arm_specs_table(
     }
     let df = DataFrame::new_infer_height(columns).map_err(|e| Error::Polars {
         context: "building the arms table".into(),
-        source: e,
+        source: Box::new(e),
     })?;
     disposable_table(path, df, csv, verb, force)
 }
@@ -376,7 +376,7 @@ pub fn calls_table(path: &Path, calls: &[(&str, &str, u32)], force: bool) -> Res
     ])
     .map_err(|e| Error::Polars {
         context: "building the batch of calls".into(),
-        source: e,
+        source: Box::new(e),
     })?;
     disposable_table(path, df, csv, "next", force)
 }

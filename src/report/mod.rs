@@ -9,7 +9,7 @@ pub mod curve;
 pub mod decision;
 pub mod document;
 pub mod drill;
-pub mod escape;
+pub use ablate_core::escape;
 pub mod interactions;
 pub mod need;
 pub mod plan;

@@ -310,7 +310,7 @@ impl Table {
             .collect();
         let df = DataFrame::new(self.rows.len(), columns).map_err(|e| Error::Polars {
             context: format!("building {}", path.display()),
-            source: e,
+            source: Box::new(e),
         })?;
         crate::io::write::csv_bytes(&df, path)
     }

@@ -88,7 +88,7 @@ pub struct SimSummary {
 fn frame(columns: Vec<Column>, what: &str) -> Result<DataFrame> {
     DataFrame::new_infer_height(columns).map_err(|e| Error::Polars {
         context: format!("building the {what} table"),
-        source: e,
+        source: Box::new(e),
     })
 }
 

@@ -234,7 +234,7 @@ pub(super) const SAMPLE_CASES: usize = 600;
 pub(super) fn samples(results: &DataFrame, cases: &[SimCase], seed: u64) -> Result<DataFrame> {
     let err = |e| crate::error::Error::Polars {
         context: "building the simulated samples".into(),
-        source: e,
+        source: Box::new(e),
     };
     let sampled: std::collections::HashSet<&str> = cases
         .iter()

@@ -383,10 +383,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// Lower-case hex of bytes (a digest, or its first bytes).
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::text::hex;
 
 /// What a folder's [`MARKER`] says, read without trusting it.
 #[derive(Debug, PartialEq, Eq)]

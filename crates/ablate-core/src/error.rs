@@ -189,7 +189,7 @@ pub enum Error {
         context: String,
         /// The underlying error.
         #[source]
-        source: polars::error::PolarsError,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 

@@ -19,7 +19,7 @@ pub const MAX_CELL_WIDTH: usize = 48;
 /// `text` cut to at most `max` display columns, ending in "…" when cut; control characters are
 /// shown as U+FFFD so a name cannot move the cursor.
 pub fn truncate(text: &str, max: usize) -> String {
-    let text = crate::report::escape::plain(text).replace(['\n', '\t'], " ");
+    let text = crate::escape::plain(text).replace(['\n', '\t'], " ");
     if text.width() <= max {
         return text;
     }
@@ -138,4 +138,9 @@ mod tests {
         assert_eq!(thousands(999.4), "999");
         assert_eq!(thousands(-1234567.0), "-1,234,567");
     }
+}
+
+/// Lower-case hex of bytes (a digest, or its first bytes).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

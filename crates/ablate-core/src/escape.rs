@@ -7,7 +7,7 @@
 //!   headings, HTML or a cell boundary are backslash-escaped; line breaks become spaces.
 //!
 //! CSV cells are neutralised against formula injection where every CSV is written,
-//! [`crate::io::write::csv`].
+//! `ablate::io::write::csv`.
 //! - [`plain`]: control characters (other than tab and line feed), U+FFFE and U+FFFF become
 //!   U+FFFD, since XML (the SVG charts) cannot carry them; applied inside the others.
 
