@@ -111,6 +111,11 @@ pub fn percent_level(confidence: f64) -> String {
     format!("{pct:.*}%", digits as usize)
 }
 
+/// Lower-case hex of bytes (a digest, or its first bytes).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,9 +143,4 @@ mod tests {
         assert_eq!(thousands(999.4), "999");
         assert_eq!(thousands(-1234567.0), "-1,234,567");
     }
-}
-
-/// Lower-case hex of bytes (a digest, or its first bytes).
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
