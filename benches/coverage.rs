@@ -22,6 +22,7 @@
 
 use ablate::analysis::paired::{BOOTSTRAP_MIN_UNITS, MIN_UNITS_TO_DECIDE, Paired, Sample};
 use ablate::analysis::vocab::{Confidence, judge};
+use ablate::io::prelude::*;
 use ablate::stats::bootstrap::{self, RatioSums};
 use ablate::stats::estimate::Estimate;
 use ablate::stats::moments;

@@ -26,6 +26,7 @@
 //!    two-point null at −A and B forces the cap), so the oracle's expected units
 //!    log(2K/α)/g* bound what any valid test needs on average. Run alone with `-- demo`.
 
+use ablate::io::prelude::*;
 use ablate::stats::betting::{ThresholdTests, expected_cases};
 use ablate::stats::sequence::ConfidenceSequence;
 use rand::{Rng, SeedableRng};

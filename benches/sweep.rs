@@ -6,6 +6,7 @@
 //! The pandas + numpy side of the comparison is `benches/pandas_sweep.py`. Results go in
 //! benches/README.md.
 
+use ablate::io::prelude::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

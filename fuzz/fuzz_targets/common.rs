@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use ablate::io::prelude::*;
 use ablate::io::table::TableFile;
 use ablate::io::{Arms, Cases, Mix, Results, Units};
 

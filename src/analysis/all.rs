@@ -5,6 +5,7 @@
 //! log); when one cannot run on these inputs (say, a context log without model limits) the reason
 //! is listed in `skipped` instead of failing the whole report.
 
+use crate::io::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Config;

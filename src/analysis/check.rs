@@ -1,6 +1,6 @@
 //! `ablate check`: what an experiment folder holds, once every table has been validated.
 //!
-//! Loading ([`crate::io::Experiment::load`]) already rejects every bad input; this module only
+//! Loading (`crate::io::Experiment::load`) already rejects every bad input; this module only
 //! summarises what was found, so that an analyst can see at a glance that the folder holds the
 //! experiment they think it does.
 

@@ -1,6 +1,7 @@
 //! Verbs on an experiment folder: check, sweep, variance, stress, interactions, need, curve,
 //! selector and record.
 
+use ablate::io::prelude::*;
 use std::path::PathBuf;
 
 use clap::Args;

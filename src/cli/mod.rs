@@ -13,6 +13,7 @@ mod sequential;
 mod simulate;
 mod sql;
 
+use ablate::io::prelude::*;
 use clap::{Args, Parser, Subcommand};
 
 use ablate::analysis;

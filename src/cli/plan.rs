@@ -1,5 +1,6 @@
 //! `ablate plan`: designs, their cost and power.
 
+use ablate::io::prelude::*;
 use std::path::PathBuf;
 
 use clap::Args;

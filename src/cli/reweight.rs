@@ -1,5 +1,6 @@
 //! `ablate reweight`: the eval weighted to production shares.
 
+use ablate::io::prelude::*;
 use std::path::PathBuf;
 
 use clap::Args;

@@ -1,5 +1,6 @@
 //! `ablate simulate`: synthetic experiments.
 
+use ablate::io::prelude::*;
 use std::path::PathBuf;
 
 use clap::Args;

@@ -1,46 +1,25 @@
 //! The `arms` table: what each arm removed, and optional design metadata (components, budget,
 //! selector).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
 
-/// One arm's definition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArmSpec {
-    /// Arm label, as in `results.arm`.
-    pub arm: String,
-    /// Units removed (empty for the baseline).
-    pub removed: Vec<String>,
-    /// Arm labels whose union is this arm (empty when not given).
-    pub components: Vec<String>,
-    /// Share of the full prompt's tokens this arm keeps (budget arms).
-    pub budget_ratio: Option<f64>,
-    /// Which selector produced the arm (e.g. `random`, `retrieval`, `reranker`).
-    pub selector: Option<String>,
-    /// Reranker score threshold, for selector arms.
-    pub selector_threshold: Option<f64>,
-    /// Name of the designed experiment the arm belongs to (as written by `ablate plan`).
-    pub design: Option<String>,
-}
+pub use ablate_core::data::arms::*;
 
-/// The validated arms table.
-#[derive(Debug, Clone)]
-pub struct Arms {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// Arms in file order.
-    pub specs: Vec<ArmSpec>,
-}
-
-impl Arms {
+/// Reading the `arms` table into [`Arms`].
+pub trait ArmsLoad {
     /// Reads and validates the arms table.
     ///
     /// # Errors
     /// Missing or mistyped columns, duplicate arms, components naming unknown arms, non-finite or
     /// negative budget ratios.
-    pub fn load(file: &TableFile) -> Result<Arms> {
+    fn load(file: &TableFile) -> Result<Arms>;
+}
+
+impl ArmsLoad for Arms {
+    fn load(file: &TableFile) -> Result<Arms> {
         let t = table::read(
             file,
             &[
@@ -101,16 +80,6 @@ impl Arms {
             path: t.path,
             specs,
         })
-    }
-
-    /// The spec of an arm.
-    pub fn get(&self, arm: &str) -> Option<&ArmSpec> {
-        self.specs.iter().find(|s| s.arm == arm)
-    }
-
-    /// Labels in file order.
-    pub fn labels(&self) -> Vec<String> {
-        self.specs.iter().map(|s| s.arm.clone()).collect()
     }
 }
 

@@ -1,44 +1,32 @@
 //! A production mix: one row per production stratum, with its `share` (summing to 1) or its
 //! `count`. Every text column is a stratum column; together they name the stratum.
 
-use std::path::PathBuf;
-
 use crate::error::{Error, Result, Row};
 use crate::io::table::{self, Col, Kind, TableFile};
 use crate::stats::moments;
 
-/// Tolerance on Σ share = 1.
-pub const SHARE_TOLERANCE: f64 = 1e-6;
+pub use ablate_core::data::mix::*;
 
-/// One production stratum.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stratum {
-    /// Values of the stratum columns, in [`Mix::columns`] order.
-    pub values: Vec<String>,
-    /// Production share (from `share`, or `count` / total count).
-    pub share: f64,
-}
-
-/// A validated production mix.
-#[derive(Debug, Clone)]
-pub struct Mix {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// The stratum columns (the mix's text columns), in file order.
-    pub columns: Vec<String>,
-    /// The strata, in file order.
-    pub strata: Vec<Stratum>,
-    /// True when shares were derived from a `count` column.
-    pub from_counts: bool,
-}
-
-impl Mix {
+/// Reading a production mix into [`Mix`]: from a `mix` table, or counted from a log.
+pub trait MixLoad {
     /// Reads and validates a mix table.
     ///
     /// # Errors
     /// No text column; neither `share` nor `count`; nulls; negative or non-finite shares; shares
     /// that do not sum to 1 within 1e-6; counts summing to 0; duplicate strata.
-    pub fn load(file: &TableFile) -> Result<Mix> {
+    fn load(file: &TableFile) -> Result<Mix>;
+
+    /// Derives a mix by counting a production log's rows per combination of the `by` columns
+    /// (streamed by Polars: only those columns are read). When the log has a `variant` column
+    /// (a shadow-traffic file), only `production` rows are counted.
+    ///
+    /// # Errors
+    /// Unreadable log, `by` columns missing or not text, null stratum values, no rows.
+    fn from_log(file: &TableFile, by: &[String]) -> Result<Mix>;
+}
+
+impl MixLoad for Mix {
+    fn load(file: &TableFile) -> Result<Mix> {
         let schema = table::schema(file, &[])?;
         let columns: Vec<String> = schema
             .iter()
@@ -115,55 +103,7 @@ impl Mix {
         })
     }
 
-    /// A stratum's label as `col=value, col=value`.
-    pub fn label(&self, stratum: &Stratum) -> String {
-        self.columns
-            .iter()
-            .zip(&stratum.values)
-            .map(|(c, v)| format!("{c}={v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// The file's columns, for a message: `a, b, c`.
-fn column_names(schema: &polars::prelude::Schema) -> String {
-    schema
-        .iter_names()
-        .map(|n| n.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The weight column: `share` or `count`, not both and not neither.
-fn weight_column(file: &TableFile, schema: &polars::prelude::Schema) -> Result<Col> {
-    let has_share = schema.get("share").is_some();
-    let has_count = schema.get("count").is_some();
-    match (has_share, has_count) {
-        (true, true) => Err(Error::Unreadable {
-            path: file.path.clone(),
-            problem: "it has both `share` and `count` columns, and they could disagree".into(),
-            fix: "keep one of them: shares summing to 1, or raw counts".into(),
-        }),
-        (true, false) => Ok(Col::req("share", Kind::Float)),
-        (false, true) => Ok(Col::req("count", Kind::Int)),
-        (false, false) => Err(Error::MissingColumn {
-            path: file.path.clone(),
-            column: "share".into(),
-            expected: "a number per stratum summing to 1 (or give `count` instead)",
-            found: column_names(schema),
-        }),
-    }
-}
-
-impl Mix {
-    /// Derives a mix by counting a production log's rows per combination of the `by` columns
-    /// (streamed by Polars: only those columns are read). When the log has a `variant` column
-    /// (a shadow-traffic file), only `production` rows are counted.
-    ///
-    /// # Errors
-    /// Unreadable log, `by` columns missing or not text, null stratum values, no rows.
-    pub fn from_log(file: &TableFile, by: &[String]) -> Result<Mix> {
+    fn from_log(file: &TableFile, by: &[String]) -> Result<Mix> {
         use polars::prelude::*;
         if by.is_empty() {
             return Err(Error::Usage(
@@ -245,5 +185,38 @@ impl Mix {
             strata,
             from_counts: true,
         })
+    }
+}
+
+/// Tolerance on Σ share = 1.
+pub const SHARE_TOLERANCE: f64 = 1e-6;
+
+/// The file's columns, for a message: `a, b, c`.
+fn column_names(schema: &polars::prelude::Schema) -> String {
+    schema
+        .iter_names()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The weight column: `share` or `count`, not both and not neither.
+fn weight_column(file: &TableFile, schema: &polars::prelude::Schema) -> Result<Col> {
+    let has_share = schema.get("share").is_some();
+    let has_count = schema.get("count").is_some();
+    match (has_share, has_count) {
+        (true, true) => Err(Error::Unreadable {
+            path: file.path.clone(),
+            problem: "it has both `share` and `count` columns, and they could disagree".into(),
+            fix: "keep one of them: shares summing to 1, or raw counts".into(),
+        }),
+        (true, false) => Ok(Col::req("share", Kind::Float)),
+        (false, true) => Ok(Col::req("count", Kind::Int)),
+        (false, false) => Err(Error::MissingColumn {
+            path: file.path.clone(),
+            column: "share".into(),
+            expected: "a number per stratum summing to 1 (or give `count` instead)",
+            found: column_names(schema),
+        }),
     }
 }

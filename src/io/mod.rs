@@ -9,9 +9,9 @@
 pub mod aggregates;
 pub mod arms;
 pub mod cases;
-pub mod derived;
+pub use ablate_core::data::derived;
 pub mod logs;
-pub mod manifest;
+pub use ablate_core::data::manifest;
 pub mod mix;
 pub mod output;
 pub mod passages;
@@ -22,8 +22,23 @@ pub mod units;
 pub mod watch_state;
 pub mod write;
 
+/// The loaders, as traits on the data types of [`ablate_core::data`] (which hold no Polars):
+/// `use ablate::io::prelude::*;` brings `Experiment::load`, `Units::load` and the others into
+/// scope.
+pub mod prelude {
+    pub use super::ExperimentLoad;
+    pub use super::arms::ArmsLoad;
+    pub use super::cases::CasesLoad;
+    pub use super::mix::MixLoad;
+    pub use super::passages::PassagesLoad;
+    pub use super::results::ResultsLoad;
+    pub use super::samples::SamplesRead;
+    pub use super::units::{CaseUnitsLoad, UnitsLoad};
+}
+use prelude::*;
+
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result, Row};
 pub use arms::{ArmSpec, Arms};
@@ -36,101 +51,21 @@ pub use results::{CaseMatrix, Results};
 pub use samples::Samples;
 pub use units::{CaseUnits, Units};
 
-/// The optional tables an analysis reads besides `experiment.toml`, `cases`, `units`, `arms` and
-/// `results` (which every analysis of an experiment reads). A verb loads only its own
-/// ([`crate::verb::Verb::reads`]): `sweep` on 100M result rows skips reading 2M `case_units` rows
-/// and the passages, 4.4 of 25 s. A table left out is `None` in the [`Experiment`], and its
-/// errors are reported by the verbs that read it and by `check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tables {
-    /// `case_units` (tokens per case and unit: `need`).
-    pub case_units: bool,
-    /// `mix` (production weights: `reweight`, and `need`'s production-weighted fraction).
-    pub mix: bool,
-    /// `passages` (the retrieval replay: `selector`).
-    pub passages: bool,
-    /// `shadow` and `context_log`, summarised (the report's live checks).
-    pub logs: bool,
-    /// `samples` (inputs and outputs for the report's drill-down; keys checked, text left on
-    /// disk).
-    pub samples: bool,
-}
+pub use ablate_core::data::experiment::{Experiment, Tables};
 
-impl Tables {
-    /// Every table of the folder (`check`, `record`, `report`).
-    pub const ALL: Tables = Tables {
-        case_units: true,
-        mix: true,
-        passages: true,
-        logs: true,
-        samples: true,
-    };
-    /// None of the optional tables: the matrix verbs.
-    pub const CORE: Tables = Tables {
-        case_units: false,
-        mix: false,
-        passages: false,
-        logs: false,
-        samples: false,
-    };
-}
-
-/// A fully loaded and validated experiment.
-#[derive(Debug, Clone)]
-pub struct Experiment {
-    /// The experiment folder.
-    pub dir: PathBuf,
-    /// `experiment.toml`.
-    pub manifest: Manifest,
-    /// `cases`.
-    pub cases: Cases,
-    /// `results`, aggregated per case and arm.
-    pub results: Results,
-    /// `arms`, when present.
-    pub arms: Option<Arms>,
-    /// `units`, when present.
-    pub units: Option<Units>,
-    /// `case_units`, when present (needs `units`).
-    pub case_units: Option<CaseUnits>,
-    /// `mix`, when present.
-    pub mix: Option<Mix>,
-    /// `passages`, when present.
-    pub passages: Option<Passages>,
-    /// `shadow`, checked but not loaded.
-    pub shadow: Option<LogSummary>,
-    /// `context_log`, checked but not loaded.
-    pub context_log: Option<LogSummary>,
-    /// `samples`, its keys checked (the text is read for the drill-down only).
-    pub samples: Option<Samples>,
-    /// Values the analyses derive from the tables, computed once ([`derived::Derived`]).
-    pub derived: derived::Derived,
-    /// Things the analyses can go on with but the analyst should know.
-    pub warnings: Vec<crate::warning::Warning>,
-}
-
-fn required(dir: &Path, stem: &str, what: &str) -> Result<table::TableFile> {
-    table::find(dir, stem)?.ok_or_else(|| Error::NotFound {
-        path: dir.join(format!("{stem}.parquet")),
-        fix: format!("an experiment needs {stem}.parquet or {stem}.csv ({what})"),
-    })
-}
-
-impl Experiment {
+/// Loading an experiment folder into an [`Experiment`]: every table found, checked and read.
+pub trait ExperimentLoad {
     /// Loads and validates every table of the experiment in `dir`.
     ///
     /// # Errors
     /// Any input error: see the module documentation and [`Error`].
-    pub fn load(dir: &Path) -> Result<Experiment> {
-        Experiment::load_from(dir, None)
-    }
+    fn load(dir: &Path) -> Result<Experiment>;
 
     /// As [`Experiment::load_tables`] with every table.
     ///
     /// # Errors
     /// As [`Experiment::load_tables`].
-    pub fn load_from(dir: &Path, aggregates: Option<&Path>) -> Result<Experiment> {
-        Experiment::load_tables(dir, aggregates, Tables::ALL)
-    }
+    fn load_from(dir: &Path, aggregates: Option<&Path>) -> Result<Experiment>;
 
     /// As [`Experiment::load`], reading only the optional tables in `tables`, and with the
     /// case × arm matrix read from `aggregates` when given (the output of the query `ablate sql`
@@ -139,11 +74,19 @@ impl Experiment {
     ///
     /// # Errors
     /// As [`Experiment::load`], and as [`Results::from_aggregates`].
-    pub fn load_tables(
-        dir: &Path,
-        aggregates: Option<&Path>,
-        tables: Tables,
-    ) -> Result<Experiment> {
+    fn load_tables(dir: &Path, aggregates: Option<&Path>, tables: Tables) -> Result<Experiment>;
+}
+
+impl ExperimentLoad for Experiment {
+    fn load(dir: &Path) -> Result<Experiment> {
+        Experiment::load_from(dir, None)
+    }
+
+    fn load_from(dir: &Path, aggregates: Option<&Path>) -> Result<Experiment> {
+        Experiment::load_tables(dir, aggregates, Tables::ALL)
+    }
+
+    fn load_tables(dir: &Path, aggregates: Option<&Path>, tables: Tables) -> Result<Experiment> {
         if !dir.is_dir() {
             return Err(Error::NotFound {
                 path: dir.to_path_buf(),
@@ -237,23 +180,13 @@ impl Experiment {
             warnings,
         })
     }
+}
 
-    /// The strata columns for reweighting: the manifest's `strata`, else `["slice"]` when cases
-    /// have a slice column, else none.
-    pub fn strata(&self) -> Vec<String> {
-        match &self.manifest.strata {
-            Some(s) => s.clone(),
-            None if self.cases.slice().is_some() => vec!["slice".to_string()],
-            None => Vec::new(),
-        }
-    }
-
-    /// Index of the baseline arm in the results matrix (checked at load).
-    pub fn baseline_index(&self) -> usize {
-        self.results
-            .arm_index(&self.manifest.baseline_arm)
-            .unwrap_or_default()
-    }
+fn required(dir: &Path, stem: &str, what: &str) -> Result<table::TableFile> {
+    table::find(dir, stem)?.ok_or_else(|| Error::NotFound {
+        path: dir.join(format!("{stem}.parquet")),
+        fix: format!("an experiment needs {stem}.parquet or {stem}.csv ({what})"),
+    })
 }
 
 /// The optional tables of a folder, those `tables` asks for.

@@ -1,41 +1,22 @@
 //! The `passages` table: one row per case and retrieved passage, with its reranker score.
 
-use std::path::PathBuf;
-
 use crate::error::{Error, Result, Row};
 use crate::io::cases::Cases;
 use crate::io::table::{self, Col, Kind, TableFile};
 
-/// One retrieved passage of one case.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Passage {
-    /// Case index (in the cases table).
-    pub case: u32,
-    /// Retrieval rank, from 1.
-    pub rank: i64,
-    /// Tokens of the passage.
-    pub tokens: f64,
-    /// Reranker score.
-    pub score: f64,
-    /// Whether it is the gold passage, when labelled.
-    pub gold: Option<bool>,
-}
+pub use ablate_core::data::passages::*;
 
-/// The validated passages table.
-#[derive(Debug, Clone)]
-pub struct Passages {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// Passages in file order.
-    pub rows: Vec<Passage>,
-}
-
-impl Passages {
+/// Reading the `passages` table into [`Passages`].
+pub trait PassagesLoad {
     /// Reads `passages`, checking cases against `cases`.
     ///
     /// # Errors
     /// Unknown cases; duplicate (case_id, rank); ranks below 1; negative tokens; NaN scores.
-    pub fn load(file: &TableFile, cases: &Cases) -> Result<Passages> {
+    fn load(file: &TableFile, cases: &Cases) -> Result<Passages>;
+}
+
+impl PassagesLoad for Passages {
+    fn load(file: &TableFile, cases: &Cases) -> Result<Passages> {
         let t = table::read(
             file,
             &[

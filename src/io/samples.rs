@@ -16,101 +16,28 @@ use crate::error::{Error, Result, Row};
 use crate::io::cases::Cases;
 use crate::io::table::{self, Col, Kind, TableFile, collect_streaming};
 
-/// The validated samples table (its keys checked; its text left on disk).
-#[derive(Debug, Clone)]
-pub struct Samples {
-    /// The file.
-    pub file: TableFile,
-    /// Number of rows.
-    pub rows: usize,
-}
+pub use ablate_core::data::samples::*;
 
-/// A samples table's keys, read but not yet checked ([`Samples::read_keys`], then
-/// [`SampleKeys::check`]).
-#[derive(Debug)]
-pub struct SampleKeys {
-    file: TableFile,
-    ids: Vec<String>,
-    arms: Vec<String>,
-    repeats: Vec<i64>,
-}
-
-impl SampleKeys {
-    /// Checks the keys read by [`Samples::read_keys`]: every case in `cases`, every arm in
-    /// `arms` (the results' arms), repeats not negative (the first bad row of the three), then
-    /// each (case_id, arm, repeat) once.
-    ///
-    /// # Errors
-    /// The first bad row, naming the column, the value and what to do.
-    pub fn check(self, cases: &Cases, arms: &[String]) -> Result<Samples> {
-        let path = &self.file.path;
-        let known: std::collections::HashSet<&str> = arms.iter().map(String::as_str).collect();
-        for (i, id) in self.ids.iter().enumerate() {
-            cases.lookup(id, path, i)?;
-            if !known.contains(self.arms[i].as_str()) {
-                return Err(Error::BadValue {
-                    path: path.clone(),
-                    column: "arm".into(),
-                    row: Row::at(i),
-                    value: format!("\"{}\"", self.arms[i]),
-                    problem: "this arm has no results".into(),
-                    fix: "name an arm of the results table, or drop the row".into(),
-                });
-            }
-            if self.repeats[i] < 0 {
-                return Err(Error::BadValue {
-                    path: path.clone(),
-                    column: "repeat".into(),
-                    row: Row::at(i),
-                    value: self.repeats[i].to_string(),
-                    problem: "repeats are numbered from 0 or 1".into(),
-                    fix: "use the results table's repeat numbers".into(),
-                });
-            }
-        }
-        table::check_unique(
-            path,
-            "case_id, arm, repeat",
-            self.ids.iter().zip(&self.arms).zip(&self.repeats),
-        )?;
-        Ok(Samples {
-            rows: self.ids.len(),
-            file: self.file,
-        })
-    }
-}
-
-/// One sample's text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SampleText {
-    /// The input (prompt or question), when logged.
-    pub input: Option<String>,
-    /// The output (the model's answer), when logged.
-    pub output: Option<String>,
-    /// Where it came from (log file and sample id), when known.
-    pub source: Option<String>,
-}
-
-/// The columns of a samples table.
-fn columns() -> [Col; 6] {
-    [
-        Col::req("case_id", Kind::Str),
-        Col::req("arm", Kind::Str),
-        Col::req("repeat", Kind::Int),
-        Col::opt("input", Kind::Str),
-        Col::opt("output", Kind::Str),
-        Col::opt("source", Kind::Str),
-    ]
-}
-
-impl Samples {
+/// Reading the `samples` table: its keys at load, the text of a few cases for the drill-down.
+pub trait SamplesRead {
     /// Reads a samples table's keys, checking its columns (the text columns, when present,
     /// text); [`SampleKeys::check`] then checks the keys against the cases and the results'
     /// arms. The two halves let the read run beside the results' load, which the check needs.
     ///
     /// # Errors
     /// A missing or mistyped column, or an unreadable file.
-    pub fn read_keys(file: &TableFile) -> Result<SampleKeys> {
+    fn read_keys(file: &TableFile) -> Result<SampleKeys>;
+
+    /// The text of the first repeat (the lowest number) of each wanted (case_id, arm) that the
+    /// table has. Only the wanted rows are read: the scan is joined to the wanted keys.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    fn read(&self, wanted: &[(String, String)]) -> Result<BTreeMap<(String, String), SampleText>>;
+}
+
+impl SamplesRead for Samples {
+    fn read_keys(file: &TableFile) -> Result<SampleKeys> {
         let all = columns();
         // The text columns' types are checked from the schema; only the keys are read.
         let schema = table::schema(file, &["case_id", "arm", "input", "output", "source"])?;
@@ -124,15 +51,7 @@ impl Samples {
         })
     }
 
-    /// The text of the first repeat (the lowest number) of each wanted (case_id, arm) that the
-    /// table has. Only the wanted rows are read: the scan is joined to the wanted keys.
-    ///
-    /// # Errors
-    /// The file cannot be read.
-    pub fn read(
-        &self,
-        wanted: &[(String, String)],
-    ) -> Result<BTreeMap<(String, String), SampleText>> {
+    fn read(&self, wanted: &[(String, String)]) -> Result<BTreeMap<(String, String), SampleText>> {
         if wanted.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -213,4 +132,71 @@ impl Samples {
             .map(|(key, (_, text))| (key, text))
             .collect())
     }
+}
+
+/// A samples table's keys, read but not yet checked ([`Samples::read_keys`], then
+/// [`SampleKeys::check`]).
+#[derive(Debug)]
+pub struct SampleKeys {
+    file: TableFile,
+    ids: Vec<String>,
+    arms: Vec<String>,
+    repeats: Vec<i64>,
+}
+
+impl SampleKeys {
+    /// Checks the keys read by [`Samples::read_keys`]: every case in `cases`, every arm in
+    /// `arms` (the results' arms), repeats not negative (the first bad row of the three), then
+    /// each (case_id, arm, repeat) once.
+    ///
+    /// # Errors
+    /// The first bad row, naming the column, the value and what to do.
+    pub fn check(self, cases: &Cases, arms: &[String]) -> Result<Samples> {
+        let path = &self.file.path;
+        let known: std::collections::HashSet<&str> = arms.iter().map(String::as_str).collect();
+        for (i, id) in self.ids.iter().enumerate() {
+            cases.lookup(id, path, i)?;
+            if !known.contains(self.arms[i].as_str()) {
+                return Err(Error::BadValue {
+                    path: path.clone(),
+                    column: "arm".into(),
+                    row: Row::at(i),
+                    value: format!("\"{}\"", self.arms[i]),
+                    problem: "this arm has no results".into(),
+                    fix: "name an arm of the results table, or drop the row".into(),
+                });
+            }
+            if self.repeats[i] < 0 {
+                return Err(Error::BadValue {
+                    path: path.clone(),
+                    column: "repeat".into(),
+                    row: Row::at(i),
+                    value: self.repeats[i].to_string(),
+                    problem: "repeats are numbered from 0 or 1".into(),
+                    fix: "use the results table's repeat numbers".into(),
+                });
+            }
+        }
+        table::check_unique(
+            path,
+            "case_id, arm, repeat",
+            self.ids.iter().zip(&self.arms).zip(&self.repeats),
+        )?;
+        Ok(Samples {
+            rows: self.ids.len(),
+            file: self.file,
+        })
+    }
+}
+
+/// The columns of a samples table.
+fn columns() -> [Col; 6] {
+    [
+        Col::req("case_id", Kind::Str),
+        Col::req("arm", Kind::Str),
+        Col::req("repeat", Kind::Int),
+        Col::opt("input", Kind::Str),
+        Col::opt("output", Kind::Str),
+        Col::opt("source", Kind::Str),
+    ]
 }

@@ -1,43 +1,23 @@
 //! The `units` table (removable units and their blocks) and the optional `case_units` table
 //! (tokens per case and unit).
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-
 use crate::error::{Error, Result, Row};
 use crate::io::cases::Cases;
 use crate::io::table::{self, Col, Kind, TableFile};
 
-/// One removable unit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnitSpec {
-    /// Unit name, e.g. `few_shot/07` or `passages/rank3`.
-    pub unit: String,
-    /// The block it belongs to.
-    pub block: String,
-    /// Mean tokens per request.
-    pub tokens: f64,
-    /// Retrieval rank, for passages.
-    pub rank: Option<i64>,
-}
+pub use ablate_core::data::units::*;
 
-/// The validated units table.
-#[derive(Debug, Clone)]
-pub struct Units {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// Units in file order.
-    pub specs: Vec<UnitSpec>,
-    /// unit name → index.
-    pub index: HashMap<String, usize>,
-}
-
-impl Units {
+/// Reading the `units` table into [`Units`].
+pub trait UnitsLoad {
     /// Reads and validates the units table.
     ///
     /// # Errors
     /// Missing or mistyped columns, duplicate units, negative or non-finite tokens.
-    pub fn load(file: &TableFile) -> Result<Units> {
+    fn load(file: &TableFile) -> Result<Units>;
+}
+
+impl UnitsLoad for Units {
+    fn load(file: &TableFile) -> Result<Units> {
         let t = table::read(
             file,
             &[
@@ -82,41 +62,21 @@ impl Units {
             index,
         })
     }
-
-    /// Block names in order of first appearance.
-    pub fn blocks(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for s in &self.specs {
-            if !out.contains(&s.block) {
-                out.push(s.block.clone());
-            }
-        }
-        out
-    }
-
-    /// Σ tokens of all units: the full prompt's mean size.
-    pub fn total_tokens(&self) -> f64 {
-        crate::stats::moments::sum(self.specs.iter().map(|s| s.tokens))
-    }
 }
 
-/// Tokens per (case, unit), from the optional `case_units` table.
-#[derive(Debug, Clone)]
-pub struct CaseUnits {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// (case index, unit index, tokens) per row.
-    pub rows: Vec<(u32, u32, f64)>,
-}
-
-impl CaseUnits {
+/// Reading the `case_units` table into [`CaseUnits`].
+pub trait CaseUnitsLoad {
     /// Reads `case_units`, checking every case against `cases` and every unit against `units`.
     ///
     /// # Errors
     /// In this order: negative or non-finite tokens; the first row with a null, an unknown case
     /// or an unknown unit; then, when nothing else is wrong, the first row (in file order) that
     /// repeats an earlier row's (case_id, unit), as the results table reports duplicates last.
-    pub fn load(file: &TableFile, cases: &Cases, units: &Units) -> Result<CaseUnits> {
+    fn load(file: &TableFile, cases: &Cases, units: &Units) -> Result<CaseUnits>;
+}
+
+impl CaseUnitsLoad for CaseUnits {
+    fn load(file: &TableFile, cases: &Cases, units: &Units) -> Result<CaseUnits> {
         let t = table::read(
             file,
             &[

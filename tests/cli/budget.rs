@@ -1,6 +1,7 @@
 //! `ablate need`, `ablate curve` and `ablate selector`: hand-computed tables and the demo's story.
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use ablate::analysis::{self, Config};
 use ablate::io::Experiment;

@@ -3,6 +3,7 @@
 //! trips for every design.
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use ablate::analysis;
 use ablate::io::Experiment;

@@ -4,6 +4,7 @@
 //! never an internal error (exit code 1).
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

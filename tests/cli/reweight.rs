@@ -3,6 +3,7 @@
 //! under production's 23% multi-turn share).
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use ablate::analysis::reweight::{self, ReweightOptions};
 use ablate::io::Experiment;

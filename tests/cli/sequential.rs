@@ -3,6 +3,7 @@
 //! replay of the demo; clusters of unequal sizes.
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use std::path::Path;
 

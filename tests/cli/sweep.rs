@@ -3,6 +3,7 @@
 //! demo experiment.
 
 use crate::common;
+use ablate::io::prelude::*;
 
 use ablate::analysis;
 use ablate::io::Experiment;

@@ -8,9 +8,12 @@
 // reports them and exits; boxing them would add noise to every constructor for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod data;
 pub mod error;
 pub mod escape;
 pub mod text;
 pub mod warning;
 
+/// The numerics (the `ablate-stats` crate).
+pub use ablate_stats as stats;
 pub use error::{Error, Result};

@@ -5,10 +5,7 @@
 pub mod context;
 pub mod shadow;
 
-/// Default memory budget for streaming a log: 4 GiB.
-pub const DEFAULT_MEMORY: u64 = 4 << 30;
-
-use std::path::PathBuf;
+pub use ablate_core::data::logs::{DEFAULT_MEMORY, LogSummary};
 
 use polars::prelude::*;
 
@@ -175,17 +172,6 @@ fn check_rules(lf: &LazyFrame, path: &std::path::Path, rules: &[Rule]) -> Result
         });
     }
     Ok(int("__ablate_rows").unwrap_or(0) as usize)
-}
-
-/// What a schema check of a streamed table found.
-#[derive(Debug, Clone)]
-pub struct LogSummary {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Number of rows.
-    pub rows: usize,
-    /// Its column names.
-    pub columns: Vec<String>,
 }
 
 /// A streamed table whose columns and values have been checked: a lazy scan of the spec's columns

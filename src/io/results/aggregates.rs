@@ -10,68 +10,66 @@ use crate::io::arms::Arms;
 use crate::io::cases::Cases;
 use crate::io::table::{self, Col, Kind, TableFile};
 
-impl Results {
-    /// Builds the matrix from an aggregates file, the output of `ablate sql` run in an engine:
-    /// one row per (case_id, arm) with `repeats`, `sum_score`, `sum_score2`, `passes`,
-    /// `pass_mark` and optionally `sum_tokens_in`, `n_tokens_in`. Rows of the same cell add (the
-    /// query's result over several partitions or days, stacked). A cell's mean is Σx/n and its
-    /// variance (Σx² − (Σx)²/n)/(n − 1), floored at 0 against rounding.
-    ///
-    /// Every row is checked against what `k` scores could give, as the direct path checks each
-    /// score: Σx² ≥ 0 and (Σx)² ≤ k·Σx² (Cauchy–Schwarz: no negative variance beyond rounding),
-    /// |Σx| ≤ k·[`MAX_SCORE`]; with a score range declared in experiment.toml (`score_range`),
-    /// Σx between what p passes (each ≥ pass_mark) and k − p fails (each below it) can reach;
-    /// token sums not negative and counted over at most `repeats` calls. Counts add with checked
-    /// arithmetic, and a cell holds at most 2^32 − 1 repeats.
-    ///
-    /// # Errors
-    /// Missing or mistyped columns; nulls; non-finite sums; counts below 1 or passes above
-    /// repeats; sums no scores could give; a pass_mark other than the experiment's; case ids
-    /// absent from `cases`; arms absent from `arms`.
-    pub fn from_aggregates(
-        file: &TableFile,
-        cases: &Cases,
-        pass_mark: f64,
-        score_range: Option<(f64, f64)>,
-        arms_table: Option<&Arms>,
-    ) -> Result<Results> {
-        let t = table::read(
-            file,
-            &[
-                Col::req("case_id", Kind::Str),
-                Col::req("arm", Kind::Str),
-                Col::req("repeats", Kind::Int),
-                Col::req("sum_score", Kind::Float),
-                Col::req("sum_score2", Kind::Float),
-                Col::req("passes", Kind::Int),
-                Col::req("pass_mark", Kind::Float),
-                Col::opt("sum_tokens_in", Kind::Float),
-                Col::opt("n_tokens_in", Kind::Int),
-            ],
-        )?;
-        let rows = AggregateRows::read(&t)?;
-        let arms = rows.arms(arms_table)?;
-        let position: HashMap<&str, usize> = arms
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.as_str(), i))
-            .collect();
-        let n_arms = arms.len();
-        let mut totals = CellTotals::new(cases.len() * n_arms);
-        for row in 0..t.height() {
-            let case = rows.case_id(row)?;
-            let case = cases.lookup(case, &rows.path, row)? as usize;
-            let arm = position[rows.arm[row].as_deref().unwrap_or_default()];
-            let sums = rows.sums(row, pass_mark, score_range)?;
-            totals.add(&rows, row, case * n_arms + arm, sums)?;
-        }
-        Ok(Results {
-            rows: totals.count.iter().sum::<u64>() as usize,
-            matrix: totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some()),
-            path: rows.path,
-            arms,
-        })
+/// Builds the matrix from an aggregates file, the output of `ablate sql` run in an engine:
+/// one row per (case_id, arm) with `repeats`, `sum_score`, `sum_score2`, `passes`,
+/// `pass_mark` and optionally `sum_tokens_in`, `n_tokens_in`. Rows of the same cell add (the
+/// query's result over several partitions or days, stacked). A cell's mean is Σx/n and its
+/// variance (Σx² − (Σx)²/n)/(n − 1), floored at 0 against rounding.
+///
+/// Every row is checked against what `k` scores could give, as the direct path checks each
+/// score: Σx² ≥ 0 and (Σx)² ≤ k·Σx² (Cauchy–Schwarz: no negative variance beyond rounding),
+/// |Σx| ≤ k·[`MAX_SCORE`]; with a score range declared in experiment.toml (`score_range`),
+/// Σx between what p passes (each ≥ pass_mark) and k − p fails (each below it) can reach;
+/// token sums not negative and counted over at most `repeats` calls. Counts add with checked
+/// arithmetic, and a cell holds at most 2^32 − 1 repeats.
+///
+/// # Errors
+/// Missing or mistyped columns; nulls; non-finite sums; counts below 1 or passes above
+/// repeats; sums no scores could give; a pass_mark other than the experiment's; case ids
+/// absent from `cases`; arms absent from `arms`.
+pub(super) fn from_aggregates(
+    file: &TableFile,
+    cases: &Cases,
+    pass_mark: f64,
+    score_range: Option<(f64, f64)>,
+    arms_table: Option<&Arms>,
+) -> Result<Results> {
+    let t = table::read(
+        file,
+        &[
+            Col::req("case_id", Kind::Str),
+            Col::req("arm", Kind::Str),
+            Col::req("repeats", Kind::Int),
+            Col::req("sum_score", Kind::Float),
+            Col::req("sum_score2", Kind::Float),
+            Col::req("passes", Kind::Int),
+            Col::req("pass_mark", Kind::Float),
+            Col::opt("sum_tokens_in", Kind::Float),
+            Col::opt("n_tokens_in", Kind::Int),
+        ],
+    )?;
+    let rows = AggregateRows::read(&t)?;
+    let arms = rows.arms(arms_table)?;
+    let position: HashMap<&str, usize> = arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), i))
+        .collect();
+    let n_arms = arms.len();
+    let mut totals = CellTotals::new(cases.len() * n_arms);
+    for row in 0..t.height() {
+        let case = rows.case_id(row)?;
+        let case = cases.lookup(case, &rows.path, row)? as usize;
+        let arm = position[rows.arm[row].as_deref().unwrap_or_default()];
+        let sums = rows.sums(row, pass_mark, score_range)?;
+        totals.add(&rows, row, case * n_arms + arm, sums)?;
     }
+    Ok(Results {
+        rows: totals.count.iter().sum::<u64>() as usize,
+        matrix: totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some()),
+        path: rows.path,
+        arms,
+    })
 }
 
 /// The columns of an aggregates file, read once.

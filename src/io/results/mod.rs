@@ -1,15 +1,3 @@
-//! The `results` table, aggregated once into a dense case × arm matrix.
-//!
-//! Parquet rows are read page by page with case and arm ids as dictionary codes (CSV and unusual
-//! encodings through Polars), and folded batch by batch into per-(case, arm) accumulators, so
-//! memory is bounded by the matrix. Each cell then holds the number of repeats, the mean score
-//! `s[i,a]` (compensated), the sample variance across repeats (two-pass per run of rows, runs
-//! merged by Chan et al.) and the number of repeats that pass (score ≥ pass_mark, or the
-//! optional `passed` column: the harness's own pass/fail, which then decides churn, lost and
-//! gained cases and McNemar). Every later analysis reads this matrix instead of the raw rows.
-
-use std::path::PathBuf;
-
 use crate::io::arms::Arms;
 
 mod aggregates;
@@ -17,74 +5,72 @@ mod fold;
 mod pages;
 mod raw;
 
-/// The per-case matrix of one experiment: cell `(case, arm)` at index `case * n_arms + arm`.
-#[derive(Debug, Clone)]
-pub struct CaseMatrix {
-    /// Number of cases (rows of the matrix, the cases table's order).
-    pub n_cases: usize,
-    /// Number of arms (columns).
-    pub n_arms: usize,
-    /// Repeats per cell; 0 when the case is missing from the arm.
-    pub repeats: Vec<u32>,
-    /// Mean score over the repeats, `s[i,a]`; NaN when missing.
-    pub mean: Vec<f64>,
-    /// Sample variance of the score across repeats; NaN with fewer than 2 repeats.
-    pub var: Vec<f64>,
-    /// Repeats that pass: score ≥ pass_mark, or the `passed` column's flag when results have
-    /// one (`pass_flags`).
-    pub passes: Vec<u32>,
-    /// Whether `passes` come from a `passed` column (the harness's own pass/fail) rather than
-    /// score ≥ pass_mark.
-    pub pass_flags: bool,
-    /// Mean `tokens_in` over the cell's repeats, when results have that column (NaN where
-    /// missing or null).
-    pub tokens: Option<Vec<f64>>,
+pub use ablate_core::data::results::*;
+
+use crate::error::Result;
+use crate::io::cases::Cases;
+use crate::io::table::TableFile;
+
+/// Reading the `results` table into the case × arm matrix of [`Results`], from the rows or from
+/// an engine's aggregates.
+pub trait ResultsLoad {
+    /// Reads `results`, checks every row against `cases` (and `arms`, when there is an arms
+    /// table), and folds the rows into the case × arm matrix. Arms are ordered as in the arms
+    /// table, else by first appearance.
+    ///
+    /// Memory is the matrix plus a few row groups in flight, whatever the row count.
+    ///
+    /// # Errors
+    /// Missing or mistyped columns; then, first kind first and within a kind the first row: null
+    /// case_id, arm, repeat or score; NaN or infinite scores; scores beyond ±1e100; case ids
+    /// absent from `cases` and arms absent from `arms`; negative `tokens_in`; null `passed`; and,
+    /// when nothing else is wrong, the first row that repeats a (case_id, arm, repeat).
+    fn load(
+        file: &TableFile,
+        cases: &Cases,
+        pass_mark: f64,
+        arms_table: Option<&Arms>,
+    ) -> Result<Results>;
+
+    /// Builds the matrix from an aggregates file, the output of `ablate sql` run in an engine
+    /// (see the module `aggregates` for what each row must satisfy).
+    ///
+    /// # Errors
+    /// Missing or mistyped columns; nulls; non-finite sums; counts below 1 or passes above
+    /// repeats; sums no scores could give; a pass_mark other than the experiment's; case ids
+    /// absent from `cases`; arms absent from `arms`.
+    fn from_aggregates(
+        file: &TableFile,
+        cases: &Cases,
+        pass_mark: f64,
+        score_range: Option<(f64, f64)>,
+        arms_table: Option<&Arms>,
+    ) -> Result<Results>;
 }
 
-impl CaseMatrix {
-    /// Flat index of a cell.
-    pub fn cell(&self, case: usize, arm: usize) -> usize {
-        case * self.n_arms + arm
+impl ResultsLoad for Results {
+    fn load(
+        file: &TableFile,
+        cases: &Cases,
+        pass_mark: f64,
+        arms_table: Option<&Arms>,
+    ) -> Result<Results> {
+        raw::load(file, cases, pass_mark, arms_table)
     }
 
-    /// Whether the case has results in the arm.
-    pub fn present(&self, case: usize, arm: usize) -> bool {
-        self.repeats[self.cell(case, arm)] > 0
+    fn from_aggregates(
+        file: &TableFile,
+        cases: &Cases,
+        pass_mark: f64,
+        score_range: Option<(f64, f64)>,
+        arms_table: Option<&Arms>,
+    ) -> Result<Results> {
+        aggregates::from_aggregates(file, cases, pass_mark, score_range, arms_table)
     }
-
-    /// Whether a case passes in an arm (for lost and gained cases): its mean score ≥ pass_mark,
-    /// or, with the harness's own flags (`pass_flags`), at least half its repeats passed.
-    pub fn case_passes(&self, cell: usize, pass_mark: f64) -> bool {
-        if self.pass_flags {
-            2 * self.passes[cell] >= self.repeats[cell]
-        } else {
-            self.mean[cell] >= pass_mark
-        }
-    }
-}
-
-/// The validated results table.
-#[derive(Debug, Clone)]
-pub struct Results {
-    /// Where it came from.
-    pub path: PathBuf,
-    /// Number of rows read.
-    pub rows: usize,
-    /// Arm labels; an arm's index here is its column in the matrix.
-    pub arms: Vec<String>,
-    /// The per-case matrix.
-    pub matrix: CaseMatrix,
 }
 
 /// Largest score magnitude accepted: its square and a million-case sum of squares stay finite.
 pub const MAX_SCORE: f64 = 1e100;
-
-impl Results {
-    /// Index of an arm label.
-    pub fn arm_index(&self, arm: &str) -> Option<usize> {
-        self.arms.iter().position(|a| a == arm)
-    }
-}
 
 /// The matrix's arm order: the arms table's order, then arms it lacks by first appearance.
 fn arm_order(arms_table: Option<&Arms>, seen: &[String]) -> Vec<String> {

@@ -614,6 +614,7 @@ impl Decoder for Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::prelude::*;
     use crate::io::table::TableFile;
 
     /// Every byte of a pyarrow-written file's pages (v2, snappy, dictionary and plain) set to

@@ -28,54 +28,52 @@ fn specs() -> [Col; 6] {
     ]
 }
 
-impl Results {
-    /// Reads `results`, checks every row against `cases` (and `arms`, when there is an arms table),
-    /// and folds the rows into the case × arm matrix. Arms are ordered as in the arms table, else
-    /// by first appearance.
-    ///
-    /// Memory is the matrix plus a few row groups in flight, whatever the row count.
-    ///
-    /// # Errors
-    /// Missing or mistyped columns; then, first kind first and within a kind the first row: null
-    /// case_id, arm, repeat or score; NaN or infinite scores; scores beyond ±1e100; case ids
-    /// absent from `cases` and arms absent from `arms`; negative `tokens_in`; null `passed`; and,
-    /// when nothing else is wrong, the first row that repeats a (case_id, arm, repeat).
-    pub fn load(
-        file: &TableFile,
-        cases: &Cases,
-        pass_mark: f64,
-        arms_table: Option<&Arms>,
-    ) -> Result<Results> {
-        let specs = specs();
-        if file.format == Format::Parquet {
-            // Polars' schema check names missing and mistyped columns, whichever reader reads.
-            let schema = table::schema(file, &["case_id", "arm"])?;
-            table::check_columns(&file.path, &schema, &specs)?;
-            if let Ok(parquet) = ParquetResults::open(&file.path)?
-                && parquet.row_groups() > 0
-            {
-                let source = Pages {
-                    parquet: &parquet,
-                    cases,
-                    path: &file.path,
-                };
-                match fold_rows(&source, file, cases, pass_mark, arms_table) {
-                    Err(Stop::Unsupported(_)) => {}
-                    Err(Stop::Error(e)) => return Err(e),
-                    Ok(results) => return Ok(results),
-                }
+/// Reads `results`, checks every row against `cases` (and `arms`, when there is an arms table),
+/// and folds the rows into the case × arm matrix. Arms are ordered as in the arms table, else
+/// by first appearance.
+///
+/// Memory is the matrix plus a few row groups in flight, whatever the row count.
+///
+/// # Errors
+/// Missing or mistyped columns; then, first kind first and within a kind the first row: null
+/// case_id, arm, repeat or score; NaN or infinite scores; scores beyond ±1e100; case ids
+/// absent from `cases` and arms absent from `arms`; negative `tokens_in`; null `passed`; and,
+/// when nothing else is wrong, the first row that repeats a (case_id, arm, repeat).
+pub(super) fn load(
+    file: &TableFile,
+    cases: &Cases,
+    pass_mark: f64,
+    arms_table: Option<&Arms>,
+) -> Result<Results> {
+    let specs = specs();
+    if file.format == Format::Parquet {
+        // Polars' schema check names missing and mistyped columns, whichever reader reads.
+        let schema = table::schema(file, &["case_id", "arm"])?;
+        table::check_columns(&file.path, &schema, &specs)?;
+        if let Ok(parquet) = ParquetResults::open(&file.path)?
+            && parquet.row_groups() > 0
+        {
+            let source = Pages {
+                parquet: &parquet,
+                cases,
+                path: &file.path,
+            };
+            match fold_rows(&source, file, cases, pass_mark, arms_table) {
+                Err(Stop::Unsupported(_)) => {}
+                Err(Stop::Error(e)) => return Err(e),
+                Ok(results) => return Ok(results),
             }
         }
-        let frame = Frame::read(file, &specs, cases)?;
-        fold_rows(&frame, file, cases, pass_mark, arms_table).map_err(|stop| match stop {
-            Stop::Error(e) => e,
-            Stop::Unsupported(Unsupported(why)) => Error::Unreadable {
-                path: file.path.clone(),
-                problem: why,
-                fix: "check that the file is a complete Parquet or CSV table".into(),
-            },
-        })
     }
+    let frame = Frame::read(file, &specs, cases)?;
+    fold_rows(&frame, file, cases, pass_mark, arms_table).map_err(|stop| match stop {
+        Stop::Error(e) => e,
+        Stop::Unsupported(Unsupported(why)) => Error::Unreadable {
+            path: file.path.clone(),
+            problem: why,
+            fix: "check that the file is a complete Parquet or CSV table".into(),
+        },
+    })
 }
 
 /// Why a reader stopped.
@@ -381,6 +379,7 @@ impl Source for Frame<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::prelude::*;
     use std::path::{Path, PathBuf};
 
     fn fixture(variant: &str) -> PathBuf {

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use polars::prelude::*;
@@ -18,42 +18,12 @@ use crate::error::{Error, Result};
 mod column;
 mod schema;
 
+pub use ablate_core::data::table_file::{Format, TableFile};
 pub use column::{
     Table, check_id, check_non_negative, check_unique, float_text, read, read_coded, refused_in_id,
     split_list,
 };
 pub use schema::{Col, Kind, check_columns, is_text};
-
-/// The on-disk format of a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Apache Parquet.
-    Parquet,
-    /// Comma-separated values with a header line.
-    Csv,
-}
-
-/// A table file found in an experiment folder.
-#[derive(Debug, Clone)]
-pub struct TableFile {
-    /// Full path of the file.
-    pub path: PathBuf,
-    /// Its format, from the extension.
-    pub format: Format,
-}
-
-impl TableFile {
-    /// A table file at an explicit path; the format comes from the extension (`.csv` is CSV,
-    /// anything else is read as Parquet).
-    pub fn at(path: impl Into<PathBuf>) -> Self {
-        let path = path.into();
-        let format = match path.extension().and_then(|e| e.to_str()) {
-            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
-            _ => Format::Parquet,
-        };
-        TableFile { path, format }
-    }
-}
 
 /// Finds `<stem>.parquet` or `<stem>.csv` in `dir`.
 ///
