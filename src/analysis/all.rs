@@ -5,17 +5,18 @@
 //! log); when one cannot run on these inputs (say, a context log without model limits) the reason
 //! is listed in `skipped` instead of failing the whole report.
 
+pub use ablate_analysis::all::Analyses;
+
 use crate::io::prelude::*;
-use serde::Serialize;
 
 use crate::analysis::Config;
-use crate::analysis::check::{self, CheckReport};
+use crate::analysis::check::{self};
 use crate::analysis::context::{self, ContextOptions, ContextOutput};
 use crate::analysis::curve::Pricing;
-use crate::analysis::curve::{self, CurveOptions, CurveOutput};
-use crate::analysis::decision::{self, Decision};
+use crate::analysis::curve::{self, CurveOptions};
+use crate::analysis::decision::{self};
 use crate::analysis::drill::{self, Drill};
-use crate::analysis::interactions::{self, InteractionsOutput};
+use crate::analysis::interactions::{self};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
 use crate::analysis::plan::{self, ConfirmOutput, PlanOptions, PlanOutput};
 use crate::analysis::record::{self, DecisionRecord, Upstream};
@@ -23,47 +24,12 @@ use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
 use crate::analysis::selector::{self, SelectorOutput};
 use crate::analysis::sequential::{self, ReplayOutput, SequentialOptions};
 use crate::analysis::shadow::{self, ShadowOptions, ShadowOutput};
-use crate::analysis::stress::{self, StressOutput};
+use crate::analysis::stress::{self};
 use crate::analysis::sweep::{self, SweepOutput};
-use crate::analysis::variance::{self, VarianceOutput};
+use crate::analysis::variance::{self};
 use crate::error::Result;
 use crate::io::logs::{ContextLog, ShadowLog};
 use crate::io::{Experiment, Units};
-
-/// The outputs of every analysis, each null when its inputs are missing.
-#[derive(Debug, Clone, Serialize)]
-pub struct Analyses {
-    /// What the folder holds.
-    pub check: CheckReport,
-    /// The decision the analyses support (what to cut, keep, settle; flips; interactions).
-    pub decision: Decision,
-    /// Every arm against the baseline.
-    pub sweep: SweepOutput,
-    /// Repeat variance and power.
-    pub variance: VarianceOutput,
-    /// Production reweighting (with a mix).
-    pub reweight: Option<ReweightOutput>,
-    /// Main set vs stress slice (with stress cases).
-    pub stress: Option<StressOutput>,
-    /// Composed cuts, pairwise interactions, Shapley.
-    pub interactions: InteractionsOutput,
-    /// Needed context fraction (with units).
-    pub need: Option<NeedOutput>,
-    /// Budget curves (with budget arms).
-    pub curve: Option<CurveOutput>,
-    /// Reranker replay (with passages).
-    pub selector: Option<SelectorOutput>,
-    /// Shadow traffic (with a shadow table).
-    pub shadow: Option<ShadowOutput>,
-    /// Context sizes (with a context log).
-    pub context: Option<ContextOutput>,
-    /// The decision record (with units).
-    pub record: Option<DecisionRecord>,
-    /// The cases each arm loses and gains (the report's drill-down).
-    pub drill: Drill,
-    /// Analyses that could not run on these inputs, and why.
-    pub skipped: Vec<String>,
-}
 
 /// The value of an optional analysis, or `None` with the reason noted in `skipped` when the data
 /// does not support it. An internal failure (exit code 1, a bug) is returned, never hidden.

@@ -286,7 +286,9 @@ fn warning_codes_in_source() -> std::collections::BTreeSet<String> {
         }
     }
     let mut out = std::collections::BTreeSet::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    walk(&root.join("src"), &mut out);
+    walk(&root.join("crates"), &mut out);
     out
 }
 

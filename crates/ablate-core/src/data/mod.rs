@@ -15,3 +15,14 @@ pub mod samples;
 pub mod table_file;
 pub mod units;
 pub mod watch_state;
+
+pub use arms::{ArmSpec, Arms};
+pub use cases::Cases;
+pub use experiment::{Experiment, Tables};
+pub use logs::LogSummary;
+pub use manifest::{BlockSpec, Manifest, NeedRule};
+pub use mix::Mix;
+pub use passages::Passages;
+pub use results::{CaseMatrix, Results};
+pub use samples::Samples;
+pub use units::{CaseUnits, Units};

@@ -21,16 +21,13 @@
 //! with sizes in log-spaced bins (`ablate sql context`).
 
 pub use crate::io::logs::context::{
-    BYTES_PER_ROW, BYTES_PER_ROW_REPLAY, ContextOptions, ContextSums, Policy, ReplaySums, StepSums,
-    hard_limit, read_aggregates,
+    ContextOptions, ContextSums, Policy, ReplaySums, StepSums, hard_limit,
 };
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::io::logs::ContextLog;
 use crate::stats::histogram::BINS_PER_DOUBLING;
 
 /// One bin of the call-size histogram.
@@ -105,16 +102,6 @@ pub struct ContextOutput {
     pub policy: Option<PolicyReplay>,
     /// Things to know, e.g. a policy budget for a source the log never mentions.
     pub warnings: Vec<crate::warning::Warning>,
-}
-
-/// Analyses a context log opened by [`ContextLog::open`], streaming it in hash partitions of
-/// request ids that fit `opts.memory`.
-///
-/// # Errors
-/// Unreadable file, bad columns or values, no model limit known for some call, hard limits ≤ 0.
-pub fn run(context: &ContextLog, opts: &ContextOptions) -> Result<ContextOutput> {
-    let sums = crate::io::logs::context::sums(context, opts)?;
-    Ok(finish(&sums, opts.policy.as_ref()))
 }
 
 /// Turns the reduced log into the report.

@@ -111,7 +111,7 @@ pub fn set_hash<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
         hasher.update(id.as_bytes());
         hasher.update(b"\n");
     }
-    crate::io::output::hex(&hasher.finalize()[..8])
+    crate::text::hex(&hasher.finalize()[..8])
 }
 
 /// The analyses a decision record rests on.

@@ -307,7 +307,7 @@ pub fn experiment_identity(exp: &Experiment, arms: &[String]) -> String {
     for a in arms {
         put(a.as_bytes());
     }
-    crate::io::output::hex(&hash.finalize())
+    crate::text::hex(&hash.finalize())
 }
 
 /// Without --repeats, the repeats default to the most any cell has; when this experiment's

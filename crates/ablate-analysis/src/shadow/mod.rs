@@ -22,9 +22,7 @@
 //! token counts) in as many hash partitions of request ids as fit the memory budget, each
 //! streamed by Polars; an engine can compute the same sums (`ablate sql shadow`).
 
-pub use crate::io::logs::shadow::{
-    BYTES_PER_REQUEST, CellKey, CellSums, ShadowScan, ShadowSums, TokenSums, read_aggregates,
-};
+pub use crate::io::logs::shadow::{CellKey, CellSums, ShadowScan, ShadowSums, TokenSums};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,7 +31,6 @@ use serde::Serialize;
 
 use crate::analysis::interval::{self, Interval};
 use crate::error::{Error, Result, Row};
-use crate::io::logs::ShadowLog;
 use crate::stats::histogram::BINS_PER_DOUBLING;
 use crate::stats::{dist, moments};
 
@@ -208,22 +205,6 @@ fn rates(c: &CellSums, has_replay: bool, clustered: bool) -> Rates {
         excess: Some(mean),
         se,
     }
-}
-
-/// Runs the shadow analysis on a shadow-traffic log opened by [`ShadowLog::open`] (its stratum
-/// columns are the log's `by`), streaming it in hash partitions that fit `opts.memory`.
-///
-/// # Errors
-/// Unknown variants; a request with a variant twice; no request with both production and
-/// candidate rows; a failure reading the file while streaming.
-pub fn run(shadow: &ShadowLog, opts: &ShadowOptions) -> Result<ShadowOutput> {
-    let scan = ShadowScan {
-        memory: opts.memory,
-        replicates: opts.replicates,
-        progress: opts.progress,
-    };
-    let sums = crate::io::logs::shadow::sums(shadow, &scan)?;
-    finish(&sums, &shadow.by, opts, &shadow.log.summary.path)
 }
 
 /// Turns the reduced log into the report: rates, intervals, per-stratum tests, tokens.
