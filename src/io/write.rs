@@ -137,6 +137,30 @@ pub fn csv(df: &DataFrame, path: &Path) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
+/// CSV bytes of a table given as text columns (`None` is an empty field), through
+/// [`csv_bytes`]: headers and cells that a spreadsheet would run as formulas are defused.
+/// `path` is the file it is for, named in errors.
+///
+/// # Errors
+/// The columns differ in length (a bug).
+pub fn csv_from_columns(
+    headers: &[String],
+    columns: Vec<Vec<Option<String>>>,
+    path: &Path,
+) -> Result<Vec<u8>> {
+    let height = columns.first().map_or(0, Vec::len);
+    let columns: Vec<Column> = headers
+        .iter()
+        .zip(columns)
+        .map(|(h, cells)| Column::new(h.as_str().into(), cells))
+        .collect();
+    let df = DataFrame::new(height, columns).map_err(|e| Error::Polars {
+        context: format!("building {}", path.display()),
+        source: Box::new(e),
+    })?;
+    csv_bytes(&df, path)
+}
+
 /// [`csv`]'s bytes, for a file written elsewhere (say, into an [`crate::io::output::AtomicDir`]);
 /// `path` is the file they are for, named in errors.
 ///

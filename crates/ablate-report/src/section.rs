@@ -3,12 +3,9 @@
 //! output into sections; the terminal, Markdown and HTML views render the same sections.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use polars::prelude::{Column, DataFrame};
 use unicode_width::UnicodeWidthStr;
 
-use crate::error::{Error, Result};
 use crate::report::charts::Chart;
 use crate::report::escape;
 use crate::report::text::{MAX_CELL_WIDTH, truncate};
@@ -283,36 +280,22 @@ impl Table {
         s
     }
 
-    /// The table as CSV bytes: numbers at full precision and empty when missing ([`Cell::raw`]);
-    /// text cells that a spreadsheet would run as formulas are defused. `path` is the file it is
-    /// for, named in errors.
-    ///
-    /// # Errors
-    /// Polars cannot build or write the table (a bug).
-    pub fn csv(&self, path: &Path) -> Result<Vec<u8>> {
-        let columns: Vec<Column> = self
-            .headers
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                Column::new(
-                    h.as_str().into(),
-                    self.rows
-                        .iter()
-                        .map(|r| match r.get(i) {
-                            // A missing number is a null: an empty field, not a quoted "".
-                            Some(Cell::Number { value: None, .. }) => None,
-                            cell => Some(cell.map(Cell::raw).unwrap_or_default()),
-                        })
-                        .collect::<Vec<Option<String>>>(),
-                )
+    /// The table for a CSV file: its headers, and its columns of cells, numbers at full
+    /// precision ([`Cell::raw`]) and a missing number as `None` (an empty field, not a quoted
+    /// ""). Whoever writes the file defuses cells a spreadsheet would run as formulas.
+    pub fn csv_columns(&self) -> (Vec<String>, Vec<Vec<Option<String>>>) {
+        let columns = (0..self.headers.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| match r.get(i) {
+                        Some(Cell::Number { value: None, .. }) => None,
+                        cell => Some(cell.map(Cell::raw).unwrap_or_default()),
+                    })
+                    .collect()
             })
             .collect();
-        let df = DataFrame::new(self.rows.len(), columns).map_err(|e| Error::Polars {
-            context: format!("building {}", path.display()),
-            source: Box::new(e),
-        })?;
-        crate::io::write::csv_bytes(&df, path)
+        (self.headers.clone(), columns)
     }
 }
 

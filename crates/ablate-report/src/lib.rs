@@ -2,6 +2,16 @@
 //! that verb's output into text for a terminal and into [`section::Section`]s for the report;
 //! renderers read only the output structs of [`crate::analysis`] and never compute statistics.
 
+// Errors carry the file, column, row, value and a fix as owned text (see ablate-core).
+#![allow(clippy::result_large_err)]
+
+// The layers below, under the names the modules use. This crate has no Polars and writes no
+// file: it hands each file it makes to the caller (`document::Files`).
+use crate as report;
+use ablate_analysis as analysis;
+use ablate_core::{error, warning};
+use ablate_stats as stats;
+
 pub mod charts;
 pub mod check;
 pub mod context;
@@ -10,6 +20,7 @@ pub mod decision;
 pub mod document;
 pub mod drill;
 pub use ablate_core::escape;
+pub mod export;
 pub mod interactions;
 pub mod need;
 pub mod plan;
@@ -22,7 +33,7 @@ pub mod shadow;
 pub mod stress;
 pub mod sweep;
 /// Number formats and display widths, shared with the analyses' messages.
-pub use crate::text;
+pub use ablate_core::text;
 pub mod variance;
 
 use serde::Serialize;

@@ -27,7 +27,7 @@ use forest::draw_forest;
 use histogram::draw_histogram;
 use lines::draw_lines;
 
-const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+const FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
 /// Every chart's width in pixels: the width a report page gives it at 1400 px, so that its text

@@ -3,18 +3,19 @@
 //! Written atomically (a temporary folder renamed at the end): `index.html` (self-contained,
 //! inline SVG, opens offline), `report.md`, `charts/*.svg` and `charts/*.png`, `record.json`,
 //! `analysis.json` (every verb's JSON) and `tables/*.csv`. Every chart has its numbers in a table
-//! beside it. This module only lays out the page and writes the files: each verb's module in
-//! `report/` builds its sections (table, chart, note) from its output.
+//! beside it. This module only lays out the page and makes the files, handing each to the
+//! caller's [`Files`] as it is made ([`render`]); it never touches the file system (the binary's
+//! `report::document::write` gives an atomic output folder). Each verb's module in `report/`
+//! builds its sections (table, chart, note) from its output.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::analysis::all::Analyses;
-use crate::error::{Error, Result};
-use crate::io::output::AtomicDir;
+use crate::error::Result;
 use crate::report;
 use crate::report::charts::Chart;
 use crate::report::escape::{self, Prose};
@@ -197,8 +198,8 @@ fn headline(a: &Analyses) -> Prose {
 }
 
 /// Writes a text file into the report folder and notes it.
-fn put(dir: &AtomicDir, files: &mut Vec<String>, name: &str, text: &str) -> Result<()> {
-    dir.write(name, text.as_bytes())?;
+fn put(dir: &dyn Files, files: &mut Vec<String>, name: &str, text: &str) -> Result<()> {
+    dir.put(name, text.as_bytes())?;
     files.push(name.to_string());
     Ok(())
 }
@@ -306,17 +307,40 @@ fn html_page(
     html
 }
 
-/// Writes the report for `a` into `out`, atomically.
+/// Where the report's files go. [`render`] makes every file and hands it over as soon as it is
+/// made, from several threads at once; the caller writes them (the binary, into an atomic output
+/// folder whose `charts/` and `tables/` subfolders exist).
+pub trait Files: Sync {
+    /// The path the file `name` (relative, `/`-separated) will have, for messages.
+    fn path(&self, name: &str) -> PathBuf;
+    /// Takes the file `name`'s bytes.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    fn put(&self, name: &str, bytes: &[u8]) -> Result<()>;
+    /// Takes the table `name`, to be written as CSV: its headers, and its columns of cells at
+    /// full precision (`None` is an empty field).
+    ///
+    /// # Errors
+    /// The table cannot be written.
+    fn put_table(
+        &self,
+        name: &str,
+        headers: &[String],
+        columns: Vec<Vec<Option<String>>>,
+    ) -> Result<()>;
+}
+
+/// Makes the report for `a`, handing every file to `dir`, and returns their names, sorted.
 ///
 /// # Errors
-/// A file cannot be written, or a chart cannot be drawn.
-pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
-    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Output)?;
+/// A file cannot be taken, or a chart cannot be drawn.
+pub fn render(
+    a: &Analyses,
+    dir: &dyn Files,
+    progress: Option<&ProgressBar>,
+) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    for sub in ["charts", "tables"] {
-        let p = dir.path(sub);
-        std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
-    }
     let order = report::sweep::chart_order(&a.sweep);
     let sections = sections(a, &order);
     let head = headline(a);
@@ -324,7 +348,7 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     // Each section's chart (SVG and PNG) and CSV are drawn and written in parallel: the PNGs'
     // rasterising and compression are most of the writing's time. The largest charts start
     // first, so that no thread is left with a tall chart after the others are done. Every file
-    // is hashed for the marker as it is written ([`AtomicDir::write`]), by the job that made it.
+    // is handed over as soon as it is made, by the job that made it.
     if let Some(bar) = progress {
         bar.set_message("charts".to_string());
     }
@@ -332,14 +356,9 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     let (json, drawn) = rayon::join(
         || -> Result<Vec<String>> {
             let mut written = Vec::new();
-            put(
-                &dir,
-                &mut written,
-                "analysis.json",
-                &crate::report::json(a)?,
-            )?;
+            put(dir, &mut written, "analysis.json", &crate::report::json(a)?)?;
             if let Some(r) = &a.record {
-                put(&dir, &mut written, "record.json", &crate::report::json(r)?)?;
+                put(dir, &mut written, "record.json", &crate::report::json(r)?)?;
             }
             Ok(written)
         },
@@ -347,9 +366,10 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
             largest_first(&sections, |sec| -> Result<String> {
                 let svg = sec.chart.svg()?;
                 let [svg_file, png, csv] = section_files(sec);
-                dir.write(&svg_file, svg.as_bytes())?;
-                dir.write(&png, &Chart::png(&svg, &dir.path(&png))?)?;
-                dir.write(&csv, &sec.table.csv(&dir.path(&csv))?)?;
+                dir.put(&svg_file, svg.as_bytes())?;
+                dir.put(&png, &Chart::png(&svg, &dir.path(&png))?)?;
+                let (headers, columns) = sec.table.csv_columns();
+                dir.put_table(&csv, &headers, columns)?;
                 Ok(svg)
             })
         },
@@ -361,22 +381,18 @@ pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result
     let (md, html) = rayon::join(
         || {
             let md = markdown_page(a, &sections, &order, &[&decision, &head]);
-            dir.write("report.md", md.as_bytes())
+            dir.put("report.md", md.as_bytes())
         },
         || {
             let html = html_page(a, &sections, &svgs, &order, (&decision, &head), progress);
-            dir.write("index.html", html.as_bytes())
+            dir.put("index.html", html.as_bytes())
         },
     );
     md?;
     html?;
     files.extend(["report.md".to_string(), "index.html".to_string()]);
     files.sort();
-    let written: PathBuf = dir.commit()?;
-    Ok(Written {
-        out: written.display().to_string(),
-        files,
-    })
+    Ok(files)
 }
 
 /// The files a section writes: its chart's SVG and PNG, and its table's CSV.
