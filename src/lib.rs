@@ -24,10 +24,11 @@ pub mod analysis;
 pub use ablate_core::{error, text, warning};
 pub mod export;
 pub mod import;
-pub mod io;
+/// Input and output (the `ablate-io` crate): Polars lives there.
+pub use ablate_io as io;
 pub mod report;
 pub mod simulate;
-pub mod sql;
+pub use ablate_io::sql;
 /// The numerics (the `ablate-stats` crate): no Polars, no I/O.
 pub use ablate_stats as stats;
 pub mod verb;

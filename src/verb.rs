@@ -2,7 +2,7 @@
 //! tables `--export` writes, whether it reads the case × arm matrix, whether `report` carries its
 //! output) is an exhaustive `match` here, so that adding a variant makes the compiler ask for each
 //! of them. The lists other modules used to copy by hand are generated from [`Verb::ALL`]:
-//! [`crate::sql::matrix_verbs`], [`crate::export::spec::groups`],
+//! [`matrix_verbs`], [`crate::export::spec::groups`],
 //! [`crate::export::spec::report_sections`], the README's table schema and `ablate schema --json`
 //! (which the Python module's tests compare themselves against).
 //!
@@ -264,6 +264,17 @@ impl std::fmt::Display for Verb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The verbs whose input reduces to the case × arm matrix ([`Verb::reads_matrix`]: every verb
+/// on an experiment folder but the sequential ones; `report` and `record` rest on the same
+/// matrix): those `ablate sql` writes the matrix's query for.
+pub fn matrix_verbs() -> Vec<&'static str> {
+    Verb::ALL
+        .into_iter()
+        .filter(|v| v.reads_matrix())
+        .map(Verb::name)
+        .collect()
 }
 
 #[cfg(test)]

@@ -86,6 +86,15 @@ pub(super) struct SqlArgs {
 /// Runs `ablate sql`.
 pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
     let log_verb = matches!(args.verb.as_str(), "shadow" | "context");
+    if !log_verb
+        && !ablate::verb::Verb::parse(&args.verb).is_some_and(ablate::verb::Verb::reads_matrix)
+    {
+        return Err(Error::Usage(format!(
+            "ablate sql {}: no reduction for this verb; there are reductions for shadow, context and {} (one row per case and arm)",
+            args.verb,
+            ablate::verb::matrix_verbs().join(", ")
+        )));
+    }
     // The logs' queries need no experiment.toml: a warehouse log may have no folder at all.
     let pass_mark = match (&args.dir, log_verb) {
         (_, true) => 0.5,

@@ -383,7 +383,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     fn fixture(variant: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("tests/fixtures/pandas")
             .join(variant)
     }

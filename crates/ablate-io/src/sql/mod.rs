@@ -25,7 +25,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::verb::Verb;
 pub use context::ContextQuery;
 pub use shadow::ShadowQuery;
 
@@ -54,17 +53,6 @@ impl fmt::Display for Dialect {
             Dialect::Polars => "polars",
         })
     }
-}
-
-/// The verbs whose input reduces to the case × arm matrix ([`Verb::reads_matrix`]: every verb
-/// on an experiment folder but the sequential ones; `report` and `record` rest on the same
-/// matrix).
-pub fn matrix_verbs() -> Vec<&'static str> {
-    Verb::ALL
-        .into_iter()
-        .filter(|v| v.reads_matrix())
-        .map(Verb::name)
-        .collect()
 }
 
 /// Settings of the emitted query.
@@ -200,20 +188,15 @@ fn literal(x: f64) -> String {
     }
 }
 
-/// The query for `verb`.
+/// The query for `verb`: `shadow` and `context` reduce their logs, and any other verb the case ×
+/// arm matrix (the caller checks that the verb reads it: `ablate::verb::matrix_verbs`).
 ///
 /// # Errors
-/// A verb whose reduction is not written yet; a file path for an engine that reads tables only.
+/// A file path for an engine that reads tables only.
 pub fn query(verb: &str, opts: &SqlOptions) -> Result<String> {
     match verb {
         "shadow" => return shadow::query(opts, &opts.shadow),
         "context" => return context::query(opts, &opts.context),
-        v if !Verb::parse(v).is_some_and(Verb::reads_matrix) => {
-            return Err(Error::Usage(format!(
-                "ablate sql {verb}: no reduction for this verb; there are reductions for shadow, context and {} (one row per case and arm)",
-                matrix_verbs().join(", ")
-            )));
-        }
         _ => {}
     }
     let results = table_ref("results", opts)?;
@@ -328,6 +311,5 @@ mod tests {
         assert!(q.contains("merge by addition"));
         assert!(q.contains("GROUP BY case_id, arm"));
         assert!(q.contains("score >= 0.5"));
-        assert!(query("plan", &opts(Dialect::Trino)).is_err());
     }
 }

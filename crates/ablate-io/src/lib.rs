@@ -6,6 +6,17 @@
 //! warnings for what an analysis can go on with: unbalanced repeats, cases missing from an arm,
 //! arms without results, unknown manifest keys, production strata with no eval cases.
 
+// Errors carry the file, column, row, value and a fix as owned text (see ablate-core).
+#![allow(clippy::result_large_err)]
+
+// The layers below, under the names the modules use. Polars, the zip and JSON5 readers live
+// here and in ablate-import; nothing above names them.
+use crate as io;
+use ablate_core::{error, text, warning};
+use ablate_stats as stats;
+
+pub mod sql;
+
 pub mod aggregates;
 pub mod arms;
 pub mod cases;

@@ -622,7 +622,8 @@ mod tests {
     /// file), and never panics. The footer is left alone: `table::check_parquet` reads it first.
     #[test]
     fn a_corrupted_file_is_refused_not_a_panic() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pandas/encodings");
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/pandas/encodings");
         let cases = Cases::load(&TableFile::at(dir.join("cases.parquet"))).unwrap();
         let original = std::fs::read(dir.join("results.parquet")).unwrap();
         let path = Path::new("results.parquet");
