@@ -23,11 +23,12 @@
 pub mod analysis;
 pub use ablate_core::{error, text, warning};
 pub mod export;
-pub mod import;
+/// Harness logs into experiments (the `ablate-import` crate).
+pub use ablate_import as import;
 /// Input and output (the `ablate-io` crate): Polars lives there.
 pub use ablate_io as io;
 pub mod report;
-pub mod simulate;
+pub use ablate_import::simulate;
 pub use ablate_io::sql;
 /// The numerics (the `ablate-stats` crate): no Polars, no I/O.
 pub use ablate_stats as stats;

@@ -15,7 +15,6 @@ mod import;
 mod import_real;
 mod injection;
 mod interactions;
-mod layers;
 mod live;
 mod output;
 mod pandas;

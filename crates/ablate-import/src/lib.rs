@@ -8,6 +8,17 @@
 //! them), chooses the baseline, and writes `results`, `cases`, `arms` and `sources` as Parquet
 //! with `experiment.toml`, atomically, into a folder ablate may write.
 
+// Errors carry the file, column, row, value and a fix as owned text (see ablate-core).
+#![allow(clippy::result_large_err)]
+
+// The layers below, under the names the modules use.
+use crate as import;
+use ablate_core::{error, text};
+use ablate_io as io;
+use ablate_stats as stats;
+
+pub mod simulate;
+
 pub mod append;
 mod arms;
 mod checks;
