@@ -1,4 +1,4 @@
-//! Sweep at scale (SPEC §7): 10 million result rows (20,000 cases × 100 arms × 5 repeats) through
+//! Sweep at scale: 10 million result rows (20,000 cases × 100 arms × 5 repeats) through
 //! `ablate sweep` with B = 1000, side by side with Polars scanning the same file and grouping by
 //! (case_id, arm) in the same process. Run with `cargo bench --bench sweep`; the data is generated
 //! once with `ablate simulate` into $ABLATE_BENCH_DIR (default: a folder in the temp dir).

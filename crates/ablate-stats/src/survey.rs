@@ -2,7 +2,7 @@
 //! standard errors, plain or clustered.
 //!
 //! - **Post-stratified mean** x̂ = Σ_h W_h·x̄_h with W_h the production share of stratum h.
-//!   Plain se = √(Σ_h W_h²·s_h²/n_h) (SPEC §4). Clustered (cases share a source ticket): the
+//!   Plain se = √(Σ_h W_h²·s_h²/n_h). Clustered (cases share a source ticket): the
 //!   linearised residuals z_i = (W_h/n_h)·√(n_h/(n_h−1))·(x_i − x̄_h) are summed per cluster and
 //!   se = √(Σ_c Z_c²), which is exactly the plain formula when every case is its own cluster.
 //! - **Raking**: case weights from iterative proportional fitting of the margins, starting from
