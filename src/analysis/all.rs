@@ -13,10 +13,10 @@ use crate::analysis::Config;
 use crate::analysis::check::{self};
 use crate::analysis::context::{self, ContextOptions, ContextOutput};
 use crate::analysis::curve::Pricing;
-use crate::analysis::curve::{self, CurveOptions};
+use crate::analysis::curve::{self, CurveOptions, CurveOutput};
 use crate::analysis::decision::{self};
 use crate::analysis::drill::{self, Drill};
-use crate::analysis::interactions::{self};
+use crate::analysis::interactions::{self, InteractionsOutput};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
 use crate::analysis::plan::{self, ConfirmOutput, PlanOptions, PlanOutput};
 use crate::analysis::record::{self, DecisionRecord, Upstream};
@@ -24,9 +24,9 @@ use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
 use crate::analysis::selector::{self, SelectorOutput};
 use crate::analysis::sequential::{self, ReplayOutput, SequentialOptions};
 use crate::analysis::shadow::{self, ShadowOptions, ShadowOutput};
-use crate::analysis::stress::{self};
+use crate::analysis::stress::{self, StressOutput};
 use crate::analysis::sweep::{self, SweepOutput};
-use crate::analysis::variance::{self};
+use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
 use crate::io::logs::{ContextLog, ShadowLog};
 use crate::io::{Experiment, Units};
@@ -44,8 +44,30 @@ fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Result<Op
     }
 }
 
+/// One analysis's result, set once by the task that computes it in [`run`]'s scope.
+type Slot<T> = std::sync::OnceLock<T>;
+
+/// Takes what a task put in its slot: every task of the scope has ended by then.
+fn taken<T>(slot: Slot<T>) -> T {
+    slot.into_inner()
+        .expect("every task of the scope fills its slot")
+}
+
+/// Puts a task's result in its slot (each slot has one task).
+fn fill<T>(slot: &Slot<T>, value: T) {
+    let _ = slot.set(value);
+}
+
 /// Runs every analysis the experiment supports. `step` is called with the name of each analysis
-/// before it runs (for a progress bar).
+/// as its work starts, from the thread that runs it (for a progress bar).
+///
+/// The analyses are independent given the sweep, and each gives the same bits at any thread
+/// count, so they run side by side as tasks of one `rayon::scope`, each filling a named slot:
+/// those that rest on the sweep's verdicts (reweight's family, stress, need, selector) start
+/// when it is done, the others (variance, interactions, the budget curve, the drill-down) beside
+/// it from the start. Then the logs are streamed alone among the heavy analyses, so that their
+/// memory budget holds, while the decision record and the decision, which read only the outputs
+/// above, are put together beside them.
 ///
 /// # Errors
 /// Errors of the core analyses (the optional ones are listed in `skipped`), and internal failures
@@ -54,110 +76,100 @@ pub fn run(
     exp: &Experiment,
     cfg: &Config,
     pricing: Option<Pricing>,
-    mut step: impl FnMut(&str),
+    step: impl Fn(&str) + Sync,
 ) -> Result<Analyses> {
     let mut skipped = Vec::new();
     step("check");
     let check = check::run(exp);
-    // The analyses are independent given the sweep, and each is the same at any thread count,
-    // so they all run side by side (rayon): those that rest on the sweep's verdicts (reweight's
-    // family, stress, need, selector) once it is done, the others (variance, interactions, the
-    // budget curve, the drill-down) beside it from the start, so that no core waits for the
-    // longest of a group. Errors are taken in the order they ran in before. The logs are
-    // streamed last, so that their memory budget holds.
-    for name in [
-        "sweep",
-        "variance",
-        "interactions",
-        "reweight",
-        "stress",
-        "need",
-        "curve",
-        "selector",
-    ] {
-        step(name);
-    }
-    let (
-        (sweep, ((reweight, stress), (need, selector))),
-        (variance, (interactions, (curve, drill))),
-    ) = rayon::join(
-        || {
+
+    let sweep_slot: Slot<SweepOutput> = Slot::default();
+    let reweight_slot: Slot<Option<Result<ReweightOutput>>> = Slot::default();
+    let stress_slot: Slot<Option<StressOutput>> = Slot::default();
+    let need_slot: Slot<Option<Result<NeedOutput>>> = Slot::default();
+    let selector_slot: Slot<Option<Result<SelectorOutput>>> = Slot::default();
+    let variance_slot: Slot<VarianceOutput> = Slot::default();
+    let interactions_slot: Slot<Result<InteractionsOutput>> = Slot::default();
+    let curve_slot: Slot<Option<CurveOutput>> = Slot::default();
+    let drill_slot: Slot<Result<Drill>> = Slot::default();
+    let step = &step;
+    rayon::scope(|s| {
+        s.spawn(|s| {
+            step("sweep");
             let sweep = sweep::run(exp, cfg);
-            let rest = rayon::join(
-                || {
-                    rayon::join(
-                        || reweight_of(exp, cfg, sweep.family.size),
-                        || (exp.cases.stress_count() > 0).then(|| stress::run(exp, &sweep, cfg)),
-                    )
-                },
-                || {
-                    rayon::join(
-                        || {
-                            exp.units
-                                .as_ref()
-                                .map(|_| need::run(exp, &sweep, &NeedOptions::default()))
-                        },
-                        || exp.passages.as_ref().map(|_| selector::run(exp, &sweep)),
-                    )
-                },
+            let family = sweep.family.size;
+            fill(&sweep_slot, sweep);
+            let sweep = sweep_slot.get().expect("the sweep ran");
+            // The tasks that rest on the sweep borrow their slots (they outlive the scope).
+            let (reweight_slot, stress_slot, need_slot, selector_slot) =
+                (&reweight_slot, &stress_slot, &need_slot, &selector_slot);
+            s.spawn(move |_| {
+                step("reweight");
+                fill(reweight_slot, reweight_of(exp, cfg, family));
+            });
+            s.spawn(move |_| {
+                step("stress");
+                let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, sweep, cfg));
+                fill(stress_slot, stress);
+            });
+            s.spawn(move |_| {
+                step("need");
+                let need = exp
+                    .units
+                    .as_ref()
+                    .map(|_| need::run(exp, sweep, &NeedOptions::default()));
+                fill(need_slot, need);
+            });
+            s.spawn(move |_| {
+                step("selector");
+                fill(
+                    selector_slot,
+                    exp.passages.as_ref().map(|_| selector::run(exp, sweep)),
+                );
+            });
+        });
+        s.spawn(|_| {
+            step("variance");
+            fill(&variance_slot, variance::run(exp, cfg));
+        });
+        s.spawn(|_| {
+            step("interactions");
+            fill(&interactions_slot, interactions::run(exp, cfg));
+        });
+        s.spawn(|_| {
+            step("curve");
+            let options = CurveOptions {
+                config: cfg.clone(),
+                pricing,
+            };
+            fill(
+                &curve_slot,
+                has_budget_arms(exp).then(|| curve::run(exp, &options)),
             );
-            (sweep, rest)
-        },
-        || {
-            rayon::join(
-                || variance::run(exp, cfg),
-                || {
-                    rayon::join(
-                        || interactions::run(exp, cfg),
-                        || {
-                            rayon::join(
-                                || {
-                                    has_budget_arms(exp).then(|| {
-                                        curve::run(
-                                            exp,
-                                            &CurveOptions {
-                                                config: cfg.clone(),
-                                                pricing,
-                                            },
-                                        )
-                                    })
-                                },
-                                || drill_of(exp),
-                            )
-                        },
-                    )
-                },
-            )
-        },
-    );
-    let interactions = interactions?;
-    let reweight = reweight
-        .map(|r| optional(&mut skipped, "reweight", r))
-        .transpose()?
-        .flatten();
-    let need = need
-        .map(|r| optional(&mut skipped, "need", r))
-        .transpose()?
-        .flatten();
-    let selector = selector
-        .map(|r| optional(&mut skipped, "selector", r))
-        .transpose()?
-        .flatten();
-    step("shadow");
-    step("context");
-    step("record");
-    // The logs are streamed alone among the heavy analyses, so that their memory budget holds;
-    // the decision record and the decision, which read only the outputs above and hold little,
-    // are put together beside them. Nothing is computed twice: without stress cases the stress
-    // part is empty, as `record` gives it.
+        });
+        s.spawn(|_| fill(&drill_slot, drill_of(exp)));
+    });
+    let sweep = taken(sweep_slot);
+    let (variance, curve, drill) = (taken(variance_slot), taken(curve_slot), taken(drill_slot));
+    let stress = taken(stress_slot);
+    // Errors are taken in the order the analyses were listed before they ran side by side.
+    let interactions = taken(interactions_slot)?;
+    let reweight = optional_of(&mut skipped, "reweight", taken(reweight_slot))?;
+    let need = optional_of(&mut skipped, "need", taken(need_slot))?;
+    let selector = optional_of(&mut skipped, "selector", taken(selector_slot))?;
+
+    // Nothing is computed twice: without stress cases the stress part is empty, as `record`
+    // gives it.
     let (((shadow, context), logs_skipped), (record, decision)) = rayon::join(
         || {
             let mut skipped = Vec::new();
+            step("shadow");
             let shadow = shadow_of(exp, cfg, &mut skipped);
+            step("context");
             let context = context_of(exp, cfg, &mut skipped);
             ((shadow, context), skipped)
         },
         || {
+            step("record");
             let record = need.as_ref().map(|need| {
                 let st = stress
                     .clone()
@@ -209,6 +221,15 @@ pub fn run(
         drill: drill?,
         skipped,
     })
+}
+
+/// [`optional`] of an analysis that ran only when its inputs exist (`None` when they do not).
+fn optional_of<T>(
+    skipped: &mut Vec<String>,
+    name: &str,
+    r: Option<Result<T>>,
+) -> Result<Option<T>> {
+    Ok(r.map(|r| optional(skipped, name, r)).transpose()?.flatten())
 }
 
 /// The cases each arm loses and gains, with their samples' text when the experiment has a

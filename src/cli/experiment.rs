@@ -331,82 +331,29 @@ impl super::VerbArgs for CheckArgs {
     }
 }
 
-impl super::VerbArgs for SweepArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
+/// The arguments of the verbs that read one experiment folder (`dir`) with the matrix options
+/// (`opts`): they read that folder and apply those options.
+macro_rules! matrix_verb_args {
+    ($($args:ty),* $(,)?) => {$(
+        impl super::VerbArgs for $args {
+            fn paths(&self) -> super::IoPaths {
+                super::IoPaths::experiment(&self.dir)
+            }
 
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
+            fn apply(&self, g: &mut super::Global) {
+                self.opts.apply(g);
+            }
+        }
+    )*};
 }
 
-impl super::VerbArgs for VarianceArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for StressArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for InteractionsArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for NeedArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for CurveArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for SelectorArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
-
-impl super::VerbArgs for RecordArgs {
-    fn paths(&self) -> super::IoPaths {
-        super::IoPaths::experiment(&self.dir)
-    }
-
-    fn apply(&self, g: &mut super::Global) {
-        self.opts.apply(g);
-    }
-}
+matrix_verb_args!(
+    SweepArgs,
+    VarianceArgs,
+    StressArgs,
+    InteractionsArgs,
+    NeedArgs,
+    CurveArgs,
+    SelectorArgs,
+    RecordArgs,
+);

@@ -55,12 +55,9 @@ struct Common {
     quiet: bool,
 }
 
-/// Bootstrap resamples when `--bootstrap` is not given.
-const DEFAULT_BOOTSTRAP: usize = 10_000;
-/// Confidence level when `--confidence` is not given.
-const DEFAULT_CONFIDENCE: f64 = 0.95;
-/// Memory budget for streaming logs when `--memory` is not given.
-const DEFAULT_MEMORY: &str = "4GiB";
+// The defaults live with what they configure: the analyses' `Config` and the logs' budget.
+use ablate::analysis::{DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE};
+use ablate::io::logs::DEFAULT_MEMORY_TEXT as DEFAULT_MEMORY;
 
 /// Every setting a verb's code reads, merged from the common options and the option groups the
 /// verb takes ([`VerbArgs::apply`]); a verb that lacks a group gets its defaults, which it does

@@ -363,7 +363,7 @@ fn absurd_bootstrap_is_a_usage_error() {
 
 /// One bad edit of the tiny experiment each (file, text replaced, replacement), and what the
 /// message must name: `check` exits 2 with the file, the column or key, the row and the fix.
-const BAD_EDITS: &[(&str, &str, &str, &str, &[&str])] = &[
+pub(crate) const BAD_EDITS: &[(&str, &str, &str, &str, &[&str])] = &[
     (
         "score_stored_as_text",
         "results.csv",

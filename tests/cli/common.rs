@@ -211,10 +211,11 @@ pub fn takes(verb: &str, long: &str) -> bool {
         .any(|o| o["long"] == long)
 }
 
-/// Runs one group of tables on the demo (a verb, or `replay` for `watch --replay`) with
-/// `--bootstrap 200` where the verb resamples, and `--export EXPORT` when given; returns its JSON.
-/// `watch` and `next` write into the folder, so they run on a copy.
-pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
+/// Runs a verb on the demo as `tests/cli/snapshot.rs` and the export tests do (a copy for the
+/// verbs that write into the folder, 200 resamples, the arguments a verb needs), with `--json`
+/// or for the terminal, and returns its output; `record` prints JSON whatever the flag. The
+/// copy is returned too, so that its paths can be redacted while it lives.
+pub fn demo_verb(verb: &str, export: Option<&Path>, json: bool) -> (std::process::Output, Workdir) {
     let copy = Workdir::demo_copy();
     let d = if matches!(verb, "watch" | "next") {
         copy.dir.clone()
@@ -245,9 +246,19 @@ pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
     if takes(named, "--bootstrap") {
         cmd.args(["--bootstrap", "200"]);
     }
-    if verb == "record" {
-        // record prints JSON whatever the flag.
-        return json(&mut cmd);
+    if json && verb != "record" {
+        cmd.arg("--json");
     }
-    json(cmd.arg("--json"))
+    (cmd.output().expect("run"), copy)
+}
+
+/// A verb's JSON on the demo ([`demo_verb`]), which must succeed.
+pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
+    let (out, _copy) = demo_verb(verb, export, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }

@@ -237,16 +237,26 @@ fn export_is_refused_where_there_are_no_result_tables() {
 
 #[test]
 fn docs_document_the_exported_schema() {
-    let page = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("docs")
-            .join("tables.md"),
-    )
-    .unwrap();
+    const START: &str = "<!-- generated from the export declarations: UPDATE_DOCS=1 cargo test --test cli docs_document -->\n";
+    const END: &str = "<!-- end of the generated part -->";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join("tables.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let (Some(start), Some(end)) = (page.find(START), page.find(END)) else {
+        panic!("docs/tables.md lacks the markers of its generated part");
+    };
     let generated = ablate::export::schema_markdown();
+    let generated = generated.trim_end();
+    let current = page[start + START.len()..end].trim_end();
+    if current != generated && std::env::var_os("UPDATE_DOCS").is_some() {
+        let updated = format!("{}{START}{generated}\n{}", &page[..start], &page[end..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
     assert!(
-        page.contains(&generated),
-        "docs/tables.md is out of date; paste in:\n\n{generated}"
+        current == generated,
+        "docs/tables.md is out of date: run UPDATE_DOCS=1 cargo test --test cli docs_document"
     );
 }
 

@@ -1,5 +1,6 @@
-//! Every verb's JSON on the demo, as insta snapshots (`tests/cli/snapshots/`): a refactoring that
-//! changes any number, key or order fails here. Floats are rounded to 10 significant digits, so
+//! Every verb's JSON and terminal output on the demo, and every refused bad edit's message with
+//! its exit code, as insta snapshots (`tests/cli/snapshots/`): a refactoring that changes any
+//! number, key, order, word or exit code fails here. Floats are rounded to 10 significant digits, so
 //! a change in the last bits of a sum (a different but equally stable order of addition) does not
 //! fail, while any change a reader could see does. Paths are written relative to the repository.
 //!
@@ -70,4 +71,55 @@ fn the_report_s_analysis_on_the_demo() {
     common::report_into(&out, &common::demo());
     let analysis: Value = common::analysis_json(&out);
     snapshot("report_analysis", analysis);
+}
+
+/// Text with the repository's path and `dirs` (temporary folders) replaced by placeholders.
+fn redact_text(text: &str, dirs: &[(&std::path::Path, &str)]) -> String {
+    let mut text = text.replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
+    for (dir, name) in dirs {
+        text = text.replace(&dir.display().to_string(), name);
+    }
+    text
+}
+
+fn snapshot_text(name: &str, text: String) {
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// What a reader sees: every verb's terminal output on the demo (`record` prints JSON, which
+/// the JSON snapshots hold).
+#[test]
+fn every_verb_s_terminal_output_on_the_demo() {
+    for group in spec::groups().into_iter().filter(|g| *g != "record") {
+        let (out, copy) = common::demo_verb(group, None, false);
+        assert!(
+            out.status.success(),
+            "{group}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("UTF-8");
+        snapshot_text(
+            &format!("{group}_terminal"),
+            redact_text(&text, &[(copy.root.path(), "<tmp>")]),
+        );
+    }
+}
+
+/// Every bad edit `check` refuses: its message and its exit code, as the user sees them.
+#[test]
+fn every_bad_edit_s_message_and_exit_code() {
+    for (name, file, from, to, _) in crate::check::BAD_EDITS {
+        let w = common::Workdir::tiny();
+        w.edit(file, from, to);
+        let out = common::ablate().arg("check").arg(&w.dir).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).expect("UTF-8");
+        let text = format!(
+            "exit {}\n{}",
+            out.status.code().unwrap_or(-1),
+            redact_text(&stderr, &[(&w.dir, "<exp>"), (w.root.path(), "<tmp>")])
+        );
+        snapshot_text(&format!("bad_edit_{name}"), text);
+    }
 }

@@ -39,6 +39,12 @@ pub mod vocab;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// Bootstrap resamples when none are asked for (`--bootstrap`).
+pub const DEFAULT_BOOTSTRAP: usize = 10_000;
+
+/// Confidence level when none is asked for (`--confidence`).
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
 /// Settings shared by the analyses.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -61,8 +67,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             seed: 0,
-            bootstrap: 10_000,
-            confidence: 0.95,
+            bootstrap: DEFAULT_BOOTSTRAP,
+            confidence: DEFAULT_CONFIDENCE,
             progress: false,
             memory: shadow::DEFAULT_MEMORY,
             per_arm: false,

@@ -5,7 +5,7 @@
 pub mod context;
 pub mod shadow;
 
-pub use ablate_core::data::logs::{DEFAULT_MEMORY, LogSummary};
+pub use ablate_core::data::logs::{DEFAULT_MEMORY, DEFAULT_MEMORY_TEXT, LogSummary};
 
 use polars::prelude::*;
 
@@ -569,5 +569,16 @@ pub fn release_freed_memory() {
     // SAFETY: malloc_trim only returns free pages to the system; it takes no pointers.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--memory`'s default as its help shows it is the budget the analyses default to.
+    #[test]
+    fn the_default_memory_text_reads_back_as_the_default_budget() {
+        assert_eq!(parse_memory(DEFAULT_MEMORY_TEXT).unwrap(), DEFAULT_MEMORY);
     }
 }
