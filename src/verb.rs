@@ -1,7 +1,7 @@
 //! The verbs, in one place: every fact about a verb that more than one layer needs (its name, the
 //! tables `--export` writes, whether it reads the case × arm matrix, whether `report` carries its
-//! output) is an exhaustive `match` here, so that adding a variant makes the compiler ask for each
-//! of them. The lists other modules used to copy by hand are generated from [`Verb::ALL`]:
+//! output, which tables of the folder it loads) is one row of the `verbs!` table below, from
+//! which the enum and its methods are made. The lists other modules used to copy by hand are generated from [`Verb::ALL`]:
 //! [`matrix_verbs`], [`crate::export::spec::groups`],
 //! [`crate::export::spec::report_sections`], the README's table schema and `ablate schema --json`
 //! (which the Python module's tests compare themselves against).
@@ -24,239 +24,243 @@ use crate::analysis::stress::StressOutput;
 use crate::analysis::sweep::SweepOutput;
 use crate::analysis::variance::VarianceOutput;
 use crate::export::spec::{Export, TableSpec};
+use crate::io::Tables;
 
-/// One verb of the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verb {
-    /// Validate an experiment folder.
-    Check,
-    /// Every arm against the baseline.
-    Sweep,
-    /// Repeat variance and the detectable drop.
-    Variance,
-    /// Drops under production weights.
-    Reweight,
-    /// The main set next to the stress slice.
-    Stress,
-    /// Composed cuts, Shapley values, designed experiments.
-    Interactions,
-    /// Arms for a design, with cost and power.
-    Plan,
-    /// The needed context fraction.
-    Need,
-    /// Budget curves per selector.
-    Curve,
-    /// Reranker replay.
-    Selector,
-    /// The decision record.
-    Record,
-    /// Shadow traffic above the replay noise floor.
-    Shadow,
-    /// Context telemetry and budget-policy replay.
-    Context,
-    /// Anytime-valid monitoring of a running ablation.
-    Watch,
-    /// The next batch of calls for the open arms.
-    Next,
-    /// The HTML report.
-    Report,
-    /// A synthetic experiment.
-    Simulate,
-    /// An experiment from a harness's logs.
-    Import,
-    /// The reduction to run where the data lives.
-    Sql,
+/// Declares the verbs, one row each: `Variant = "name"`, then its facts, from which
+/// [`Verb`], [`Verb::ALL`] and every method below are made. Adding a verb is one row here.
+macro_rules! verbs {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            tables: $tables:expr,
+            matrix: $matrix:literal,
+            in_report: $in_report:literal,
+            reads: $reads:expr,
+            experiment: $experiment:literal $(,)?
+        }
+    )*) => {
+        /// One verb of the command line.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Verb {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        /// How many verbs there are.
+        const VERB_COUNT: usize = [$($name),*].len();
+
+        impl Verb {
+            /// Every verb, in the order of `ablate --help` and the README.
+            pub const ALL: [Verb; VERB_COUNT] = [$(Verb::$variant),*];
+
+            /// The name typed on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Verb::$variant => $name,)*
+                }
+            }
+
+            /// The tables `--export` writes for this verb (and the Python module returns as
+            /// attributes). Empty for the verbs that write tables of their own (`simulate`,
+            /// `import`: `--out`) or print a query (`sql`); `report` writes every section's, see
+            /// [`crate::export::spec::report_sections`].
+            pub fn tables(self) -> &'static [TableSpec] {
+                match self {
+                    $(Verb::$variant => $tables,)*
+                }
+            }
+
+            /// Whether the verb's input reduces to the case × arm matrix, so that `ablate sql
+            /// VERB` prints that reduction and `--from-aggregates` reads its result in place of
+            /// results. `shadow` and `context` have reductions of their own.
+            pub fn reads_matrix(self) -> bool {
+                match self {
+                    $(Verb::$variant => $matrix,)*
+                }
+            }
+
+            /// Whether `report`'s analysis.json carries this verb's output under its name, so
+            /// that `report --export` writes its tables as `<verb>_<table>`.
+            pub fn in_report(self) -> bool {
+                match self {
+                    $(Verb::$variant => $in_report,)*
+                }
+            }
+
+            /// The optional tables of the experiment folder the verb reads (the others are not
+            /// loaded).
+            pub fn reads(self) -> Tables {
+                match self {
+                    $(Verb::$variant => $reads,)*
+                }
+            }
+
+            /// Whether the verb reads an experiment folder (its first argument).
+            pub fn reads_experiment(self) -> bool {
+                match self {
+                    $(Verb::$variant => $experiment,)*
+                }
+            }
+
+            /// The verb with this name.
+            pub fn parse(name: &str) -> Option<Verb> {
+                Verb::ALL.into_iter().find(|v| v.name() == name)
+            }
+        }
+    };
 }
 
-impl Verb {
-    /// Every verb, in the order of `ablate --help` and the README.
-    pub const ALL: [Verb; 19] = [
-        Verb::Check,
-        Verb::Sweep,
-        Verb::Variance,
-        Verb::Reweight,
-        Verb::Stress,
-        Verb::Interactions,
-        Verb::Plan,
-        Verb::Need,
-        Verb::Curve,
-        Verb::Selector,
-        Verb::Record,
-        Verb::Shadow,
-        Verb::Context,
-        Verb::Watch,
-        Verb::Next,
-        Verb::Report,
-        Verb::Simulate,
-        Verb::Import,
-        Verb::Sql,
-    ];
-
-    /// The name typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Check => "check",
-            Verb::Sweep => "sweep",
-            Verb::Variance => "variance",
-            Verb::Reweight => "reweight",
-            Verb::Stress => "stress",
-            Verb::Interactions => "interactions",
-            Verb::Plan => "plan",
-            Verb::Need => "need",
-            Verb::Curve => "curve",
-            Verb::Selector => "selector",
-            Verb::Record => "record",
-            Verb::Shadow => "shadow",
-            Verb::Context => "context",
-            Verb::Watch => "watch",
-            Verb::Next => "next",
-            Verb::Report => "report",
-            Verb::Simulate => "simulate",
-            Verb::Import => "import",
-            Verb::Sql => "sql",
-        }
+verbs! {
+    /// Validate an experiment folder.
+    Check = "check" {
+        tables: CheckReport::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::ALL,
+        experiment: true,
     }
-
-    /// The verb with this name.
-    pub fn parse(name: &str) -> Option<Verb> {
-        Verb::ALL.into_iter().find(|v| v.name() == name)
+    /// Every arm against the baseline.
+    Sweep = "sweep" {
+        tables: SweepOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: true,
     }
-
-    /// The tables `--export` writes for this verb (and the Python module returns as attributes).
-    /// Empty for the verbs that write tables of their own (`simulate`, `import`: `--out`) or
-    /// print a query (`sql`); `report` writes every section's, see [`crate::export::spec::report_sections`].
-    pub fn tables(self) -> &'static [TableSpec] {
-        match self {
-            Verb::Check => CheckReport::TABLES,
-            Verb::Sweep => SweepOutput::TABLES,
-            Verb::Variance => VarianceOutput::TABLES,
-            Verb::Reweight => ReweightOutput::TABLES,
-            Verb::Stress => StressOutput::TABLES,
-            Verb::Interactions => InteractionsOutput::TABLES,
-            Verb::Plan => PlanOutput::TABLES,
-            Verb::Need => NeedOutput::TABLES,
-            Verb::Curve => CurveOutput::TABLES,
-            Verb::Selector => SelectorOutput::TABLES,
-            Verb::Record => DecisionRecord::TABLES,
-            Verb::Shadow => ShadowOutput::TABLES,
-            Verb::Context => ContextOutput::TABLES,
-            Verb::Watch => WatchOutput::TABLES,
-            Verb::Next => NextOutput::TABLES,
-            Verb::Report | Verb::Simulate | Verb::Import | Verb::Sql => &[],
-        }
+    /// Repeat variance and the detectable drop.
+    Variance = "variance" {
+        tables: VarianceOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: true,
     }
-
-    /// Whether the verb's input reduces to the case × arm matrix, so that `ablate sql VERB`
-    /// prints that reduction and `--from-aggregates` reads its result in place of results.
-    /// `shadow` and `context` have reductions of their own.
-    pub fn reads_matrix(self) -> bool {
-        match self {
-            Verb::Check
-            | Verb::Sweep
-            | Verb::Variance
-            | Verb::Reweight
-            | Verb::Stress
-            | Verb::Interactions
-            | Verb::Need
-            | Verb::Curve
-            | Verb::Selector
-            | Verb::Record
-            | Verb::Report => true,
-            Verb::Plan
-            | Verb::Shadow
-            | Verb::Context
-            | Verb::Watch
-            | Verb::Next
-            | Verb::Simulate
-            | Verb::Import
-            | Verb::Sql => false,
-        }
+    /// Drops under production weights.
+    Reweight = "reweight" {
+        tables: ReweightOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables { mix: true, ..Tables::CORE },
+        experiment: true,
     }
-
-    /// Whether `report`'s analysis.json carries this verb's output under its name, so that
-    /// `report --export` writes its tables as `<verb>_<table>`.
-    pub fn in_report(self) -> bool {
-        match self {
-            Verb::Check
-            | Verb::Sweep
-            | Verb::Variance
-            | Verb::Reweight
-            | Verb::Stress
-            | Verb::Interactions
-            | Verb::Need
-            | Verb::Curve
-            | Verb::Selector
-            | Verb::Record
-            | Verb::Shadow
-            | Verb::Context => true,
-            Verb::Plan
-            | Verb::Watch
-            | Verb::Next
-            | Verb::Report
-            | Verb::Simulate
-            | Verb::Import
-            | Verb::Sql => false,
-        }
+    /// The main set next to the stress slice.
+    Stress = "stress" {
+        tables: StressOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: true,
     }
-
-    /// The optional tables of the experiment folder the verb reads (the others are not loaded).
-    pub fn reads(self) -> crate::io::Tables {
-        use crate::io::Tables;
-        match self {
-            Verb::Check | Verb::Record | Verb::Report => Tables::ALL,
-            Verb::Reweight => Tables {
-                mix: true,
-                ..Tables::CORE
-            },
-            // The production-weighted fraction reads the mix.
-            Verb::Need => Tables {
-                case_units: true,
-                mix: true,
-                ..Tables::CORE
-            },
-            Verb::Selector => Tables {
-                passages: true,
-                ..Tables::CORE
-            },
-            Verb::Sweep
-            | Verb::Variance
-            | Verb::Stress
-            | Verb::Interactions
-            | Verb::Curve
-            | Verb::Plan
-            | Verb::Watch
-            | Verb::Next
-            | Verb::Shadow
-            | Verb::Context
-            | Verb::Simulate
-            | Verb::Import
-            | Verb::Sql => Tables::CORE,
-        }
+    /// Composed cuts, Shapley values, designed experiments.
+    Interactions = "interactions" {
+        tables: InteractionsOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: true,
     }
-
-    /// Whether the verb reads an experiment folder (its first argument).
-    pub fn reads_experiment(self) -> bool {
-        match self {
-            Verb::Check
-            | Verb::Sweep
-            | Verb::Variance
-            | Verb::Reweight
-            | Verb::Stress
-            | Verb::Interactions
-            | Verb::Need
-            | Verb::Curve
-            | Verb::Selector
-            | Verb::Record
-            | Verb::Watch
-            | Verb::Next
-            | Verb::Report => true,
-            Verb::Plan
-            | Verb::Shadow
-            | Verb::Context
-            | Verb::Simulate
-            | Verb::Import
-            | Verb::Sql => false,
-        }
+    /// Arms for a design, with cost and power.
+    Plan = "plan" {
+        tables: PlanOutput::TABLES,
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: false,
+    }
+    /// The needed context fraction (the production-weighted fraction reads the mix).
+    Need = "need" {
+        tables: NeedOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables { case_units: true, mix: true, ..Tables::CORE },
+        experiment: true,
+    }
+    /// Budget curves per selector.
+    Curve = "curve" {
+        tables: CurveOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: true,
+    }
+    /// Reranker replay.
+    Selector = "selector" {
+        tables: SelectorOutput::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables { passages: true, ..Tables::CORE },
+        experiment: true,
+    }
+    /// The decision record.
+    Record = "record" {
+        tables: DecisionRecord::TABLES,
+        matrix: true,
+        in_report: true,
+        reads: Tables::ALL,
+        experiment: true,
+    }
+    /// Shadow traffic above the replay noise floor.
+    Shadow = "shadow" {
+        tables: ShadowOutput::TABLES,
+        matrix: false,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: false,
+    }
+    /// Context telemetry and budget-policy replay.
+    Context = "context" {
+        tables: ContextOutput::TABLES,
+        matrix: false,
+        in_report: true,
+        reads: Tables::CORE,
+        experiment: false,
+    }
+    /// Anytime-valid monitoring of a running ablation.
+    Watch = "watch" {
+        tables: WatchOutput::TABLES,
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: true,
+    }
+    /// The next batch of calls for the open arms.
+    Next = "next" {
+        tables: NextOutput::TABLES,
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: true,
+    }
+    /// The HTML report (every section's tables: `crate::export::spec::report_sections`).
+    Report = "report" {
+        tables: &[],
+        matrix: true,
+        in_report: false,
+        reads: Tables::ALL,
+        experiment: true,
+    }
+    /// A synthetic experiment (tables of its own: `--out`).
+    Simulate = "simulate" {
+        tables: &[],
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: false,
+    }
+    /// An experiment from a harness's logs (tables of its own: `--out`).
+    Import = "import" {
+        tables: &[],
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: false,
+    }
+    /// The reduction to run where the data lives (it prints a query).
+    Sql = "sql" {
+        tables: &[],
+        matrix: false,
+        in_report: false,
+        reads: Tables::CORE,
+        experiment: false,
     }
 }
 
