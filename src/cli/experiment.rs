@@ -2,6 +2,7 @@
 //! selector and record.
 
 use ablate::io::prelude::*;
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -53,7 +54,7 @@ pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
         });
     }
     let r = analysis::check::run(&exp);
-    emit(g, "check", &r, Some(&exp), report::check::human)
+    emit(g, Verb::Check.name(), &r, Some(&exp), report::check::human)
 }
 
 /// Every arm against the baseline: drops with confidence intervals, verdicts, churn, lost cases.
@@ -80,9 +81,9 @@ pub(super) struct SweepArgs {
 /// Runs `ablate sweep`.
 pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
     let SweepArgs { dir, .. } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Sweep)?;
+    let exp = load(&dir, g, Verb::Sweep)?;
     let r = analysis::sweep::run(&exp, &config(g));
-    emit_warned(g, "sweep", &r, &exp, report::sweep::human)
+    emit_warned(g, Verb::Sweep, &r, &exp, report::sweep::human)
 }
 
 /// Repeat variance, churn, the minimum detectable drop and the cases needed.
@@ -104,9 +105,9 @@ pub(super) struct VarianceArgs {
 /// Runs `ablate variance`.
 pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
     let VarianceArgs { dir, .. } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Variance)?;
+    let exp = load(&dir, g, Verb::Variance)?;
     let r = analysis::variance::run(&exp, &config(g));
-    emit_warned(g, "variance", &r, &exp, report::variance::human)
+    emit_warned(g, Verb::Variance, &r, &exp, report::variance::human)
 }
 
 /// The main set next to the stress slice: a cut must clear both thresholds.
@@ -125,10 +126,10 @@ pub(super) struct StressArgs {
 /// Runs `ablate stress`.
 pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
     let StressArgs { dir, .. } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Stress)?;
+    let exp = load(&dir, g, Verb::Stress)?;
     let sweep = analysis::sweep::run(&exp, &config(g));
     let r = analysis::stress::run(&exp, &sweep, &config(g));
-    emit_warned(g, "stress", &r, &exp, report::stress::human)
+    emit_warned(g, Verb::Stress, &r, &exp, report::stress::human)
 }
 
 /// Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
@@ -154,9 +155,9 @@ pub(super) struct InteractionsArgs {
 /// Runs `ablate interactions`.
 pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String> {
     let InteractionsArgs { dir, .. } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Interactions)?;
+    let exp = load(&dir, g, Verb::Interactions)?;
     let r = analysis::interactions::run(&exp, &config(g))?;
-    emit_warned(g, "interactions", &r, &exp, report::interactions::human)
+    emit_warned(g, Verb::Interactions, &r, &exp, report::interactions::human)
 }
 
 /// Per-case needed tokens (oracle) and the needed context fraction.
@@ -186,9 +187,9 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Need)?;
+    let exp = load(&dir, g, Verb::Need)?;
     let r = analysis::all::need_only(&exp, &config(g), allow_unmeasured)?;
-    emit_warned(g, "need", &r, &exp, report::need::human)
+    emit_warned(g, Verb::Need, &r, &exp, report::need::human)
 }
 
 /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
@@ -253,7 +254,7 @@ impl PricingArgs {
 pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
     let CurveArgs { dir, pricing, .. } = args;
     let pricing = pricing.pricing()?;
-    let exp = load(&dir, g, ablate::verb::Verb::Curve)?;
+    let exp = load(&dir, g, Verb::Curve)?;
     let r = analysis::curve::run(
         &exp,
         &analysis::curve::CurveOptions {
@@ -261,7 +262,7 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
             pricing,
         },
     );
-    emit_warned(g, "curve", &r, &exp, report::curve::human)
+    emit_warned(g, Verb::Curve, &r, &exp, report::curve::human)
 }
 
 /// Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
@@ -282,9 +283,9 @@ pub(super) struct SelectorArgs {
 /// Runs `ablate selector`.
 pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
     let SelectorArgs { dir, .. } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Selector)?;
+    let exp = load(&dir, g, Verb::Selector)?;
     let r = analysis::all::selector_only(&exp, &config(g))?;
-    emit_warned(g, "selector", &r, &exp, report::selector::human)
+    emit_warned(g, Verb::Selector, &r, &exp, report::selector::human)
 }
 
 /// The decision record (JSON): the needed context fraction with what produced it.
@@ -312,10 +313,10 @@ pub(super) fn record(args: RecordArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Record)?;
+    let exp = load(&dir, g, Verb::Record)?;
     let r = analysis::all::record_only(&exp, &config(g), allow_unmeasured)?;
     if g.export.is_some() {
-        super::export(g, "record", &super::to_value(&r)?, Some(&exp))?;
+        super::export(g, Verb::Record.name(), &super::to_value(&r)?, Some(&exp))?;
     }
     report::json(&r)
 }

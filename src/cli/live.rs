@@ -1,5 +1,6 @@
 //! Verbs on production logs: shadow and context.
 
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -84,7 +85,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
             analysis::shadow::run(&log, &opts)?
         }
     };
-    emit(g, "shadow", &r, None, report::shadow::human)
+    emit(g, Verb::Shadow.name(), &r, None, report::shadow::human)
 }
 
 /// Context sizes: percentiles, composition by source, budget use, overflow; policy replay.
@@ -214,7 +215,7 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
             analysis::context::run(&log, &opts)?
         }
     };
-    emit(g, "context", &r, None, report::context::human)
+    emit(g, Verb::Context.name(), &r, None, report::context::human)
 }
 
 /// The log (or experiment folder) given, which is required without --from-aggregates.

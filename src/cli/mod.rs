@@ -22,6 +22,7 @@ use ablate::io::Experiment;
 use ablate::io::output::{Destination, DestinationKind, FolderKind, Input};
 use ablate::io::table::TableFile;
 use ablate::report;
+use ablate::verb::Verb;
 
 /// Which parts of an LLM prompt are earning their tokens, with statistics you can defend.
 #[derive(Debug, Parser)]
@@ -478,7 +479,7 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
 
 /// Loads the experiment in `dir` with the tables `verb` reads, and prints its warnings on stderr
 /// (unless --quiet).
-fn load(dir: &std::path::Path, g: &Global, verb: ablate::verb::Verb) -> Result<Experiment> {
+fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
     let exp = Experiment::load_tables(dir, g.from_aggregates.as_deref(), verb.reads())?;
     if !g.quiet {
         for w in &exp.warnings {
@@ -534,16 +535,17 @@ fn to_value<T: serde::Serialize>(r: &T) -> Result<serde_json::Value> {
     serde_json::to_value(r).map_err(|e| Error::Invariant(format!("cannot serialise output: {e}")))
 }
 
-/// JSON when asked for, else the human rendering; with `--export`, the tables too.
+/// JSON when asked for, else the human rendering; with `--export`, the tables of `group` (a
+/// verb's name, or `replay`) too.
 fn emit<T: serde::Serialize>(
     g: &Global,
-    verb: &str,
+    group: &str,
     r: &T,
     exp: Option<&Experiment>,
     human: fn(&T) -> String,
 ) -> Result<String> {
     if g.export.is_some() {
-        export(g, verb, &to_value(r)?, exp)?;
+        export(g, group, &to_value(r)?, exp)?;
     }
     if g.json {
         report::json(r)
@@ -556,13 +558,13 @@ fn emit<T: serde::Serialize>(
 /// warnings (printed on stderr for people), so a script sees every warning a person does.
 fn emit_warned<T: serde::Serialize>(
     g: &Global,
-    verb: &str,
+    verb: Verb,
     r: &T,
     exp: &Experiment,
     human: fn(&T) -> String,
 ) -> Result<String> {
     let value = report::with_warnings(r, &exp.warnings)?;
-    export(g, verb, &value, Some(exp))?;
+    export(g, verb.name(), &value, Some(exp))?;
     if g.json {
         report::json(&value)
     } else {

@@ -1,6 +1,7 @@
 //! `ablate plan`: designs, their cost and power.
 
 use ablate::io::prelude::*;
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -121,7 +122,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
     let mut pilot_exp = None;
     let sd = match pilot {
         Some(dir) => {
-            let exp = pilot_exp.insert(load(&dir, g, ablate::verb::Verb::Plan)?);
+            let exp = pilot_exp.insert(load(&dir, g, Verb::Plan)?);
             let pilot = analysis::plan::pilot(exp).ok_or_else(|| {
                 Error::Usage(format!(
                     "the pilot {} has no arm besides the baseline to estimate the sd from",
@@ -153,7 +154,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         ablate::io::write::arms_table(path, &arms, &r.design_label, force)?;
     }
     if g.export.is_some() {
-        super::export(g, "plan", &super::to_value(&r)?, None)?;
+        super::export(g, Verb::Plan.name(), &super::to_value(&r)?, None)?;
     }
     if json {
         report::json(&r)
@@ -224,7 +225,7 @@ fn confirm(
     force: bool,
     g: &Global,
 ) -> Result<String> {
-    let exp = load(dir, g, ablate::verb::Verb::Plan)?;
+    let exp = load(dir, g, Verb::Plan)?;
     let r = analysis::all::confirm(&exp, &super::config(g))?;
     if let (Some(path), Some(arm)) = (out, r.arm.as_ref().filter(|_| !r.measured)) {
         let mut specs: Vec<ablate::io::ArmSpec> = match &exp.arms {

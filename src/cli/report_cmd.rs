@@ -1,5 +1,6 @@
 //! `ablate report`: the main job.
 
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -92,7 +93,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
         ..
     } = args;
     let pricing = pricing.pricing()?;
-    let exp = load(&dir, g, ablate::verb::Verb::Report)?;
+    let exp = load(&dir, g, Verb::Report)?;
     let out = match out {
         Some(out) => out,
         None => {
@@ -118,7 +119,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     })?;
     if let Some(dir) = &g.export {
         let tables = ablate::export::report_frames(&super::to_value(&analyses)?)?;
-        super::write_export(g, dir, "report", tables, Some(&exp))?;
+        super::write_export(g, dir, Verb::Report.name(), tables, Some(&exp))?;
     }
     let written = report::document::write(&analyses, &out, bar.as_ref())?;
     if let Some(b) = bar {

@@ -1,6 +1,7 @@
 //! `ablate reweight`: the eval weighted to production shares.
 
 use ablate::io::prelude::*;
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -56,7 +57,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         allow_unmeasured,
         ..
     } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Reweight)?;
+    let exp = load(&dir, g, Verb::Reweight)?;
     let mut loaded = Vec::new();
     for path in &mixes {
         loaded.push(Mix::load(&TableFile::at(path))?);
@@ -73,7 +74,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         per_arm: g.per_arm,
     };
     let r = analysis::reweight::run(&exp, &opts)?;
-    emit_warned(g, "reweight", &r, &exp, report::reweight::human)
+    emit_warned(g, Verb::Reweight, &r, &exp, report::reweight::human)
 }
 
 impl super::VerbArgs for ReweightArgs {

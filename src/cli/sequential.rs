@@ -1,5 +1,6 @@
 //! `ablate watch` and `ablate next`: anytime-valid monitoring of a running ablation.
 
+use ablate::verb::Verb;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -63,7 +64,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         repeats,
         ..
     } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Watch)?;
+    let exp = load(&dir, g, Verb::Watch)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
         let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
@@ -89,7 +90,13 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
             format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
         ));
     }
-    emit(g, "watch", &w, Some(&exp), report::sequential::watch_human)
+    emit(
+        g,
+        Verb::Watch.name(),
+        &w,
+        Some(&exp),
+        report::sequential::watch_human,
+    )
 }
 
 /// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval
@@ -136,7 +143,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         force,
         ..
     } = args;
-    let exp = load(&dir, g, ablate::verb::Verb::Next)?;
+    let exp = load(&dir, g, Verb::Next)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
     let w = sequential::watch(&exp, &opts, state.as_ref())?;
@@ -148,7 +155,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         .collect();
     ablate::io::write::calls_table(&out, &rows, force)?;
     if g.export.is_some() {
-        super::export(g, "next", &super::to_value(&n)?, Some(&exp))?;
+        super::export(g, Verb::Next.name(), &super::to_value(&n)?, Some(&exp))?;
     }
     if g.json {
         report::json(&n)

@@ -217,12 +217,17 @@ pub fn takes(verb: &str, long: &str) -> bool {
 /// copy is returned too, so that its paths can be redacted while it lives.
 pub fn demo_verb(verb: &str, export: Option<&Path>, json: bool) -> (std::process::Output, Workdir) {
     let copy = Workdir::demo_copy();
+    let mut cmd = ablate();
+    // For the terminal, the demo is named relative to the repository, so that a table that cuts
+    // a long path at its width cuts it at the same place wherever the repository is.
     let d = if matches!(verb, "watch" | "next") {
         copy.dir.clone()
-    } else {
+    } else if json {
         demo()
+    } else {
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+        PathBuf::from("notebooks-data/support-eval-v3")
     };
-    let mut cmd = ablate();
     if verb == "replay" {
         cmd.args(["watch", "--replay"]).arg(&d);
     } else if verb == "next" {
