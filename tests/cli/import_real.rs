@@ -678,11 +678,15 @@ fn into_reads_an_inspect_run_once_whatever_file_holds_it() {
     assert_mentions(&e, &["run.json", "already holds this run", "eval_id"]);
 }
 
-#[test]
-fn into_keeps_configurations_harnesses_and_documents_apart() {
-    let root = tempfile::tempdir().unwrap();
-    let mm = real("inspect/mixed-models/v0.3.285");
-    let exp = root.path().join("exp");
+/// The Inspect logs of one task run with two models and two prompts.
+fn mixed_models() -> PathBuf {
+    real("inspect/mixed-models/v0.3.285")
+}
+
+/// An experiment of gpt-4o-mini's two chain-of-thought settings (baseline `false`) in `root/exp`.
+fn gpt_cot_experiment(root: &Path) -> PathBuf {
+    let mm = mixed_models();
+    let exp = root.join("exp");
     import(
         "inspect",
         &[
@@ -692,6 +696,13 @@ fn into_keeps_configurations_harnesses_and_documents_apart() {
         &exp,
         &["--threshold", "0.02", "--baseline", "false"],
     );
+    exp
+}
+
+#[test]
+fn into_keeps_configurations_harnesses_and_documents_apart() {
+    let root = tempfile::tempdir().unwrap();
+    let (mm, exp) = (mixed_models(), gpt_cot_experiment(root.path()));
     let into = |sources: &[PathBuf], extra: &[&str]| {
         let mut c = ablate();
         c.args(["import", "inspect"])
@@ -773,17 +784,7 @@ fn into_keeps_configurations_harnesses_and_documents_apart() {
 #[test]
 fn into_refuses_another_configuration_under_an_existing_arm_s_name_even_with_arm() {
     let root = tempfile::tempdir().unwrap();
-    let mm = real("inspect/mixed-models/v0.3.285");
-    let exp = root.path().join("exp");
-    import(
-        "inspect",
-        &[
-            mm.join("gpt-4o-mini_cot-false.eval"),
-            mm.join("gpt-4o-mini_cot-true.eval"),
-        ],
-        &exp,
-        &["--threshold", "0.02", "--baseline", "false"],
-    );
+    let (mm, exp) = (mixed_models(), gpt_cot_experiment(root.path()));
     let before: Vec<Vec<u8>> = ["results.parquet", "sources.parquet"]
         .iter()
         .map(|f| std::fs::read(exp.join(f)).unwrap())
@@ -833,17 +834,7 @@ fn into_refuses_another_configuration_under_an_existing_arm_s_name_even_with_arm
 fn into_refuses_an_experiment_that_keeps_a_table_as_csv() {
     use polars::prelude::{CsvWriter, ParquetReader, SerReader, SerWriter};
     let root = tempfile::tempdir().unwrap();
-    let mm = real("inspect/mixed-models/v0.3.285");
-    let exp = root.path().join("exp");
-    import(
-        "inspect",
-        &[
-            mm.join("gpt-4o-mini_cot-false.eval"),
-            mm.join("gpt-4o-mini_cot-true.eval"),
-        ],
-        &exp,
-        &["--threshold", "0.02", "--baseline", "false"],
-    );
+    let (mm, exp) = (mixed_models(), gpt_cot_experiment(root.path()));
     // The analyst keeps the samples as CSV, to read them in a spreadsheet.
     let mut df = ParquetReader::new(std::fs::File::open(exp.join("samples.parquet")).unwrap())
         .finish()

@@ -530,7 +530,6 @@ pub fn append(
     // lost).
     let _lock = crate::io::output::FolderLock::exclusive(into)?;
     let existing = Existing::load(into)?;
-    let results_sha = crate::io::output::sha256_file(&into.join("results.parquet"))?;
     let sources_path = into.join("sources.parquet");
     check_same_harness(&existing, &sources_path, harness, opts, into)?;
     drop_known_sources(&existing, &sources_path, into, &mut imp)?;
@@ -562,13 +561,6 @@ pub fn append(
     ] {
         crate::io::write::parquet(df, &update.path(name))?;
         written.push(name.to_string());
-    }
-    // Another import into the same folder since this one read it would be overwritten: refused.
-    if crate::io::output::sha256_file(&into.join("results.parquet"))? != results_sha {
-        return Err(Error::Usage(format!(
-            "{} changed while these logs were read (another import?); nothing was written. Run the import again",
-            into.display()
-        )));
     }
     let committed = update.commit()?;
 
