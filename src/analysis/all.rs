@@ -30,15 +30,16 @@ use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
 use crate::io::logs::{ContextLog, ShadowLog};
 use crate::io::{Experiment, Units};
+use crate::verb::Verb;
 
 /// The value of an optional analysis, or `None` with the reason noted in `skipped` when the data
 /// does not support it. An internal failure (exit code 1, a bug) is returned, never hidden.
-fn optional<T>(skipped: &mut Vec<String>, name: &str, r: Result<T>) -> Result<Option<T>> {
+fn optional<T>(skipped: &mut Vec<String>, verb: Verb, r: Result<T>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.exit_code() == 1 => Err(e),
         Err(e) => {
-            skipped.push(format!("{name}: {e}"));
+            skipped.push(format!("{verb}: {e}"));
             Ok(None)
         }
     }
@@ -58,16 +59,14 @@ fn fill<T>(slot: &Slot<T>, value: T) {
     let _ = slot.set(value);
 }
 
-/// Runs every analysis the experiment supports. `step` is called with the name of each analysis
+/// Runs every analysis the experiment supports. `step` is called with the verb of each analysis
 /// as its work starts, from the thread that runs it (for a progress bar).
 ///
 /// The analyses are independent given the sweep, and each gives the same bits at any thread
-/// count, so they run side by side as tasks of one `rayon::scope`, each filling a named slot:
-/// those that rest on the sweep's verdicts (reweight's family, stress, need, selector) start
-/// when it is done, the others (variance, interactions, the budget curve, the drill-down) beside
-/// it from the start. Then the logs are streamed alone among the heavy analyses, so that their
-/// memory budget holds, while the decision record and the decision, which read only the outputs
-/// above, are put together beside them.
+/// count, so they run side by side as tasks of one `rayon::scope` ([`side_by_side`]). Then the
+/// logs are streamed alone among the heavy analyses, so that their memory budget holds, while
+/// the decision record and the decision, which read only the outputs above, are put together
+/// beside them ([`logs_beside_decision`]).
 ///
 /// # Errors
 /// Errors of the core analyses (the optional ones are listed in `skipped`), and internal failures
@@ -76,137 +75,36 @@ pub fn run(
     exp: &Experiment,
     cfg: &Config,
     pricing: Option<Pricing>,
-    step: impl Fn(&str) + Sync,
+    step: impl Fn(Verb) + Sync,
 ) -> Result<Analyses> {
     let mut skipped = Vec::new();
-    step("check");
+    step(Verb::Check);
     let check = check::run(exp);
-
-    let sweep_slot: Slot<SweepOutput> = Slot::default();
-    let reweight_slot: Slot<Option<Result<ReweightOutput>>> = Slot::default();
-    let stress_slot: Slot<Option<StressOutput>> = Slot::default();
-    let need_slot: Slot<Option<Result<NeedOutput>>> = Slot::default();
-    let selector_slot: Slot<Option<Result<SelectorOutput>>> = Slot::default();
-    let variance_slot: Slot<VarianceOutput> = Slot::default();
-    let interactions_slot: Slot<Result<InteractionsOutput>> = Slot::default();
-    let curve_slot: Slot<Option<CurveOutput>> = Slot::default();
-    let drill_slot: Slot<Result<Drill>> = Slot::default();
-    let step = &step;
-    rayon::scope(|s| {
-        s.spawn(|s| {
-            step("sweep");
-            let sweep = sweep::run(exp, cfg);
-            let family = sweep.family.size;
-            fill(&sweep_slot, sweep);
-            let sweep = sweep_slot.get().expect("the sweep ran");
-            // The tasks that rest on the sweep borrow their slots (they outlive the scope).
-            let (reweight_slot, stress_slot, need_slot, selector_slot) =
-                (&reweight_slot, &stress_slot, &need_slot, &selector_slot);
-            s.spawn(move |_| {
-                step("reweight");
-                fill(reweight_slot, reweight_of(exp, cfg, family));
-            });
-            s.spawn(move |_| {
-                step("stress");
-                let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, sweep, cfg));
-                fill(stress_slot, stress);
-            });
-            s.spawn(move |_| {
-                step("need");
-                let need = exp
-                    .units
-                    .as_ref()
-                    .map(|_| need::run(exp, sweep, &NeedOptions::default()));
-                fill(need_slot, need);
-            });
-            s.spawn(move |_| {
-                step("selector");
-                fill(
-                    selector_slot,
-                    exp.passages.as_ref().map(|_| selector::run(exp, sweep)),
-                );
-            });
-        });
-        s.spawn(|_| {
-            step("variance");
-            fill(&variance_slot, variance::run(exp, cfg));
-        });
-        s.spawn(|_| {
-            step("interactions");
-            fill(&interactions_slot, interactions::run(exp, cfg));
-        });
-        s.spawn(|_| {
-            step("curve");
-            let options = CurveOptions {
-                config: cfg.clone(),
-                pricing,
-            };
-            fill(
-                &curve_slot,
-                has_budget_arms(exp).then(|| curve::run(exp, &options)),
-            );
-        });
-        s.spawn(|_| fill(&drill_slot, drill_of(exp)));
-    });
-    let sweep = taken(sweep_slot);
-    let (variance, curve, drill) = (taken(variance_slot), taken(curve_slot), taken(drill_slot));
-    let stress = taken(stress_slot);
-    // Errors are taken in the order the analyses were listed before they ran side by side.
-    let interactions = taken(interactions_slot)?;
-    let reweight = optional_of(&mut skipped, "reweight", taken(reweight_slot))?;
-    let need = optional_of(&mut skipped, "need", taken(need_slot))?;
-    let selector = optional_of(&mut skipped, "selector", taken(selector_slot))?;
-
-    // Nothing is computed twice: without stress cases the stress part is empty, as `record`
-    // gives it.
-    let (((shadow, context), logs_skipped), (record, decision)) = rayon::join(
-        || {
-            let mut skipped = Vec::new();
-            step("shadow");
-            let shadow = shadow_of(exp, cfg, &mut skipped);
-            step("context");
-            let context = context_of(exp, cfg, &mut skipped);
-            ((shadow, context), skipped)
-        },
-        || {
-            step("record");
-            let record = need.as_ref().map(|need| {
-                let st = stress
-                    .clone()
-                    .unwrap_or_else(|| stress::run(exp, &sweep, cfg));
-                record::run(
-                    exp,
-                    &Upstream {
-                        need,
-                        sweep: &sweep,
-                        interactions: &interactions,
-                        reweight: reweight.as_ref(),
-                        stress: &st,
-                    },
-                    cfg,
-                )
-            });
-            let decision = decision::run(
-                exp,
-                &sweep,
-                stress.as_ref(),
-                reweight.as_ref(),
-                &interactions,
-                pricing,
-            );
-            (record, decision)
-        },
+    let slots = side_by_side(exp, cfg, pricing, &step);
+    let sweep = taken(slots.sweep);
+    let (variance, curve, drill) = (
+        taken(slots.variance),
+        taken(slots.curve),
+        taken(slots.drill),
     );
-    skipped.extend(logs_skipped);
-    if exp.shadow.is_some() || exp.context_log.is_some() {
-        // The logs' passes set the allocator for their budget; what follows (the charts' pixel
-        // buffers) is faster with it set back.
-        crate::io::logs::allocator_for_speed();
-    }
-    let (shadow, context) = (shadow?, context?);
+    let stress = taken(slots.stress);
+    // Errors are taken in the order the analyses were listed before they ran side by side.
+    let interactions = taken(slots.interactions)?;
+    let reweight = optional_of(&mut skipped, Verb::Reweight, taken(slots.reweight))?;
+    let need = optional_of(&mut skipped, Verb::Need, taken(slots.need))?;
+    let selector = optional_of(&mut skipped, Verb::Selector, taken(slots.selector))?;
+    let judged = Judged {
+        sweep: &sweep,
+        stress: stress.as_ref(),
+        reweight: reweight.as_ref(),
+        interactions: &interactions,
+        need: need.as_ref(),
+    };
+    let logs = logs_beside_decision(exp, cfg, pricing, &judged, &step);
+    skipped.extend(logs.skipped);
     Ok(Analyses {
         check,
-        decision,
+        decision: logs.decision,
         sweep,
         variance,
         reweight,
@@ -215,21 +113,180 @@ pub fn run(
         need,
         curve,
         selector,
-        shadow,
-        context,
-        record,
+        shadow: logs.shadow?,
+        context: logs.context?,
+        record: logs.record,
         drill: drill?,
         skipped,
     })
 }
 
+/// One named slot per analysis of [`side_by_side`]'s scope.
+#[derive(Default)]
+struct Slots {
+    sweep: Slot<SweepOutput>,
+    reweight: Slot<Option<Result<ReweightOutput>>>,
+    stress: Slot<Option<StressOutput>>,
+    need: Slot<Option<Result<NeedOutput>>>,
+    selector: Slot<Option<Result<SelectorOutput>>>,
+    variance: Slot<VarianceOutput>,
+    interactions: Slot<Result<InteractionsOutput>>,
+    curve: Slot<Option<CurveOutput>>,
+    drill: Slot<Result<Drill>>,
+}
+
+/// The analyses that read the per-case matrix, as tasks of one `rayon::scope`, each filling its
+/// slot: those that rest on the sweep's verdicts (reweight's family, stress, need, selector)
+/// start when it is done, the others (variance, interactions, the budget curve, the drill-down)
+/// beside it from the start.
+fn side_by_side(
+    exp: &Experiment,
+    cfg: &Config,
+    pricing: Option<Pricing>,
+    step: &(impl Fn(Verb) + Sync),
+) -> Slots {
+    let slots = Slots::default();
+    let slots_ref = &slots;
+    rayon::scope(|s| {
+        s.spawn(move |s| {
+            step(Verb::Sweep);
+            let sweep = sweep::run(exp, cfg);
+            let family = sweep.family.size;
+            fill(&slots_ref.sweep, sweep);
+            let sweep = slots_ref.sweep.get().expect("the sweep ran");
+            s.spawn(move |_| {
+                step(Verb::Reweight);
+                fill(&slots_ref.reweight, reweight_of(exp, cfg, family));
+            });
+            s.spawn(move |_| {
+                step(Verb::Stress);
+                let stress = (exp.cases.stress_count() > 0).then(|| stress::run(exp, sweep, cfg));
+                fill(&slots_ref.stress, stress);
+            });
+            s.spawn(move |_| {
+                step(Verb::Need);
+                let need = exp
+                    .units
+                    .as_ref()
+                    .map(|_| need::run(exp, sweep, &NeedOptions::default()));
+                fill(&slots_ref.need, need);
+            });
+            s.spawn(move |_| {
+                step(Verb::Selector);
+                let selector = exp.passages.as_ref().map(|_| selector::run(exp, sweep));
+                fill(&slots_ref.selector, selector);
+            });
+        });
+        s.spawn(move |_| {
+            step(Verb::Variance);
+            fill(&slots_ref.variance, variance::run(exp, cfg));
+        });
+        s.spawn(move |_| {
+            step(Verb::Interactions);
+            fill(&slots_ref.interactions, interactions::run(exp, cfg));
+        });
+        s.spawn(move |_| {
+            step(Verb::Curve);
+            let options = CurveOptions {
+                config: cfg.clone(),
+                pricing,
+            };
+            let curve = has_budget_arms(exp).then(|| curve::run(exp, &options));
+            fill(&slots_ref.curve, curve);
+        });
+        s.spawn(move |_| fill(&slots_ref.drill, drill_of(exp)));
+    });
+    slots
+}
+
+/// The judged analyses that the decision record and the decision read.
+struct Judged<'a> {
+    sweep: &'a SweepOutput,
+    stress: Option<&'a StressOutput>,
+    reweight: Option<&'a ReweightOutput>,
+    interactions: &'a InteractionsOutput,
+    need: Option<&'a NeedOutput>,
+}
+
+/// What [`logs_beside_decision`] gives.
+struct Logs {
+    shadow: Result<Option<ShadowOutput>>,
+    context: Result<Option<ContextOutput>>,
+    skipped: Vec<String>,
+    record: Option<DecisionRecord>,
+    decision: decision::Decision,
+}
+
+/// The logs, streamed alone among the heavy analyses (their memory budget holds), beside the
+/// decision record and the decision. Nothing is computed twice: without stress cases the stress
+/// part is empty, as `record` gives it.
+fn logs_beside_decision(
+    exp: &Experiment,
+    cfg: &Config,
+    pricing: Option<Pricing>,
+    judged: &Judged,
+    step: &(impl Fn(Verb) + Sync),
+) -> Logs {
+    let (((shadow, context), skipped), (record, decision)) = rayon::join(
+        || {
+            let mut skipped = Vec::new();
+            step(Verb::Shadow);
+            let shadow = shadow_of(exp, cfg, &mut skipped);
+            step(Verb::Context);
+            let context = context_of(exp, cfg, &mut skipped);
+            ((shadow, context), skipped)
+        },
+        || {
+            step(Verb::Record);
+            let record = judged.need.map(|need| {
+                let st = judged
+                    .stress
+                    .cloned()
+                    .unwrap_or_else(|| stress::run(exp, judged.sweep, cfg));
+                record::run(
+                    exp,
+                    &Upstream {
+                        need,
+                        sweep: judged.sweep,
+                        interactions: judged.interactions,
+                        reweight: judged.reweight,
+                        stress: &st,
+                    },
+                    cfg,
+                )
+            });
+            let decision = decision::run(
+                exp,
+                judged.sweep,
+                judged.stress,
+                judged.reweight,
+                judged.interactions,
+                pricing,
+            );
+            (record, decision)
+        },
+    );
+    if exp.shadow.is_some() || exp.context_log.is_some() {
+        // The logs' passes set the allocator for their budget; what follows (the charts' pixel
+        // buffers) is faster with it set back.
+        crate::io::logs::allocator_for_speed();
+    }
+    Logs {
+        shadow,
+        context,
+        skipped,
+        record,
+        decision,
+    }
+}
+
 /// [`optional`] of an analysis that ran only when its inputs exist (`None` when they do not).
 fn optional_of<T>(
     skipped: &mut Vec<String>,
-    name: &str,
+    verb: Verb,
     r: Option<Result<T>>,
 ) -> Result<Option<T>> {
-    Ok(r.map(|r| optional(skipped, name, r)).transpose()?.flatten())
+    Ok(r.map(|r| optional(skipped, verb, r)).transpose()?.flatten())
 }
 
 /// The cases each arm loses and gains, with their samples' text when the experiment has a
@@ -289,7 +346,7 @@ fn shadow_of(
     };
     optional(
         skipped,
-        "shadow",
+        Verb::Shadow,
         ShadowLog::reopen(log, &by, None).and_then(|log| shadow::run(&log, &opts)),
     )
 }
@@ -310,7 +367,7 @@ fn context_of(
     };
     optional(
         skipped,
-        "context",
+        Verb::Context,
         ContextLog::reopen(log).and_then(|log| context::run(&log, &opts)),
     )
 }

@@ -111,9 +111,9 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     };
     let cfg = config(g);
     let bar = cfg.progress_bar(24, "analysing");
-    let analyses = analysis::all::run(&exp, &cfg, pricing, |name| {
+    let analyses = analysis::all::run(&exp, &cfg, pricing, |verb| {
         if let Some(b) = &bar {
-            b.set_message(name.to_string());
+            b.set_message(verb.name());
             b.inc(1);
         }
     })?;

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use ablate::error::{Error, Result};
 use ablate::io::manifest::Manifest;
 use ablate::sql::{self, ContextQuery, Dialect, ShadowQuery, SqlOptions};
+use ablate::verb::Verb;
 
 use super::Global;
 use super::live::LimitArgs;
@@ -85,16 +86,22 @@ pub(super) struct SqlArgs {
 
 /// Runs `ablate sql`.
 pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
-    let log_verb = matches!(args.verb.as_str(), "shadow" | "context");
-    if !log_verb
-        && !ablate::verb::Verb::parse(&args.verb).is_some_and(ablate::verb::Verb::reads_matrix)
-    {
-        return Err(Error::Usage(format!(
-            "ablate sql {}: no reduction for this verb; there are reductions for shadow, context and {} (one row per case and arm)",
-            args.verb,
-            ablate::verb::matrix_verbs().join(", ")
-        )));
-    }
+    let verb = Verb::parse(&args.verb);
+    let reduction = match verb {
+        Some(Verb::Shadow) => sql::Reduction::Shadow,
+        Some(Verb::Context) => sql::Reduction::Context,
+        Some(v) if v.reads_matrix() => sql::Reduction::Matrix { verb: v.name() },
+        _ => {
+            return Err(Error::Usage(format!(
+                "ablate sql {}: no reduction for this verb; there are reductions for {}, {} and {} (one row per case and arm)",
+                args.verb,
+                Verb::Shadow,
+                Verb::Context,
+                ablate::verb::matrix_verbs().join(", ")
+            )));
+        }
+    };
+    let log_verb = !matches!(reduction, sql::Reduction::Matrix { .. });
     // The logs' queries need no experiment.toml: a warehouse log may have no folder at all.
     let pass_mark = match (&args.dir, log_verb) {
         (_, true) => 0.5,
@@ -106,13 +113,9 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
             )));
         }
     };
-    let tables = table_sources(&args)?;
+    let tables = table_sources(&args, reduction)?;
     let dialect = Dialect::from(args.dialect);
-    let stem = if args.verb == "context" {
-        "context_log"
-    } else {
-        "shadow"
-    };
+    let stem = log_stem(reduction);
     let present = if log_verb {
         log_columns(&args, stem)?
     } else {
@@ -131,9 +134,9 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
             args.replicates
         )));
     }
-    check_without(&args)?;
+    check_without(&args, reduction)?;
     sql::query(
-        &args.verb,
+        reduction,
         &SqlOptions {
             dialect,
             tables,
@@ -157,7 +160,7 @@ pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
 }
 
 /// The `--table NAME=SOURCE` overrides: the query reads one table, and only it may be named.
-fn table_sources(args: &SqlArgs) -> Result<BTreeMap<String, String>> {
+fn table_sources(args: &SqlArgs, reduction: sql::Reduction) -> Result<BTreeMap<String, String>> {
     let mut tables = BTreeMap::new();
     for t in &args.tables {
         let (name, source) = t.split_once('=').ok_or_else(|| {
@@ -165,11 +168,7 @@ fn table_sources(args: &SqlArgs) -> Result<BTreeMap<String, String>> {
                 "--table {t}: write NAME=SOURCE, e.g. --table results=lake.evals.results"
             ))
         })?;
-        let reads = match args.verb.as_str() {
-            "shadow" => "shadow",
-            "context" => "context_log",
-            _ => "results",
-        };
+        let reads = log_stem(reduction);
         if name != reads {
             return Err(Error::Usage(format!(
                 "--table {name}=…: the {} query reads only `{reads}`; the experiment folder supplies the other tables",
@@ -210,12 +209,21 @@ fn log_columns(args: &SqlArgs, stem: &str) -> Result<Option<Vec<String>>> {
     })
 }
 
+/// The table a log reduction reads (`shadow` or `context_log`; `results` for the matrix).
+fn log_stem(reduction: sql::Reduction) -> &'static str {
+    match reduction {
+        sql::Reduction::Shadow => "shadow",
+        sql::Reduction::Context => "context_log",
+        sql::Reduction::Matrix { .. } => "results",
+    }
+}
+
 /// `--without` names only the verb's optional columns.
-fn check_without(args: &SqlArgs) -> Result<()> {
-    let optional: &[&str] = match args.verb.as_str() {
-        "shadow" => &["score", "tokens_in"],
-        "context" => &["step", "model_limit", "expected_output"],
-        _ => &[],
+fn check_without(args: &SqlArgs, reduction: sql::Reduction) -> Result<()> {
+    let optional: &[&str] = match reduction {
+        sql::Reduction::Shadow => &["score", "tokens_in"],
+        sql::Reduction::Context => &["step", "model_limit", "expected_output"],
+        sql::Reduction::Matrix { .. } => &[],
     };
     if let Some(w) = args
         .without

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::analysis::sweep::SweepOutput;
 use crate::error::{Error, Result};
-use crate::io::Experiment;
+use crate::io::{Experiment, Passages};
 use crate::stats::moments::{self, Neumaier};
 
 /// One threshold of the replay.
@@ -50,16 +50,8 @@ pub struct SelectorOutput {
     pub points: Vec<SelectorPoint>,
 }
 
-/// Replays the selector.
-///
-/// # Errors
-/// No passages table.
-pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
-    let passages = exp.passages.as_ref().ok_or_else(|| Error::NotFound {
-        path: exp.dir.join("passages.parquet"),
-        fix: "the selector replay needs the retrieved passages: case_id, rank, tokens, score (reranker)[, gold]".into(),
-    })?;
-    // Passages of each main-set case.
+/// The passages of each main-set case (indexed by case): rank, tokens, reranker score, gold.
+fn passages_by_case(exp: &Experiment, passages: &Passages) -> Vec<Vec<(i64, f64, f64, bool)>> {
     let mut by_case: Vec<Vec<(i64, f64, f64, bool)>> = vec![Vec::new(); exp.cases.len()];
     for p in &passages.rows {
         let c = p.case as usize;
@@ -73,6 +65,32 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         };
         by_case[c].push((p.rank, p.tokens, p.score, gold));
     }
+    by_case
+}
+
+/// The measured selector arms: (threshold, arm, the sweep's drop).
+fn measured_arms(exp: &Experiment, sweep: &SweepOutput) -> Vec<(f64, String, f64)> {
+    exp.arms
+        .iter()
+        .flat_map(|a| a.specs.iter())
+        .filter_map(|s| {
+            let t = s.selector_threshold?;
+            let arm = sweep.arms.iter().find(|a| a.arm == s.arm)?;
+            Some((t, s.arm.clone(), arm.drop))
+        })
+        .collect()
+}
+
+/// Replays the selector.
+///
+/// # Errors
+/// No passages table.
+pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
+    let passages = exp.passages.as_ref().ok_or_else(|| Error::NotFound {
+        path: exp.dir.join("passages.parquet"),
+        fix: "the selector replay needs the retrieved passages: case_id, rank, tokens, score (reranker)[, gold]".into(),
+    })?;
+    let by_case = passages_by_case(exp, passages);
     let cases: Vec<usize> = (0..exp.cases.len())
         .filter(|&c| !by_case[c].is_empty())
         .collect();
@@ -98,17 +116,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         .collect();
     let oracle_mean = moments::mean(&oracle_saving);
 
-    // Measured arms by threshold.
-    let measured: Vec<(f64, String, f64)> = exp
-        .arms
-        .iter()
-        .flat_map(|a| a.specs.iter())
-        .filter_map(|s| {
-            let t = s.selector_threshold?;
-            let arm = sweep.arms.iter().find(|a| a.arm == s.arm)?;
-            Some((t, s.arm.clone(), arm.drop))
-        })
-        .collect();
+    let measured = measured_arms(exp, sweep);
     let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 / 20.0).collect();
     thresholds.extend(measured.iter().map(|m| m.0));
     thresholds.sort_by(f64::total_cmp);

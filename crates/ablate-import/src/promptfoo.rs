@@ -457,38 +457,8 @@ fn take_rows(
             arm = format!("{arm} | {}", provider_name(row));
         }
         arms.insert(arm.clone());
-        imp.observations.push(Observation {
-            case_id,
-            arm,
-            order: (rank, 0, position),
-            score,
-            tokens_in: row
-                .get("response")
-                .and_then(|r| r.get("tokenUsage"))
-                .and_then(|t| t.get("prompt"))
-                .and_then(Value::as_i64),
-            strata: scalar_fields(
-                row.get("testCase")
-                    .and_then(|t| t.get("metadata"))
-                    .or_else(|| row.get("metadata")),
-            ),
-            source: format!("{}, row {}", f.path.display(), i + 1),
-            passed: passed_of(row),
-            file: f.path.display().to_string(),
-            input: row
-                .get("prompt")
-                .and_then(|p| p.get("raw"))
-                .and_then(Value::as_str)
-                .and_then(crate::import::sample_text),
-            output: row
-                .get("response")
-                .and_then(|r| r.get("output"))
-                .and_then(|o| match o {
-                    Value::String(s) => crate::import::sample_text(s),
-                    Value::Null => None,
-                    other => crate::import::sample_text(&other.to_string()),
-                }),
-        });
+        imp.observations
+            .push(observation(f, i, case_id, arm, (rank, 0, position), score));
         taken += 1;
     }
     if errors > 0 {
@@ -520,6 +490,51 @@ fn take_rows(
         config: None,
     });
     Ok(())
+}
+
+/// The observation of row `i` of `f`: its case, arm, order, score, and what the row says beside
+/// them (prompt tokens, the test's metadata as strata, the rendered prompt and the output).
+fn observation(
+    f: &File,
+    i: usize,
+    case_id: String,
+    arm: String,
+    order: (usize, i64, usize),
+    score: f64,
+) -> Observation {
+    let row = &f.rows[i];
+    Observation {
+        case_id,
+        arm,
+        order,
+        score,
+        tokens_in: row
+            .get("response")
+            .and_then(|r| r.get("tokenUsage"))
+            .and_then(|t| t.get("prompt"))
+            .and_then(Value::as_i64),
+        strata: scalar_fields(
+            row.get("testCase")
+                .and_then(|t| t.get("metadata"))
+                .or_else(|| row.get("metadata")),
+        ),
+        source: format!("{}, row {}", f.path.display(), i + 1),
+        passed: passed_of(row),
+        file: f.path.display().to_string(),
+        input: row
+            .get("prompt")
+            .and_then(|p| p.get("raw"))
+            .and_then(Value::as_str)
+            .and_then(crate::import::sample_text),
+        output: row
+            .get("response")
+            .and_then(|r| r.get("output"))
+            .and_then(|o| match o {
+                Value::String(s) => crate::import::sample_text(s),
+                Value::Null => None,
+                other => crate::import::sample_text(&other.to_string()),
+            }),
+    }
 }
 
 /// A row's score: `score`, or with `--score NAME` its `namedScores.NAME`; `None` when the row

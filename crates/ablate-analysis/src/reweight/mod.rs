@@ -332,6 +332,42 @@ fn thin_strata_warnings(
     }
 }
 
+/// The production estimate of a mean over some of the paired cases.
+struct Estimator<'a> {
+    method: Method,
+    weighting: &'a [Weighting],
+    weights: &'a [f64],
+    paired: &'a Paired,
+}
+
+impl Estimator<'_> {
+    /// The weighted mean of `x` (one value per position `pos` among the paired cases) and its se,
+    /// clustered when the cases come in clusters (the paired units); `None` when a weighted
+    /// stratum has no case.
+    fn estimate(&self, pos: &[usize], x: &[f64]) -> (Option<f64>, Option<f64>) {
+        let clusters: Option<Vec<u32>> = self
+            .paired
+            .clustered
+            .then(|| pos.iter().map(|&p| self.paired.unit[p]).collect());
+        match self.method {
+            Method::PostStratified => {
+                let w = &self.weighting[0];
+                let strata: Vec<usize> = pos.iter().map(|&p| w.stratum[p]).collect();
+                survey::post_stratified(x, &strata, &w.share, clusters.as_deref())
+            }
+            Method::Raked => {
+                let w: Vec<f64> = pos.iter().map(|&p| self.weights[p]).collect();
+                let margins: Vec<Vec<usize>> = self
+                    .weighting
+                    .iter()
+                    .map(|m| pos.iter().map(|&p| m.stratum[p]).collect())
+                    .collect();
+                survey::raked_mean(x, &w, &margins, clusters.as_deref())
+            }
+        }
+    }
+}
+
 /// Runs the reweighting.
 ///
 /// # Errors
@@ -349,29 +385,13 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     let effective_cases = kish_effective_n(&weights);
 
     thin_strata_warnings(method, &weighting, &mut warnings);
-    // Clustered standard errors when the cases come in clusters (the paired units).
-    let clusters_at = |pos: &[usize]| -> Option<Vec<u32>> {
-        paired
-            .clustered
-            .then(|| pos.iter().map(|&p| paired.unit[p]).collect())
+    let est = Estimator {
+        method,
+        weighting: &weighting,
+        weights: &weights,
+        paired: &paired,
     };
-    let estimate = |pos: &[usize], x: &[f64]| -> (Option<f64>, Option<f64>) {
-        let clusters = clusters_at(pos);
-        match method {
-            Method::PostStratified => {
-                let strata: Vec<usize> = pos.iter().map(|&p| weighting[0].stratum[p]).collect();
-                survey::post_stratified(x, &strata, &weighting[0].share, clusters.as_deref())
-            }
-            Method::Raked => {
-                let w: Vec<f64> = pos.iter().map(|&p| weights[p]).collect();
-                let margins: Vec<Vec<usize>> = weighting
-                    .iter()
-                    .map(|m| pos.iter().map(|&p| m.stratum[p]).collect())
-                    .collect();
-                survey::raked_mean(x, &w, &margins, clusters.as_deref())
-            }
-        }
-    };
+    let estimate = |pos: &[usize], x: &[f64]| est.estimate(pos, x);
 
     let base = paired.baseline;
     let all: Vec<usize> = (0..paired.cases.len()).collect();

@@ -91,26 +91,8 @@ pub fn next(
                 done[i] = true;
                 continue;
             }
-            for &c in unit {
-                if !baseline_planned[c] {
-                    baseline_planned[c] = true;
-                    for rep in have(c, Some(base))..r {
-                        calls.push(Call {
-                            case_id: exp.cases.ids[c].clone(),
-                            arm: exp.results.arms[base].clone(),
-                            repeat: rep,
-                        });
-                        baseline_calls += 1;
-                    }
-                }
-                for rep in have(c, a)..r {
-                    calls.push(Call {
-                        case_id: exp.cases.ids[c].clone(),
-                        arm: label.to_string(),
-                        repeat: rep,
-                    });
-                }
-            }
+            baseline_calls +=
+                unit_calls(exp, unit, (a, label), r, &mut baseline_planned, &mut calls);
             planned += cost;
             next_unit[i] += 1;
             *per_arm.entry(label.to_string()).or_default() += 1;
@@ -139,6 +121,44 @@ pub fn next(
         calls,
         warnings,
     }
+}
+
+/// Appends the calls of one unit (its cases) for arm `a` (labelled `label`): the repeats each
+/// cell lacks up to `r`, first in the baseline when its baseline is not yet planned. Returns the
+/// number of baseline calls added.
+fn unit_calls(
+    exp: &Experiment,
+    unit: &[usize],
+    (a, label): (Option<usize>, &str),
+    r: u32,
+    baseline_planned: &mut [bool],
+    calls: &mut Vec<Call>,
+) -> u64 {
+    let m = &exp.results.matrix;
+    let base = exp.baseline_index();
+    let have = |c: usize, a: Option<usize>| a.map_or(0, |a| m.repeats[m.cell(c, a)]);
+    let mut baseline_calls = 0;
+    for &c in unit {
+        if !baseline_planned[c] {
+            baseline_planned[c] = true;
+            for rep in have(c, Some(base))..r {
+                calls.push(Call {
+                    case_id: exp.cases.ids[c].clone(),
+                    arm: exp.results.arms[base].clone(),
+                    repeat: rep,
+                });
+                baseline_calls += 1;
+            }
+        }
+        for rep in have(c, a)..r {
+            calls.push(Call {
+                case_id: exp.cases.ids[c].clone(),
+                arm: label.to_string(),
+                repeat: rep,
+            });
+        }
+    }
+    baseline_calls
 }
 
 /// The batch's warnings: capped at the batch limit, arms whose set is exhausted, every arm

@@ -54,6 +54,9 @@ impl SimArm {
     }
 }
 
+/// The demo's arms: the baseline, each block and unit removed, the composed cut and its parts,
+/// the refund window's carriers in full factorial, the context arms, and with `target` extra
+/// pairs up to that many arms.
 pub(super) fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> {
     let of_block = |prefix: &str| -> Vec<String> {
         units
@@ -115,6 +118,27 @@ pub(super) fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> 
     }
     let all: Vec<String> = carriers.iter().map(|c| c.to_string()).collect();
     arms.push(SimArm::fixed("without-window-carriers", &all, units));
+    arms.extend(context_arms());
+    if let Some(n) = target {
+        for pair in extra_pairs(units, &arms) {
+            if arms.len() >= n {
+                break;
+            }
+            arms.push(SimArm::fixed(
+                format!("without-{}+{}", pair[0], pair[1]),
+                &pair,
+                units,
+            ));
+        }
+        arms.truncate(n.max(1));
+    }
+    arms
+}
+
+/// The demo's context arms: random and retrieval budget selectors at five ratios, and the
+/// reranker at three thresholds.
+fn context_arms() -> Vec<SimArm> {
+    let mut arms = Vec::new();
     for (selector, retrieval) in [("random", false), ("retrieval", true)] {
         for ratio in [0.1, 0.2, 0.3, 0.5, 0.7] {
             arms.push(SimArm {
@@ -140,19 +164,6 @@ pub(super) fn demo_arms(units: &[String], target: Option<usize>) -> Vec<SimArm> 
             design: None,
             removal: Removal::Reranker(t),
         });
-    }
-    if let Some(n) = target {
-        for pair in extra_pairs(units, &arms) {
-            if arms.len() >= n {
-                break;
-            }
-            arms.push(SimArm::fixed(
-                format!("without-{}+{}", pair[0], pair[1]),
-                &pair,
-                units,
-            ));
-        }
-        arms.truncate(n.max(1));
     }
     arms
 }

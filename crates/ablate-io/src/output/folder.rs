@@ -116,16 +116,9 @@ impl AtomicDir {
         Ok(())
     }
 
-    /// Writes the marker, then moves the finished folder into place, replacing an earlier output
-    /// of ablate's. Retries when a concurrent writer commits to the same target at the same time.
-    ///
-    /// The marker holds every file's SHA-256: noted by [`AtomicDir::write`], or read and hashed
-    /// now for a file written through [`AtomicDir::path`] (or rewritten there since: its length
-    /// or modification time differs from what was noted).
-    ///
-    /// # Errors
-    /// The target has become something ablate may not replace, or a rename fails.
-    pub fn commit(mut self) -> Result<PathBuf> {
+    /// Writes the marker into the temporary folder: every file's SHA-256, noted by
+    /// [`AtomicDir::write`] or hashed now (see [`AtomicDir::commit`]).
+    fn write_marker(&mut self) -> Result<()> {
         let files = list_files(&self.temp)?;
         let written = std::mem::take(
             self.written
@@ -159,7 +152,20 @@ impl AtomicDir {
         let text = serde_json::to_string_pretty(&marker)
             .map_err(|e| Error::Invariant(format!("marker serialisation: {e}")))?;
         std::fs::write(&marker_path, text + "\n").map_err(|e| Error::io(&marker_path, e))?;
+        Ok(())
+    }
 
+    /// Writes the marker, then moves the finished folder into place, replacing an earlier output
+    /// of ablate's. Retries when a concurrent writer commits to the same target at the same time.
+    ///
+    /// The marker holds every file's SHA-256: noted by [`AtomicDir::write`], or read and hashed
+    /// now for a file written through [`AtomicDir::path`] (or rewritten there since: its length
+    /// or modification time differs from what was noted).
+    ///
+    /// # Errors
+    /// The target has become something ablate may not replace, or a rename fails.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        self.write_marker()?;
         let parent = parent_of(&self.target);
         for attempt in 0..COMMIT_ATTEMPTS {
             if attempt > 0 {

@@ -306,7 +306,13 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
             )));
         }
     };
-    let hashes = sha256_files(target, &files, |f| marker.sha256.contains_key(f));
+    vouched(target, &files, &marker)
+}
+
+/// Whether `marker` vouches for every one of `files` in `target` (listed, and its SHA-256
+/// matching): `None` when the folder changed while being hashed (look again).
+fn vouched(target: &Path, files: &[String], marker: &Marker) -> Option<Result<()>> {
+    let hashes = sha256_files(target, files, |f| marker.sha256.contains_key(f));
     for (file, hashed) in files
         .iter()
         .zip(hashes)

@@ -1,6 +1,8 @@
 use crate::io::arms::Arms;
 
 mod aggregates;
+mod batch;
+mod decode;
 mod fold;
 mod pages;
 mod raw;

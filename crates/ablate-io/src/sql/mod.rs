@@ -188,17 +188,31 @@ fn literal(x: f64) -> String {
     }
 }
 
-/// The query for `verb`: `shadow` and `context` reduce their logs, and any other verb the case ×
-/// arm matrix (the caller checks that the verb reads it: `ablate::verb::matrix_verbs`).
+/// What a query reduces: the shadow log, the context log, or the results to the case × arm
+/// matrix (for the verb named, which reads it: `ablate::verb::matrix_verbs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction<'a> {
+    /// The results, to one row per (case, arm), for `ablate <verb> --from-aggregates`.
+    Matrix {
+        /// The verb the reduction is for (named in the query's comments).
+        verb: &'a str,
+    },
+    /// The shadow log, to sums per stratum (and replicate).
+    Shadow,
+    /// The context log, to sums per group.
+    Context,
+}
+
+/// The query for `reduction`.
 ///
 /// # Errors
 /// A file path for an engine that reads tables only.
-pub fn query(verb: &str, opts: &SqlOptions) -> Result<String> {
-    match verb {
-        "shadow" => return shadow::query(opts, &opts.shadow),
-        "context" => return context::query(opts, &opts.context),
-        _ => {}
-    }
+pub fn query(reduction: Reduction, opts: &SqlOptions) -> Result<String> {
+    let verb = match reduction {
+        Reduction::Shadow => return shadow::query(opts, &opts.shadow),
+        Reduction::Context => return context::query(opts, &opts.context),
+        Reduction::Matrix { verb } => verb,
+    };
     let results = table_ref("results", opts)?;
     let pm = literal(opts.pass_mark);
     let tokens = if opts.tokens {
@@ -307,7 +321,7 @@ mod tests {
 
     #[test]
     fn the_query_says_how_it_merges() {
-        let q = query("sweep", &opts(Dialect::Trino)).unwrap();
+        let q = query(Reduction::Matrix { verb: "sweep" }, &opts(Dialect::Trino)).unwrap();
         assert!(q.contains("merge by addition"));
         assert!(q.contains("GROUP BY case_id, arm"));
         assert!(q.contains("score >= 0.5"));

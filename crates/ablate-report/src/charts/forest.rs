@@ -56,7 +56,8 @@ fn row_segments(n: usize) -> (usize, impl Fn(usize) -> usize) {
     )
 }
 
-#[allow(clippy::too_many_lines)]
+/// Draws a forest on `root`: one row per arm (its estimate and interval, a second estimate as a
+/// dumbbell), the zero line and the threshold, and the legend below.
 pub(super) fn draw_forest<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -147,28 +148,34 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
             });
         }
     }
-    // Whiskers first, then every marker over them.
-    for m in &marks {
+    draw_marks(&plot, &marks).map_err(err)?;
+    let beyond = marks.iter().any(|m| m.beyond);
+    let items = legend_items(rows, (threshold, comparison), sides, beyond);
+    draw_legend(&legend, items).map_err(err)
+}
+
+/// Draws the intervals' whiskers first, then every marker over them.
+fn draw_marks<DB: DrawingBackend>(
+    plot: &DrawingArea<DB, Shift>,
+    marks: &[Mark],
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for m in marks {
         if let Some((l, h)) = m.whisker.filter(|(l, h)| h > l) {
             plot.draw(&PathElement::new(
                 vec![(l, m.at.1), (h, m.at.1)],
                 m.color.stroke_width(2),
-            ))
-            .map_err(err)?;
+            ))?;
         }
     }
-    for m in &marks {
+    for m in marks {
         let style = if m.hollow || m.beyond {
             m.color.stroke_width(2)
         } else {
             m.color.filled()
         };
-        plot.draw(&Circle::new(m.at, if m.beyond { 6 } else { 5 }, style))
-            .map_err(err)?;
+        plot.draw(&Circle::new(m.at, if m.beyond { 6 } else { 5 }, style))?;
     }
-    let beyond = marks.iter().any(|m| m.beyond);
-    let items = legend_items(rows, (threshold, comparison), sides, beyond);
-    draw_legend(&legend, items).map_err(err)
+    Ok(())
 }
 
 /// A legend entry's mark.

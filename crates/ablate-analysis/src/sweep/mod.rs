@@ -37,6 +37,9 @@
 //! Cost: one pass over the case × arm matrix per bootstrap resample, O(B·n·arms); the family
 //! intervals, O(n log n) per arm.
 
+mod changes;
+use changes::Changes;
+
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -309,81 +312,85 @@ fn p_positive(flat: bool, drop: f64, se: Option<f64>, units: usize) -> f64 {
     }
 }
 
-/// The cases an arm loses (pass in the baseline, fail in the arm) and gains, the lost ones by
-/// slice, whether every pair is a single 0/1 (or pass/fail) outcome, as McNemar's test needs,
-/// and the arm's churn ([`paired::churn`]).
-struct Changes {
-    lost: usize,
-    gained: usize,
-    lost_by_slice: BTreeMap<String, usize>,
-    binary: bool,
-    churn: Option<usize>,
+/// What judging one arm of the sweep reads.
+struct OneArm<'a> {
+    exp: &'a Experiment,
+    cfg: &'a Config,
+    paired: &'a Paired,
+    draws: Option<&'a Draws>,
+    family_size: usize,
+    /// The score range's ends.
+    bounds: (f64, f64),
+    threshold: f64,
 }
 
-impl Changes {
-    /// The changes of every arm in `arms` (whose paired cases are `pairs`), in one pass over the
-    /// per-case matrix, row by row as it is laid out.
-    fn all(
-        exp: &Experiment,
-        paired: &Paired,
-        pairs: &[&PairedArm],
-        arms: &[usize],
-        pass_mark: f64,
-    ) -> Vec<Changes> {
-        let m = &exp.results.matrix;
-        let base = paired.baseline;
-        let slice = exp.cases.slice();
-        let k = arms.len();
-        let (mut lost, mut gained, mut binary) = (vec![0; k], vec![0; k], vec![true; k]);
-        let (mut churned, mut repeated) = (vec![0; k], vec![false; k]);
-        // Counted by borrowed name; owned names only for the slices that lost a case.
-        let mut lost_by_slice: Vec<BTreeMap<&str, usize>> = vec![BTreeMap::new(); k];
-        // Each arm's next paired case (pairs list the cases present, in order).
-        let mut next = vec![0; k];
-        let zero_one = |x: f64| x == 0.0 || x == 1.0;
-        for (pos, &c) in paired.cases.iter().enumerate() {
-            let base_cell = m.cell(c, base);
-            let pb = m.case_passes(base_cell, pass_mark);
-            for (i, &a) in arms.iter().enumerate() {
-                let cell = m.cell(c, a);
-                if let Some(churns) = paired::cell_churns(m, cell) {
-                    repeated[i] = true;
-                    churned[i] += usize::from(churns);
-                }
-                let p = &pairs[i];
-                let j = next[i];
-                if p.pos.get(j) != Some(&pos) {
-                    continue;
-                }
-                next[i] += 1;
-                let pa = m.case_passes(cell, pass_mark);
-                if pb && !pa {
-                    lost[i] += 1;
-                    if let Some(v) = slice {
-                        let name = v[c].as_deref().unwrap_or("(no slice)");
-                        *lost_by_slice[i].entry(name).or_insert(0) += 1;
-                    }
-                }
-                gained[i] += usize::from(!pb && pa);
-                let single = m.repeats[base_cell] == 1 && m.repeats[cell] == 1;
-                // Paired binary outcomes: the harness's pass/fail when results carry it, else
-                // 0/1 scores.
-                binary[i] &=
-                    single && (m.pass_flags || (zero_one(p.base[j]) && zero_one(p.arm[j])));
-            }
-        }
-        (0..k)
-            .map(|i| Changes {
-                lost: lost[i],
-                gained: gained[i],
-                lost_by_slice: lost_by_slice[i]
-                    .iter()
-                    .map(|(name, n)| (name.to_string(), *n))
-                    .collect(),
-                binary: binary[i],
-                churn: repeated[i].then_some(churned[i]),
-            })
-            .collect()
+impl OneArm<'_> {
+    /// Arm `a` (the `k`-th judged) with its pairs and changes: its row of the sweep, its p-value
+    /// for Holm's step-down, its warning when its drops have no spread, and whether its scores
+    /// are binary.
+    fn judge(
+        &self,
+        k: usize,
+        a: usize,
+        p: &PairedArm,
+        changes: Changes,
+    ) -> (SweepArm, f64, Option<crate::warning::Warning>, bool) {
+        let (exp, cfg, paired, m) = (self.exp, self.cfg, self.paired, &self.exp.results.matrix);
+        let (lo, hi, threshold, family_size) = (
+            self.bounds.0,
+            self.bounds.1,
+            self.threshold,
+            self.family_size,
+        );
+        let draws = self.draws;
+        let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
+        let drop = sample.point;
+        let intervals = Intervals::new(&sample);
+        let est = intervals.estimate(
+            draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
+            cfg.confidence,
+        );
+        let fam = intervals.family(family_size, cfg.confidence);
+        let units = intervals.units();
+        let flat = est.ci_method == CiMethod::ExactBound;
+        let warning = flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));
+        let se = est.se;
+        // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by
+        // the small-sample interval (the percentile bootstrap, once the arm's CI from 100
+        // units, called 6.7% of arms on the threshold confident at 95% with 100 binary
+        // cases: ties).
+        let judged = if cfg.per_arm {
+            intervals.family(1, cfg.confidence)
+        } else {
+            fam
+        };
+        let (verdict, confidence) = judge(drop, threshold, &judged, units);
+        let binary = changes.binary;
+        let arm = SweepArm {
+            arm: exp.results.arms[a].clone(),
+            removed: removed_units(exp, &exp.results.arms[a]),
+            block: block_of(exp, &exp.results.arms[a]),
+            score: moments::mean(&p.arm),
+            drop,
+            se,
+            ci: est.interval(),
+            ci_family: fam.interval(),
+            units,
+            rho: moments::pearson(&p.base, &p.arm),
+            p_holm: None,
+            mcnemar_p: (binary && !paired.clustered)
+                .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
+            verdict,
+            confidence,
+            tokens_removed: tokens_removed(exp, paired, a),
+            lost_cases: changes.lost,
+            gained_cases: changes.gained,
+            churn: changes.churn,
+            missing_cases: paired.cases.len() - p.pos.len(),
+            lost_by_slice: changes.lost_by_slice,
+            n: p.pos.len(),
+        };
+        (arm, p_positive(flat, drop, se, units), warning, binary)
     }
 }
 
@@ -414,55 +421,16 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .zip(changes.into_par_iter())
         .enumerate()
         .map(|(k, ((&a, p), changes))| {
-            let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
-            let drop = sample.point;
-            let intervals = Intervals::new(&sample);
-            let est = intervals.estimate(
-                draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
-                cfg.confidence,
-            );
-            let fam = intervals.family(family_size, cfg.confidence);
-            let units = intervals.units();
-            let flat = est.ci_method == CiMethod::ExactBound;
-            let warning =
-                flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));
-            let se = est.se;
-            // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by
-            // the small-sample interval (the percentile bootstrap, once the arm's CI from 100
-            // units, called 6.7% of arms on the threshold confident at 95% with 100 binary
-            // cases: ties).
-            let judged = if cfg.per_arm {
-                intervals.family(1, cfg.confidence)
-            } else {
-                fam
+            let on = OneArm {
+                exp,
+                cfg,
+                paired: &paired,
+                draws: draws.as_ref(),
+                family_size,
+                bounds: (lo, hi),
+                threshold,
             };
-            let (verdict, confidence) = judge(drop, threshold, &judged, units);
-            let binary = changes.binary;
-            let arm = SweepArm {
-                arm: exp.results.arms[a].clone(),
-                removed: removed_units(exp, &exp.results.arms[a]),
-                block: block_of(exp, &exp.results.arms[a]),
-                score: moments::mean(&p.arm),
-                drop,
-                se,
-                ci: est.interval(),
-                ci_family: fam.interval(),
-                units,
-                rho: moments::pearson(&p.base, &p.arm),
-                p_holm: None,
-                mcnemar_p: (binary && !paired.clustered)
-                    .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
-                verdict,
-                confidence,
-                tokens_removed: tokens_removed(exp, &paired, a),
-                lost_cases: changes.lost,
-                gained_cases: changes.gained,
-                churn: changes.churn,
-                missing_cases: paired.cases.len() - p.pos.len(),
-                lost_by_slice: changes.lost_by_slice,
-                n: p.pos.len(),
-            };
-            (arm, p_positive(flat, drop, se, units), warning, binary)
+            on.judge(k, a, p, changes)
         })
         .collect();
     let mut arms = Vec::with_capacity(per_arm.len());
