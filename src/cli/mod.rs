@@ -58,32 +58,59 @@ struct Common {
     quiet: bool,
 }
 
-/// The verbs. Each one's `--help` is the doc comment of its `Args` struct.
-#[derive(Debug, Subcommand)]
-enum Command {
-    Check(experiment::CheckArgs),
-    Sweep(experiment::SweepArgs),
-    Variance(experiment::VarianceArgs),
-    Reweight(reweight::ReweightArgs),
-    Stress(experiment::StressArgs),
-    Interactions(experiment::InteractionsArgs),
-    Plan(plan::PlanArgs),
-    Need(experiment::NeedArgs),
-    Curve(experiment::CurveArgs),
-    Selector(experiment::SelectorArgs),
-    Record(experiment::RecordArgs),
-    Shadow(live::ShadowArgs),
-    Context(live::ContextArgs),
-    Watch(sequential::WatchArgs),
-    Next(sequential::NextArgs),
-    Report(report_cmd::ReportArgs),
-    Simulate(simulate::SimulateArgs),
-    Import(import::ImportArgs),
-    Sql(sql::SqlArgs),
+/// Declares the subcommands, one row each: the variant, its `Args` struct (whose doc comment is
+/// its `--help`) and the function that runs it. From the rows come the clap enum [`Command`],
+/// [`Command::args`] and [`Command::run`].
+macro_rules! commands {
+    ($( $(#[$meta:meta])* $variant:ident($args:ty) => $run:path, )*) => {
+        /// The verbs. Each one's `--help` is the doc comment of its `Args` struct.
+        #[derive(Debug, Subcommand)]
+        enum Command {
+            $( $(#[$meta])* $variant($args), )*
+        }
+
+        impl Command {
+            /// The verb's arguments.
+            fn args(&self) -> &dyn VerbArgs {
+                match self {
+                    $( Command::$variant(a) => a, )*
+                }
+            }
+
+            /// Runs the verb.
+            fn run(self, g: &Global) -> Result<String> {
+                match self {
+                    $( Command::$variant(a) => $run(a, g), )*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    Check(experiment::CheckArgs) => experiment::check,
+    Sweep(experiment::SweepArgs) => experiment::sweep,
+    Variance(experiment::VarianceArgs) => experiment::variance,
+    Reweight(reweight::ReweightArgs) => reweight::reweight,
+    Stress(experiment::StressArgs) => experiment::stress,
+    Interactions(experiment::InteractionsArgs) => experiment::interactions,
+    Plan(plan::PlanArgs) => plan::plan,
+    Need(experiment::NeedArgs) => experiment::need,
+    Curve(experiment::CurveArgs) => experiment::curve,
+    Selector(experiment::SelectorArgs) => experiment::selector,
+    Record(experiment::RecordArgs) => experiment::record,
+    Shadow(live::ShadowArgs) => live::shadow,
+    Context(live::ContextArgs) => live::context,
+    Watch(sequential::WatchArgs) => sequential::watch,
+    Next(sequential::NextArgs) => sequential::next,
+    Report(report_cmd::ReportArgs) => report_cmd::report,
+    Simulate(simulate::SimulateArgs) => simulate::simulate,
+    Import(import::ImportArgs) => import::import,
+    Sql(sql::SqlArgs) => sql::sql,
     /// Every verb's tables and options, the manifest keys and the experiment's tables, as JSON
     /// (for the Python module and other wrappers).
     #[command(hide = true)]
-    Schema(schema::SchemaArgs),
+    Schema(schema::SchemaArgs) => schema::schema,
 }
 
 /// What a verb reads and where it writes: compared with each other and checked before any work
@@ -155,34 +182,6 @@ trait VerbArgs {
     fn paths(&self) -> IoPaths;
     /// Sets the settings its option groups carry.
     fn apply(&self, g: &mut Global);
-}
-
-impl Command {
-    /// The verb's arguments.
-    fn args(&self) -> &dyn VerbArgs {
-        match self {
-            Command::Check(a) => a,
-            Command::Sweep(a) => a,
-            Command::Variance(a) => a,
-            Command::Reweight(a) => a,
-            Command::Stress(a) => a,
-            Command::Interactions(a) => a,
-            Command::Plan(a) => a,
-            Command::Need(a) => a,
-            Command::Curve(a) => a,
-            Command::Selector(a) => a,
-            Command::Record(a) => a,
-            Command::Shadow(a) => a,
-            Command::Context(a) => a,
-            Command::Watch(a) => a,
-            Command::Next(a) => a,
-            Command::Report(a) => a,
-            Command::Simulate(a) => a,
-            Command::Import(a) => a,
-            Command::Sql(a) => a,
-            Command::Schema(a) => a,
-        }
-    }
 }
 
 /// Most bootstrap resamples accepted (the replicates are held in memory: B × arms floats).
@@ -398,27 +397,5 @@ pub fn run(cli: Cli) -> Result<String> {
     args.apply(&mut g);
     validate(&g)?;
     args.paths().preflight(&g)?;
-    let g = &g;
-    match cli.command {
-        Command::Check(args) => experiment::check(args, g),
-        Command::Sweep(args) => experiment::sweep(args, g),
-        Command::Variance(args) => experiment::variance(args, g),
-        Command::Reweight(args) => reweight::reweight(args, g),
-        Command::Stress(args) => experiment::stress(args, g),
-        Command::Interactions(args) => experiment::interactions(args, g),
-        Command::Plan(args) => plan::plan(args, g),
-        Command::Need(args) => experiment::need(args, g),
-        Command::Curve(args) => experiment::curve(args, g),
-        Command::Selector(args) => experiment::selector(args, g),
-        Command::Record(args) => experiment::record(args, g),
-        Command::Shadow(args) => live::shadow(args, g),
-        Command::Context(args) => live::context(args, g),
-        Command::Watch(args) => sequential::watch(args, g),
-        Command::Next(args) => sequential::next(args, g),
-        Command::Report(args) => report_cmd::report(args, g),
-        Command::Simulate(args) => simulate::simulate(args, g),
-        Command::Import(args) => import::import(args, g),
-        Command::Sql(args) => sql::sql(args, g),
-        Command::Schema(args) => schema::schema(args, g),
-    }
+    cli.command.run(&g)
 }

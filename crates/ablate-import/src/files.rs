@@ -16,60 +16,6 @@ pub fn date_prefix(stamp: &str) -> Option<&str> {
     (digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)).then_some(day)
 }
 
-/// Deepest nesting JSON may have in a log (serde_json's own limit).
-pub const MAX_JSON_DEPTH: usize = 128;
-
-/// How deeply the arrays and objects of a JSON or JSON5 text nest, counting the brackets the
-/// JSON5 parser would see: outside strings in double or single quotes (a backslash escapes the
-/// next character) and outside `//` and `/* */` comments. Counting only outside double-quoted
-/// strings let `[']',` 50,000 times through at depth 1, and the JSON5 parser overflowed the
-/// stack. Where the text is not JSON5 the parser stops there, so a wrong guess past that point
-/// never lets a deeper text through.
-pub fn json_depth(text: &str) -> usize {
-    #[derive(Clone, Copy)]
-    enum In {
-        Code,
-        Str(char),
-        LineComment,
-        BlockComment,
-    }
-    let (mut depth, mut max, mut state) = (0usize, 0usize, In::Code);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match state {
-            In::Str(quote) => {
-                if c == '\\' {
-                    chars.next();
-                } else if c == quote {
-                    state = In::Code;
-                }
-            }
-            In::LineComment => {
-                if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') {
-                    state = In::Code;
-                }
-            }
-            In::BlockComment => {
-                if c == '*' && chars.next_if_eq(&'/').is_some() {
-                    state = In::Code;
-                }
-            }
-            In::Code => match c {
-                '"' | '\'' => state = In::Str(c),
-                '/' if chars.next_if_eq(&'/').is_some() => state = In::LineComment,
-                '/' if chars.next_if_eq(&'*').is_some() => state = In::BlockComment,
-                '[' | '{' => {
-                    depth += 1;
-                    max = max.max(depth);
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            },
-        }
-    }
-    max
-}
-
 /// A file opened for reading that hashes (SHA-256) every byte read from it, so that a log is
 /// read once for its records and its provenance hash, not once for each.
 pub struct Hashed {
@@ -286,19 +232,4 @@ pub fn scalar_fields(v: Option<&serde_json::Value>) -> BTreeMap<String, String> 
                 .collect()
         })
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_depth;
-
-    #[test]
-    fn brackets_in_json5_strings_and_comments_do_not_count() {
-        assert_eq!(json_depth(r#"[[1], {"a": "]]"}]"#), 2);
-        assert_eq!(json_depth("[']',[']',[1]]]"), 3);
-        assert_eq!(json_depth(r"['\']',[2]]"), 2);
-        assert_eq!(json_depth("[/*]*/[/*]]*/[3]]]"), 3);
-        assert_eq!(json_depth("[// ]]]\n[4]]"), 2);
-        assert_eq!(json_depth(&"[']',".repeat(50_000)), 50_000);
-    }
 }

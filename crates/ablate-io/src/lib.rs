@@ -21,6 +21,7 @@ pub mod aggregates;
 pub mod arms;
 pub mod cases;
 mod experiment;
+pub mod harness;
 pub use ablate_core::data::derived;
 pub mod logs;
 pub use ablate_core::data::manifest;

@@ -8,31 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use ablate_io::harness::eval_zip::{EvalZip as Zip, entry, unreadable};
+
 use crate::error::{Error, Result};
-
-/// Most bytes read from one entry of an `.eval` archive once decompressed (a zip's declared sizes
-/// can lie, so the bytes are counted as they are read). The summaries of 10,000 samples take a few
-/// MiB; a 200 KB log that inflates to 200 MiB of metadata is refused instead of needing 1.5 GB.
-pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
-
-/// Fewest bytes ablate will inflate from one `.eval` archive over all the entries it reads (the
-/// header, the summaries, the sample files), whatever the archive's size.
-pub const MIN_ARCHIVE_BYTES: u64 = 256 << 20;
-
-/// How many times its own size an `.eval` archive may inflate to over all the entries read, past
-/// [`MIN_ARCHIVE_BYTES`]. Inspect's logs inflate 2 to 6 times; sixteen sample files of 60 MiB
-/// each in a 1 MB archive had taken the import to 1.08 GB.
-pub const ARCHIVE_RATIO: u64 = 100;
-
-/// An `.eval` archive being read, with what it may still inflate to.
-pub(super) struct Zip {
-    archive: zip::ZipArchive<std::io::Cursor<Vec<u8>>>,
-    /// Bytes the entries still to be read may inflate to, in all.
-    left: u64,
-    /// What `left` started at: the larger of [`MIN_ARCHIVE_BYTES`] and [`ARCHIVE_RATIO`] times
-    /// the archive's size.
-    budget: u64,
-}
 
 /// The header of a log: `header.json` (or `_journal/start.json`, or the top of a `.json` log).
 #[derive(Debug, Clone, Deserialize)]
@@ -134,84 +112,6 @@ pub(super) struct Log {
     pub(super) usage_from_samples: bool,
 }
 
-pub(super) fn unreadable(path: &Path, problem: impl Into<String>) -> Error {
-    Error::Unreadable {
-        path: path.to_path_buf(),
-        problem: problem.into(),
-        fix: "give an Inspect AI log (.eval, or a .json log written with --log-format json); if it was cut off while being copied, copy it again".into(),
-    }
-}
-
-/// Reads one zip entry as JSON, streaming it through the decompressor: at most
-/// [`MAX_ENTRY_BYTES`], and at most what is left of the archive's budget.
-pub(super) fn entry<T: for<'de> Deserialize<'de>>(
-    zip: &mut Zip,
-    path: &Path,
-    name: &str,
-) -> Result<Option<T>> {
-    let method = zip
-        .archive
-        .index_for_name(name)
-        .and_then(|i| zip.archive.by_index_raw(i).ok().map(|f| f.compression()));
-    if let Some(m) = method
-        && !matches!(
-            m,
-            zip::CompressionMethod::Stored
-                | zip::CompressionMethod::Deflated
-                | zip::CompressionMethod::Zstd
-        )
-    {
-        return Err(Error::Unreadable {
-            path: path.to_path_buf(),
-            problem: format!(
-                "`{name}` is compressed with the zip method {m}, which ablate does not read (it reads stored, DEFLATE and zstd entries, the methods Inspect writes)"
-            ),
-            fix: "re-save the log with Inspect (`inspect log convert`), or unzip and re-zip it with DEFLATE".into(),
-        });
-    }
-    let cap = MAX_ENTRY_BYTES.min(zip.left);
-    let file = match zip.archive.by_name(name) {
-        Ok(f) => f,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => {
-            return Err(unreadable(
-                path,
-                format!("cannot read `{name}` in the archive: {e}"),
-            ));
-        }
-    };
-    let mut capped = std::io::Read::take(file, cap + 1);
-    let parsed = serde_json::from_reader(BufReader::with_capacity(1 << 16, &mut capped));
-    if capped.limit() == 0 && cap < MAX_ENTRY_BYTES {
-        return Err(Error::Unreadable {
-            path: path.to_path_buf(),
-            problem: format!(
-                "the entries ablate reads from it hold more than {} MiB once decompressed (the limit was reached in `{name}`); ablate inflates at most {ARCHIVE_RATIO} times a log's size, and at least {} MiB, from one log",
-                zip.budget >> 20,
-                MIN_ARCHIVE_BYTES >> 20
-            ),
-            fix: "Inspect's logs inflate a few times their size: this archive may be damaged or not written by Inspect. If it is a real log, log less per sample (long metadata or transcripts), or split the run into smaller logs".into(),
-        });
-    }
-    if capped.limit() == 0 {
-        return Err(Error::Unreadable {
-            path: path.to_path_buf(),
-            problem: format!(
-                "`{name}` holds more than {} MiB once decompressed; ablate reads at most that much of one entry",
-                MAX_ENTRY_BYTES >> 20
-            ),
-            fix: "a log this large usually carries long metadata or transcripts in its summaries: log less per sample, or import the samples that matter from a smaller log".into(),
-        });
-    }
-    zip.left -= cap + 1 - capped.limit();
-    parsed.map(Some).map_err(|e| {
-        unreadable(
-            path,
-            format!("`{name}` is not the JSON Inspect writes: {e}"),
-        )
-    })
-}
-
 /// The number of a journal batch `_journal/summaries/<n>.json`.
 pub(super) fn journal_batch(name: &str) -> Option<u64> {
     name.strip_prefix("_journal/summaries/")?
@@ -232,14 +132,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
     // A zip is read by seeking, so the file is read into memory once and hashed there (logs
     // are compressed: tens of MB for thousands of samples).
     let (bytes, sha256) = crate::import::read_hashed(path)?;
-    let budget = MIN_ARCHIVE_BYTES.max((bytes.len() as u64).saturating_mul(ARCHIVE_RATIO));
-    let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| unreadable(path, format!("not a readable zip archive ({e})")))?;
-    let mut zip = Zip {
-        archive,
-        left: budget,
-        budget,
-    };
+    let mut zip = Zip::new(path, bytes)?;
     let header: Option<Header> = entry(&mut zip, path, "header.json")?;
     let header = match header {
         Some(h) => h,
@@ -271,7 +164,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
             usage_from_samples,
         });
     }
-    let names: Vec<String> = zip.archive.file_names().map(str::to_string).collect();
+    let names = zip.names();
     if let Some(samples) = journal_samples(&mut zip, path, &names)? {
         return Ok(Log {
             path: path.to_path_buf(),
@@ -323,7 +216,7 @@ fn usage_from_sample_files(zip: &mut Zip, path: &Path, samples: &mut [Sample]) -
     if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
         for s in samples.iter_mut() {
             let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
-            if zip.archive.index_for_name(&name).is_none() {
+            if !zip.has(&name) {
                 continue;
             }
             if let Some(full) = entry::<Sample>(zip, path, &name)?

@@ -17,7 +17,7 @@
 //! skipped.
 
 mod log;
-pub use log::{ARCHIVE_RATIO, MAX_ENTRY_BYTES, MIN_ARCHIVE_BYTES};
+pub use ablate_io::harness::eval_zip::{ARCHIVE_RATIO, MAX_ENTRY_BYTES, MIN_ARCHIVE_BYTES};
 use log::{EvalSpec, Log, Sample, Usage, id_text, is_log, read_eval, read_json};
 mod tokens;
 use tokens::{TokenTally, input_tokens, tokens_sentence};

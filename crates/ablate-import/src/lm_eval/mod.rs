@@ -17,8 +17,7 @@
 //! are refused as scores. A task with several filters writes one line per filter: `--filter`
 //! chooses one.
 
-mod json;
-use json::{nonfinite, parse};
+use ablate_io::harness::python_json::{nonfinite, parse};
 mod files;
 use files::{
     RunInfo, civil_date, date_id, is_results_file, is_samples_file, metrics_of, read_run, records,
