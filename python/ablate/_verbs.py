@@ -35,6 +35,7 @@ def check(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -51,7 +52,7 @@ def check(
 ) -> Result:
     """Validate an experiment folder and print what it holds.
 
-    Returns a Result: its tables (summary, arms, blocks, strata_counts, tables, warnings) as attributes, and its JSON.
+    Returns a Result: its tables (summary, arms, blocks, strata_counts, tables, runs, warnings) as attributes, and its JSON.
 
     Args:
         experiment: The experiment folder (or build one from the tables and settings below).
@@ -74,6 +75,8 @@ def check(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -116,6 +119,7 @@ def sweep(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -159,6 +163,8 @@ def sweep(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -215,6 +221,7 @@ def variance(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -258,6 +265,8 @@ def variance(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -314,6 +323,7 @@ def reweight(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -360,6 +370,8 @@ def reweight(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -420,6 +432,7 @@ def stress(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -463,6 +476,8 @@ def stress(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -519,6 +534,7 @@ def interactions(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -562,6 +578,8 @@ def interactions(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -688,6 +706,7 @@ def need(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -732,6 +751,8 @@ def need(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -790,6 +811,7 @@ def curve(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -835,6 +857,8 @@ def curve(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -893,6 +917,7 @@ def selector(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -936,6 +961,8 @@ def selector(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -992,6 +1019,7 @@ def record(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -1036,6 +1064,8 @@ def record(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -1178,6 +1208,7 @@ def watch(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -1223,6 +1254,8 @@ def watch(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -1281,6 +1314,7 @@ def next(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -1325,6 +1359,8 @@ def next(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.
@@ -1371,6 +1407,7 @@ def report(
     shadow: Optional[TableLike] = None,
     context_log: Optional[TableLike] = None,
     samples: Optional[TableLike] = None,
+    runs: Optional[TableLike] = None,
     set: Optional[str] = None,
     model: Optional[str] = None,
     measured_at: Optional[str] = None,
@@ -1419,6 +1456,8 @@ def report(
         context_log: The `context_log` table: a .parquet or .csv path, or a DataFrame (Polars,
             pandas, pyarrow); beside a folder it replaces the folder's.
         samples: The `samples` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
+            pyarrow); beside a folder it replaces the folder's.
+        runs: The `runs` table: a .parquet or .csv path, or a DataFrame (Polars, pandas,
             pyarrow); beside a folder it replaces the folder's.
         set: experiment.toml's `set`, when the experiment is built from tables.
         model: experiment.toml's `model`, when the experiment is built from tables.

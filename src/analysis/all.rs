@@ -63,10 +63,10 @@ fn fill<T>(slot: &Slot<T>, value: T) {
 /// as its work starts, from the thread that runs it (for a progress bar).
 ///
 /// The analyses are independent given the sweep, and each gives the same bits at any thread
-/// count, so they run side by side as tasks of one `rayon::scope` ([`side_by_side`]). Then the
+/// count, so they run side by side as tasks of one `rayon::scope` (`side_by_side`). Then the
 /// logs are streamed alone among the heavy analyses, so that their memory budget holds, while
 /// the decision record and the decision, which read only the outputs above, are put together
-/// beside them ([`logs_beside_decision`]).
+/// beside them (`logs_beside_decision`).
 ///
 /// # Errors
 /// Errors of the core analyses (the optional ones are listed in `skipped`), and internal failures

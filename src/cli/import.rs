@@ -24,31 +24,44 @@ pub(super) enum Harness {
 /// Turn a harness's logs into an experiment folder: Inspect AI, lm-evaluation-harness, promptfoo.
 ///
 /// SOURCES are files or folders (read recursively for that harness's files). Writes results,
-/// cases, arms and sources (each file with its SHA-256, harness version and what was taken) as
+/// cases, arms, sources (each file with its SHA-256, harness version and what was taken), runs
+/// (one row per run: revision, model, samples, errors, mean, whether it stands out) and samples as
 /// Parquet, and experiment.toml with set, model and measured_at from the logs, then prints what it
 /// found: cases, arms, repeats per arm, the scores found and the one chosen, and everything skipped
 /// and why. `ablate check` and `ablate report` work on the folder straight after.
 ///
-/// inspect: case = sample id, repeat = epoch, score = scores[SCORER].value (C/I/P/N → 1/0/0.5/0,
+/// inspect: case = sample id, checked against the sample's input and target (an id holding
+/// different questions in different logs is refused; --pair-by input pairs by their hash),
+/// repeat = epoch and run, score = scores[SCORER].value (C/I/P/N → 1/0/0.5/0,
 /// booleans 1/0; a dict or list value needs --score SCORER.KEY; C/I also fill `passed`),
 /// tokens_in = the input tokens sent (cache reads counted once: before Inspect 0.3.184, OpenAI's
 /// input_tokens already included them), arm = the task argument, task, model or tags that
 /// differ between logs, with "| model" when models differ. Logs not finished with status success,
 /// samples with an error or a limit, and a second copy of the same run are skipped and reported.
-/// lm-eval: case = doc_id where doc_hash agrees (else one case per document), arm = the task, split
-/// into one arm per prompt when runs gave different prompts (prompt_hash), named by the folder that
-/// tells them apart; repeat = runs with identical prompts in date order; score = a per-sample
+/// lm-eval: case = doc_id where doc_hash agrees (else one case per document), arm = the task and
+/// the model (named by the model when a task ran on several), split into one arm per prompt when
+/// runs gave different prompts (prompt_hash), named by the folder that tells them apart; repeat = runs with identical prompts in date order; score = a per-sample
 /// metric (corpus metrics such as f1 are refused); --filter chooses among filters. promptfoo: arm
-/// = prompt label or template (| provider when several), case = the test's description or a hash
+/// = prompt label or template (| provider when several; a multi-line one by its file, else
+/// prompt-<hash>, the template in arms.prompt), case = the test's description or a hash
 /// of its vars (never testIdx), repeat = order of occurrence, score = score or --score
 /// NAMED_SCORE, passed = success; error rows (failureReason 2) are skipped and reported.
 ///
-/// --arm NAME=GLOB names arms yourself. Arms that share no case with the baseline are refused;
+/// --skip-invalid skips files that cannot be read, listing each. --arm NAME=GLOB names arms yourself. Arms that share no case with the baseline are refused;
 /// a single arm is written with a note, and `check` refuses it until an arm is added.
 ///
 /// Without --threshold, threshold_drop is written as a placeholder that every verb refuses: agree
 /// the drop that matters before reading the results. Example:
 ///   ablate import inspect logs/ --out exp --threshold 0.02 --baseline full && ablate report exp
+/// `--pair-by`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PairByArg {
+    /// The sample id.
+    Id,
+    /// The sample's input and target.
+    Input,
+}
+
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
     /// inspect, lm-eval or promptfoo.
@@ -76,6 +89,15 @@ pub(super) struct ImportArgs {
     /// lm-eval: doc_id (default) or doc_hash (matches documents across prompt variants).
     #[arg(long, value_name = "KEY")]
     case_from: Option<String>,
+    /// What pairs samples across arms. id (default): the sample id, and samples that share an id
+    /// must hold the same input and target, or the import is refused; input: the hash of the
+    /// sample's dataset input and target (Inspect), doc_hash (lm-eval), whatever the id.
+    #[arg(long, value_enum, value_name = "KEY", default_value = "id")]
+    pair_by: PairByArg,
+    /// Skip files that cannot be read (and lm-eval runs without the chosen --filter) instead of
+    /// stopping; each is listed with its reason on stderr and in the sources table.
+    #[arg(long)]
+    skip_invalid: bool,
     /// Metadata fields to keep as cases columns and name as strata in experiment.toml
     /// (comma-separated; default: every scalar field, none named as strata).
     #[arg(long, value_delimiter = ',', value_name = "COL,...")]
@@ -109,6 +131,11 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         score: args.score,
         arm_from: args.arm_from,
         case_from: args.case_from,
+        pair_by: match args.pair_by {
+            PairByArg::Id => import::PairBy::Id,
+            PairByArg::Input => import::PairBy::Input,
+        },
+        skip_invalid: args.skip_invalid,
         strata: args.strata,
         threshold: args.threshold,
         baseline: args.baseline,
@@ -134,6 +161,14 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
             ));
         }
     };
+    // What --skip-invalid left out, on stderr as it happens to be read (also in the summary).
+    for s in summary
+        .skipped
+        .iter()
+        .filter(|s| s.contains("(--skip-invalid)"))
+    {
+        eprintln!("ablate: {s}");
+    }
     if g.json {
         report::json(&summary)
     } else {
@@ -187,10 +222,20 @@ fn human(s: &ImportSummary) -> String {
     }
     let _ = writeln!(
         out,
-        "score: {} · found: {}",
+        "score: {} · found: {} · range {} to {}",
         s.score_choice,
-        s.scores_found.join(", ")
+        s.scores_found.join(", "),
+        num(Some(s.score_min), 4),
+        num(Some(s.score_max), 4)
     );
+    let mut runs_of: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &s.runs {
+        *runs_of.entry(r.arm.as_str()).or_default() += 1;
+    }
+    if s.runs.iter().any(|r| r.outlier) || runs_of.values().any(|&n| n > 1) {
+        let t = ablate::report::check::runs_table(&s.runs);
+        let _ = write!(out, "\nruns (the runs table):\n{}", t.text());
+    }
     if !s.case_columns.is_empty() {
         let _ = writeln!(
             out,

@@ -341,7 +341,7 @@ fn import_never_replaces_a_folder_ablate_did_not_write() {
 }
 
 #[test]
-fn lm_eval_runs_are_repeats_and_filters_are_chosen() {
+fn lm_eval_runs_of_two_models_are_two_arms_and_filters_are_chosen() {
     let root = tempfile::tempdir().unwrap();
     let e = &expected()["lm-eval"];
     let _ = e;
@@ -373,22 +373,29 @@ fn lm_eval_runs_are_repeats_and_filters_are_chosen() {
             "--filter",
             "strict-match",
             "--baseline",
-            "arith_gen_full",
+            "arith_gen_full fixture-a",
             "--threshold",
             "0.02",
         ],
     );
-    // Two runs (fixture-a, fixture-b) of each task: two repeats per doc.
-    let full = arm(&s, "arith_gen_full");
-    assert_eq!(full["repeats_min"], 2);
-    // strict-match exact_match: run a 0.666667 and run b 0.833333 (full); 0.333333 and 0.5 (noex).
+    // Two runs of each task by two models (fixture-a, fixture-b): a model is part of an arm
+    // (issue 44), so four arms of one repeat each, never two repeats of one arm.
+    assert_eq!(s["arms"].as_array().unwrap().len(), 4);
+    // strict-match exact_match: fixture-a 0.666667 and fixture-b 0.833333 (full); 0.333333 and
+    // 0.5 (noex).
+    for (name, mean) in [
+        ("arith_gen_full fixture-a", 4.0 / 6.0),
+        ("arith_gen_full fixture-b", 5.0 / 6.0),
+        ("arith_gen_noex fixture-a", 2.0 / 6.0),
+        ("arith_gen_noex fixture-b", 3.0 / 6.0),
+    ] {
+        let a = arm(&s, name);
+        assert_eq!(a["repeats_max"], 1, "{name}");
+        close(a["mean_score"].as_f64().unwrap(), mean);
+    }
     close(
-        full["mean_score"].as_f64().unwrap(),
-        (4.0 / 6.0 + 5.0 / 6.0) / 2.0,
-    );
-    close(
-        drop_of(&out, "arith_gen_noex"),
-        (4.0 / 6.0 + 5.0 / 6.0) / 2.0 - (2.0 / 6.0 + 3.0 / 6.0) / 2.0,
+        drop_of(&out, "arith_gen_noex fixture-a"),
+        4.0 / 6.0 - 2.0 / 6.0,
     );
     assert_eq!(s["harness"], "lm-eval");
     passes_check(&out);

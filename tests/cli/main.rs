@@ -12,6 +12,7 @@ mod docs;
 mod export;
 mod hardening;
 mod import;
+mod import_identity;
 mod import_real;
 mod injection;
 mod interactions;

@@ -101,6 +101,9 @@ pub struct CheckReport {
     pub strata_counts: Vec<StratumCount>,
     /// Tables present.
     pub tables: Vec<TableInfo>,
+    /// The harness runs behind the results (the `runs` table an import writes; empty without
+    /// one), with the runs that stand out from their arm's others flagged.
+    pub runs: Vec<crate::io::runs::RunRow>,
     /// Optional tables absent, and what they would enable.
     pub absent: Vec<String>,
     /// Warnings from loading.
@@ -239,6 +242,14 @@ fn tables_read(exp: &Experiment) -> (Vec<TableInfo>, Vec<String>) {
             .map(|u| (u.path.display().to_string(), u.rows)),
         "context sizes and budget policy",
     );
+    // Only an import writes runs: its absence says nothing, so it is listed only when present.
+    if let Some(r) = &exp.runs {
+        note(
+            "runs",
+            Some((r.path.display().to_string(), r.rows.len())),
+            "the harness runs behind the results",
+        );
+    }
     note(
         "samples",
         exp.samples
@@ -248,6 +259,20 @@ fn tables_read(exp: &Experiment) -> (Vec<TableInfo>, Vec<String>) {
     );
 
     (tables, absent)
+}
+
+/// The loader's warnings, and what the runs table says: arms that pool code revisions or
+/// models, runs that stand out.
+fn run_warnings(exp: &Experiment) -> Vec<crate::warning::Warning> {
+    let mut warnings = exp.warnings.clone();
+    if let Some(runs) = &exp.runs {
+        warnings.extend(
+            crate::io::runs::run_notes(&runs.rows)
+                .into_iter()
+                .map(|(code, text)| crate::warning::Warning::new(code, text)),
+        );
+    }
+    warnings
 }
 
 /// Summarises a loaded experiment.
@@ -296,6 +321,11 @@ pub fn run(exp: &Experiment) -> CheckReport {
         strata_counts,
         tables,
         absent,
-        warnings: exp.warnings.clone(),
+        runs: exp
+            .runs
+            .as_ref()
+            .map(|r| r.rows.clone())
+            .unwrap_or_default(),
+        warnings: run_warnings(exp),
     }
 }

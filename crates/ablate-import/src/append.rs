@@ -31,6 +31,8 @@ struct Existing {
     sources: DataFrame,
     /// Its samples, when it has them (folders imported before `samples` existed do not).
     samples: Option<DataFrame>,
+    /// Its runs, when it has them (folders imported before `runs` existed do not).
+    runs: Option<DataFrame>,
     /// Its results, as observations (order = (0, repeat, 0)).
     observations: Vec<Observation>,
     baseline: String,
@@ -87,7 +89,7 @@ impl Existing {
         // The append writes each table it grows as Parquet: beside a CSV of the same table the
         // folder would hold it twice, which every verb refuses (`table::find` also refuses a
         // table kept in both formats already).
-        for stem in ["results", "cases", "arms", "sources", "samples"] {
+        for stem in ["results", "cases", "arms", "sources", "samples", "runs"] {
             if let Some(t) = crate::io::table::find(dir, stem)?
                 && t.format == crate::io::table::Format::Csv
             {
@@ -157,6 +159,10 @@ impl Existing {
             arms: read(&dir.join("arms.parquet"))?,
             sources: read(&dir.join("sources.parquet"))?,
             samples: match dir.join("samples.parquet") {
+                p if p.is_file() => Some(read(&p)?),
+                _ => None,
+            },
+            runs: match dir.join("runs.parquet") {
                 p if p.is_file() => Some(read(&p)?),
                 _ => None,
             },
@@ -247,9 +253,35 @@ fn place_by_config(
     Ok(())
 }
 
+/// Refuses a new Inspect sample whose id the experiment holds for a different question (its
+/// `input_hash` differs from the one in `cases`): pairing them would compare different questions.
+fn refuse_changed_samples(existing: &Existing, into: &Path, imp: &Imported) -> Result<()> {
+    if existing.cases.column("input_hash").is_err() {
+        return Ok(());
+    }
+    let path = into.join("cases.parquet");
+    let ids = text_column(&existing.cases, "case_id", &path)?;
+    let hashes = text_column(&existing.cases, "input_hash", &path)?;
+    let known: std::collections::BTreeMap<String, String> = ids
+        .into_iter()
+        .zip(hashes)
+        .filter_map(|(i, h)| Some((i?, h?)))
+        .collect();
+    if let Some(o) = imp.observations.iter().find(|o| {
+        matches!((known.get(&o.case_id), o.strata.get("input_hash")), (Some(old), Some(new)) if old != new)
+    }) {
+        return Err(Error::Usage(format!(
+            "{}: sample {} holds a different question than the experiment's case {} (their input and target differ), so adding it would pair different questions; import these logs into a new experiment, or import every log again with --pair-by input",
+            o.source, o.case_id, o.case_id
+        )));
+    }
+    Ok(())
+}
+
 /// A new sample whose case id the experiment holds for a different document (its `doc_hash`
 /// differs from the one in `cases`) is a different case: `id#doc_hash`.
 fn split_changed_documents(existing: &Existing, into: &Path, imp: &mut Imported) -> Result<()> {
+    refuse_changed_samples(existing, into, imp)?;
     if existing.cases.column("doc_hash").is_err() {
         return Ok(());
     }
@@ -426,13 +458,14 @@ fn drop_known_sources(
     Ok(())
 }
 
-/// The five tables an append rewrites, with what the summary says about them.
+/// The six tables an append rewrites, with what the summary says about them.
 struct Merged {
     results: DataFrame,
     cases: DataFrame,
     arms: DataFrame,
     sources: DataFrame,
     samples: DataFrame,
+    runs: DataFrame,
     /// Arms the experiment did not have.
     added: Vec<String>,
     /// Notes for the summary.
@@ -500,6 +533,11 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
         Some(old) => stack("samples", old, &new_samples)?,
         None => new_samples,
     };
+    let new_runs = plan.runs_frame()?;
+    let runs = match &existing.runs {
+        Some(old) => stack("runs", old, &new_runs)?,
+        None => new_runs,
+    };
 
     Ok(Merged {
         results,
@@ -507,6 +545,7 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
         arms,
         sources,
         samples,
+        runs,
         added,
         notes,
     })
@@ -547,6 +586,7 @@ pub fn append(
         mut arms,
         mut sources,
         mut samples,
+        mut runs,
         added,
         notes,
     } = merged_tables(&existing, &plan, into)?;
@@ -558,6 +598,7 @@ pub fn append(
         ("arms.parquet", &mut arms),
         ("sources.parquet", &mut sources),
         ("samples.parquet", &mut samples),
+        ("runs.parquet", &mut runs),
     ] {
         crate::io::write::parquet(df, &update.path(name))?;
         written.push(name.to_string());

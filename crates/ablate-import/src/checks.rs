@@ -38,7 +38,21 @@ pub(super) fn check_strata_option(strata: &[String]) -> Result<()> {
 /// tokens not negative, metadata values kept as case columns no longer than [`MAX_CASE_TEXT`].
 ///
 /// [`MAX_SCORE`]: crate::io::results::MAX_SCORE
-pub(super) fn check_observations(observations: &[Observation]) -> Result<()> {
+pub(super) fn check_observations(harness: &str, observations: &[Observation]) -> Result<()> {
+    let (case_fix, arm_fix) = match harness {
+        "promptfoo" => (
+            "give the tests a description without control characters",
+            "give the prompt a short label in the config (prompts: - label: NAME), or name the arms with --arm NAME=GLOB",
+        ),
+        "lm-eval" => (
+            "import with --case-from doc_hash",
+            "rename the task or the file the arm comes from, or name the arms with --arm NAME=GLOB",
+        ),
+        _ => (
+            "give the samples ids without control characters in the harness, or import with --pair-by input",
+            "rename the source (file, task argument) the arm comes from, choose another --arm-from, or name the arms with --arm NAME=GLOB",
+        ),
+    };
     let refuse = |o: &Observation, column: &str, value: String, problem: String, fix: &str| {
         Error::BadValue {
             path: PathBuf::from(&o.source),
@@ -58,7 +72,7 @@ pub(super) fn check_observations(observations: &[Observation]) -> Result<()> {
                 "case_id",
                 format!("{:?}", o.case_id),
                 "a case id with a control character (a line break, a tab, an escape code) or a Unicode noncharacter (U+FFFE, U+FFFF, U+FDD0..U+FDEF) cannot be told apart in tables and reports".into(),
-                "give the samples ids without control characters in the harness, or import with another --case-from",
+                case_fix,
             ));
         }
         if control(&o.arm) {
@@ -68,7 +82,7 @@ pub(super) fn check_observations(observations: &[Observation]) -> Result<()> {
                 format!("{:?}", o.arm),
                 "an arm label with a control character or a Unicode noncharacter (U+FFFE, U+FFFF, U+FDD0..U+FDEF) cannot be told apart in tables and reports"
                     .into(),
-                "rename the source (file, task argument) the arm comes from, or choose another --arm-from",
+                arm_fix,
             ));
         }
         let max = crate::io::results::MAX_SCORE;

@@ -1,6 +1,7 @@
 //! What the three readers share about log files: reading text, collecting files under a folder,
 //! bounded JSON depth, and JSON scalars as numbers or text.
 
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -232,4 +233,32 @@ pub fn scalar_fields(v: Option<&serde_json::Value>) -> BTreeMap<String, String> 
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A chat prompt written as JSON (`[{"role": …, "content": …}, …]`) as "role: content" lines;
+/// `None` when the text is not such a list.
+pub fn chat_text(text: &str) -> Option<String> {
+    if !text.trim_start().starts_with('[') {
+        return None;
+    }
+    let Value::Array(messages) = serde_json::from_str::<Value>(text).ok()? else {
+        return None;
+    };
+    let lines: Option<Vec<String>> = messages
+        .iter()
+        .map(|m| {
+            let role = m.get("role")?.as_str()?;
+            let content = match m.get("content")? {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => return None,
+            };
+            Some(format!("{role}: {content}"))
+        })
+        .collect();
+    lines.filter(|l| !l.is_empty()).map(|l| l.join("\n"))
 }

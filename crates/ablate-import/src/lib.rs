@@ -32,8 +32,8 @@ pub use ablate_io::harness::python_json::{MAX_JSON_DEPTH, json_depth};
 pub use arms::{ArmNames, parse_arm_rule};
 pub use checks::MAX_CASE_TEXT;
 pub use files::{
-    Hashed, collect_files, date_prefix, log_line, not_utf8, read_hashed, read_text, scalar_fields,
-    scalar_text, text_of, value_to_float,
+    Hashed, chat_text, collect_files, date_prefix, log_line, not_utf8, read_hashed, read_text,
+    scalar_fields, scalar_text, text_of, value_to_float,
 };
 pub(crate) use plan::arm_summaries;
 pub(crate) use plan::{Plan, Prior};
@@ -41,6 +41,8 @@ pub(crate) use write::building;
 pub use write::write;
 
 use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
 
 use serde::Serialize;
 
@@ -54,6 +56,12 @@ pub struct ImportOptions {
     pub arm_from: Option<String>,
     /// Where the case id comes from (lm-eval: `doc_id` or `doc_hash`).
     pub case_from: Option<String>,
+    /// What pairs a sample across arms: its id (the default; samples under one id must be the
+    /// same sample) or its input (the hash of its dataset input and target).
+    pub pair_by: PairBy,
+    /// Skip files that cannot be read (and lm-eval runs without the chosen `--filter`), listing
+    /// each with its reason, instead of stopping.
+    pub skip_invalid: bool,
     /// Metadata fields to keep as stratum columns of `cases` (empty: every scalar field).
     pub strata: Vec<String>,
     /// `threshold_drop` for experiment.toml; `None` writes a placeholder every verb refuses.
@@ -70,6 +78,18 @@ pub struct ImportOptions {
     /// `--arm NAME=GLOB`, in order: the arm of every source file matching GLOB is NAME (a folder
     /// matches everything under it).
     pub arm_globs: Vec<(String, String)>,
+}
+
+/// What pairs a sample across arms (`--pair-by`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PairBy {
+    /// The harness's sample id (Inspect `id`, lm-eval `doc_id`); samples that share an id must
+    /// be the same sample, or the import is refused.
+    #[default]
+    Id,
+    /// The hash of the sample's dataset input and target (Inspect), or `doc_hash` (lm-eval):
+    /// the same question is one case whatever its id.
+    Input,
 }
 
 /// One scored sample.
@@ -160,6 +180,95 @@ pub struct Imported {
     pub measured_at: Option<String>,
     /// Other things to know (e.g. what tokens_in counts).
     pub notes: Vec<String>,
+    /// Each arm's full prompt template, when the harness records one (promptfoo): the arms
+    /// table's `prompt` column.
+    pub prompts: BTreeMap<String, String>,
+    /// One row per harness run read: the `runs` table.
+    pub runs: Vec<crate::io::runs::RunRow>,
+}
+
+/// A file's read, under `--skip-invalid`: a file that cannot be read as the harness's (bad input,
+/// exit code 2) is skipped, listed in `imp.skipped` and as a `sources` row with its reason, and
+/// `None` is returned; without the option the error is returned with a pointer to it. Internal
+/// failures are returned either way.
+///
+/// # Errors
+/// As above.
+pub(crate) fn or_skip<T>(
+    r: Result<T>,
+    path: &std::path::Path,
+    harness: &str,
+    opts: &ImportOptions,
+    imp: &mut Imported,
+) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.exit_code() != 2 => Err(e),
+        Err(e) if opts.skip_invalid => {
+            let text = e.to_string();
+            let shown = format!("{}: ", path.display());
+            let reason = text
+                .strip_prefix(&shown)
+                .unwrap_or(&text)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            imp.skipped.push(format!(
+                "{}: skipped (--skip-invalid): {reason}",
+                path.display()
+            ));
+            imp.sources.push(Source {
+                file: path.display().to_string(),
+                sha256: sha256_file(path).unwrap_or_default(),
+                harness: harness.into(),
+                version: None,
+                taken: format!("skipped (--skip-invalid): {reason}"),
+                run: None,
+                arm: None,
+                config: None,
+            });
+            Ok(None)
+        }
+        Err(e) => Err(with_skip_hint(e)),
+    }
+}
+
+/// The error with "or pass --skip-invalid" added to what it says to do.
+fn with_skip_hint(e: Error) -> Error {
+    const HINT: &str =
+        "; or pass --skip-invalid to skip the files that cannot be read (each is listed)";
+    match e {
+        Error::Unreadable { path, problem, fix } => Error::Unreadable {
+            path,
+            problem,
+            fix: fix + HINT,
+        },
+        Error::BadValue {
+            path,
+            column,
+            row,
+            value,
+            problem,
+            fix,
+        } => Error::BadValue {
+            path,
+            column,
+            row,
+            value,
+            problem,
+            fix: fix + HINT,
+        },
+        other => other,
+    }
+}
+
+/// The mean of the scores of the observations from `from` on (those one run just added), `None`
+/// when it added none.
+pub(crate) fn mean_since(observations: &[Observation], from: usize) -> Option<f64> {
+    let added = &observations[from..];
+    (!added.is_empty())
+        .then(|| crate::stats::moments::mean(&added.iter().map(|o| o.score).collect::<Vec<_>>()))
 }
 
 /// One arm of the imported experiment.
@@ -222,6 +331,12 @@ pub struct ImportSummary {
     pub skipped: Vec<String>,
     /// Other things to know.
     pub notes: Vec<String>,
+    /// The lowest score imported.
+    pub score_min: f64,
+    /// The highest score imported.
+    pub score_max: f64,
+    /// One row per harness run read, with the runs that stand out flagged.
+    pub runs: Vec<crate::io::runs::RunRow>,
     /// Files written, relative to `out`.
     pub written: Vec<String>,
 }

@@ -25,6 +25,38 @@ pub(crate) struct Plan {
     pub(crate) passed_disagreements: Option<usize>,
     /// Case columns written to `cases`.
     pub(crate) strata: Vec<String>,
+    /// The lowest and highest score imported.
+    pub(crate) score_range: (f64, f64),
+}
+
+/// The lowest and highest score of `imp`'s observations (there is at least one). Flags the runs
+/// that stand out from their arm's others, and notes what the runs and the scale say: arms that
+/// pool code revisions or models, outlier runs, and scores outside 0–1, where the pass mark and
+/// the threshold must be set on the score's own scale.
+fn score_range(imp: &mut Imported) -> (f64, f64) {
+    // A number as short as it reads: 10, 0.5, 2.75.
+    let short = |x: f64| format!("{}", (x * 1e6).round() / 1e6);
+    let (lo, hi) = imp
+        .observations
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), o| {
+            (lo.min(o.score), hi.max(o.score))
+        });
+    crate::io::runs::flag_outliers(&mut imp.runs, lo, hi - lo);
+    imp.notes.extend(
+        crate::io::runs::run_notes(&imp.runs)
+            .into_iter()
+            .map(|(_, n)| n),
+    );
+    if lo < 0.0 || hi > 1.0 {
+        imp.notes.push(format!(
+            "the scores run from {} to {}, not 0–1: a pass is score ≥ pass_mark (experiment.toml, 0.5 unless set), and --threshold (threshold_drop) is in the same score points; set pass_mark on this scale (e.g. pass_mark = {} for the midpoint) and give --threshold in the same units (on a 0–10 scale, 0.5 is 5% of the range)",
+            short(lo),
+            short(hi),
+            short((lo + hi) / 2.0)
+        ));
+    }
+    (lo, hi)
 }
 
 /// What an experiment already holds when logs are appended to it (`--into`).
@@ -66,10 +98,11 @@ impl Plan {
             )));
         }
         check_strata_option(&opts.strata)?;
-        check_observations(&imp.observations)?;
+        check_observations(harness, &imp.observations)?;
         imp.observations
             .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
         let repeats = repeat_numbers(&imp.observations, prior);
+        let score_range = score_range(&mut imp);
 
         let (baseline, baseline_choice, arms) = match prior {
             None => {
@@ -112,6 +145,7 @@ impl Plan {
             passed_column,
             passed_disagreements,
             strata,
+            score_range,
         })
     }
 
@@ -223,6 +257,13 @@ impl Plan {
                         .map(|_| self.imp.arm_choice.as_str())
                         .collect::<Vec<_>>(),
                 ),
+                Column::new(
+                    "prompt".into(),
+                    names
+                        .iter()
+                        .map(|n| self.imp.prompts.get(*n).map(String::as_str))
+                        .collect::<Vec<_>>(),
+                ),
             ],
         )
         .map_err(|e| building("arms", e))
@@ -271,6 +312,43 @@ impl Plan {
         .map_err(|e| building("sources", e))
     }
 
+    /// The runs table: one row per harness run.
+    pub(crate) fn runs_frame(&self) -> Result<DataFrame> {
+        let r = &self.imp.runs;
+        let strs = |f: fn(&crate::io::runs::RunRow) -> &str| r.iter().map(f).collect::<Vec<_>>();
+        let opts =
+            |f: fn(&crate::io::runs::RunRow) -> Option<&str>| r.iter().map(f).collect::<Vec<_>>();
+        DataFrame::new(
+            r.len(),
+            vec![
+                Column::new("run".into(), strs(|x| &x.run)),
+                Column::new("arm".into(), strs(|x| &x.arm)),
+                Column::new("harness".into(), strs(|x| &x.harness)),
+                Column::new("file".into(), strs(|x| &x.file)),
+                Column::new("revision".into(), opts(|x| x.revision.as_deref())),
+                Column::new("model".into(), opts(|x| x.model.as_deref())),
+                Column::new("started".into(), opts(|x| x.started.as_deref())),
+                Column::new(
+                    "samples".into(),
+                    r.iter().map(|x| x.samples).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "errors".into(),
+                    r.iter().map(|x| x.errors).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "mean_score".into(),
+                    r.iter().map(|x| x.mean_score).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "outlier".into(),
+                    r.iter().map(|x| x.outlier).collect::<Vec<_>>(),
+                ),
+            ],
+        )
+        .map_err(|e| building("runs", e))
+    }
+
     /// The summary, given the folder written, its arms and cases, and the files written.
     pub(crate) fn summary(
         self,
@@ -284,7 +362,12 @@ impl Plan {
         ImportSummary {
             out,
             harness: self.harness,
-            files: self.imp.sources.len(),
+            files: self
+                .imp
+                .sources
+                .iter()
+                .filter(|s| !s.taken.starts_with("skipped"))
+                .count(),
             cases,
             rows,
             arms,
@@ -301,6 +384,9 @@ impl Plan {
             threshold_drop: opts.threshold,
             skipped: self.imp.skipped,
             notes: self.imp.notes,
+            score_min: self.score_range.0,
+            score_max: self.score_range.1,
+            runs: self.imp.runs,
             written,
         }
     }

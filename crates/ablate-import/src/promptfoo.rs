@@ -125,21 +125,60 @@ fn text_of(v: Option<&Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A prompt's name: its label, else its display text (the template, in results version 2 before
-/// labels), else its id, else its raw text. `raw` is the prompt rendered with the test's vars, a
-/// different text for every test, so it is the last resort; the bool says it was used.
-fn prompt_name(row: &Value) -> (String, bool) {
+/// Longest prompt label used as an arm's name as it is; a longer or multi-line one (a whole
+/// template, a chat array) is named by its file or a hash, with the full text in `arms.prompt`.
+const MAX_LABEL_CHARS: usize = 80;
+
+/// A prompt's name, its full template (when the row gives one), and whether the name is the
+/// rendered prompt.
+///
+/// The template is the label, else the display text (results version 2 before labels). Its
+/// name: the template itself when it is one short printable line; else the file it came from
+/// (promptfoo labels a file prompt `path: template`); else `prompt-` and the first 8 hex digits
+/// of the template's SHA-256 (a chat array, a long template). Without a template: `prompt-` and
+/// the row's `promptId`, else the raw text. `raw` is the prompt rendered with the test's vars, a
+/// different text for every test, so it is the last resort.
+fn prompt_name(row: &Value) -> (String, Option<String>, bool) {
     let p = row.get("prompt");
-    if let Some(name) = text_of(p.and_then(|p| p.get("label")))
+    if let Some(template) = text_of(p.and_then(|p| p.get("label")))
         .or_else(|| text_of(p.and_then(|p| p.get("display"))))
-        .or_else(|| text_of(row.get("promptId")))
     {
-        return (name, false);
+        return (short_name(&template), Some(template), false);
+    }
+    if let Some(id) = text_of(row.get("promptId")) {
+        return (
+            format!("prompt-{}", id.chars().take(8).collect::<String>()),
+            None,
+            false,
+        );
     }
     match text_of(p.and_then(|p| p.get("raw"))) {
-        Some(raw) => (raw, true),
-        None => ("(prompt)".into(), false),
+        Some(raw) => (raw, None, true),
+        None => ("(prompt)".into(), None, false),
     }
+}
+
+/// A short, stable, printable name for a prompt template (see [`prompt_name`]).
+fn short_name(template: &str) -> String {
+    let printable = |s: &str| !s.chars().any(char::is_control);
+    if template.chars().count() <= MAX_LABEL_CHARS && printable(template) {
+        return template.to_string();
+    }
+    if let Some((path, _)) = template.split_once(": ")
+        && path.chars().count() <= MAX_LABEL_CHARS
+        && printable(path)
+        && !path.trim_start().starts_with(['[', '{'])
+        && [
+            ".txt", ".json", ".yaml", ".yml", ".md", ".j2", ".jinja", ".njk", ".py", ".js", ".ts",
+        ]
+        .iter()
+        .any(|ext| path.to_ascii_lowercase().ends_with(ext))
+    {
+        return path.to_string();
+    }
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(template.as_bytes());
+    format!("prompt-{}", &crate::text::hex(&digest)[..8])
 }
 
 /// The row's own pass/fail: `success`, else `gradingResult.pass`.
@@ -267,6 +306,11 @@ fn is_results(path: &Path) -> bool {
 /// # Errors
 /// Unreadable files; a `--score` name no row has; a score that is not a finite number.
 pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
+    if opts.pair_by == crate::import::PairBy::Input {
+        return Err(Error::Usage(
+            "--pair-by input: promptfoo's cases are its tests, named by description or by a hash of their variables, so they pair by content already; drop --pair-by".into(),
+        ));
+    }
     let mut imp = Imported::default();
     let paths = crate::import::collect_files(
         sources,
@@ -276,7 +320,11 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     )?;
     let mut files = Vec::new();
     for p in paths {
-        match read_file(&p)? {
+        let Some(read) = crate::import::or_skip(read_file(&p), &p, "promptfoo", opts, &mut imp)?
+        else {
+            continue;
+        };
+        match read {
             Some(f) => files.push(f),
             None => imp.skipped.push(format!(
                 "{}: a .json file that is not promptfoo output (no results.results)",
@@ -302,7 +350,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             providers.iter().cloned().collect::<Vec<_>>().join(", ")
         )
     } else {
-        "the prompt's label, or its template (results version 2 without labels), one provider"
+        "the prompt's label (its template in results version 2 without labels), one provider; a label longer than a line is named by its file (file prompts) or prompt-<hash of the template>, the whole template in arms.prompt"
             .into()
     };
     let named_choice = choose_score(&files, opts, &mut imp)?;
@@ -430,6 +478,7 @@ fn take_rows(
     order.sort_by_key(|&i| (f.rows[i].get("testIdx").and_then(Value::as_i64), i));
     let (mut taken, mut errors, mut without) = (0usize, 0usize, 0usize);
     let mut arms = BTreeSet::new();
+    let first = imp.observations.len();
     for (position, &i) in order.iter().enumerate() {
         let row = &f.rows[i];
         let case_id = case_id_of[&test_in(f, row)].clone();
@@ -441,7 +490,7 @@ fn take_rows(
             without += 1;
             continue;
         };
-        let (prompt, raw) = prompt_name(row);
+        let (prompt, template, raw) = prompt_name(row);
         totals.raw_named += usize::from(raw);
         let mut arm = match &named_by_rule {
             Some(name) if prompts_in_file.len() == 1 => name.clone(),
@@ -457,6 +506,9 @@ fn take_rows(
             arm = format!("{arm} | {}", provider_name(row));
         }
         arms.insert(arm.clone());
+        if let Some(t) = template {
+            imp.prompts.entry(arm.clone()).or_insert(t);
+        }
         imp.observations
             .push(observation(f, i, case_id, arm, (rank, 0, position), score));
         taken += 1;
@@ -489,6 +541,27 @@ fn take_rows(
             .flatten(),
         config: None,
     });
+    // One run per file and arm (a promptfoo eval runs every prompt of its config).
+    for arm in &arms {
+        let scores: Vec<f64> = imp.observations[first..]
+            .iter()
+            .filter(|o| &o.arm == arm)
+            .map(|o| o.score)
+            .collect();
+        imp.runs.push(crate::io::runs::RunRow {
+            run: f.path.display().to_string(),
+            arm: arm.clone(),
+            harness: "promptfoo".into(),
+            file: f.path.display().to_string(),
+            revision: None,
+            model: None,
+            started: f.created.clone(),
+            samples: scores.len() as i64,
+            errors: 0,
+            mean_score: (!scores.is_empty()).then(|| crate::stats::moments::mean(&scores)),
+            outlier: false,
+        });
+    }
     Ok(())
 }
 
@@ -525,7 +598,11 @@ fn observation(
             .get("prompt")
             .and_then(|p| p.get("raw"))
             .and_then(Value::as_str)
-            .and_then(crate::import::sample_text),
+            .and_then(|raw| {
+                crate::import::sample_text(
+                    &crate::import::chat_text(raw).unwrap_or_else(|| raw.to_string()),
+                )
+            }),
         output: row
             .get("response")
             .and_then(|r| r.get("output"))

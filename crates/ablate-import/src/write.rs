@@ -59,6 +59,7 @@ pub fn write(
         "samples.parquet",
         &mut plan.samples_frame()?,
     )?;
+    put_parquet(&dir, &mut written, "runs.parquet", &mut plan.runs_frame()?)?;
 
     let set = opts
         .set

@@ -29,6 +29,7 @@ pub mod mix;
 pub mod output;
 pub mod passages;
 pub mod results;
+pub mod runs;
 pub mod samples;
 pub mod table;
 pub mod units;
@@ -45,6 +46,7 @@ pub mod prelude {
     pub use super::mix::MixLoad;
     pub use super::passages::PassagesLoad;
     pub use super::results::ResultsLoad;
+    pub use super::runs::RunsLoad;
     pub use super::samples::SamplesRead;
     pub use super::units::{CaseUnitsLoad, UnitsLoad};
 }

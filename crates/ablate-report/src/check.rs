@@ -74,6 +74,10 @@ pub fn human(r: &CheckReport) -> String {
         ]);
     }
     s.push_str(&t.text());
+    if !r.runs.is_empty() {
+        let _ = writeln!(s);
+        s.push_str(&runs_table(&r.runs).text());
+    }
     if !r.absent.is_empty() {
         let _ = writeln!(s, "absent: {}", r.absent.join("; "));
     }
@@ -86,6 +90,31 @@ pub fn human(r: &CheckReport) -> String {
         }
     }
     s
+}
+
+/// The harness runs: arm, revision, model, samples, errors and mean, the outliers marked (in
+/// `check`, the report's runs section and `import`'s summary).
+pub fn runs_table(runs: &[ablate_core::data::runs::RunRow]) -> Table {
+    let mut t = Table::new(&[
+        "run", "arm", "revision", "model", "samples", "errors", "mean", "",
+    ]);
+    for x in runs {
+        t.row(vec![
+            crate::report::text::truncate(&x.run, 28),
+            x.arm.clone(),
+            x.revision.clone().unwrap_or_default(),
+            x.model.clone().unwrap_or_default(),
+            x.samples.to_string(),
+            x.errors.to_string(),
+            crate::report::text::num(x.mean_score, 3),
+            if x.outlier {
+                "← stands out".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    t.align(7, crate::report::section::Align::Left)
 }
 
 /// The blocks: units, tokens and need rule per block, and their totals.
@@ -125,6 +154,50 @@ fn strata_table(r: &CheckReport) -> Table {
     t
 }
 
+/// The report's runs section, when an arm pools several harness runs or a run stands out: each
+/// run's mean score, the outliers in orange.
+pub fn sections(r: &CheckReport) -> Vec<crate::report::section::Section> {
+    use crate::report::charts::{BLUE, Bar, Chart, ORANGE};
+    let mut per_arm: std::collections::BTreeMap<&str, usize> = Default::default();
+    for x in &r.runs {
+        *per_arm.entry(&x.arm).or_default() += 1;
+    }
+    if !(r.runs.iter().any(|x| x.outlier) || per_arm.values().any(|&n| n > 1)) {
+        return Vec::new();
+    }
+    let outliers = r.runs.iter().filter(|x| x.outlier).count();
+    vec![crate::report::section::Section {
+        name: crate::report::section::Page::Runs,
+        title: "The runs behind each arm".into(),
+        note: format!(
+            "Each harness run's mean score; an arm's repeats are its runs. {}",
+            if outliers == 0 {
+                "No run stands out from its arm's others.".to_string()
+            } else {
+                format!(
+                    "{outliers} run(s) in orange stand out from their arm's others (a run that failed on every sample, or far from the rest): check them before reading the drops."
+                )
+            }
+        ),
+        chart: Chart::Bars {
+            title: "Mean score by run".into(),
+            x_desc: "mean score".into(),
+            bars: r
+                .runs
+                .iter()
+                .map(|x| Bar {
+                    label: format!("{} · {}", x.arm, crate::report::text::truncate(&x.run, 24)),
+                    value: x.mean_score.unwrap_or(0.0),
+                    interval: None,
+                    color: if x.outlier { ORANGE } else { BLUE },
+                })
+                .collect(),
+            marks: Vec::new(),
+        },
+        table: runs_table(&r.runs),
+    }]
+}
+
 /// The tables `--export` writes for [`CheckReport`].
 impl Export for CheckReport {
     const TABLES: &'static [TableSpec] = &[
@@ -159,6 +232,14 @@ impl Export for CheckReport {
             Rows,
             "table:str file:str rows:i64",
             "one row per table read",
+        ),
+        t(
+            "runs",
+            "runs",
+            Rows,
+            "run:str arm:str harness:str file:str revision:str model:str started:str \
+             samples:i64 errors:i64 mean_score:f64 outlier:bool",
+            "one row per harness run behind the results (imported experiments)",
         ),
         WARNINGS,
     ];

@@ -66,6 +66,7 @@ fn sections(a: &Analyses, order: &[String]) -> Vec<Section> {
     all.extend(a.selector.iter().flat_map(report::selector::sections));
     all.extend(a.context.iter().flat_map(report::context::sections));
     all.extend(a.shadow.iter().flat_map(report::shadow::sections));
+    all.extend(report::check::sections(&a.check));
     all.sort_by_key(|s| s.name);
     all
 }

@@ -328,6 +328,8 @@ pub enum Page {
     Shadow,
     /// Churn between repeats (`sweep`).
     Churn,
+    /// The harness runs behind the results (`check`, imported experiments).
+    Runs,
 }
 
 impl Page {
@@ -346,6 +348,7 @@ impl Page {
             Page::Composition => "composition",
             Page::Shadow => "shadow",
             Page::Churn => "churn",
+            Page::Runs => "runs",
         }
     }
 }
@@ -366,6 +369,7 @@ impl Page {
             Page::Composition => "Composition",
             Page::Shadow => "Shadow",
             Page::Churn => "Churn",
+            Page::Runs => "Runs",
         }
     }
 }

@@ -81,6 +81,8 @@ pub struct Experiment {
     pub context_log: Option<LogSummary>,
     /// `samples`, its keys checked (the text is read for the drill-down only).
     pub samples: Option<Samples>,
+    /// `runs`: one row per harness run, as `ablate import` writes it.
+    pub runs: Option<super::runs::Runs>,
     /// Values the analyses derive from the tables, computed once ([`derived::Derived`]).
     pub derived: derived::Derived,
     /// Things the analyses can go on with but the analyst should know.

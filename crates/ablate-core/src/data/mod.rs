@@ -11,6 +11,7 @@ pub mod mix;
 pub mod passages;
 pub mod policy;
 pub mod results;
+pub mod runs;
 pub mod samples;
 pub mod table_file;
 pub mod units;

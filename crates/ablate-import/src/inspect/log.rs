@@ -42,6 +42,25 @@ pub(super) struct EvalSpec {
     /// The run's id: every task and model of one `eval()` call shares it.
     #[serde(default)]
     pub(super) run_id: Option<String>,
+    /// The scorers the eval ran (`null` or empty: none).
+    #[serde(default)]
+    pub(super) scorers: Option<Vec<Value>>,
+    /// The code revision the task ran from (`{type, origin, commit, dirty}`), when its folder
+    /// was in git.
+    #[serde(default)]
+    pub(super) revision: Option<Revision>,
+    /// The eval's settings (`epochs`, `limit`, …).
+    #[serde(default)]
+    pub(super) config: Option<serde_json::Map<String, Value>>,
+}
+
+/// The code revision a log's task ran from.
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Revision {
+    #[serde(default)]
+    pub(super) commit: Option<String>,
+    #[serde(default)]
+    pub(super) dirty: Option<bool>,
 }
 
 /// A sample summary (or a full sample: the fields read are the same).
@@ -62,6 +81,12 @@ pub(super) struct Sample {
     /// The input: text, or chat messages (summaries carry it too).
     #[serde(default)]
     pub(super) input: Option<Value>,
+    /// The dataset's target: text or a list of texts.
+    #[serde(default)]
+    pub(super) target: Option<Value>,
+    /// The dataset's choices (multiple choice), when it has them.
+    #[serde(default)]
+    pub(super) choices: Option<Value>,
     /// The model's output (full samples only; summaries carry none).
     #[serde(default)]
     pub(super) output: Option<Value>,

@@ -21,6 +21,8 @@ pub use ablate_io::harness::eval_zip::{ARCHIVE_RATIO, MAX_ENTRY_BYTES, MIN_ARCHI
 use log::{EvalSpec, Log, Sample, Usage, id_text, is_log, read_eval, read_json};
 mod tokens;
 use tokens::{TokenTally, input_tokens, tokens_sentence};
+mod identity;
+use identity::{INPUT_HASH, identity};
 mod arms;
 use arms::{ArmFrom, arm_from, arm_labels, e_version, run_key};
 use std::collections::{BTreeMap, BTreeSet};
@@ -137,7 +139,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         "Inspect log (.eval or .json)",
         &mut imp.skipped,
     )?;
-    let logs = finished_logs(&files, &mut imp)?;
+    let logs = finished_logs(&files, opts, &mut imp)?;
     let choice = choose_score(&logs, opts, &mut imp)?;
     let labels = arm_names(&logs, opts, &mut imp)?;
     let mut totals = Totals::default();
@@ -149,20 +151,51 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         .flatten();
     imp.model = Some(totals.models.into_iter().collect::<Vec<_>>().join(", "));
     imp.measured_at = totals.dates.into_iter().next();
-    imp.case_choice = "the sample id; epochs are repeats".into();
+    imp.case_choice = format!(
+        "{}; {}",
+        identity::pair(&mut imp, opts.pair_by)?,
+        repeats_are(&logs, &labels)
+    );
     imp.tokens_counted = tokens_sentence(totals.cache_tokens, &totals.tally, &totals.usage_files);
     Ok(imp)
 }
 
+/// What the repeats of a case are: epochs within a log, runs (logs) of one arm, or both.
+fn repeats_are(logs: &[Log], labels: &[String]) -> String {
+    let epochs = logs
+        .iter()
+        .filter_map(|l| l.header.eval.config.as_ref()?.get("epochs")?.as_i64())
+        .max()
+        .unwrap_or(1);
+    let mut per_arm: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in labels {
+        *per_arm.entry(l).or_default() += 1;
+    }
+    let runs = per_arm.values().copied().max().unwrap_or(1);
+    match (epochs > 1, runs > 1) {
+        (true, true) => format!(
+            "repeats are epochs (up to {epochs} per log) and runs (up to {runs} logs of one arm)"
+        ),
+        (true, false) => format!("repeats are epochs (up to {epochs} per log, one log per arm)"),
+        (false, true) => format!(
+            "repeats are runs: up to {runs} logs of one arm, each with epochs = 1 (see the runs table)"
+        ),
+        (false, false) => "one repeat per case (epochs = 1, one log per arm)".into(),
+    }
+}
+
 /// Reads every file as a log and keeps the finished ones, each run once (a `.eval` and its
 /// `inspect log convert` copy are one run); says in `imp.skipped` why any other was left out.
-fn finished_logs(files: &[PathBuf], imp: &mut Imported) -> Result<Vec<Log>> {
+fn finished_logs(files: &[PathBuf], opts: &ImportOptions, imp: &mut Imported) -> Result<Vec<Log>> {
     let mut logs = Vec::new();
     for path in files {
-        let log = if path.extension().is_some_and(|e| e == "eval") {
-            Some(read_eval(path)?)
+        let read = if path.extension().is_some_and(|e| e == "eval") {
+            read_eval(path).map(Some)
         } else {
-            read_json(path)?
+            read_json(path)
+        };
+        let Some(log) = crate::import::or_skip(read, path, "inspect", opts, imp)? else {
+            continue;
         };
         let Some(log) = log else {
             imp.skipped.push(format!(
@@ -271,6 +304,19 @@ fn choose_score(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Resul
             imp.score_choice = format!("{only} (the only score in the logs)");
             only
         }
+        None if found.is_empty()
+            && logs
+                .iter()
+                .all(|l| l.header.eval.scorers.as_ref().is_none_or(Vec::is_empty)) =>
+        {
+            return Err(Error::Usage(format!(
+                "the eval had no scorer, so no sample has a score ({}): score the logs with `inspect score LOG --scorer SCORER` (e.g. match, includes, model_graded_fact), then import the scored logs",
+                logs.iter()
+                    .map(|l| l.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         None if found.is_empty() => {
             let errored = logs
                 .iter()
@@ -373,6 +419,7 @@ fn take_samples(
         totals.dates.insert(day.to_string());
     }
     let arm = arm.to_string();
+    let first = imp.observations.len();
     let (mut taken, mut errored, mut limited, mut unscored) = (0usize, 0usize, 0usize, 0usize);
     let mut epochs = BTreeSet::new();
     for s in &log.samples {
@@ -402,12 +449,15 @@ fn take_samples(
         };
         let source = format!("{}, sample {case} epoch {}", log.path.display(), s.epoch);
         let tokens_in = sample_tokens(log, s, &case, version.as_deref(), totals)?;
-        let strata = s
+        let mut strata: BTreeMap<String, String> = s
             .metadata
             .iter()
             .flatten()
             .filter_map(|(k, v)| Some((k.clone(), scalar_text(v)?)))
             .collect();
+        if let Some(h) = identity(s) {
+            strata.insert(INPUT_HASH.into(), h);
+        }
         epochs.insert(s.epoch);
         imp.observations.push(Observation {
             case_id: case,
@@ -436,6 +486,29 @@ fn take_samples(
     }
     imp.sources
         .push(source_of(log, taken, epochs.len(), &arm, choice)?);
+    imp.runs.push(crate::io::runs::RunRow {
+        run: e
+            .eval_id
+            .clone()
+            .unwrap_or_else(|| log.path.display().to_string()),
+        arm,
+        harness: "inspect".into(),
+        file: log.path.display().to_string(),
+        revision: e.revision.as_ref().and_then(|r| {
+            let c = r.commit.clone()?;
+            Some(if r.dirty == Some(true) {
+                format!("{c}+dirty")
+            } else {
+                c
+            })
+        }),
+        model: Some(e.model.clone()),
+        started: Some(e.created.clone()).filter(|c| !c.is_empty()),
+        samples: taken as i64,
+        errors: errored as i64,
+        mean_score: crate::import::mean_since(&imp.observations, first),
+        outlier: false,
+    });
     Ok(())
 }
 

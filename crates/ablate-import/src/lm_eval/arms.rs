@@ -33,55 +33,78 @@ pub(super) fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> De
         };
     }
     let tasks: BTreeSet<&str> = taken.iter().map(|t| files[t.file].task.as_str()).collect();
+    // A run without a results file has no model recorded: it joins the task's one known model
+    // (or none); only where the task has several known models is it a group of its own.
+    let known_models = |task: &str| -> BTreeSet<&str> {
+        taken
+            .iter()
+            .filter(|t| files[t.file].task == task)
+            .filter_map(|t| files[t.file].run.model.as_deref())
+            .collect()
+    };
+    let model_of = |f: usize| -> &str {
+        let known = known_models(&files[f].task);
+        match (files[f].run.model.as_deref(), known.len()) {
+            (_, 0) => "",
+            (_, 1) => known.into_iter().next().unwrap_or_default(),
+            (Some(m), _) => m,
+            (None, _) => "(model not recorded)",
+        }
+    };
+    let short_models = short_model_names(taken.iter().map(|t| model_of(t.file)).collect());
     let mut split_notes = Vec::new();
     for task in &tasks {
-        // Prompt versions of this task, in run order: runs identical doc by doc are one version.
-        let runs: Vec<&Taken> = taken
+        let models: BTreeSet<&str> = taken
             .iter()
             .filter(|t| files[t.file].task == *task)
+            .map(|t| model_of(t.file))
             .collect();
-        // A run joins a version when their prompts agree on every doc both have (and they share
-        // one): a run over fewer docs (--limit, skipped lines) is no new prompt.
-        let mut versions: Vec<(Option<Prompts<'_>>, Vec<usize>)> = Vec::new();
-        for t in &runs {
-            let p = t.prompts();
-            match versions
-                .iter_mut()
-                .find(|(q, _)| same_prompts(q.as_ref(), p.as_ref()))
-            {
-                Some((q, members)) => {
-                    if let (Some(q), Some(p)) = (q.as_mut(), p) {
-                        q.extend(p);
-                    }
-                    members.push(t.file);
-                }
-                None => versions.push((p, vec![t.file])),
-            }
+        if models.len() > 1 {
+            split_notes.push(format!(
+                "task {task} was run by {} models ({}): a model is part of an arm, never a repeat, so each model's runs are their own arm, named by the model",
+                models.len(),
+                models.iter().copied().collect::<Vec<_>>().join(", ")
+            ));
         }
-        if versions.len() == 1 {
-            for f in &versions[0].1 {
-                names[*f] = (*task).to_string();
-            }
-            continue;
-        }
-        let firsts: Vec<&File> = versions.iter().map(|(_, m)| &files[m[0]]).collect();
-        let (labels, by_folder) = version_labels(&firsts);
-        for ((_, members), label) in versions.iter().zip(&labels) {
-            let name = if tasks.len() > 1 {
-                format!("{task} {label}")
+        for model in &models {
+            // Prompt versions of this task and model, in run order: runs identical doc by doc
+            // are one version.
+            let runs: Vec<&Taken> = taken
+                .iter()
+                .filter(|t| files[t.file].task == *task && model_of(t.file) == *model)
+                .collect();
+            let versions = prompt_versions(&runs);
+            let labels = if versions.len() > 1 {
+                let firsts: Vec<&File> = versions.iter().map(|m| &files[m[0]]).collect();
+                let (labels, by_folder) = version_labels(&firsts);
+                split_notes.push(format!(
+                    "task {task}'s runs{} were given {} different prompts (prompt_hash differs doc by doc), so each prompt is its own arm, named by {} ({}); runs with identical prompts are repeats",
+                    if models.len() > 1 { format!(" by {model}") } else { String::new() },
+                    versions.len(),
+                    if by_folder { "the folder that tells the runs apart" } else { "the run's date" },
+                    labels.join(", ")
+                ));
+                labels
             } else {
-                label.clone()
+                vec![String::new()]
             };
-            for f in members {
-                names[*f] = name.clone();
+            for (members, label) in versions.iter().zip(&labels) {
+                let mut parts: Vec<&str> = Vec::new();
+                if tasks.len() > 1 || (models.len() == 1 && label.is_empty()) {
+                    parts.push(task);
+                }
+                if models.len() > 1 {
+                    parts.push(&short_models[*model]);
+                }
+                if !label.is_empty() {
+                    parts.push(label);
+                }
+                let name = parts.join(" ");
+                for f in members {
+                    names[*f] = name.clone();
+                }
             }
         }
-        split_notes.push(format!(
-            "task {task}'s runs were given {} different prompts (prompt_hash differs doc by doc), so each prompt is its own arm, named by {} ({}); runs with identical prompts are repeats",
-            versions.len(),
-            if by_folder { "the folder that tells the runs apart" } else { "the run's date" },
-            labels.join(", ")
-        ));
     }
     let mut how = if tasks.len() > 1 {
         "the task (the tasks differ)".to_string()
@@ -97,6 +120,53 @@ pub(super) fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> De
         how = format!("{how}; {}", split_notes.join("; "));
     }
     DefaultArms { names, how }
+}
+
+/// The prompt versions of one task's runs, in run order (file indices per version): a run joins
+/// a version when their prompts agree on every doc both have (and they share one), so a run over
+/// fewer docs (--limit, skipped lines) is no new prompt.
+fn prompt_versions(runs: &[&Taken]) -> Vec<Vec<usize>> {
+    let mut versions: Vec<(Option<Prompts<'_>>, Vec<usize>)> = Vec::new();
+    for t in runs {
+        let p = t.prompts();
+        match versions
+            .iter_mut()
+            .find(|(q, _)| same_prompts(q.as_ref(), p.as_ref()))
+        {
+            Some((q, members)) => {
+                if let (Some(q), Some(p)) = (q.as_mut(), p) {
+                    q.extend(p);
+                }
+                members.push(t.file);
+            }
+            None => versions.push((p, vec![t.file])),
+        }
+    }
+    versions.into_iter().map(|(_, m)| m).collect()
+}
+
+/// Short names for models: the last part of the name (`upstage/SOLAR-10.7B` → `SOLAR-10.7B`,
+/// a local path → its folder), or the whole name where two short names would collide.
+fn short_model_names(models: BTreeSet<&str>) -> BTreeMap<&str, String> {
+    let short = |m: &str| {
+        m.trim_end_matches('/')
+            .rsplit(['/', '\\'])
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(m)
+            .to_string()
+    };
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for m in &models {
+        *count.entry(short(m)).or_default() += 1;
+    }
+    models
+        .into_iter()
+        .map(|m| {
+            let s = short(m);
+            (m, if count[&s] > 1 { m.to_string() } else { s })
+        })
+        .collect()
 }
 
 /// Whether two runs gave the same prompts: both without prompt hashes, or hashes that agree on
@@ -183,21 +253,43 @@ pub(super) fn version_labels(firsts: &[&File]) -> (Vec<String>, bool) {
 }
 
 /// Arms that hold runs of one task given different prompts (possible only when `--arm` named
-/// them so): arm → task.
+/// them so): arm → task. Two runs differ by the rule that splits arms ([`same_prompts`]: their
+/// hashes disagree on a doc both have), so runs over different numbers of docs do not.
 pub(super) fn pooled_prompts(files: &[File], taken: &[Taken]) -> Vec<(String, String)> {
     let mut seen: BTreeMap<(&str, &str), Vec<Option<Prompts<'_>>>> = BTreeMap::new();
     for t in taken {
-        let v = seen
-            .entry((t.arm.as_str(), files[t.file].task.as_str()))
-            .or_default();
-        let p = t.prompts();
-        if !v.contains(&p) {
-            v.push(p);
-        }
+        seen.entry((t.arm.as_str(), files[t.file].task.as_str()))
+            .or_default()
+            .push(t.prompts());
     }
     seen.into_iter()
-        .filter(|(_, v)| v.len() > 1)
+        .filter(|(_, v)| {
+            v.iter().enumerate().any(|(i, a)| {
+                v[i + 1..]
+                    .iter()
+                    .any(|b| !same_prompts(a.as_ref(), b.as_ref()))
+            })
+        })
         .map(|((a, t), _)| (a.to_string(), t.to_string()))
+        .collect()
+}
+
+/// Arms that hold runs of different models (possible only when `--arm` named them so): arm →
+/// models.
+pub(super) fn pooled_models(files: &[File], taken: &[Taken]) -> Vec<(String, Vec<String>)> {
+    let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for t in taken {
+        seen.entry(t.arm.as_str()).or_default().insert(
+            files[t.file]
+                .run
+                .model
+                .as_deref()
+                .unwrap_or("(model not recorded)"),
+        );
+    }
+    seen.into_iter()
+        .filter(|(_, m)| m.len() > 1)
+        .map(|(a, m)| (a.to_string(), m.into_iter().map(str::to_string).collect()))
         .collect()
 }
 

@@ -33,7 +33,13 @@ pub(super) fn line_input(l: &Value) -> Option<String> {
         },
         _ => return None,
     };
-    first.as_str().and_then(crate::import::sample_text)
+    // A chat request's prompt is lm-eval's `JsonChatStr`, a one-field tuple written as a list
+    // holding the messages as a JSON string.
+    let text = match &first {
+        Value::Array(one) if one.len() == 1 => one[0].as_str()?,
+        other => other.as_str()?,
+    };
+    crate::import::sample_text(&crate::import::chat_text(text).unwrap_or_else(|| text.to_string()))
 }
 
 /// A line's output: its first raw response when it is text (generation), else its first
@@ -90,7 +96,17 @@ pub(super) fn take_lines(
         ));
         return Ok(None);
     }
-    let chosen_filter = choose_filter(f, opts, &lines)?;
+    let chosen_filter = match choose_filter(f, opts, &lines) {
+        // A run without the chosen filter is skipped with --skip-invalid.
+        Err(e) if opts.skip_invalid && opts.filter.is_some() => {
+            imp.skipped.push(format!(
+                "{}: skipped (--skip-invalid): {e}",
+                f.path.display()
+            ));
+            return Ok(None);
+        }
+        other => other?,
+    };
     let mut taken = Vec::new();
     let mut nonfinite_skipped = Vec::new();
     for (line_no, l, filter) in lines {
@@ -181,8 +197,13 @@ pub(super) fn choose_filter(
         (_, 1) => Ok(None),
         (Some(want), _) if filters.contains(want) => Ok(Some(want.clone())),
         (Some(want), _) => Err(Error::Usage(format!(
-            "--filter {want}: {} has no such filter; filters: {list}",
+            "--filter {want}: {} has no such filter; filters: {list}{}",
             f.path.display(),
+            if opts.skip_invalid {
+                ""
+            } else {
+                " (or pass --skip-invalid to skip the runs without it)"
+            }
         ))),
         (None, _) => Err(Error::Usage(format!(
             "{}: task {} writes one line per filter ({list}); choose one with --filter",

@@ -25,7 +25,7 @@ use files::{
 };
 mod arms;
 mod lines;
-use arms::{conflicting_doc_ids, default_arms, pooled_prompts};
+use arms::{conflicting_doc_ids, default_arms, pooled_models, pooled_prompts};
 use lines::{Taken, take_lines};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -76,7 +76,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
         "lm-eval samples (.jsonl)",
         &mut imp.skipped,
     )?;
-    let mut files = samples_files(paths, &mut imp)?;
+    let mut files = samples_files(paths, opts, &mut imp)?;
     let metric = choose_metric(&files, opts, &mut imp)?;
     let (by_hash, by_file) = case_and_arm_options(opts)?;
 
@@ -111,10 +111,14 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
 
 /// Reads each samples file once (a run's copy in another folder is skipped), with the run
 /// information of the results file beside it, read once per run.
-fn samples_files(paths: Vec<PathBuf>, imp: &mut Imported) -> Result<Vec<File>> {
+fn samples_files(
+    paths: Vec<PathBuf>,
+    opts: &ImportOptions,
+    imp: &mut Imported,
+) -> Result<Vec<File>> {
     let mut files = Vec::new();
     // A run's results file is shared by its tasks' samples files: read each once.
-    let mut runs: BTreeMap<PathBuf, RunInfo> = BTreeMap::new();
+    let mut runs: BTreeMap<PathBuf, Option<RunInfo>> = BTreeMap::new();
     for path in paths {
         if is_results_file(&path) {
             return Err(Error::Unreadable {
@@ -128,14 +132,23 @@ fn samples_files(paths: Vec<PathBuf>, imp: &mut Imported) -> Result<Vec<File>> {
         }
         let results = results_of(&path);
         let run = match &results {
-            Some(r) => match runs.get(r) {
-                Some(run) => run.clone(),
-                None => {
-                    let run = read_run(r)?;
-                    runs.insert(r.clone(), run.clone());
-                    run
+            Some(r) => {
+                if !runs.contains_key(r) {
+                    let run = crate::import::or_skip(read_run(r), r, "lm-eval", opts, imp)?;
+                    runs.insert(r.clone(), run);
                 }
-            },
+                match &runs[r] {
+                    Some(run) => run.clone(),
+                    None => {
+                        imp.skipped.push(format!(
+                            "{}: skipped (--skip-invalid): its run's results file {} cannot be read",
+                            path.display(),
+                            r.display()
+                        ));
+                        continue;
+                    }
+                }
+            }
             None => RunInfo::default(),
         };
         let task = task_of(&path, &run);
@@ -152,7 +165,11 @@ fn samples_files(paths: Vec<PathBuf>, imp: &mut Imported) -> Result<Vec<File>> {
             ));
             continue;
         }
-        let (lines, sha256) = records(&path)?;
+        let Some((lines, sha256)) =
+            crate::import::or_skip(records(&path), &path, "lm-eval", opts, imp)?
+        else {
+            continue;
+        };
         files.push(File {
             path,
             sha256,
@@ -203,10 +220,15 @@ fn choose_metric(files: &[File], opts: &ImportOptions, imp: &mut Imported) -> Re
 /// `--case-from` (doc_id, or doc_hash: whether cases are documents by content) and
 /// `--arm-from` (task, or file: whether each file is its own arm).
 fn case_and_arm_options(opts: &ImportOptions) -> Result<(bool, bool)> {
-    let by_hash = match opts.case_from.as_deref() {
-        None | Some("doc_id") => false,
-        Some("doc_hash") => true,
-        Some(other) => {
+    let by_hash = match (opts.case_from.as_deref(), opts.pair_by) {
+        (Some("doc_id"), crate::import::PairBy::Input) => {
+            return Err(Error::Usage(
+                "--case-from doc_id and --pair-by input disagree: --pair-by input pairs lm-eval's documents by doc_hash; give one of them".into(),
+            ));
+        }
+        (None | Some("doc_id"), crate::import::PairBy::Id) => false,
+        (None | Some("doc_hash"), crate::import::PairBy::Input) | (Some("doc_hash"), _) => true,
+        (Some(other), _) => {
             return Err(Error::Usage(format!(
                 "--case-from {other}: use doc_id (the default) or doc_hash"
             )));
@@ -254,10 +276,17 @@ fn name_arms(
     for (t, named) in taken_files.iter_mut().zip(arm_of) {
         t.arm = named.unwrap_or_else(|| defaults.names[t.file].clone());
     }
-    // An arm named by --arm that pools different prompts of one task is the user's choice: said.
+    // An arm named by --arm that pools different prompts or models is the user's choice: said.
     for (arm, tasks) in pooled_prompts(files, taken_files) {
         imp.notes.push(format!(
             "arm `{arm}` (named by --arm) pools runs of task {tasks} whose prompts differ"
+        ));
+    }
+    for (arm, models) in pooled_models(files, taken_files) {
+        imp.notes.push(format!(
+            "arm `{arm}` (named by --arm) pools runs of {} models ({})",
+            models.len(),
+            models.join(", ")
         ));
     }
 
@@ -296,6 +325,7 @@ fn add_observations(
 ) -> Result<()> {
     for (rank, t) in taken_files.iter().enumerate() {
         let f = &files[t.file];
+        let first = imp.observations.len();
         for l in &t.lines {
             let case_id = match (&l.doc_hash, split.contains(&l.case_id)) {
                 (Some(h), true) => format!("{}#{h}", l.case_id),
@@ -336,6 +366,23 @@ fn add_observations(
             run: run_key(&f.path, &f.task, &f.run),
             arm: Some(t.arm.clone()),
             config: None,
+        });
+        let stem = f.path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        imp.runs.push(crate::io::runs::RunRow {
+            run: stem.as_deref().and_then(date_id).map_or_else(
+                || f.path.display().to_string(),
+                |d| format!("{} {d}", f.task),
+            ),
+            arm: t.arm.clone(),
+            harness: "lm-eval".into(),
+            file: f.path.display().to_string(),
+            revision: None,
+            model: f.run.model.clone(),
+            started: stem.as_deref().and_then(date_id).map(str::to_string),
+            samples: t.lines.len() as i64,
+            errors: 0,
+            mean_score: crate::import::mean_since(&imp.observations, first),
+            outlier: false,
         });
     }
     Ok(())

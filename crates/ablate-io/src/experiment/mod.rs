@@ -125,6 +125,9 @@ impl ExperimentLoad for Experiment {
         } = optional?;
         warnings.extend(mix_warnings);
         check_manifest_against_tables(&manifest, &cases, units.as_ref())?;
+        let runs = table::find(dir, "runs")?
+            .map(|f| crate::io::runs::Runs::load(&f))
+            .transpose()?;
 
         Ok(Experiment {
             dir: dir.to_path_buf(),
@@ -139,6 +142,7 @@ impl ExperimentLoad for Experiment {
             shadow,
             context_log,
             samples,
+            runs,
             derived: derived::Derived::default(),
             warnings,
         })

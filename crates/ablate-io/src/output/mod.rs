@@ -75,6 +75,7 @@ pub const EXPERIMENT_TABLES: &[&str] = &[
     "shadow",
     "context_log",
     "samples",
+    "runs",
 ];
 
 /// Longest file name most file systems accept, in bytes.
