@@ -186,7 +186,15 @@ pub fn sections(r: &CheckReport) -> Vec<crate::report::section::Section> {
                 .runs
                 .iter()
                 .map(|x| Bar {
-                    label: format!("{} · {}", x.arm, crate::report::text::truncate(&x.run, 24)),
+                    label: format!(
+                        "{} · {}{}",
+                        x.arm,
+                        x.revision.as_ref().map_or_else(
+                            || crate::report::text::truncate(&x.run, 24),
+                            |r| { format!("revision {r}") }
+                        ),
+                        if x.outlier { " (stands out)" } else { "" }
+                    ),
                     value: x.mean_score.unwrap_or(0.0),
                     interval: None,
                     color: if x.outlier { ORANGE } else { BLUE },

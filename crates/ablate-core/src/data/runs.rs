@@ -47,8 +47,8 @@ pub struct Runs {
 
 /// Flags the runs that stand out from their arm's other runs: a run that failed on every sample
 /// (every sample errored, or its mean is the lowest score `floor` while another run of its arm
-/// scored above it), or, among three or more runs, a mean further than
-/// max(3.5 × 1.4826 × MAD, 0.25 × `range`) from the median of the arm's other runs (MAD: their
+/// scored above it), or a mean further than max(3.5 × 1.4826 × MAD, 0.25 × `range`) from the
+/// median of the arm's other runs that did not fail, when there are two or more (MAD: their
 /// median absolute deviation; `range`: the scores' range, so that small differences are never
 /// called outliers).
 pub fn flag_outliers(rows: &mut [RunRow], floor: f64, range: f64) {
@@ -69,24 +69,35 @@ pub fn flag_outliers(rows: &mut [RunRow], floor: f64, range: f64) {
         if members.len() < 2 {
             continue;
         }
-        for &i in members {
+        // First the runs that failed on every sample; the others are then compared with the
+        // arm's other runs that did not (five failed runs of nine must not make the median 0).
+        let failed: Vec<bool> = members
+            .iter()
+            .map(|&i| {
+                let r = &rows[i];
+                let others_above = members
+                    .iter()
+                    .filter(|&&j| j != i)
+                    .any(|&j| rows[j].mean_score.is_some_and(|m| m > floor));
+                (r.samples == 0 && r.errors > 0) || (r.mean_score == Some(floor) && others_above)
+            })
+            .collect();
+        for (k, &i) in members.iter().enumerate() {
             let others: Vec<f64> = members
                 .iter()
-                .filter(|&&j| j != i)
-                .filter_map(|&j| rows[j].mean_score)
+                .enumerate()
+                .filter(|&(l, &j)| l != k && !failed[l] && j != i)
+                .filter_map(|(_, &j)| rows[j].mean_score)
                 .collect();
-            let r = &rows[i];
-            let failed_all = (r.samples == 0 && r.errors > 0)
-                || (r.mean_score == Some(floor) && others.iter().any(|&m| m > floor));
-            let far = match r.mean_score {
-                Some(m) if others.len() >= 2 => {
+            let far = match rows[i].mean_score {
+                Some(m) if !failed[k] && others.len() >= 2 => {
                     let centre = median(others.clone());
                     let mad = median(others.iter().map(|x| (x - centre).abs()).collect());
                     (m - centre).abs() > (3.5 * 1.4826 * mad).max(0.25 * range)
                 }
                 _ => false,
             };
-            rows[i].outlier = failed_all || far;
+            rows[i].outlier = failed[k] || far;
         }
     }
 }
@@ -195,6 +206,21 @@ mod tests {
         assert_eq!(
             far.iter().map(|r| r.outlier).collect::<Vec<_>>(),
             [false, false, false, true]
+        );
+    }
+
+    #[test]
+    fn failed_runs_do_not_set_the_centre_for_the_others() {
+        // statik's troubleshooter: 4 revisions scored, 5 failed everywhere.
+        let mut rows: Vec<RunRow> = [0.556, 0.444, 0.889, 0.667, 0.0, 0.0, 0.0, 0.0, 0.0]
+            .iter()
+            .map(|&m| row("t", Some(m), 9, 0))
+            .collect();
+        flag_outliers(&mut rows, 0.0, 1.0);
+        let flags: Vec<bool> = rows.iter().map(|r| r.outlier).collect();
+        assert_eq!(
+            flags,
+            [false, false, false, false, true, true, true, true, true]
         );
     }
 
