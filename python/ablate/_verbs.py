@@ -43,6 +43,7 @@ def check(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -88,6 +89,7 @@ def check(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -127,6 +129,7 @@ def sweep(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -176,6 +179,7 @@ def sweep(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -229,6 +233,7 @@ def variance(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -278,6 +283,7 @@ def variance(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -331,6 +337,7 @@ def reweight(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -383,6 +390,7 @@ def reweight(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -440,6 +448,7 @@ def stress(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -489,6 +498,7 @@ def stress(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -542,6 +552,7 @@ def interactions(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -591,6 +602,7 @@ def interactions(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -643,6 +655,7 @@ def plan(
     seed: Optional[int] = None,
     bootstrap: Optional[int] = None,
     per_arm: Optional[bool] = None,
+    guarantee: Any = None,
 ) -> Result:
     """Emit an arms table for a design, with its cost and power.
 
@@ -685,6 +698,12 @@ def plan(
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
             likely. The report says so at the top when this is set.
+        guarantee: The guarantee the verdicts rest on (default: experiment.toml's `guarantee`,
+            else any-distribution). any-distribution: valid at every sample size for any score
+            distribution (wide where drops are small and spread); normal: the clustered t
+            interval, narrower, asymptotic (warning sweep.normal_doubtful where drops are skewed
+            and changed units few). Choose it before the run, with the threshold. One of:
+            any-distribution, normal.
 
     Raises:
         AblateError: bad input or a failed run, with the command line's message.
@@ -714,6 +733,7 @@ def need(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -764,6 +784,7 @@ def need(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -819,6 +840,7 @@ def curve(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -870,6 +892,7 @@ def curve(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -925,6 +948,7 @@ def selector(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -974,6 +998,7 @@ def selector(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1027,6 +1052,7 @@ def record(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1077,6 +1103,7 @@ def record(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1216,6 +1243,7 @@ def watch(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1267,6 +1295,7 @@ def watch(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1322,6 +1351,7 @@ def next(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1372,6 +1402,7 @@ def next(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1415,6 +1446,7 @@ def report(
     threshold_drop: Optional[float] = None,
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
+    guarantee: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1469,6 +1501,7 @@ def report(
         stress_threshold_drop: experiment.toml's `stress_threshold_drop`, when the experiment is
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
+        guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.

@@ -315,6 +315,7 @@ fn config(g: &Global) -> analysis::Config {
         progress: !g.quiet,
         memory: g.memory,
         per_arm: g.per_arm,
+        guarantee: g.guarantee,
     }
 }
 

@@ -20,6 +20,7 @@ pub(super) struct Global {
     pub(super) bootstrap: usize,
     pub(super) confidence: f64,
     pub(super) per_arm: bool,
+    pub(super) guarantee: Option<ablate::io::manifest::Guarantee>,
     pub(super) from_aggregates: Option<std::path::PathBuf>,
     pub(super) memory: u64,
     pub(super) export: Option<std::path::PathBuf>,
@@ -34,6 +35,7 @@ impl Global {
             bootstrap: DEFAULT_BOOTSTRAP,
             confidence: DEFAULT_CONFIDENCE,
             per_arm: false,
+            guarantee: None,
             from_aggregates: None,
             memory: ablate::io::logs::DEFAULT_MEMORY,
             export: None,
@@ -82,6 +84,22 @@ pub(super) struct Statistics {
     /// the top when this is set.
     #[arg(long)]
     pub(super) per_arm: bool,
+    /// The guarantee the verdicts rest on (default: experiment.toml's `guarantee`, else
+    /// any-distribution). any-distribution: valid at every sample size for any score
+    /// distribution (wide where drops are small and spread); normal: the clustered t interval,
+    /// narrower, asymptotic (warning sweep.normal_doubtful where drops are skewed and changed
+    /// units few). Choose it before the run, with the threshold.
+    #[arg(long, value_enum, value_name = "GUARANTEE")]
+    pub(super) guarantee: Option<GuaranteeArg>,
+}
+
+/// `--guarantee`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(super) enum GuaranteeArg {
+    /// Valid at every n for any score distribution.
+    AnyDistribution,
+    /// The clustered t interval (normal approximation).
+    Normal,
 }
 
 /// Reading the engine's reduction instead of the raw table.
@@ -144,6 +162,10 @@ impl Apply for Statistics {
         self.seed.apply(g);
         g.bootstrap = self.bootstrap;
         g.per_arm = self.per_arm;
+        g.guarantee = self.guarantee.map(|a| match a {
+            GuaranteeArg::AnyDistribution => ablate::io::manifest::Guarantee::AnyDistribution,
+            GuaranteeArg::Normal => ablate::io::manifest::Guarantee::Normal,
+        });
     }
 }
 

@@ -502,6 +502,19 @@ pub(crate) const BAD_EDITS: &[(&str, &str, &str, &str, &[&str])] = &[
         "c2,billing,multi,0,",
         &["cases.csv", "`gold_rank`", "row 2", "0"],
     ),
+    (
+        "guarantee_unknown",
+        "experiment.toml",
+        "threshold_drop = 0.05",
+        "threshold_drop = 0.05\nguarantee = \"gaussian\"",
+        &[
+            "experiment.toml",
+            "guarantee",
+            "gaussian",
+            "any-distribution",
+            "normal",
+        ],
+    ),
 ];
 
 #[test]

@@ -348,7 +348,7 @@ fn the_report_leads_with_a_decision_that_matches_the_analyses() {
     assert!(body.find("class=\"decision\"").unwrap() < body.find("<h2>").unwrap());
     assert!(body.contains(label));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.find("**Decision**").unwrap() < md.find("\n## ").unwrap());
+    assert!(md.find("**Decision (any score distribution)**").unwrap() < md.find("\n## ").unwrap());
     assert!(md.contains("Cut candidates (1)") && md.contains("Live shadow traffic"));
 }
 

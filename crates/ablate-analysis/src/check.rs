@@ -266,11 +266,7 @@ fn tables_read(exp: &Experiment) -> (Vec<TableInfo>, Vec<String>) {
 fn run_warnings(exp: &Experiment) -> Vec<crate::warning::Warning> {
     let mut warnings = exp.warnings.clone();
     if let Some(runs) = &exp.runs {
-        warnings.extend(
-            crate::io::runs::run_notes(&runs.rows)
-                .into_iter()
-                .map(|(code, text)| crate::warning::Warning::new(code, text)),
-        );
+        warnings.extend(crate::io::runs::run_notes(&runs.rows));
     }
     warnings
 }

@@ -61,6 +61,8 @@ pub struct Config {
     /// Judge each arm at its own confidence level (`--per-arm`) instead of family-wise across
     /// the arms compared.
     pub per_arm: bool,
+    /// The guarantee the verdicts rest on (`--guarantee`); `None`: the manifest's.
+    pub guarantee: Option<crate::io::manifest::Guarantee>,
 }
 
 impl Default for Config {
@@ -72,6 +74,7 @@ impl Default for Config {
             progress: false,
             memory: shadow::DEFAULT_MEMORY,
             per_arm: false,
+            guarantee: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
+use crate::io::manifest::Guarantee;
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::RatioSums;
 use crate::stats::estimate::{self, CiMethod, Estimate};
@@ -91,6 +92,67 @@ impl<'s, 'a> Intervals<'s, 'a> {
         }
     }
 
+    /// The family interval under `guarantee`: [`Intervals::family`] for any distribution, else
+    /// [`Intervals::normal_family`].
+    pub fn family_under(&self, guarantee: Guarantee, family: usize, confidence: f64) -> Estimate {
+        match guarantee {
+            Guarantee::AnyDistribution => self.family(family, confidence),
+            Guarantee::Normal => self.normal_family(family, confidence),
+        }
+    }
+
+    /// The family interval under the normal approximation, at 1 − α/K: point ± t(1 − α/2K;
+    /// C − 1)·se, se the larger of the clustered sandwich (CR1) and the delete-one-cluster
+    /// jackknife se (cases as clusters of one: the iid se, n − 1 degrees of freedom). With no
+    /// variation, the exact bound (never a zero-width interval).
+    pub fn normal_family(&self, family: usize, confidence: f64) -> Estimate {
+        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
+        let s = self.s;
+        if self.flat {
+            return Estimate::no_variation(s.point, self.n_units, s.reach.0, s.reach.1, level);
+        }
+        let spread = self.spread.get_or_init(|| self.spread());
+        let se = match spread.clustered {
+            Some((se, _)) => se,
+            None => s.se,
+        };
+        let ci = interval::t(s.point, se, self.n_units.saturating_sub(1), level);
+        Estimate::with_interval(s.point, se, ci, CiMethod::T, level)
+    }
+
+    /// Whether the normal approximation is doubtful for this sample: fewer units than
+    /// Cochran's rule asks, n < 25·g₁², g₁ the skewness of the per-unit mean drops (Cochran
+    /// 1977, §2.15). Rare changes make it fail: with a share p of units changed, g₁² ≈ 1/p, so the
+    /// rule asks for 25 changed units. Continuous drops of moderate skew pass.
+    pub fn normal_doubtful(&self) -> bool {
+        if self.flat || self.n_units < 2 {
+            return false;
+        }
+        let s = self.s;
+        let mut totals = vec![(0.0, 0u32); self.n_units.max(1)];
+        // Units are numbered 0.. in order of first appearance within the paired cases, but a
+        // sample's units may be a subset: map them to dense slots.
+        let mut slot: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        for (&v, &u) in s.values.iter().zip(s.units) {
+            let next = slot.len();
+            let k = *slot.entry(u).or_insert(next);
+            if k >= totals.len() {
+                totals.resize(k + 1, (0.0, 0));
+            }
+            totals[k].0 += v;
+            totals[k].1 += 1;
+        }
+        let means: Vec<f64> = totals
+            .iter()
+            .take(slot.len())
+            .map(|(t, n)| t / f64::from((*n).max(1)))
+            .collect();
+        match moments::skewness(&means) {
+            Some(g) => (means.len() as f64) < 25.0 * g * g,
+            None => false,
+        }
+    }
+
     /// [`Paired::family`] of the sample.
     pub fn family(&self, family: usize, confidence: f64) -> Estimate {
         let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
@@ -126,11 +188,22 @@ impl<'s, 'a> Intervals<'s, 'a> {
             return Estimate::with_interval(s.point, s.se, score(crit), CiMethod::Score, level);
         };
         let t = interval::t(s.point, se, n_units.saturating_sub(1), level);
-        let ci = match (t, score(crit * deff.sqrt())) {
-            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-            (a, b) => a.or(b),
+        // `ci_method` names the part that set the ends: `score` when the effective-sample score
+        // interval is the wider at both ends, else `t`.
+        let (ci, method) = match (t, score(crit * deff.sqrt())) {
+            (Some((a, b)), Some((c, d))) => {
+                let method = if c < a && d > b {
+                    CiMethod::Score
+                } else {
+                    CiMethod::T
+                };
+                (Some((a.min(c), b.max(d))), method)
+            }
+            (Some(t), None) => (Some(t), CiMethod::T),
+            (None, Some(sc)) => (Some(sc), CiMethod::Score),
+            (None, None) => (None, CiMethod::T),
         };
-        Estimate::with_interval(s.point, s.se, ci, CiMethod::T, level)
+        Estimate::with_interval(s.point, s.se, ci, method, level)
     }
 
     /// The level-free parts, found once.
@@ -436,4 +509,68 @@ pub fn modal_repeats(m: &CaseMatrix, cases: &[usize], arm: usize) -> u32 {
         .max_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0)))
         .map(|(k, _)| *k)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample<'a>(values: &'a [f64], units: &'a [u32], se: Option<f64>) -> Sample<'a> {
+        Sample {
+            point: moments::mean(values),
+            se,
+            values,
+            units,
+            reach: (-1.0, 1.0),
+        }
+    }
+
+    #[test]
+    fn the_normal_family_interval_is_the_t_interval_by_hand() {
+        // Drops 0.1, 0.2, 0, 0.3, 0.1: mean 0.14, sd √(0.052/4) = 0.114018, se 0.050990;
+        // t(0.975; 4) = 2.776445 (tables): 0.14 ± 0.141571.
+        let values = [0.1, 0.2, 0.0, 0.3, 0.1];
+        let units = [0, 1, 2, 3, 4];
+        let se = (0.052f64 / 4.0).sqrt() / 5f64.sqrt();
+        let s = sample(&values, &units, Some(se));
+        let e = Intervals::new(&s).normal_family(1, 0.95);
+        let (lo, hi) = e.interval().map(|i| (i.low, i.high)).unwrap();
+        assert!((lo - (0.14 - 2.776445 * se)).abs() < 1e-5, "{lo}");
+        assert!((hi - (0.14 + 2.776445 * se)).abs() < 1e-5, "{hi}");
+        assert_eq!(e.ci_method, CiMethod::T);
+        // K = 10 at 95%: t(1 − 0.0025; 4) = 5.597568.
+        let e = Intervals::new(&s).normal_family(10, 0.95);
+        let hi = e.interval().unwrap().high;
+        assert!((hi - (0.14 + 5.597568 * se)).abs() < 1e-5, "{hi}");
+        // Narrower than the any-distribution interval on these continuous drops.
+        let any = Intervals::new(&s).family(1, 0.95).interval().unwrap();
+        assert!(any.high - any.low > 2.0 * 2.776445 * se - 1e-9);
+    }
+
+    #[test]
+    fn no_spread_keeps_the_exact_bound_under_the_normal_guarantee() {
+        let values = [0.0; 30];
+        let units: Vec<u32> = (0..30).collect();
+        let s = sample(&values, &units, Some(0.0));
+        let e = Intervals::new(&s).normal_family(5, 0.95);
+        assert_eq!(e.ci_method, CiMethod::ExactBound);
+        let i = e.interval().unwrap();
+        assert!(i.high > 0.0, "never a zero-width interval");
+    }
+
+    #[test]
+    fn the_normal_approximation_is_doubted_where_changes_are_rare() {
+        // 400 units, 6 changed by a full point: g1² ≈ 1/p = 66, 25·g1² ≫ 400.
+        let mut rare = vec![0.0; 400];
+        for v in rare.iter_mut().take(6) {
+            *v = 1.0;
+        }
+        let units: Vec<u32> = (0..400).collect();
+        let s = sample(&rare, &units, None);
+        assert!(Intervals::new(&s).normal_doubtful());
+        // 400 continuous drops of moderate skew (a shifted uniform: g1 = 0): not doubted.
+        let cont: Vec<f64> = (0..400).map(|i| (i as f64 / 399.0 - 0.5) * 0.2).collect();
+        let s = sample(&cont, &units, None);
+        assert!(!Intervals::new(&s).normal_doubtful());
+    }
 }

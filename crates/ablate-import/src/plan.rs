@@ -46,7 +46,7 @@ fn score_range(imp: &mut Imported) -> (f64, f64) {
     imp.notes.extend(
         crate::io::runs::run_notes(&imp.runs)
             .into_iter()
-            .map(|(_, n)| n),
+            .map(|w| w.message),
     );
     if lo < 0.0 || hi > 1.0 {
         imp.notes.push(format!(

@@ -49,10 +49,21 @@ fn tokens_and_dollars(tokens: Option<f64>, dollars: Option<f64>) -> String {
 /// The decision as prose: the family, the cut (measured, or the arm to run), keep, settle, flips,
 /// interactions (one line each, when any).
 pub fn prose(d: &Decision, threshold: f64) -> Prose {
-    let mut p = Prose::new().bold("Decision").text(format!(
-        " (threshold_drop {threshold}; \"confident\" means the whole interval is on one side). {}.\n",
-        d.family
-    ));
+    let mut p = Prose::new()
+        .bold(match d.guarantee {
+            ablate_core::data::manifest::Guarantee::AnyDistribution => "Decision (any score distribution)",
+            ablate_core::data::manifest::Guarantee::Normal => "Decision (normal approximation)",
+        })
+        .text(format!(
+            " (threshold_drop {threshold}; \"confident\" means the whole interval is on one side). {}.\n",
+            d.family
+        ));
+    if !d.confident_only_under_normal.is_empty() {
+        p = p.text(format!(
+            "• Confident under the normal approximation only, not for any score distribution: {}.\n",
+            d.confident_only_under_normal.join(", ")
+        ));
+    }
     if d.per_arm {
         p = p.bold("Per-arm confidence (--per-arm):").text(
             " no family-wise control; some of these confident verdicts may be wrong by chance alone.\n",
@@ -263,7 +274,8 @@ impl Export for Decision {
             "summary",
             "",
             One,
-            "comparison:bool family:str per_arm:bool tokens_saved:f64 cost_saved_per_day:f64 \
+            "comparison:bool family:str guarantee:str confident_only_under_normal:list<str> \
+             per_arm:bool tokens_saved:f64 cost_saved_per_day:f64 \
              measured_cut_arm:str=measured_cut.arm measured_cut_units:list<str>=measured_cut.units",
             "what a measured cut saves, and the family the verdicts hold in",
         ),

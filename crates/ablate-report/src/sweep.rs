@@ -317,7 +317,8 @@ impl Export for SweepOutput {
             "set:str baseline_arm:str threshold_drop:f64 cases:i64 repeats:i64 churn_baseline:i64 \
              clusters:i64 confidence_level:f64 bootstrap:i64 seed:i64 min_units:i64 \
              family_size:i64=family.size family_level_per_arm:f64=family.level_per_arm \
-             family_procedure:str=family.procedure family_note:str=family.note \
+             family_procedure:str=family.procedure family_guarantee:str=family.guarantee \
+             family_note:str=family.note \
              baseline_score:f64=baseline.score baseline_se:f64=baseline.se",
             "the baseline and the run's settings",
         ),
@@ -328,7 +329,8 @@ impl Export for SweepOutput {
             "arm:str removed:list<str> block:str score:f64 drop:f64 se:f64 ci_low:f64 ci_high:f64 \
              ci_level:f64 ci_method:str ci_family_low:f64 ci_family_high:f64 ci_family_level:f64 \
              ci_family_method:str units:i64 rho:f64 p_holm:f64 \
-             mcnemar_p:f64 verdict:str confidence:str tokens_removed:f64 lost_cases:i64 \
+             mcnemar_p:f64 verdict:str confidence:str confidence_any_distribution:str \
+             tokens_removed:f64 lost_cases:i64 \
              gained_cases:i64 churn:i64 missing_cases:i64 n:i64",
             "one row per arm: the paired drop against the baseline, its CI and verdict",
         ),

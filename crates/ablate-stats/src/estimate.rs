@@ -15,12 +15,15 @@ pub enum CiMethod {
     #[serde(rename = "exact-bound")]
     ExactBound,
     /// The score interval for a bounded mean ([`crate::interval::score`]): cases that
-    /// are their own units, fewer than the bootstrap's minimum.
+    /// are their own units, fewer than the bootstrap's minimum; or, with clusters, when the
+    /// score interval on the effective sample size set both ends of the wider of it and the t
+    /// interval.
     #[serde(rename = "score")]
     Score,
     /// Clusters: the wider of point ± t·se_c ([`crate::interval::t`], se_c the larger of
     /// the clustered and jackknife se) and the score interval on the effective sample size
-    /// (critical value × √deff); fewer units than the bootstrap's minimum, or a family interval.
+    /// (critical value × √deff), when the t interval set at least one end; fewer units than the
+    /// bootstrap's minimum, or a family interval. Also the normal guarantee's family interval.
     #[serde(rename = "t")]
     T,
     /// An anytime-valid confidence sequence (`ablate watch`): it holds at every number of units

@@ -146,6 +146,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn skewness_by_hand() {
+        // 0, 0, 0, 1: mean 1/4; m2 = (3·1/16 + 9/16)/4 = 3/16; m3 = (3·(−1/64) + 27/64)/4 = 3/32;
+        // g1 = (3/32) / (3/16)^1.5 = 2/√3.
+        let g = skewness(&[0.0, 0.0, 0.0, 1.0]).unwrap();
+        assert!((g - 2.0 / 3f64.sqrt()).abs() < 1e-12, "{g}");
+        assert_eq!(skewness(&[1.0, 1.0, 1.0]), None);
+        assert!(skewness(&[1.0, 2.0, 3.0]).unwrap().abs() < 1e-12);
+    }
+
+    #[test]
     fn four_runs_at_once_give_each_runs_own_bits() {
         // Runs of every small length, with values that make the compensation matter.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -324,6 +334,19 @@ pub fn jackknife_se(values: &[f64], clusters: &[u32]) -> Option<f64> {
     let centre = mean(&leave_out);
     let ss = sum(leave_out.iter().map(|t| (t - centre) * (t - centre)));
     Some(((k - 1) as f64 / k as f64 * ss).sqrt())
+}
+
+/// The sample skewness g₁ = m₃ / m₂^{3/2} of `values` (m_k = Σ(x − x̄)^k / n, two passes,
+/// compensated sums); `None` with fewer than 3 values or no spread.
+pub fn skewness(values: &[f64]) -> Option<f64> {
+    if values.len() < 3 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let m = mean(values);
+    let m2 = sum(values.iter().map(|x| (x - m).powi(2))) / n;
+    let m3 = sum(values.iter().map(|x| (x - m).powi(3))) / n;
+    (m2 > 0.0).then(|| m3 / m2.powf(1.5))
 }
 
 /// Pearson correlation of paired values; `None` when either side has zero variance or n < 2.

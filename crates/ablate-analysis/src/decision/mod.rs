@@ -162,6 +162,11 @@ pub struct Decision {
     pub comparison: bool,
     /// The family the confident verdicts hold in, in one line (from the sweep).
     pub family: String,
+    /// The guarantee the verdicts rest on (`any-distribution` or `normal`).
+    pub guarantee: crate::io::manifest::Guarantee,
+    /// Under `normal`: the confident verdicts the any-distribution intervals do not confirm
+    /// (arm names); empty under any-distribution.
+    pub confident_only_under_normal: Vec<String>,
     /// Whether verdicts are per arm (`--per-arm`) rather than family-wise.
     pub per_arm: bool,
     /// Cleared arms: confidently removable on the main set, and on the stress slice and under
@@ -582,6 +587,16 @@ pub fn run(
     Decision {
         comparison,
         family: sweep.family.note.clone(),
+        guarantee: sweep.family.guarantee,
+        confident_only_under_normal: sweep
+            .arms
+            .iter()
+            .filter(|a| {
+                a.confidence == Confidence::Confident
+                    && a.confidence_any_distribution == Some(Confidence::Inconclusive)
+            })
+            .map(|a| a.arm.clone())
+            .collect(),
         per_arm,
         cut,
         joint_cut,

@@ -37,6 +37,7 @@
 //! Cost: one pass over the case × arm matrix per bootstrap resample, O(B·n·arms); the family
 //! intervals, O(n log n) per arm.
 
+use crate::io::manifest::Guarantee;
 mod changes;
 use changes::Changes;
 
@@ -101,8 +102,12 @@ pub struct SweepArm {
     /// needed or removable-on-this-set.
     pub verdict: Verdict,
     /// confident or inconclusive: from the family-wise interval (the arm's own with
-    /// `--per-arm`), and never confident below `min_units` units.
+    /// `--per-arm`) under the guarantee in force, and never confident below `min_units` units.
     pub confidence: Confidence,
+    /// Under `guarantee = "normal"`: the confidence the any-distribution interval gives, so that
+    /// a verdict confident only under the normal approximation says so; `None` under
+    /// any-distribution.
+    pub confidence_any_distribution: Option<Confidence>,
     /// Mean tokens per request the arm removes (units table, else the paired fall in `tokens_in`).
     pub tokens_removed: Option<f64>,
     /// Paired cases passing in the baseline and failing in the arm.
@@ -128,16 +133,20 @@ pub struct Family {
     pub level: f64,
     /// Each family interval's own level, 1 − α/K.
     pub level_per_arm: f64,
-    /// `bonferroni-score` (the family intervals decide) or `per-arm` (`--per-arm`: each arm's
-    /// own interval decides).
+    /// `bonferroni-score` (the family intervals decide, any distribution), `bonferroni-t` (the
+    /// family's clustered t intervals decide, normal approximation) or `per-arm` (`--per-arm`:
+    /// each arm's own interval decides).
     pub procedure: &'static str,
+    /// The guarantee the verdicts rest on: `any-distribution` or `normal`.
+    pub guarantee: Guarantee,
     /// One line for the report: the family size and the procedure.
     pub note: String,
 }
 
 impl Family {
-    /// The family of `size` arms at `confidence`, judged family-wise unless `per_arm`.
-    pub fn new(size: usize, confidence: f64, per_arm: bool) -> Family {
+    /// The family of `size` arms at `confidence`, judged family-wise unless `per_arm`, under
+    /// `guarantee`.
+    pub fn new(size: usize, confidence: f64, per_arm: bool, guarantee: Guarantee) -> Family {
         let alpha = 1.0 - confidence;
         let level_per_arm = 1.0 - alpha / size.max(1) as f64;
         let pct = crate::text::percent_level;
@@ -145,11 +154,12 @@ impl Family {
             size,
             level: confidence,
             level_per_arm,
-            procedure: if per_arm {
-                "per-arm"
-            } else {
-                "bonferroni-score"
+            procedure: match (per_arm, guarantee) {
+                (true, _) => "per-arm",
+                (false, Guarantee::AnyDistribution) => "bonferroni-score",
+                (false, Guarantee::Normal) => "bonferroni-t",
             },
+            guarantee,
             note: if per_arm {
                 format!(
                     "each of the {size} arms is judged at its own {} (--per-arm): across them, the chance of some wrong confident verdict is up to {:.0}%",
@@ -157,11 +167,18 @@ impl Family {
                     100.0 * (1.0 - confidence.powi(size.max(1) as i32))
                 )
             } else {
-                format!(
-                    "{size} arms judged as one family: every confident verdict holds together at {} (each arm's interval at 1 − {:.2}/{size}, Bonferroni over score or t intervals)",
-                    pct(confidence),
-                    alpha
-                )
+                match guarantee {
+                    Guarantee::AnyDistribution => format!(
+                        "{size} arms judged as one family: every confident verdict holds together at {} for any score distribution (each arm's interval at 1 − {:.2}/{size}, Bonferroni over score or t intervals)",
+                        pct(confidence),
+                        alpha
+                    ),
+                    Guarantee::Normal => format!(
+                        "{size} arms judged as one family under the normal approximation: every confident verdict holds together at {} as the clustered t intervals do (each at 1 − {:.2}/{size}, Bonferroni; asymptotic)",
+                        pct(confidence),
+                        alpha
+                    ),
+                }
             },
         }
     }
@@ -322,19 +339,20 @@ struct OneArm<'a> {
     /// The score range's ends.
     bounds: (f64, f64),
     threshold: f64,
+    guarantee: Guarantee,
 }
 
 impl OneArm<'_> {
     /// Arm `a` (the `k`-th judged) with its pairs and changes: its row of the sweep, its p-value
-    /// for Holm's step-down, its warning when its drops have no spread, and whether its scores
-    /// are binary.
+    /// for Holm's step-down, its warning when its drops have no spread, whether its scores are
+    /// binary, and whether the normal approximation is doubtful for it (under `normal`).
     fn judge(
         &self,
         k: usize,
         a: usize,
         p: &PairedArm,
         changes: Changes,
-    ) -> (SweepArm, f64, Option<crate::warning::Warning>, bool) {
+    ) -> (SweepArm, f64, Option<crate::warning::Warning>, bool, bool) {
         let (exp, cfg, paired, m) = (self.exp, self.cfg, self.paired, &self.exp.results.matrix);
         let (lo, hi, threshold, family_size) = (
             self.bounds.0,
@@ -350,7 +368,7 @@ impl OneArm<'_> {
             draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
             cfg.confidence,
         );
-        let fam = intervals.family(family_size, cfg.confidence);
+        let fam = intervals.family_under(self.guarantee, family_size, cfg.confidence);
         let units = intervals.units();
         let flat = est.ci_method == CiMethod::ExactBound;
         let warning = flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));
@@ -360,11 +378,16 @@ impl OneArm<'_> {
         // units, called 6.7% of arms on the threshold confident at 95% with 100 binary
         // cases: ties).
         let judged = if cfg.per_arm {
-            intervals.family(1, cfg.confidence)
+            intervals.family_under(self.guarantee, 1, cfg.confidence)
         } else {
             fam
         };
         let (verdict, confidence) = judge(drop, threshold, &judged, units);
+        let confidence_any_distribution = (self.guarantee == Guarantee::Normal).then(|| {
+            let any = intervals.family(if cfg.per_arm { 1 } else { family_size }, cfg.confidence);
+            judge(drop, threshold, &any, units).1
+        });
+        let doubtful = self.guarantee == Guarantee::Normal && intervals.normal_doubtful();
         let binary = changes.binary;
         let arm = SweepArm {
             arm: exp.results.arms[a].clone(),
@@ -382,6 +405,7 @@ impl OneArm<'_> {
                 .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
             verdict,
             confidence,
+            confidence_any_distribution,
             tokens_removed: tokens_removed(exp, paired, a),
             lost_cases: changes.lost,
             gained_cases: changes.gained,
@@ -390,8 +414,31 @@ impl OneArm<'_> {
             lost_by_slice: changes.lost_by_slice,
             n: p.pos.len(),
         };
-        (arm, p_positive(flat, drop, se, units), warning, binary)
+        (
+            arm,
+            p_positive(flat, drop, se, units),
+            warning,
+            binary,
+            doubtful,
+        )
     }
+}
+
+/// The warning `sweep.normal_doubtful` naming the arms (of `of`) whose drops are too skewed for
+/// their number of units for the normal approximation to be trusted ([`Intervals::normal_doubtful`]).
+fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning> {
+    const SHOWN: usize = 8;
+    (!arms.is_empty()).then(|| {
+        crate::warning::Warning::new(
+            "sweep.normal_doubtful",
+            format!(
+                "the normal approximation is doubtful for {} of {of} arm(s) ({}{}): their drops are skewed (few units changed) for their number of units (Cochran's rule, n < 25·skewness²), where the t interval's family-wise error can far exceed α; judge them with --guarantee any-distribution, or run more cases",
+                arms.len(),
+                arms.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", "),
+                if arms.len() > SHOWN { ", …" } else { "" }
+            ),
+        )
+    })
 }
 
 /// Runs the sweep.
@@ -401,6 +448,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let base = paired.baseline;
     let threshold = exp.manifest.threshold_drop;
     let pass_mark = exp.manifest.pass_mark;
+    let guarantee = cfg.guarantee.unwrap_or(exp.manifest.guarantee);
     let (lo, hi) = paired::score_bounds(m);
     let mut warnings = Vec::new();
 
@@ -415,7 +463,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let family_size = arm_ids.len();
     // Each arm's estimates on its own (rayon; collected in arm order, so the output is the same
     // at any thread count).
-    let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool)> = arm_ids
+    let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool, bool)> = arm_ids
         .par_iter()
         .zip(pairs.par_iter())
         .zip(changes.into_par_iter())
@@ -429,6 +477,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 family_size,
                 bounds: (lo, hi),
                 threshold,
+                guarantee,
             };
             on.judge(k, a, p, changes)
         })
@@ -436,12 +485,17 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let mut arms = Vec::with_capacity(per_arm.len());
     let mut p_raw = Vec::with_capacity(per_arm.len());
     let mut mcnemar_withheld = false;
-    for (arm, p, warning, binary) in per_arm {
+    let mut doubtful = Vec::new();
+    for (arm, p, warning, binary, doubt) in per_arm {
+        if doubt {
+            doubtful.push(arm.arm.clone());
+        }
         arms.push(arm);
         p_raw.push(p);
         warnings.extend(warning);
         mcnemar_withheld |= binary;
     }
+    warnings.extend(normal_doubtful(&doubtful, arms.len()));
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
 
@@ -456,7 +510,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         confidence_level: cfg.confidence,
         bootstrap: cfg.bootstrap,
         seed: cfg.seed,
-        family: Family::new(family_size, cfg.confidence, cfg.per_arm),
+        family: Family::new(family_size, cfg.confidence, cfg.per_arm, guarantee),
         min_units: MIN_UNITS_TO_DECIDE,
         baseline: BaselineScore::of(m, &paired),
         arms,

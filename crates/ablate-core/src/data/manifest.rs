@@ -98,6 +98,9 @@ pub struct Manifest {
     pub stress_threshold_drop: f64,
     /// A per-case mean score ≥ this counts as a pass.
     pub pass_mark: f64,
+    /// The guarantee the verdicts' intervals give (`guarantee`, default any-distribution),
+    /// chosen before the run; `--guarantee` overrides it.
+    pub guarantee: Guarantee,
     /// Case columns used for reweighting; `None` means the default (`["slice"]` if present).
     pub strata: Option<Vec<String>>,
     /// Retention target for budget curves.
@@ -122,6 +125,51 @@ pub struct Manifest {
     pub unknown_keys: Vec<String>,
 }
 
+/// What the verdicts' intervals guarantee. Chosen before the run (manifest key `guarantee`, or
+/// `--guarantee` on every verb that judges), and named beside every answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum Guarantee {
+    /// Valid at every sample size for any distribution of scores in the score range: score
+    /// intervals for cases, and for clusters the wider of the t interval and the score interval
+    /// on the effective sample size; Bonferroni over the family.
+    #[default]
+    #[serde(rename = "any-distribution")]
+    AnyDistribution,
+    /// The normal approximation: the clustered t interval (se the larger of the sandwich (CR1)
+    /// and the delete-one-cluster jackknife se, C − 1 degrees of freedom; cases as clusters of
+    /// one when there are none), Bonferroni over the family. Asymptotic: it can fail with few
+    /// changed units and skewed drops (`sweep.normal_doubtful`).
+    #[serde(rename = "normal")]
+    Normal,
+}
+
+impl Guarantee {
+    /// The guarantee named `name` (`any-distribution` or `normal`).
+    pub fn parse(name: &str) -> Option<Guarantee> {
+        match name {
+            "any-distribution" => Some(Guarantee::AnyDistribution),
+            "normal" => Some(Guarantee::Normal),
+            _ => None,
+        }
+    }
+
+    /// Its name, as the manifest and JSON write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Guarantee::AnyDistribution => "any-distribution",
+            Guarantee::Normal => "normal",
+        }
+    }
+
+    /// Its name in a sentence ("for any distribution", "under the normal approximation").
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Guarantee::AnyDistribution => "for any score distribution",
+            Guarantee::Normal => "under the normal approximation",
+        }
+    }
+}
+
 /// Every key experiment.toml may hold; any other is reported as a probable typo.
 pub const KNOWN_KEYS: &[&str] = &[
     "set",
@@ -131,6 +179,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "threshold_drop",
     "stress_threshold_drop",
     "pass_mark",
+    "guarantee",
     "strata",
     "quality_threshold",
     "score_min",
@@ -453,6 +502,16 @@ impl Manifest {
             .unwrap_or_else(|| "baseline".to_string());
         let (threshold_drop, stress_threshold_drop) = r.thresholds()?;
         let pass_mark = r.number("pass_mark", "pass_mark = 0.5")?.unwrap_or(0.5);
+        let guarantee = match r.string("guarantee", "guarantee = \"normal\"")? {
+            None => Guarantee::default(),
+            Some(g) => Guarantee::parse(&g).ok_or_else(|| {
+                r.err(
+                    "guarantee",
+                    format!("\"{g}\" is not a guarantee"),
+                    "write guarantee = \"any-distribution\" (valid at every sample size for any score distribution) or guarantee = \"normal\" (the clustered t interval: asymptotic, narrower)",
+                )
+            })?,
+        };
         let quality_threshold = r.quality_threshold()?;
         let (score_min, score_max) = r.score_range()?;
         let strata = r.strata()?;
@@ -477,6 +536,7 @@ impl Manifest {
             threshold_drop,
             stress_threshold_drop,
             pass_mark,
+            guarantee,
             strata,
             quality_threshold,
             score_min,

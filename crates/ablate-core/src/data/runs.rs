@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::warning::Warning;
+
 /// One harness run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
@@ -102,9 +104,10 @@ pub fn flag_outliers(rows: &mut [RunRow], floor: f64, range: f64) {
     }
 }
 
-/// What the runs say an analyst should know: arms that pool runs of several code revisions or
-/// models, and the outlier runs. Each is (warning code, message).
-pub fn run_notes(rows: &[RunRow]) -> Vec<(&'static str, String)> {
+/// What the runs say an analyst should know: arms that pool runs of several code revisions
+/// (`runs.mixed_revisions`) or models (`runs.mixed_models`), and the runs that stand out
+/// (`runs.outlier`).
+pub fn run_notes(rows: &[RunRow]) -> Vec<Warning> {
     let mut notes = Vec::new();
     let mut revisions: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     let mut models: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -118,7 +121,7 @@ pub fn run_notes(rows: &[RunRow]) -> Vec<(&'static str, String)> {
     }
     for (arm, revs) in &revisions {
         if revs.len() > 1 {
-            notes.push((
+            notes.push(Warning::new(
                 "runs.mixed_revisions",
                 format!(
                     "arm `{arm}` pools runs of {} code revisions ({}): its repeats may not be the same prompt",
@@ -130,7 +133,7 @@ pub fn run_notes(rows: &[RunRow]) -> Vec<(&'static str, String)> {
     }
     for (arm, ms) in &models {
         if ms.len() > 1 {
-            notes.push((
+            notes.push(Warning::new(
                 "runs.mixed_models",
                 format!(
                     "arm `{arm}` pools runs of {} models ({})",
@@ -141,7 +144,7 @@ pub fn run_notes(rows: &[RunRow]) -> Vec<(&'static str, String)> {
         }
     }
     for r in rows.iter().filter(|r| r.outlier) {
-        notes.push((
+        notes.push(Warning::new(
             "runs.outlier",
             format!(
                 "run {} of arm `{}` ({}) stands out from the arm's other runs: mean {} over {} sample(s), {} error(s); if it failed (a broken setup, a missing tool), leave its file out and import again",
@@ -232,7 +235,11 @@ mod tests {
         b.revision = Some("24049c3".into());
         let notes = run_notes(&[a, b]);
         assert_eq!(notes.len(), 1);
-        assert_eq!(notes[0].0, "runs.mixed_revisions");
-        assert!(notes[0].1.contains("2 code revisions (24049c3, e0143d1)"));
+        assert_eq!(notes[0].code, "runs.mixed_revisions");
+        assert!(
+            notes[0]
+                .message
+                .contains("2 code revisions (24049c3, e0143d1)")
+        );
     }
 }
