@@ -496,6 +496,98 @@ fn guarantees(reps: usize) {
     println!();
 }
 
+/// Issue 45: do the cases the decision says would settle an arm settle it? For each inconclusive
+/// arm of the demo with a `cases_to_settle` N, `reps` experiments resample the demo's clusters
+/// (with replacement) until they hold N cases, and judge the arm's family interval (K = the
+/// sweep's family, any-distribution) as `sweep` does; the share that comes out confident should
+/// be 0.8 ± 0.1.
+fn settle_calibration(reps: usize) {
+    use ablate::analysis::paired::{CaseSet, Intervals};
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks-data/support-eval-v3");
+    let exp = ablate::io::Experiment::load(&dir).expect("the demo loads");
+    let cfg = ablate::analysis::Config {
+        bootstrap: 0,
+        ..Default::default()
+    };
+    let t0 = std::time::Instant::now();
+    let sweep = ablate::analysis::sweep::run(&exp, &cfg);
+    let t_sweep = t0.elapsed();
+    let interactions = ablate::analysis::interactions::run(&exp, &cfg).expect("interactions");
+    let t1 = std::time::Instant::now();
+    let decision = ablate::analysis::decision::run(&exp, &sweep, None, None, &interactions, None);
+    println!(
+        "(the decision, with its settling figures, took {:.0} ms; the sweep without resamples {:.0} ms)",
+        t1.elapsed().as_secs_f64() * 1e3,
+        t_sweep.as_secs_f64() * 1e3
+    );
+    let m = &exp.results.matrix;
+    let paired = Paired::new(&exp, CaseSet::Main);
+    let thr = exp.manifest.threshold_drop;
+    let k = sweep.family.size;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); paired.n_units];
+    for (i, &u) in paired.unit.iter().enumerate() {
+        members[u as usize].push(i);
+    }
+    println!(
+        "cases to settle, checked: each inconclusive arm of the demo resampled to its cases_to_settle, {reps} experiments each (target 0.8 ± 0.1)"
+    );
+    println!("{:<34} {:>8} {:>9}", "arm", "cases", "settled");
+    let mut r = ChaCha8Rng::seed_from_u64(45);
+    let mut rates = Vec::new();
+    for d in &decision.inconclusive {
+        let Some(n) = d.cases_to_settle else {
+            println!("{:<34} {:>8} {:>9}", d.arm, "—", "not within reach");
+            continue;
+        };
+        let a = exp.results.arm_index(&d.arm).expect("an arm of the demo");
+        let p = paired.arm(m, a);
+        // The arm's drop per paired case, by position among the paired cases.
+        let mut drop_at = vec![None; paired.cases.len()];
+        for (&pos, &v) in p.pos.iter().zip(&p.drop) {
+            drop_at[pos] = Some(v);
+        }
+        let mut settled = 0usize;
+        for _ in 0..reps {
+            let (mut values, mut units) = (Vec::new(), Vec::new());
+            let mut c = 0u32;
+            while (values.len() as u64) < n {
+                let pick = r.random_range(0..paired.n_units);
+                for &i in &members[pick] {
+                    if let Some(v) = drop_at[i] {
+                        values.push(v);
+                        units.push(c);
+                    }
+                }
+                c += 1;
+            }
+            let (mean, se) = moments::mean_se(&values, Some(&units));
+            let sample = Sample {
+                point: mean,
+                se,
+                values: &values,
+                units: &units,
+                reach: (-1.0, 1.0),
+            };
+            let f = Intervals::new(&sample).family(k, CONFIDENCE);
+            settled += usize::from(judge(mean, thr, &f, c as usize).1 == Confidence::Confident);
+        }
+        let rate = settled as f64 / reps as f64;
+        rates.push(rate);
+        println!("{:<34} {:>8} {:>9.3}", d.arm, n, rate);
+    }
+    if !rates.is_empty() {
+        rates.sort_by(f64::total_cmp);
+        println!(
+            "settled: median {:.3}, lowest {:.3}, highest {:.3} over {} arms\n",
+            rates[rates.len() / 2],
+            rates[0],
+            rates[rates.len() - 1],
+            rates.len()
+        );
+    }
+}
+
 fn demo_null(reps: usize) {
     use ablate::analysis::paired::CaseSet;
     let dir =
@@ -576,6 +668,9 @@ fn main() {
     }
     if tables.contains("demo") {
         demo_null((reps / 4).max(100));
+    }
+    if tables.contains("settle") {
+        settle_calibration((reps / 20).max(50));
     }
     if tables.contains("guarantee") {
         guarantees((reps / 20).max(50));

@@ -120,6 +120,44 @@ impl<'s, 'a> Intervals<'s, 'a> {
         Estimate::with_interval(s.point, se, ci, CiMethod::T, level)
     }
 
+    /// The family interval (under `guarantee`, at 1 − α/K) of a sample like this one, `factor`
+    /// times as many cases and units with the same distribution of drops, centred on the same
+    /// point: the se shrinks by √factor, the degrees of freedom grow, and the score part keeps
+    /// the empirical distribution (its unseen-mass floor shrinks as 1/n). For sample-size
+    /// planning (`cases_to_settle`); `None` without spread.
+    pub fn family_scaled(
+        &self,
+        guarantee: Guarantee,
+        factor: f64,
+        family: usize,
+        confidence: f64,
+    ) -> Option<(f64, f64)> {
+        if self.flat || self.n_units < 2 {
+            return None;
+        }
+        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
+        let s = self.s;
+        let spread = self.spread.get_or_init(|| self.spread());
+        let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
+        let (se, deff) = match spread.clustered {
+            Some((se, deff)) => (se, deff),
+            None => (s.se, 1.0),
+        };
+        let t = interval::t(s.point, se.map(|v| v / factor.sqrt()), units - 1, level);
+        if guarantee == Guarantee::Normal {
+            return t;
+        }
+        let score = spread.score.as_ref().map(|d| {
+            d.scaled(s.values.len() as f64 * factor)
+                .interval(interval::critical(units, level) * deff.sqrt())
+        });
+        match (spread.clustered, t, score) {
+            (None, _, sc) => sc,
+            (Some(_), Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (Some(_), a, b) => a.or(b),
+        }
+    }
+
     /// Whether the normal approximation is doubtful for this sample: fewer units than
     /// Cochran's rule asks, n < 25·g₁², g₁ the skewness of the per-unit mean drops (Cochran
     /// 1977, §2.15). Rare changes make it fail: with a share p of units changed, g₁² ≈ 1/p, so the
@@ -545,6 +583,34 @@ mod tests {
         // Narrower than the any-distribution interval on these continuous drops.
         let any = Intervals::new(&s).family(1, 0.95).interval().unwrap();
         assert!(any.high - any.low > 2.0 * 2.776445 * se - 1e-9);
+    }
+
+    #[test]
+    fn the_planned_interval_at_the_same_size_is_the_family_interval() {
+        // Clusters of two cases: the any-distribution interval at factor 1 is the family
+        // interval itself, and at factor 4 it is narrower (about half as wide, a bit less as
+        // the score part's floor shrinks as 1/n).
+        let values = [0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0];
+        let units = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5];
+        let (point, se) = moments::mean_se(&values, Some(&units));
+        let s = Sample {
+            point,
+            se,
+            values: &values,
+            units: &units,
+            reach: (-1.0, 1.0),
+        };
+        let iv = Intervals::new(&s);
+        for g in [Guarantee::AnyDistribution, Guarantee::Normal] {
+            let at1 = iv.family_scaled(g, 1.0, 3, 0.95).unwrap();
+            let fam = iv.family_under(g, 3, 0.95).interval().unwrap();
+            assert!(
+                (at1.0 - fam.low).abs() < 1e-9 && (at1.1 - fam.high).abs() < 1e-9,
+                "{g:?}"
+            );
+            let at4 = iv.family_scaled(g, 4.0, 3, 0.95).unwrap();
+            assert!(at4.1 - at4.0 < 0.6 * (at1.1 - at1.0), "{g:?}");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn settling(a: &DecisionArm) -> String {
             thousands(lo as f64)
         ),
         (Some(n), _) => format!("{} (~{} cases for 80% power)", a.arm, thousands(n as f64)),
-        _ if !a.settleable => format!("{} (not settleable at this effect size)", a.arm),
+        _ if !a.settleable => format!("{} (not within reach: beyond 100 times the set)", a.arm),
         _ => format!("{} ({})", a.arm, a.reason),
     }
 }

@@ -243,6 +243,20 @@ impl ScoreData {
         })
     }
 
+    /// The same empirical distribution with `n` values (each count scaled by n/n₀): what the
+    /// score interval would be with n cases like these, for planning sample sizes.
+    pub fn scaled(&self, n: f64) -> ScoreData {
+        let k = n / self.n;
+        ScoreData {
+            v: self.v.clone(),
+            c: self.c.iter().map(|c| c * k).collect(),
+            n,
+            mean: self.mean,
+            lo: self.lo,
+            hi: self.hi,
+        }
+    }
+
     /// The interval: every θ₀ with |Z(θ₀)| ≤ `critical`.
     pub fn interval(&self, critical: f64) -> (f64, f64) {
         let (lo, hi, mean, n) = (self.lo, self.hi, self.mean, self.n);
