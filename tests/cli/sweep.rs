@@ -624,6 +624,38 @@ fn the_guarantee_is_chosen_named_and_doubted_where_changes_are_rare() {
             .to_string()
             .contains("sweep.normal_doubtful")
     );
+    // What the experiment can certify: the median upper half-width of the family intervals
+    // (about five times the demo's agreed 0.005 for any distribution; less under normal).
+    let certifiable = |v: &serde_json::Value| {
+        let mut up: Vec<f64> = v["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["se"].as_f64().is_some_and(|s| s > 0.0))
+            .map(|a| a["ci_family_high"].as_f64().unwrap() - a["drop"].as_f64().unwrap())
+            .collect();
+        up.sort_by(f64::total_cmp);
+        let n = up.len();
+        if n % 2 == 1 {
+            up[n / 2]
+        } else {
+            (up[n / 2 - 1] + up[n / 2]) / 2.0
+        }
+    };
+    for v in [&any, &normal] {
+        let m = v["family"]["min_certifiable_threshold"].as_f64().unwrap();
+        assert!((m - certifiable(v)).abs() < 1e-12);
+    }
+    let (m_any, m_normal) = (
+        any["family"]["min_certifiable_threshold"].as_f64().unwrap(),
+        normal["family"]["min_certifiable_threshold"]
+            .as_f64()
+            .unwrap(),
+    );
+    assert!(
+        m_any > 4.0 * 0.005 && m_normal < m_any,
+        "{m_any} {m_normal}"
+    );
     // The manifest key does the same as the option.
     let w = Workdir::demo_copy();
     w.edit(

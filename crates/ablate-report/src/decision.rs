@@ -58,6 +58,16 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
             " (threshold_drop {threshold}; \"confident\" means the whole interval is on one side). {}.\n",
             d.family
         ));
+    if let Some(m) = d
+        .min_certifiable_threshold
+        .filter(|&m| m > threshold && !d.comparison)
+    {
+        p = p.text(format!(
+            "• What this experiment can certify: no removal below a threshold of about {} ({:.1} times the agreed {threshold}), with these cases, this family and this guarantee: an arm that changes nothing still has an interval that wide. Run more cases (see below), or choose the guarantee and family before the next run.\n",
+            crate::report::text::num(Some(m), 4),
+            m / threshold
+        ));
+    }
     if !d.confident_only_under_normal.is_empty() {
         p = p.text(format!(
             "• Confident under the normal approximation only, not for any score distribution: {}.\n",
@@ -275,6 +285,7 @@ impl Export for Decision {
             "",
             One,
             "comparison:bool family:str guarantee:str confident_only_under_normal:list<str> \
+             min_certifiable_threshold:f64 \
              per_arm:bool tokens_saved:f64 cost_saved_per_day:f64 \
              measured_cut_arm:str=measured_cut.arm measured_cut_units:list<str>=measured_cut.units",
             "what a measured cut saves, and the family the verdicts hold in",

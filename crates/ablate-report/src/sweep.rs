@@ -294,6 +294,14 @@ pub fn human(r: &SweepOutput) -> String {
         },
         r.family.note
     );
+    if let Some(m) = r.family.min_certifiable_threshold {
+        let _ = writeln!(
+            s,
+            "certifiable: with these cases, this family and this guarantee, no arm can be shown removable below a threshold of about {} ({:.1} × threshold_drop).",
+            num(Some(m), 4),
+            m / r.threshold_drop
+        );
+    }
     for a in r.arms.iter().filter(|a| a.missing_cases > 0) {
         let _ = writeln!(
             s,
@@ -318,6 +326,7 @@ impl Export for SweepOutput {
              clusters:i64 confidence_level:f64 bootstrap:i64 seed:i64 min_units:i64 \
              family_size:i64=family.size family_level_per_arm:f64=family.level_per_arm \
              family_procedure:str=family.procedure family_guarantee:str=family.guarantee \
+             family_min_certifiable_threshold:f64=family.min_certifiable_threshold \
              family_note:str=family.note \
              baseline_score:f64=baseline.score baseline_se:f64=baseline.se",
             "the baseline and the run's settings",

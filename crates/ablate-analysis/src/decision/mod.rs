@@ -166,6 +166,9 @@ pub struct Decision {
     pub family: String,
     /// The guarantee the verdicts rest on (`any-distribution` or `normal`).
     pub guarantee: crate::io::manifest::Guarantee,
+    /// The smallest threshold these cases and this family can certify a removal at (sweep's
+    /// `family.min_certifiable_threshold`).
+    pub min_certifiable_threshold: Option<f64>,
     /// Under `normal`: the confident verdicts the any-distribution intervals do not confirm
     /// (arm names); empty under any-distribution.
     pub confident_only_under_normal: Vec<String>,
@@ -625,6 +628,7 @@ pub fn run(
         comparison,
         family: sweep.family.note.clone(),
         guarantee: sweep.family.guarantee,
+        min_certifiable_threshold: sweep.family.min_certifiable_threshold,
         confident_only_under_normal: sweep
             .arms
             .iter()

@@ -139,6 +139,11 @@ pub struct Family {
     pub procedure: &'static str,
     /// The guarantee the verdicts rest on: `any-distribution` or `normal`.
     pub guarantee: Guarantee,
+    /// What this experiment can certify: the smallest threshold at which an arm whose mean drop
+    /// is zero, with the spread of the median arm (the median of the family intervals' upper
+    /// half-widths, hi − drop), would be confidently removable with these cases, this family and
+    /// this guarantee. A threshold below it cannot certify any removal; `None` without arms.
+    pub min_certifiable_threshold: Option<f64>,
     /// One line for the report: the family size and the procedure.
     pub note: String,
 }
@@ -154,6 +159,7 @@ impl Family {
             size,
             level: confidence,
             level_per_arm,
+            min_certifiable_threshold: None,
             procedure: match (per_arm, guarantee) {
                 (true, _) => "per-arm",
                 (false, Guarantee::AnyDistribution) => "bonferroni-score",
@@ -441,6 +447,27 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
     })
 }
 
+/// The family's `min_certifiable_threshold`: the median over arms (with spread) of the family
+/// interval's upper half-width, hi − drop.
+fn min_certifiable(arms: &[SweepArm]) -> Option<f64> {
+    let mut up: Vec<f64> = arms
+        .iter()
+        .filter(|a| a.se.is_some_and(|s| s > 0.0))
+        .filter_map(|a| a.ci_family.map(|i| i.high - a.drop))
+        .filter(|h| h.is_finite())
+        .collect();
+    if up.is_empty() {
+        return None;
+    }
+    up.sort_by(f64::total_cmp);
+    let n = up.len();
+    Some(if n % 2 == 1 {
+        up[n / 2]
+    } else {
+        (up[n / 2 - 1] + up[n / 2]) / 2.0
+    })
+}
+
 /// Runs the sweep.
 pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let m = &exp.results.matrix;
@@ -496,6 +523,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         mcnemar_withheld |= binary;
     }
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
+    let mut family = Family::new(family_size, cfg.confidence, cfg.per_arm, guarantee);
+    family.min_certifiable_threshold = min_certifiable(&arms);
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
 
@@ -510,7 +539,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         confidence_level: cfg.confidence,
         bootstrap: cfg.bootstrap,
         seed: cfg.seed,
-        family: Family::new(family_size, cfg.confidence, cfg.per_arm, guarantee),
+        family,
         min_units: MIN_UNITS_TO_DECIDE,
         baseline: BaselineScore::of(m, &paired),
         arms,
