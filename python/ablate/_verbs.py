@@ -44,6 +44,7 @@ def check(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -90,6 +91,7 @@ def check(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -130,6 +132,7 @@ def sweep(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -180,6 +183,7 @@ def sweep(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -234,6 +238,7 @@ def variance(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -284,6 +289,7 @@ def variance(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -338,6 +344,7 @@ def reweight(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -391,6 +398,7 @@ def reweight(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -449,6 +457,7 @@ def stress(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -499,6 +508,7 @@ def stress(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -553,6 +563,7 @@ def interactions(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -603,6 +614,7 @@ def interactions(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -734,6 +746,7 @@ def need(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -785,6 +798,7 @@ def need(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -841,6 +855,7 @@ def curve(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -893,6 +908,7 @@ def curve(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -949,6 +965,7 @@ def selector(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -999,6 +1016,7 @@ def selector(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1053,6 +1071,7 @@ def record(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1104,6 +1123,7 @@ def record(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1244,6 +1264,7 @@ def watch(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1296,6 +1317,7 @@ def watch(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1352,6 +1374,7 @@ def next(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1403,6 +1426,7 @@ def next(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.
@@ -1447,6 +1471,7 @@ def report(
     stress_threshold_drop: Optional[float] = None,
     pass_mark: Optional[float] = None,
     guarantee: Optional[str] = None,
+    decide: Optional[str] = None,
     strata: Optional[List[str]] = None,
     quality_threshold: Optional[float] = None,
     score_min: Optional[float] = None,
@@ -1502,6 +1527,7 @@ def report(
             built from tables.
         pass_mark: experiment.toml's `pass_mark`, when the experiment is built from tables.
         guarantee: experiment.toml's `guarantee`, when the experiment is built from tables.
+        decide: experiment.toml's `decide`, when the experiment is built from tables.
         strata: experiment.toml's `strata`, when the experiment is built from tables.
         quality_threshold: experiment.toml's `quality_threshold`, when the experiment is built
             from tables.

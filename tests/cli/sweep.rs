@@ -666,3 +666,54 @@ fn the_guarantee_is_chosen_named_and_doubted_where_changes_are_rare() {
     let from_manifest = json(ablate().args(["sweep", "--quiet", "--json"]).arg(&w.dir));
     assert_eq!(from_manifest["family"], normal["family"]);
 }
+
+/// Issue 45: `decide` in experiment.toml fixes the decision family before the run: only the arms
+/// it names are judged, K counts only them, and the others are described but never confident.
+#[test]
+fn a_declared_decision_family_judges_only_its_arms() {
+    let w = Workdir::demo_copy();
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.005",
+        "threshold_drop = 0.005\ndecide = [\"few_shot/*\", \"passages/*\"]",
+    );
+    let v = json(ablate().args(["sweep", "--quiet", "--json"]).arg(&w.dir));
+    let arms = v["arms"].as_array().unwrap();
+    let judged: Vec<&str> = arms
+        .iter()
+        .filter(|a| a["in_family"] == true)
+        .map(|a| a["arm"].as_str().unwrap())
+        .collect();
+    // The block, unit and pair arms whose every removed unit is a few-shot example or a passage.
+    assert_eq!(v["family"]["size"], judged.len());
+    assert_eq!(judged.len(), 25);
+    assert!(judged.contains(&"without-few_shot/06") && judged.contains(&"without-passages/rank3"));
+    for a in arms.iter().filter(|a| a["in_family"] == false) {
+        assert_eq!(a["confidence"], "inconclusive", "{}", a["arm"]);
+        let name = a["arm"].as_str().unwrap();
+        assert!(
+            name.contains("system") || name.contains("conversation") || name.contains('@'),
+            "{name}"
+        );
+    }
+    // A smaller family: narrower family intervals for the arms it keeps.
+    let all = json(ablate().args(["sweep", "--quiet", "--json"]).arg(demo()));
+    let width = |v: &Value, name: &str| {
+        let a = v["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == name)
+            .unwrap();
+        a["ci_family_high"].as_f64().unwrap() - a["ci_family_low"].as_f64().unwrap()
+    };
+    assert!(width(&v, "without-few_shot/06") < width(&all, "without-few_shot/06"));
+    // A bad pattern list is refused naming the key.
+    w.edit(
+        "experiment.toml",
+        "decide = [\"few_shot/*\", \"passages/*\"]",
+        "decide = []",
+    );
+    let err = common::fails(ablate().args(["sweep", "--quiet"]).arg(&w.dir));
+    assert!(err.contains("decide") && err.contains("non-empty"), "{err}");
+}

@@ -338,7 +338,7 @@ impl Export for SweepOutput {
             "arm:str removed:list<str> block:str score:f64 drop:f64 se:f64 ci_low:f64 ci_high:f64 \
              ci_level:f64 ci_method:str ci_family_low:f64 ci_family_high:f64 ci_family_level:f64 \
              ci_family_method:str units:i64 rho:f64 p_holm:f64 \
-             mcnemar_p:f64 verdict:str confidence:str confidence_any_distribution:str \
+             mcnemar_p:f64 verdict:str confidence:str in_family:bool confidence_any_distribution:str \
              tokens_removed:f64 lost_cases:i64 \
              gained_cases:i64 churn:i64 missing_cases:i64 n:i64",
             "one row per arm: the paired drop against the baseline, its CI and verdict",

@@ -581,10 +581,11 @@ pub fn run(
         } else {
             sweep.family.size.max(1) as f64
         };
+    // Arms outside the decision family (experiment.toml's `decide`) are described, not decided.
     let others: Vec<&SweepArm> = sweep
         .arms
         .iter()
-        .filter(|a| a.arm != sweep.baseline_arm)
+        .filter(|a| a.arm != sweep.baseline_arm && a.in_family)
         .collect();
     let judging = Judging {
         exp,

@@ -104,6 +104,10 @@ pub struct SweepArm {
     /// confident or inconclusive: from the family-wise interval (the arm's own with
     /// `--per-arm`) under the guarantee in force, and never confident below `min_units` units.
     pub confidence: Confidence,
+    /// Whether the arm is in the decision family (experiment.toml's `decide`; every arm without
+    /// it). An arm outside is described (drop, intervals at the family's level) but not judged:
+    /// its confidence is `inconclusive` and the decision leaves it out.
+    pub in_family: bool,
     /// Under `guarantee = "normal"`: the confidence the any-distribution interval gives, so that
     /// a verdict confident only under the normal approximation says so; `None` under
     /// any-distribution.
@@ -280,7 +284,14 @@ pub fn family_size(exp: &Experiment) -> usize {
     (0..m.n_arms)
         .filter(|&a| a != paired.baseline)
         .filter(|&a| paired.cases.iter().any(|&c| m.present(c, a)))
+        .filter(|&a| in_family(exp, a))
         .count()
+}
+
+/// Whether arm `a` is in the decision family (experiment.toml's `decide`).
+fn in_family(exp: &Experiment, a: usize) -> bool {
+    let name = &exp.results.arms[a];
+    exp.manifest.decides(name, &removed_units(exp, name))
 }
 
 /// The arms other than the baseline that share a main-set case with it; each other arm gets a
@@ -388,7 +399,11 @@ impl OneArm<'_> {
         } else {
             fam
         };
-        let (verdict, confidence) = judge(drop, threshold, &judged, units);
+        let (verdict, mut confidence) = judge(drop, threshold, &judged, units);
+        let in_family = in_family(exp, a);
+        if !in_family {
+            confidence = Confidence::Inconclusive;
+        }
         let confidence_any_distribution = (self.guarantee == Guarantee::Normal).then(|| {
             let any = intervals.family(if cfg.per_arm { 1 } else { family_size }, cfg.confidence);
             judge(drop, threshold, &any, units).1
@@ -411,6 +426,7 @@ impl OneArm<'_> {
                 .then(|| dist::mcnemar_exact(changes.lost as u64, changes.gained as u64)),
             verdict,
             confidence,
+            in_family,
             confidence_any_distribution,
             tokens_removed: tokens_removed(exp, paired, a),
             lost_cases: changes.lost,
@@ -452,7 +468,7 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
 fn min_certifiable(arms: &[SweepArm]) -> Option<f64> {
     let mut up: Vec<f64> = arms
         .iter()
-        .filter(|a| a.se.is_some_and(|s| s > 0.0))
+        .filter(|a| a.in_family && a.se.is_some_and(|s| s > 0.0))
         .filter_map(|a| a.ci_family.map(|i| i.high - a.drop))
         .filter(|h| h.is_finite())
         .collect();
@@ -487,7 +503,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .then(|| bootstrap_draws(&paired, &pairs, cfg))
         .flatten();
 
-    let family_size = arm_ids.len();
+    let family_size = arm_ids
+        .iter()
+        .filter(|&&a| in_family(exp, a))
+        .count()
+        .max(1);
     // Each arm's estimates on its own (rayon; collected in arm order, so the output is the same
     // at any thread count).
     let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool, bool)> = arm_ids

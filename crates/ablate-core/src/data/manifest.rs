@@ -101,6 +101,9 @@ pub struct Manifest {
     /// The guarantee the verdicts' intervals give (`guarantee`, default any-distribution),
     /// chosen before the run; `--guarantee` overrides it.
     pub guarantee: Guarantee,
+    /// The decision family (`decide`, patterns with `*`), fixed before the run: only the arms it
+    /// names are judged, and K counts only them; `None`: every arm.
+    pub decide: Option<Vec<String>>,
     /// Case columns used for reweighting; `None` means the default (`["slice"]` if present).
     pub strata: Option<Vec<String>>,
     /// Retention target for budget curves.
@@ -170,6 +173,39 @@ impl Guarantee {
     }
 }
 
+impl Manifest {
+    /// Whether the arm (named `arm`, removing `removed`) is in the decision family: every arm
+    /// without `decide`; else when a pattern matches its name, or it removes units and a pattern
+    /// matches each of them (`*` stands for any run of characters, `/` included).
+    pub fn decides(&self, arm: &str, removed: &[String]) -> bool {
+        let Some(patterns) = &self.decide else {
+            return true;
+        };
+        let matches = |name: &str| patterns.iter().any(|p| glob_match(p, name));
+        matches(arm) || (!removed.is_empty() && removed.iter().all(|u| matches(u)))
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 /// Every key experiment.toml may hold; any other is reported as a probable typo.
 pub const KNOWN_KEYS: &[&str] = &[
     "set",
@@ -180,6 +216,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "stress_threshold_drop",
     "pass_mark",
     "guarantee",
+    "decide",
     "strata",
     "quality_threshold",
     "score_min",
@@ -296,6 +333,26 @@ impl Reader<'_> {
     }
 
     /// `strata`: column names, each once.
+    /// `decide`: a non-empty list of non-empty patterns.
+    fn decide(&self) -> Result<Option<Vec<String>>> {
+        let example = "decide = [\"without-few_shot/*\", \"without-passages/*\"]";
+        match self.table.get("decide") {
+            None => Ok(None),
+            Some(Value::Array(items)) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+                    v => {
+                        Err(self.wrong(&format!("decide[{i}]"), v, "a non-empty pattern", example))
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(v) => Err(self.wrong("decide", v, "a non-empty list of arm patterns", example)),
+        }
+    }
+
     fn strata(&self) -> Result<Option<Vec<String>>> {
         let strata = match self.table.get("strata") {
             None => None,
@@ -512,6 +569,7 @@ impl Manifest {
                 )
             })?,
         };
+        let decide = r.decide()?;
         let quality_threshold = r.quality_threshold()?;
         let (score_min, score_max) = r.score_range()?;
         let strata = r.strata()?;
@@ -537,6 +595,7 @@ impl Manifest {
             stress_threshold_drop,
             pass_mark,
             guarantee,
+            decide,
             strata,
             quality_threshold,
             score_min,
@@ -554,6 +613,16 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decide_patterns_match_arms_or_every_removed_unit() {
+        assert!(glob_match("few_shot/*", "few_shot/01"));
+        assert!(glob_match("*", "anything/at/all"));
+        assert!(glob_match("without-*-r3", "without-passages-r3"));
+        assert!(!glob_match("few_shot/*", "passages/rank3"));
+        assert!(!glob_match("a*b*c", "acb"));
+        assert!(glob_match("a*b*c", "a-b-c"));
+    }
 
     fn parse(text: &str) -> Result<Manifest> {
         Manifest::parse(text, Path::new("experiment.toml"))
