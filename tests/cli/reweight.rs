@@ -430,3 +430,45 @@ fn production_se_is_clustered() {
             .any(|(p, c)| (p - c).abs() > 1e-6)
     );
 }
+
+/// Issue 45: a flat experiment (every case scores 1.0 in both arms) gets the exact bound in
+/// production as in the sweep, inconclusive, never a zero-width "confident" [0, 0].
+#[test]
+fn no_spread_in_production_is_the_exact_bound_not_certainty() {
+    let w = common::Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"flat\"\nthreshold_drop = 0.005\nstrata = [\"turns\"]\n",
+    );
+    let mut cases = String::from("case_id,turns\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..20 {
+        cases.push_str(&format!(
+            "c{i:02},{}\n",
+            if i % 2 == 0 { "single" } else { "multi" }
+        ));
+        for arm in ["baseline", "without-x"] {
+            results.push_str(&format!("c{i:02},{arm},0,1.0\n"));
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w.write("mix.csv", "turns,share\nsingle,0.7\nmulti,0.3\n");
+    let v = common::json(
+        common::ablate()
+            .args(["reweight", "--json", "--quiet"])
+            .arg(&w.dir),
+    );
+    let arm = &v["arms"][0];
+    assert_eq!(arm["drop_production"], 0.0);
+    assert_eq!(arm["confidence_production"], "inconclusive", "{arm}");
+    let (lo, hi) = (
+        arm["ci_production_low"].as_f64().unwrap(),
+        arm["ci_production_high"].as_f64().unwrap(),
+    );
+    // The sweep's exact bound on 20 identical units: ±(1 − 0.025^(1/20)) = ±0.168433.
+    assert!(
+        (hi - 0.168433).abs() < 1e-6 && (lo + 0.168433).abs() < 1e-6,
+        "{lo} {hi}"
+    );
+}

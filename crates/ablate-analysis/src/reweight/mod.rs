@@ -478,19 +478,24 @@ fn arm_row(
 ) -> ReweightArm {
     let threshold = exp.manifest.threshold_drop;
     let drop_eval = moments::mean(&p.drop);
-    let production_ci = match drop_production {
-        Some(d) => Estimate::normal(d, se_production, opts.confidence),
-        None => Estimate::normal(f64::NAN, None, opts.confidence),
+    // No spread (every paired drop the same, or a zero se) is not certainty: the exact bound,
+    // as sweep gives it, never a zero-width interval.
+    let units = Paired::distinct_units(&p.unit);
+    let flat =
+        units >= 2 && (crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0));
+    let (lo, hi) = crate::analysis::paired::score_bounds(&exp.results.matrix);
+    let at = |level: f64| match drop_production {
+        Some(d) if flat => Estimate::no_variation(d, units, lo - hi, hi - lo, level),
+        Some(d) => Estimate::normal(d, se_production, level),
+        None => Estimate::normal(f64::NAN, None, level),
     };
+    let production_ci = at(opts.confidence);
     let verdict_eval = Verdict::of(drop_eval, threshold);
     let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
-    let judging = match drop_production {
-        Some(d) if !opts.per_arm => Estimate::normal(
-            d,
-            se_production,
-            1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64,
-        ),
-        _ => production_ci,
+    let judging = if drop_production.is_some() && !opts.per_arm {
+        at(1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64)
+    } else {
+        production_ci
     };
     let confidence_production =
         drop_production.map(|d| judge(d, threshold, &judging, Paired::distinct_units(&p.unit)).1);
