@@ -554,3 +554,55 @@ fn the_terminal_table_of_composed_cuts_fits_a_wide_terminal_and_json_keeps_every
     );
     assert!(first["lost_by_slice"].is_object(), "{first}");
 }
+
+/// Issue 45: `need` restores the units with the fewest tokens *the fraction counts*. Unit a (100
+/// tokens) is kept by its `when:` rule on 9 cases in 10, so restoring it counts 100 tokens on the
+/// 20 multi-turn cases: 10 a case; unit w (50 tokens) is dropped on every case, 50 a case. The
+/// cut of both loses every multi-turn case, so one must come back: a, not w (before, w, the
+/// smaller by `units.tokens`).
+#[test]
+fn need_restores_the_unit_with_the_fewest_counted_tokens() {
+    let w = common::Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"counted\"\nthreshold_drop = 0.05\n\n[[blocks]]\nname = \"ablock\"\nneed = \"when:turns=single\"\n\n[[blocks]]\nname = \"wblock\"\nneed = \"needed_units\"\n",
+    );
+    w.write(
+        "units.csv",
+        "unit,block,tokens\na,ablock,100\nw,wblock,50\n",
+    );
+    w.write(
+        "arms.csv",
+        "arm,removed\nbaseline,\nwithout-a,a\nwithout-w,w\nwithout-a+w,a;w\n",
+    );
+    let mut cases = String::from("case_id,turns\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..200 {
+        let multi = i % 10 == 0;
+        cases.push_str(&format!(
+            "c{i:03},{}\n",
+            if multi { "multi" } else { "single" }
+        ));
+        for arm in ["baseline", "without-a", "without-w"] {
+            results.push_str(&format!("c{i:03},{arm},0,1\n"));
+        }
+        results.push_str(&format!(
+            "c{i:03},without-a+w,0,{}\n",
+            if multi { 0 } else { 1 }
+        ));
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    let v = common::json(
+        common::ablate()
+            .args(["need", "--json", "--quiet"])
+            .arg(&w.dir),
+    );
+    let forced: Vec<&str> = v["forced_needed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|f| f["unit"].as_str().unwrap())
+        .collect();
+    assert_eq!(forced, ["a"], "{v}");
+}

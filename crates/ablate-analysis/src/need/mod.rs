@@ -242,7 +242,23 @@ fn fraction(
     mut removable: BTreeMap<String, String>,
 ) -> Fraction {
     let units = d.rules.units;
-    let unit_tokens = |u: usize| units.specs[u].tokens;
+    // What restoring a unit costs is the tokens the fraction then counts as needed: its tokens
+    // in each case where its rule drops it (after `when:` rules and `case_units`), not its mean
+    // size. The dropping of a unit depends on its own rule only, so the cost is found once.
+    let before = UnitFlags::new(units, &removable, &BTreeSet::new());
+    let n_cases = d.paired.cases.len().max(1) as f64;
+    let counted: Vec<f64> = (0..units.specs.len())
+        .map(|u| {
+            moments::sum(
+                d.paired
+                    .cases
+                    .iter()
+                    .filter(|&&c| d.dropped(c, u, &before))
+                    .map(|&c| tokens[c][u]),
+            ) / n_cases
+        })
+        .collect();
+    let unit_tokens = |u: usize| counted[u];
     let evidence = |u: usize| {
         d.sweep
             .arms
