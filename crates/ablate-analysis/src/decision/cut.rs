@@ -14,23 +14,35 @@ pub fn joint_label(units: &[String]) -> String {
 /// The prediction for cutting the components' units together: per main-set case, the sum of the
 /// components' paired drops (cases paired in every component), its mean and sd.
 pub(super) fn predicted(exp: &Experiment, components: &[&SweepArm]) -> Option<(f64, f64)> {
+    let (sums, _) = predicted_drops(exp, components)?;
+    Some((moments::mean(&sums), moments::sample_variance(&sums).sqrt()))
+}
+
+/// The predicted per-case drops of the joint cut (the sum of its components' paired drops, on
+/// the main-set cases every component has) and each case's resampling unit; `None` with fewer
+/// than two cases.
+pub(super) fn predicted_drops(
+    exp: &Experiment,
+    components: &[&SweepArm],
+) -> Option<(Vec<f64>, Vec<u32>)> {
     let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
     let ids: Vec<usize> = components
         .iter()
         .map(|a| exp.results.arm_index(&a.arm))
         .collect::<Option<_>>()?;
-    let sums: Vec<f64> = paired
-        .cases
-        .iter()
-        .filter(|&&c| ids.iter().all(|&a| m.present(c, a)))
-        .map(|&c| {
-            ids.iter()
-                .map(|&a| m.mean[m.cell(c, paired.baseline)] - m.mean[m.cell(c, a)])
-                .sum::<f64>()
-        })
-        .collect();
-    (sums.len() >= 2).then(|| (moments::mean(&sums), moments::sample_variance(&sums).sqrt()))
+    let (mut sums, mut units) = (Vec::new(), Vec::new());
+    for (pos, &c) in paired.cases.iter().enumerate() {
+        if ids.iter().all(|&a| m.present(c, a)) {
+            sums.push(
+                ids.iter()
+                    .map(|&a| m.mean[m.cell(c, paired.baseline)] - m.mean[m.cell(c, a)])
+                    .sum::<f64>(),
+            );
+            units.push(paired.unit[pos]);
+        }
+    }
+    (sums.len() >= 2).then_some((sums, units))
 }
 
 /// The eligible arms that cover `units` without overlap, largest first.

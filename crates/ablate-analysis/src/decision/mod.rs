@@ -36,7 +36,7 @@
 //! logged input tokens.
 
 mod settle;
-use settle::{Settle, n80, settle};
+use settle::{Settle, settle};
 mod cut;
 pub use cut::joint_label;
 use cut::{cover, predicted};
@@ -50,9 +50,6 @@ use crate::analysis::sweep::{SweepArm, SweepOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::io::Experiment;
 use crate::stats::dist;
-
-/// Cases beyond which an arm counts as not settleable at its effect size.
-pub const SETTLE_CAP: u64 = 10_000_000;
 
 /// Power the settling figures aim for.
 const POWER: f64 = 0.8;
@@ -245,8 +242,6 @@ struct Judging<'a> {
     reweight: Option<&'a ReweightOutput>,
     /// `threshold_drop`.
     thr: f64,
-    /// z₁₋α′/₂ + z₀.₈, the n₈₀ multiplier at the verdicts' level.
-    multiplier: f64,
     /// Whether no arm removes units (a comparison of models or prompt versions).
     comparison: bool,
 }
@@ -259,6 +254,45 @@ enum Bucket {
 }
 
 impl Judging<'_> {
+    /// The cases at which the arm that confirms the joint cut (run as one more arm: the family
+    /// grows to K + 1) would be confidently removable with probability 0.8, if its predicted
+    /// per-case drops (the sum of its components') hold: the family interval at K + 1 under the
+    /// sweep's guarantee, planned as [`settle`] plans an arm's.
+    fn confirming_cases(&self, components: &[&SweepArm]) -> Option<u64> {
+        use crate::analysis::paired::{self, Intervals, Sample};
+        let (values, units) = cut::predicted_drops(self.exp, components)?;
+        let (point, se) = crate::stats::moments::mean_se(&values, Some(&units));
+        let se = se.filter(|s| *s > 0.0)?;
+        let (lo, hi) = paired::score_bounds(&self.exp.results.matrix);
+        let k = components.len() as f64;
+        let sample = Sample {
+            point,
+            se: Some(se),
+            values: &values,
+            units: &units,
+            reach: (-k * (hi - lo), k * (hi - lo)),
+        };
+        let intervals = Intervals::new(&sample);
+        let family = if self.sweep.family.procedure == "per-arm" {
+            1
+        } else {
+            self.sweep.family.size + 1
+        };
+        let (guarantee, confidence) = (self.sweep.family.guarantee, self.sweep.confidence_level);
+        settle::cases_to_clear(
+            point,
+            self.thr,
+            se,
+            values.len(),
+            dist::z_quantile(POWER),
+            &|f| {
+                intervals
+                    .family_scaled(guarantee, f, family, confidence)
+                    .map(|(_, h)| h - point)
+            },
+        )
+    }
+
     /// What would settle `a`: the family interval, under the sweep's guarantee and family,
     /// planned at f times the cases ([`settle`]).
     fn settle(&self, a: &SweepArm) -> Settle {
@@ -489,7 +523,7 @@ impl Judging<'_> {
                         .sum::<Option<f64>>(),
                     cases_to_settle: prediction
                         .filter(|(mean, _)| *mean < self.thr)
-                        .and_then(|(mean, sd)| n80(self.thr - mean, sd, self.multiplier)),
+                        .and_then(|_| self.confirming_cases(&components)),
                 }
             }
         })
@@ -575,12 +609,6 @@ pub fn run(
     pricing: Option<Pricing>,
 ) -> Decision {
     let per_arm = sweep.family.procedure == "per-arm";
-    let alpha_arm = (1.0 - sweep.confidence_level)
-        / if per_arm {
-            1.0
-        } else {
-            sweep.family.size.max(1) as f64
-        };
     // Arms outside the decision family (experiment.toml's `decide`) are described, not decided.
     let others: Vec<&SweepArm> = sweep
         .arms
@@ -593,7 +621,6 @@ pub fn run(
         stress,
         reweight,
         thr: sweep.threshold_drop,
-        multiplier: dist::z_quantile(1.0 - alpha_arm / 2.0) + dist::z_quantile(POWER),
         comparison: others.iter().all(|a| a.removed.is_empty()),
     };
     // The arms listed: the single-unit arms when there are any, else every arm.
@@ -658,13 +685,18 @@ mod tests {
 
     #[test]
     fn cases_to_settle_at_80_percent_by_hand() {
-        // sd 0.1, drop 0.01 against 0.005 at 95% per arm: (1.959964 + 0.841621)² · 0.01 / 0.005²
-        // = 3139.5 → 3140 cases (the 50% rule gave 1537).
-        let m = dist::z_quantile(0.975) + dist::z_quantile(0.8);
-        assert_eq!(n80(0.005, 0.1, m), Some(3140));
-        assert_eq!(n80(0.0, 0.1, m), None);
-        // Beyond the cap: not settleable.
-        assert_eq!(n80(1e-9, 0.1, m), None);
+        // A t-like interval: half-width c·se/√f with c = z(0.975) = 1.959964; se 0.01 at n = 100,
+        // true drop 0.01 below the threshold. It clears with probability 0.8 when
+        // 0.01 ≥ (c + z(0.8))·0.01/√f, f = (1.959964 + 0.841621)² = 7.8489 → 785 cases.
+        let c = dist::z_quantile(0.975);
+        let half = |f: f64| Some(c * 0.01 / f.sqrt());
+        let z80 = dist::z_quantile(0.8);
+        assert_eq!(settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &half), Some(785));
+        // Already clear at the cases at hand: n itself.
+        assert_eq!(settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &half), Some(100));
+        // Beyond 100 times the set: not within reach; no gap: undefined.
+        assert_eq!(settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &half), None);
+        assert_eq!(settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &half), None);
     }
 
     #[test]

@@ -12,30 +12,17 @@
 //! The rule before used r = z₁₋α′/₂ (the normal interval at the family level) while the verdict
 //! used the family interval, up to 2.6 times wider: the sizes it promised settled 0–15% of the time.
 
-use super::SETTLE_CAP;
 use crate::analysis::sweep::SweepArm;
 
 /// The settling figures of an inconclusive arm (see the module documentation): n₈₀ at the drop,
 /// at the interval's end farthest from the threshold (the fewest cases the data allow) and at the
 /// nearest end (none when the interval reaches the threshold: no upper bound); `settleable` is
-/// false when n₈₀ itself is beyond 100 times the set (or [`SETTLE_CAP`]): "not within reach".
+/// false when n₈₀ itself is beyond [`REACH`] times the set: "not within reach".
 pub(super) struct Settle {
     pub(super) point: Option<u64>,
     pub(super) low: Option<u64>,
     pub(super) high: Option<u64>,
     pub(super) settleable: bool,
-}
-
-/// ⌈(multiplier·sd / |gap|)²⌉ with sd = se·√n₀: the cases at which a gap of `gap` is cleared with
-/// 80% probability by an interval `multiplier − z₀.₈` standard errors wide on its side; `None`
-/// beyond [`SETTLE_CAP`] or when undefined.
-pub(super) fn n80(gap: f64, sd: f64, multiplier: f64) -> Option<u64> {
-    let gap = gap.abs();
-    if gap == 0.0 || sd.is_nan() || gap.is_nan() {
-        return None;
-    }
-    let n = (multiplier * sd / gap).powi(2).ceil();
-    (n.is_finite() && n <= SETTLE_CAP as f64).then_some(n as u64)
 }
 
 /// Most cases, as a multiple of the set, that a settling figure may name: beyond it the arm is
@@ -69,28 +56,7 @@ pub(super) fn settle(
     } else {
         (hi, lo)
     };
-    // The smallest factor f of the set at which an arm whose true drop is x clears the threshold
-    // with probability 0.8: |threshold − x| − h(f) ≥ z₀.₈ · se/√f (bisection on f in [1, 100]).
-    let cases = |x: f64| -> Option<u64> {
-        let gap = (threshold - x).abs();
-        let clears = |f: f64| half(f).is_some_and(|h| gap - h >= z80 * se / f.sqrt());
-        if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
-            return None;
-        }
-        let (mut lo_f, mut hi_f) = (1.0f64, REACH as f64);
-        if clears(1.0) {
-            return Some(a.n as u64);
-        }
-        for _ in 0..40 {
-            let mid = (lo_f * hi_f).sqrt();
-            if clears(mid) {
-                hi_f = mid;
-            } else {
-                lo_f = mid;
-            }
-        }
-        Some((hi_f * a.n as f64).ceil() as u64)
-    };
+    let cases = |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &half);
     let point = cases(a.drop);
     Settle {
         point,
@@ -103,4 +69,36 @@ pub(super) fn settle(
         },
         settleable: point.is_some(),
     }
+}
+
+/// The smallest number of cases (a factor f of the `n` at hand, 1 ≤ f ≤ [`REACH`], by
+/// bisection) at which an estimate whose true value is `x`, with standard error `se` at n, clears
+/// `threshold` with probability 0.8 by an interval whose half-width facing the threshold is
+/// `half(f)`: |threshold − x| − h(f) ≥ z₀.₈ · se/√f. `None` beyond [`REACH`] times n.
+pub(super) fn cases_to_clear(
+    x: f64,
+    threshold: f64,
+    se: f64,
+    n: usize,
+    z80: f64,
+    half: &dyn Fn(f64) -> Option<f64>,
+) -> Option<u64> {
+    let gap = (threshold - x).abs();
+    let clears = |f: f64| half(f).is_some_and(|h| gap - h >= z80 * se / f.sqrt());
+    if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
+        return None;
+    }
+    if clears(1.0) {
+        return Some(n as u64);
+    }
+    let (mut lo_f, mut hi_f) = (1.0f64, REACH as f64);
+    for _ in 0..40 {
+        let mid = (lo_f * hi_f).sqrt();
+        if clears(mid) {
+            hi_f = mid;
+        } else {
+            lo_f = mid;
+        }
+    }
+    Some((hi_f * n as f64).ceil() as u64)
 }
