@@ -111,12 +111,8 @@ impl<'s, 'a> Intervals<'s, 'a> {
         if self.flat {
             return Estimate::no_variation(s.point, self.n_units, s.reach.0, s.reach.1, level);
         }
-        let spread = self.spread.get_or_init(|| self.spread());
-        let se = match spread.clustered {
-            Some((se, _)) => se,
-            None => s.se,
-        };
-        let ci = interval::t(s.point, se, self.n_units.saturating_sub(1), level);
+        let se = self.normal_se();
+        let ci = self.t_part(se, 1.0, self.n_units, level);
         Estimate::with_interval(s.point, se, ci, CiMethod::T, level)
     }
 
@@ -136,25 +132,22 @@ impl<'s, 'a> Intervals<'s, 'a> {
             return None;
         }
         let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
-        let s = self.s;
-        let spread = self.spread.get_or_init(|| self.spread());
-        let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
-        let (se, deff) = match spread.clustered {
-            Some((se, deff)) => (se, deff),
-            None => (s.se, 1.0),
-        };
-        let t = interval::t(s.point, se.map(|v| v / factor.sqrt()), units - 1, level);
-        if guarantee == Guarantee::Normal {
-            return t;
+        match guarantee {
+            Guarantee::AnyDistribution => self.any_distribution(factor, level).0,
+            Guarantee::Normal => {
+                let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
+                self.t_part(self.normal_se(), factor, units, level)
+            }
         }
-        let score = spread.score.as_ref().map(|d| {
-            d.scaled(s.values.len() as f64 * factor)
-                .interval(interval::critical(units, level) * deff.sqrt())
-        });
-        match (spread.clustered, t, score) {
-            (None, _, sc) => sc,
-            (Some(_), Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-            (Some(_), a, b) => a.or(b),
+    }
+
+    /// The normal guarantee's se: the clustered se_c (the larger of the sandwich and the
+    /// jackknife), or the iid se when every case is its own unit.
+    fn normal_se(&self) -> Option<f64> {
+        let spread = self.spread.get_or_init(|| self.spread());
+        match spread.clustered {
+            Some((se, _)) => se,
+            None => self.s.se,
         }
     }
 
@@ -166,25 +159,12 @@ impl<'s, 'a> Intervals<'s, 'a> {
         if self.flat || self.n_units < 2 {
             return false;
         }
-        let s = self.s;
-        let mut totals = vec![(0.0, 0u32); self.n_units.max(1)];
-        // Units are numbered 0.. in order of first appearance within the paired cases, but a
-        // sample's units may be a subset: map them to dense slots.
-        let mut slot: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        for (&v, &u) in s.values.iter().zip(s.units) {
-            let next = slot.len();
-            let k = *slot.entry(u).or_insert(next);
-            if k >= totals.len() {
-                totals.resize(k + 1, (0.0, 0));
-            }
-            totals[k].0 += v;
-            totals[k].1 += 1;
+        let mut by_unit: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+        for (&v, &u) in self.s.values.iter().zip(self.s.units) {
+            let e = by_unit.entry(u).or_default();
+            *e = (e.0 + v, e.1 + 1.0);
         }
-        let means: Vec<f64> = totals
-            .iter()
-            .take(slot.len())
-            .map(|(t, n)| t / f64::from((*n).max(1)))
-            .collect();
+        let means: Vec<f64> = by_unit.values().map(|(t, n)| t / n).collect();
         match moments::skewness(&means) {
             Some(g) => (means.len() as f64) < 25.0 * g * g,
             None => false,
@@ -212,23 +192,33 @@ impl<'s, 'a> Intervals<'s, 'a> {
     /// sample size). It keeps the score interval's skew where changes are rare, which the t
     /// interval lacks in the far tails that Bonferroni over many arms reaches.
     fn small_sample(&self, level: f64) -> Estimate {
-        let (s, n_units) = (self.s, self.n_units);
+        let (ci, method) = self.any_distribution(1.0, level);
+        Estimate::with_interval(self.s.point, self.s.se, ci, method, level)
+    }
+
+    /// The any-distribution interval of [`Intervals::small_sample`] for a sample like this one
+    /// with `factor` times the cases and units (1: this sample), with the part that set its ends:
+    /// `score` when the (effective-sample) score interval is the wider at both ends, else `t`.
+    /// With more cases the se shrinks by √factor and the score part keeps the empirical
+    /// distribution ([`interval::ScoreData::scaled`]).
+    fn any_distribution(&self, factor: f64, level: f64) -> (Option<(f64, f64)>, CiMethod) {
         let spread = self.spread.get_or_init(|| self.spread());
+        let n_units = ((self.n_units as f64) * factor).round() as usize;
         let crit = interval::critical(n_units, level);
         let score = |critical: f64| {
-            spread
-                .score
-                .as_ref()
-                .map(|d| d.interval(critical))
-                .filter(|_| n_units >= 2)
+            let data = spread.score.as_ref().filter(|_| n_units >= 2)?;
+            Some(if factor == 1.0 {
+                data.interval(critical)
+            } else {
+                data.scaled(self.s.values.len() as f64 * factor)
+                    .interval(critical)
+            })
         };
         let Some((se, deff)) = spread.clustered else {
-            return Estimate::with_interval(s.point, s.se, score(crit), CiMethod::Score, level);
+            return (score(crit), CiMethod::Score);
         };
-        let t = interval::t(s.point, se, n_units.saturating_sub(1), level);
-        // `ci_method` names the part that set the ends: `score` when the effective-sample score
-        // interval is the wider at both ends, else `t`.
-        let (ci, method) = match (t, score(crit * deff.sqrt())) {
+        let t = self.t_part(se, factor, n_units, level);
+        match (t, score(crit * deff.sqrt())) {
             (Some((a, b)), Some((c, d))) => {
                 let method = if c < a && d > b {
                     CiMethod::Score
@@ -240,8 +230,17 @@ impl<'s, 'a> Intervals<'s, 'a> {
             (Some(t), None) => (Some(t), CiMethod::T),
             (None, Some(sc)) => (Some(sc), CiMethod::Score),
             (None, None) => (None, CiMethod::T),
-        };
-        Estimate::with_interval(s.point, s.se, ci, method, level)
+        }
+    }
+
+    /// point ± t(1 − α/2; units − 1)·se/√factor.
+    fn t_part(&self, se: Option<f64>, factor: f64, units: usize, level: f64) -> Option<(f64, f64)> {
+        interval::t(
+            self.s.point,
+            se.map(|v| v / factor.sqrt()),
+            units.saturating_sub(1),
+            level,
+        )
     }
 
     /// The level-free parts, found once.

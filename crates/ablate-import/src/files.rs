@@ -249,16 +249,27 @@ pub fn chat_text(text: &str) -> Option<String> {
         .map(|m| {
             let role = m.get("role")?.as_str()?;
             let content = match m.get("content")? {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                c @ (Value::String(_) | Value::Array(_)) => content_text(c).unwrap_or_default(),
                 _ => return None,
             };
             Some(format!("{role}: {content}"))
         })
         .collect();
     lines.filter(|l| !l.is_empty()).map(|l| l.join("\n"))
+}
+
+/// A message's or a content list's text: a string as it is, a list of content parts as their
+/// `text` fields (images and tool calls are left out).
+pub fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
 }

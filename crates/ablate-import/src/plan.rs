@@ -33,7 +33,7 @@ pub(crate) struct Plan {
 /// that stand out from their arm's others, and notes what the runs and the scale say: arms that
 /// pool code revisions or models, outlier runs, and scores outside 0–1, where the pass mark and
 /// the threshold must be set on the score's own scale.
-fn score_range(imp: &mut Imported) -> (f64, f64) {
+fn review_scores_and_runs(imp: &mut Imported) -> (f64, f64) {
     // A number as short as it reads: 10, 0.5, 2.75.
     let short = |x: f64| format!("{}", (x * 1e6).round() / 1e6);
     let (lo, hi) = imp
@@ -102,7 +102,7 @@ impl Plan {
         imp.observations
             .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
         let repeats = repeat_numbers(&imp.observations, prior);
-        let score_range = score_range(&mut imp);
+        let score_range = review_scores_and_runs(&mut imp);
 
         let (baseline, baseline_choice, arms) = match prior {
             None => {

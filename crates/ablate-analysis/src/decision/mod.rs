@@ -691,12 +691,24 @@ mod tests {
         let c = dist::z_quantile(0.975);
         let half = |f: f64| Some(c * 0.01 / f.sqrt());
         let z80 = dist::z_quantile(0.8);
-        assert_eq!(settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &half), Some(785));
+        assert_eq!(
+            settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &half),
+            Some(785)
+        );
         // Already clear at the cases at hand: n itself.
-        assert_eq!(settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &half), Some(100));
+        assert_eq!(
+            settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &half),
+            Some(100)
+        );
         // Beyond 100 times the set: not within reach; no gap: undefined.
-        assert_eq!(settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &half), None);
-        assert_eq!(settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &half), None);
+        assert_eq!(
+            settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &half),
+            None
+        );
+        assert_eq!(
+            settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &half),
+            None
+        );
     }
 
     #[test]

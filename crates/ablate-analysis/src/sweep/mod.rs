@@ -369,6 +369,7 @@ impl OneArm<'_> {
         a: usize,
         p: &PairedArm,
         changes: Changes,
+        in_family: bool,
     ) -> (SweepArm, f64, Option<crate::warning::Warning>, bool, bool) {
         let (exp, cfg, paired, m) = (self.exp, self.cfg, self.paired, &self.exp.results.matrix);
         let (lo, hi, threshold, family_size) = (
@@ -400,7 +401,6 @@ impl OneArm<'_> {
             fam
         };
         let (verdict, mut confidence) = judge(drop, threshold, &judged, units);
-        let in_family = in_family(exp, a);
         if !in_family {
             confidence = Confidence::Inconclusive;
         }
@@ -503,19 +503,17 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .then(|| bootstrap_draws(&paired, &pairs, cfg))
         .flatten();
 
-    let family_size = arm_ids
-        .iter()
-        .filter(|&&a| in_family(exp, a))
-        .count()
-        .max(1);
+    let judged: Vec<bool> = arm_ids.iter().map(|&a| in_family(exp, a)).collect();
+    let family_size = judged.iter().filter(|&&j| j).count().max(1);
     // Each arm's estimates on its own (rayon; collected in arm order, so the output is the same
     // at any thread count).
     let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool, bool)> = arm_ids
         .par_iter()
         .zip(pairs.par_iter())
         .zip(changes.into_par_iter())
+        .zip(judged.par_iter())
         .enumerate()
-        .map(|(k, ((&a, p), changes))| {
+        .map(|(k, (((&a, p), changes), &in_family))| {
             let on = OneArm {
                 exp,
                 cfg,
@@ -526,7 +524,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
                 threshold,
                 guarantee,
             };
-            on.judge(k, a, p, changes)
+            on.judge(k, a, p, changes, in_family)
         })
         .collect();
     let mut arms = Vec::with_capacity(per_arm.len());

@@ -31,7 +31,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::import::{ImportOptions, Imported, Observation, Source, scalar_text, value_to_float};
+use crate::import::{
+    ImportOptions, Imported, Observation, Source, content_text, scalar_text, value_to_float,
+};
 
 /// The score choices a sample offers: each scorer, and `scorer.key` for dict or list values.
 fn choices(sample: &Sample, out: &mut BTreeSet<String>) {
@@ -510,22 +512,6 @@ fn take_samples(
         outlier: false,
     });
     Ok(())
-}
-
-/// A message's or a content list's text: a string as it is, a list of content parts as their
-/// `text` fields (images and tool calls are left out).
-fn content_text(content: &Value) -> Option<String> {
-    match content {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
-        }
-        _ => None,
-    }
 }
 
 /// A sample's input as text: the string, or each chat message as "role: text" on its own

@@ -33,24 +33,30 @@ pub(super) fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> De
         };
     }
     let tasks: BTreeSet<&str> = taken.iter().map(|t| files[t.file].task.as_str()).collect();
-    // A run without a results file has no model recorded: it joins the task's one known model
-    // (or none); only where the task has several known models is it a group of its own.
-    let known_models = |task: &str| -> BTreeSet<&str> {
-        taken
-            .iter()
-            .filter(|t| files[t.file].task == task)
-            .filter_map(|t| files[t.file].run.model.as_deref())
-            .collect()
-    };
-    let model_of = |f: usize| -> &str {
-        let known = known_models(&files[f].task);
-        match (files[f].run.model.as_deref(), known.len()) {
-            (_, 0) => "",
-            (_, 1) => known.into_iter().next().unwrap_or_default(),
-            (Some(m), _) => m,
-            (None, _) => "(model not recorded)",
-        }
-    };
+    // The models each task's runs recorded.
+    let mut known: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for t in taken {
+        let f = &files[t.file];
+        let models = known.entry(f.task.as_str()).or_default();
+        models.extend(f.run.model.as_deref());
+    }
+    // Each file's model, found once: a run without a results file joins its task's one known
+    // model (or none).
+    let model_at: BTreeMap<usize, &str> = taken
+        .iter()
+        .map(|t| {
+            let f = &files[t.file];
+            let task_models = &known[f.task.as_str()];
+            let model = match (f.run.model.as_deref(), task_models.len()) {
+                (_, 0) => "",
+                (_, 1) => task_models.iter().next().copied().unwrap_or_default(),
+                (Some(m), _) => m,
+                (None, _) => "(model not recorded)",
+            };
+            (t.file, model)
+        })
+        .collect();
+    let model_of = |f: usize| model_at[&f];
     let short_models = short_model_names(taken.iter().map(|t| model_of(t.file)).collect());
     let mut split_notes = Vec::new();
     for task in &tasks {
