@@ -310,6 +310,7 @@ fn reweight_of(exp: &Experiment, cfg: &Config, family: usize) -> Option<Result<R
         confidence: cfg.confidence,
         family,
         per_arm: cfg.per_arm,
+        guarantee: cfg.guarantee,
         ..ReweightOptions::default()
     };
     Some(reweight::run(exp, &opts))
@@ -461,6 +462,7 @@ pub fn record_only(
                 confidence: cfg.confidence,
                 family: sweep.family.size,
                 per_arm: cfg.per_arm,
+                guarantee: cfg.guarantee,
                 ..ReweightOptions::default()
             },
         )?),

@@ -197,7 +197,8 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
 /// Points are the arms with a budget_ratio (the baseline is 1.0), one curve per selector.
 /// Retention = arm score / baseline score over paired cases (a ratio of means, so cases the
 /// full context fails do not divide by zero), with a joint-bootstrap CI. Reports the smallest
-/// budget reaching quality_threshold and the smallest whose CI lower end does. With
+/// budget reaching quality_threshold and the smallest that confidently does (the family
+/// interval of arm score − quality_threshold × baseline score, as sweep judges drops). With
 /// --price-per-mtok and --requests-per-day: daily cost at full context and at that budget, and
 /// the savings per day, month and in percent.
 #[derive(Debug, Args)]

@@ -143,6 +143,10 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         sd,
         threshold_drop,
         confidence: g.confidence,
+        guarantee: g
+            .guarantee
+            .or_else(|| pilot_exp.as_ref().map(|e| e.manifest.guarantee))
+            .unwrap_or_default(),
     };
     let r = analysis::all::plan(&units, &opts, pilot_exp.as_ref().filter(|_| sequential))?;
     if let Some(path) = &out {

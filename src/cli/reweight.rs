@@ -72,6 +72,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
         confidence: g.confidence,
         family: analysis::sweep::family_size(&exp),
         per_arm: g.per_arm,
+        guarantee: g.guarantee,
     };
     let r = analysis::reweight::run(&exp, &opts)?;
     emit_warned(g, Verb::Reweight, &r, &exp, report::reweight::human)

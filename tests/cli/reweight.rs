@@ -115,7 +115,7 @@ fn demo_conversation_flips_under_production_mix() {
     assert_eq!(conv["verdict_eval"], "removable-on-this-set");
     assert_eq!(conv["verdict_production"], "needed");
     assert_eq!(conv["flipped"], true);
-    // The production interval ([−0.0067, 0.0364] on its own; wider at the family's level)
+    // The production interval ([−0.0483, 0.0812] on its own; wider at the family's level)
     // covers the threshold: the flip is of the point verdicts, not a confident one.
     assert_eq!(conv["confidence_production"], "inconclusive");
     assert_eq!(conv["flip_confident"], false);
@@ -471,4 +471,55 @@ fn no_spread_in_production_is_the_exact_bound_not_certainty() {
         (hi - 0.168433).abs() < 1e-6 && (lo + 0.168433).abs() < 1e-6,
         "{lo} {hi}"
     );
+}
+
+/// Issue 45, item 5: production verdicts are judged by the sweep's interval family. On the demo
+/// few_shot/04's production family interval is about as wide as its set family interval (it had
+/// been a normal interval at z, [−0.0091, 0.0049], and confidently removable); under `normal` it
+/// is the t interval on the production se at 1 − α/K, never wider than the any-distribution one.
+#[test]
+fn production_intervals_are_the_sweeps_family() {
+    let arm_of = |v: &Value, name: &str| {
+        v["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == name)
+            .unwrap()
+            .clone()
+    };
+    let any = json(ablate().args(["reweight", "--json"]).arg(demo()));
+    let normal = json(
+        ablate()
+            .args(["reweight", "--json", "--guarantee", "normal"])
+            .arg(demo()),
+    );
+    let sweep = json(ablate().args(["sweep", "--json"]).arg(demo()));
+    let width = |a: &Value, key: &str| {
+        a[format!("{key}_high")].as_f64().unwrap() - a[format!("{key}_low")].as_f64().unwrap()
+    };
+    let a = arm_of(&any, "without-few_shot/04");
+    assert_eq!(a["confidence_production"], "inconclusive");
+    let set = width(&arm_of(&sweep, "without-few_shot/04"), "ci_family");
+    let production = width(&a, "ci_production_family");
+    assert!(
+        production > 0.8 * set && production < 1.5 * set,
+        "{production} against {set}"
+    );
+    for arm in any["arms"].as_array().unwrap() {
+        let name = arm["arm"].as_str().unwrap();
+        let n = arm_of(&normal, name);
+        assert!(
+            width(&n, "ci_production_family") <= width(arm, "ci_production_family") + 1e-12,
+            "{name}"
+        );
+        // The normal interval: t(1 − α/2K; C − 1) ≈ 3.3 times the larger of the production se
+        // and the clusters' jackknife se, so at least 3.3 production se's.
+        let half = width(&n, "ci_production_family") / 2.0;
+        let se = n["se_production"].as_f64().unwrap();
+        assert!(
+            half > 3.2 * se && half < 5.0 * se,
+            "{name}: {half} against se {se}"
+        );
+    }
 }

@@ -8,7 +8,12 @@
 //! method: R ± z·se(mean of yᵢ − R·xᵢ)/x̄. tokens = the arm's mean `tokens_in`
 //! over its paired cases, else budget_ratio × the baseline's tokens (mean `tokens_in`, else Σ unit
 //! tokens). `min_budget` is the smallest measured budget whose retention reaches
-//! `quality_threshold`; `min_budget_confident` the smallest whose CI lower end does.
+//! `quality_threshold` q; `min_budget_confident` the smallest whose retention is confidently at
+//! least q (`retention_confident`): retention ≥ q exactly when the mean of zᵢ = yᵢ − q·xᵢ (arm
+//! score minus q times the baseline's, per case) is ≥ 0, so that mean is judged by the sweep's
+//! interval family ([`Intervals::family_under`], under the guarantee in force, at 1 − α/K over
+//! the K budget arms, or each at its own level with `--per-arm`): confident when its low end is
+//! ≥ 0.
 //!
 //! Cost (with a price and a request rate): daily = tokens/10⁶ × price × requests per day, at full
 //! context and at the smallest min_budget over the selectors; savings per day, per 30-day month
@@ -18,7 +23,7 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Paired, PairedArm};
+use crate::analysis::paired::{self, CaseSet, Intervals, Paired, PairedArm, Sample};
 use crate::io::Experiment;
 use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::estimate::CiMethod;
@@ -50,6 +55,10 @@ pub struct CurvePoint {
     /// percentile interval, or the delta method's normal one with `--bootstrap 0`.
     #[serde(flatten, serialize_with = "interval::ci")]
     pub ci: Option<Interval>,
+    /// Whether the retention is confidently at least `quality_threshold`: the family interval
+    /// of the mean of yᵢ − q·xᵢ lies at or above 0 (see the module documentation); null when it
+    /// is undefined (fewer than two units).
+    pub retention_confident: Option<bool>,
 }
 
 /// One selector's curve.
@@ -61,7 +70,7 @@ pub struct Curve {
     pub points: Vec<CurvePoint>,
     /// Smallest budget with retention ≥ quality_threshold.
     pub min_budget: Option<f64>,
-    /// Smallest budget whose retention CI lower end ≥ quality_threshold.
+    /// Smallest budget whose retention is confidently ≥ quality_threshold (`retention_confident`).
     pub min_budget_confident: Option<f64>,
 }
 
@@ -170,6 +179,37 @@ fn retention_interval(
     }
 }
 
+/// Whether arm `p`'s retention is confidently at least `q`: the family interval (under the
+/// guarantee in force, over `family` arms) of the mean of zᵢ = yᵢ − q·xᵢ has its low end at or
+/// above 0. `None` with fewer than two units.
+fn clears_quality(
+    exp: &Experiment,
+    paired: &Paired,
+    p: &PairedArm,
+    q: f64,
+    family: usize,
+    cfg: &Config,
+) -> Option<bool> {
+    if Paired::distinct_units(&p.unit) < 2 {
+        return None;
+    }
+    let z: Vec<f64> = p.arm.iter().zip(&p.base).map(|(y, x)| y - q * x).collect();
+    let (point, se) = paired.mean_se(&z, &p.unit);
+    let (lo, hi) = paired::score_bounds(&exp.results.matrix);
+    let sample = Sample {
+        point,
+        se,
+        values: &z,
+        units: &p.unit,
+        reach: (lo - q * hi, hi - q * lo),
+    };
+    let guarantee = cfg.guarantee.unwrap_or(exp.manifest.guarantee);
+    Intervals::new(&sample)
+        .family_under(guarantee, family, cfg.confidence)
+        .ci_low
+        .map(|low| low >= 0.0)
+}
+
 /// The cheapest selector at its smallest budget that keeps quality, against the full prompt,
 /// per day and month at `price`.
 fn cost(curves: &[Curve], full_tokens: f64, price: Pricing) -> Option<Cost> {
@@ -234,6 +274,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         .map(|(a, _, _)| paired.arm(m, *a))
         .collect();
     let draws = retention_draws(&paired, &pairs, cfg);
+    let family = if cfg.per_arm { 1 } else { pairs.len().max(1) };
 
     let mut selectors: Vec<String> = budget_arms.iter().map(|b| b.1.clone()).collect();
     selectors.sort();
@@ -262,6 +303,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                 )));
             }
             let ci = retention_interval(&paired, p, retention, draws.as_ref().map(|d| (d, k)), cfg);
+            let retention_confident = clears_quality(exp, &paired, p, threshold, family, cfg);
             points.push(CurvePoint {
                 arm: exp.results.arms[*a].clone(),
                 budget_ratio: *ratio,
@@ -269,6 +311,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                 score: score_arm,
                 retention,
                 ci,
+                retention_confident,
             });
         }
         points.sort_by(|x, y| x.budget_ratio.total_cmp(&y.budget_ratio));
@@ -280,6 +323,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             retention: (base_score > 0.0).then_some(1.0),
             // The baseline against itself: retention 1 exactly.
             ci: Some(Interval::exact(1.0, cfg.confidence)),
+            retention_confident: Some(threshold <= 1.0),
         });
         curves.push(Curve::of(selector, points, threshold));
     }
@@ -304,7 +348,7 @@ impl Curve {
             .map(|p| p.budget_ratio);
         let min_budget_confident = points
             .iter()
-            .find(|p| p.ci.is_some_and(|i| i.low >= threshold))
+            .find(|p| p.retention_confident == Some(true))
             .map(|p| p.budget_ratio);
         Curve {
             selector,

@@ -3,16 +3,16 @@
 //! The stress slice (`stress = true` cases) over-samples the input shapes the main set barely
 //! contains. For every arm, the main-set verdict is the sweep's own (drop, interval, verdict and
 //! confidence are copied, never recomputed: one verdict per arm everywhere), and the stress slice
-//! is judged the same way against `stress_threshold_drop`: its drop, se and interval by
-//! [`Paired::family`] over the sweep's family (the arm's own interval with `--per-arm`), its
-//! verdict and confidence by [`judge`]. A cut `clears_both` only when it is confidently removable
+//! is judged the same way against `stress_threshold_drop`: its drop, se and interval by the
+//! family interval under the sweep's guarantee ([`Intervals::family_under`]) over the sweep's
+//! family (the arm's own interval with `--per-arm`), its verdict and confidence by [`judge`]. A cut `clears_both` only when it is confidently removable
 //! on both.
 
 use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{self, CaseSet, Paired};
+use crate::analysis::paired::{self, CaseSet, Intervals, Paired};
 use crate::analysis::sweep::SweepOutput;
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::io::Experiment;
@@ -90,8 +90,8 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             if !p.pos.is_empty() {
                 let sample = stress.drop_sample(m, a, (lo - hi, hi - lo));
                 let (drop, se) = (sample.point, sample.se);
-                let e = Paired::family(
-                    &sample,
+                let e = Intervals::new(&sample).family_under(
+                    sweep.family.guarantee,
                     if cfg.per_arm { 1 } else { family },
                     cfg.confidence,
                 );

@@ -7,10 +7,14 @@
 //! - `case_means_var` = sample variance of `s[i,a]`;
 //! - `between_case_var` = case_means_var − within_case_var/K;
 //! - `repeat_noise_share` = (within_case_var/K) / case_means_var;
-//! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop detectable at 80% power, α = 1 − confidence;
-//! - `cases_needed` = ⌈((z(1−α/2) + z(0.8))·sd_eff/threshold_drop)²⌉ with sd_eff = se(drop)·√n,
-//!   the same (clustered, when the cases have clusters) variance as the mde, so that at
-//!   n = cases_needed the mde is the threshold;
+//! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop one arm's normal interval detects at 80%
+//!   power, α = 1 − confidence (a per-arm figure of the noise, not of the decision);
+//! - `cases_needed`: the total cases at which the arm's verdict settles with probability 0.8 if
+//!   its drop and spread hold: the family interval that decides (under the guarantee in force,
+//!   over the sweep's family) clears `threshold_drop`. The same routine, and the same figure, as
+//!   the decision's `cases_to_settle` ([`crate::analysis::decision`]); fewer than the cases at
+//!   hand when the arm is already settled; null with `settleable: false` beyond 100 times the set
+//!   ("not within reach");
 //! - both are null, with a warning, when the se is undefined (fewer than two cases or clusters)
 //!   or when every paired drop is the same (the variance is unknown, not zero).
 //!
@@ -44,8 +48,12 @@ pub struct VarianceArm {
     pub churn: Option<usize>,
     /// Minimum detectable drop at 80% power (null for the baseline).
     pub mde: Option<f64>,
-    /// Cases needed to detect threshold_drop at 80% power (null for the baseline).
+    /// Total cases at which its verdict settles with probability 0.8 (the decision's
+    /// `cases_to_settle`; null for the baseline, when undefined, or beyond reach).
     pub cases_needed: Option<u64>,
+    /// False when `cases_needed` is beyond 100 times the set: "not within reach" (null for the
+    /// baseline and when undefined).
+    pub settleable: Option<bool>,
     /// Mean repeats per case (K).
     pub repeats_mean: f64,
     /// Cases with results in this arm.
@@ -65,7 +73,8 @@ pub struct VarianceOutput {
     pub cases: usize,
     /// Median mde over the leave-one-out arms (one unit removed), else over all non-baseline arms.
     pub typical_mde: Option<f64>,
-    /// Median cases_needed over the same arms.
+    /// Median cases_needed over the same arms (an arm beyond reach counts as more than any);
+    /// null when that median is beyond reach.
     pub typical_cases_needed: Option<u64>,
     /// Every arm, the baseline first.
     pub arms: Vec<VarianceArm>,
@@ -80,6 +89,15 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     let base = paired.baseline;
     let threshold = exp.manifest.threshold_drop;
     let multiplier = dist::power_multiplier(cfg.confidence, POWER);
+    let judged = Judged {
+        family: if cfg.per_arm {
+            1
+        } else {
+            crate::analysis::sweep::family_size(exp).max(1)
+        },
+        guarantee: cfg.guarantee.unwrap_or(exp.manifest.guarantee),
+        confidence: cfg.confidence,
+    };
 
     let mut order: Vec<usize> = vec![base];
     order.extend((0..m.n_arms).filter(|&a| a != base));
@@ -113,8 +131,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
             let (mde, cases_needed) = if a == base {
                 (None, None)
             } else {
-                mde_and_cases_needed(exp, &paired, a, multiplier, &mut warnings)
+                mde_and_cases_needed(exp, &paired, a, multiplier, &judged, &mut warnings)
             };
+            let settleable = cases_needed.map(|c| c.is_some());
             arms.push(VarianceArm {
                 arm: exp.results.arms[a].clone(),
                 within_case_var,
@@ -123,7 +142,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
                 repeat_noise_share,
                 churn,
                 mde,
-                cases_needed,
+                cases_needed: cases_needed.flatten(),
+                settleable,
                 repeats_mean: k,
                 n: means.len(),
             });
@@ -143,18 +163,20 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         arms.iter().collect()
     };
     let mdes: Vec<f64> = typical.iter().filter_map(|a| a.mde).collect();
-    let needed: Vec<f64> = typical
+    // Beyond reach counts as more than any figure (u64::MAX) in the median.
+    let mut needed: Vec<u64> = typical
         .iter()
-        .filter_map(|a| a.cases_needed.map(|n| n as f64))
+        .filter(|a| a.settleable.is_some())
+        .map(|a| a.cases_needed.unwrap_or(u64::MAX))
         .collect();
+    needed.sort_unstable();
     VarianceOutput {
         threshold_drop: threshold,
         confidence_level: cfg.confidence,
         power: POWER,
         cases: paired.cases.len(),
         typical_mde: (!mdes.is_empty()).then(|| percentile::quantile(&mdes, 0.5)),
-        typical_cases_needed: (!needed.is_empty())
-            .then(|| percentile::quantile(&needed, 0.5).ceil() as u64),
+        typical_cases_needed: median_needed(&needed),
         arms,
         warnings,
     }
@@ -212,15 +234,36 @@ fn columns(m: &crate::io::CaseMatrix, cases: &[usize], arms: &[usize]) -> Vec<Co
     out
 }
 
-/// An arm's minimum detectable effect (multiplier · se) and the cases that bring it down to the
-/// threshold; both undefined, with a warning, when the drops do not vary or the se is undefined.
+/// The median of sorted figures, `u64::MAX` standing for "beyond reach": `None` when empty or
+/// when the median touches a figure beyond reach.
+fn median_needed(sorted: &[u64]) -> Option<u64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let (a, b) = (sorted[(n - 1) / 2], sorted[n / 2]);
+    (b != u64::MAX).then(|| (a as f64 / 2.0 + b as f64 / 2.0).ceil() as u64)
+}
+
+/// What the verdicts are judged at: the sweep's family size, guarantee and confidence.
+struct Judged {
+    family: usize,
+    guarantee: crate::io::manifest::Guarantee,
+    confidence: f64,
+}
+
+/// An arm's minimum detectable effect (multiplier · se) and the cases at which its verdict
+/// settles (`Some(None)` beyond reach); both undefined, with a warning, when the drops do not
+/// vary or the se is undefined.
 fn mde_and_cases_needed(
     exp: &Experiment,
     paired: &Paired,
     a: usize,
     multiplier: f64,
+    judged: &Judged,
     warnings: &mut Vec<crate::warning::Warning>,
-) -> (Option<f64>, Option<u64>) {
+) -> (Option<f64>, Option<Option<u64>>) {
+    use crate::analysis::decision::settle;
     let m = &exp.results.matrix;
     let threshold = exp.manifest.threshold_drop;
     let p = paired.arm(m, a);
@@ -231,15 +274,26 @@ fn mde_and_cases_needed(
             "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
         )));
         (None, None)
-    } else if let Some(se) = se {
-        // One variance for both: the se's, clustered when the cases are. Its per-case
-        // standard deviation is se·√n (the design effect included), so
-        // cases_needed = ⌈(multiplier·se·√n / threshold)²⌉ and at n = cases_needed the mde
-        // equals the threshold.
-        let sd = se * (p.drop.len() as f64).sqrt();
-        let needed =
-            (threshold > 0.0).then(|| ((multiplier * sd / threshold).powi(2)).ceil() as u64);
-        (Some(multiplier * se), needed)
+    } else if let Some(se) = se.filter(|s| *s > 0.0) {
+        let (lo, hi) = paired::score_bounds(m);
+        let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
+        let intervals = paired::Intervals::new(&sample);
+        let half = settle::facing_half(
+            &intervals,
+            threshold,
+            judged.guarantee,
+            judged.family,
+            judged.confidence,
+        );
+        let needed = settle::cases_to_clear(
+            sample.point,
+            threshold,
+            se,
+            p.drop.len(),
+            dist::z_quantile(POWER),
+            &half,
+        );
+        (Some(multiplier * se), Some(needed))
     } else {
         warnings.push(crate::warning::Warning::new("variance.too_few_units", format!(
             "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",

@@ -20,6 +20,7 @@ fn points_table(curves: &[Curve]) -> Table {
         "retention",
         "ci_low",
         "ci_high",
+        "retention_confident",
     ]);
     for sel in curves {
         for p in &sel.points {
@@ -31,6 +32,12 @@ fn points_table(curves: &[Curve]) -> Table {
                 Cell::num(p.retention, 4),
                 Cell::num(p.ci.map(|i| i.low), 4),
                 Cell::num(p.ci.map(|i| i.high), 4),
+                match p.retention_confident {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "—",
+                }
+                .into(),
             ]);
         }
     }
@@ -94,13 +101,13 @@ pub fn human(r: &CurveOutput) -> String {
             (Some(b), Some(bc)) if bc >= 1.0 => {
                 let _ = writeln!(
                     s,
-                    "reaches {target} retention at budget {b:.2}, but no budget below full clears it confidently (CI lower end)\n"
+                    "reaches {target} retention at budget {b:.2}, but no budget below full clears it confidently (family interval)\n"
                 );
             }
             (Some(b), Some(bc)) => {
                 let _ = writeln!(
                     s,
-                    "reaches {target} retention at budget {b:.2}; confidently (CI lower end) at {bc:.2}\n"
+                    "reaches {target} retention at budget {b:.2}; confidently (family interval) at {bc:.2}\n"
                 );
             }
             (Some(b), None) => {
@@ -158,7 +165,7 @@ impl Export for CurveOutput {
             "selectors[].points",
             Rows,
             "selector:str=^selector arm:str budget_ratio:f64 tokens:f64 score:f64 retention:f64 \
-             ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str",
+             ci_low:f64 ci_high:f64 ci_level:f64 ci_method:str retention_confident:bool",
             "one row per (selector, budget)",
         ),
         t(

@@ -41,8 +41,8 @@ fn composed_table(r: &InteractionsOutput) -> Table {
         "predicted drop",
         "measured drop",
         "interaction",
-        "ci_low",
-        "ci_high",
+        "family_low",
+        "family_high",
         "verdict",
         "lost",
         "only jointly",
@@ -58,8 +58,8 @@ fn composed_table(r: &InteractionsOutput) -> Table {
             Cell::num(Some(c.predicted_drop), 4),
             Cell::num(Some(c.measured_drop), 4),
             Cell::num(Some(c.interaction), 4),
-            Cell::num(c.ci.map(|i| i.low), 4),
-            Cell::num(c.ci.map(|i| i.high), 4),
+            Cell::num(c.ci_family.map(|i| i.low), 4),
+            Cell::num(c.ci_family.map(|i| i.high), 4),
             c.interaction_verdict.as_str().into(),
             Cell::count(c.lost_cases),
             Cell::count(c.lost_only_jointly),
@@ -264,7 +264,8 @@ impl Export for InteractionsOutput {
             Rows,
             "arm:str removed:list<str> components:list<str> predicted_drop:f64 measured_drop:f64 \
              predicted_score:f64 measured_score:f64 interaction:f64 se:f64 ci_low:f64 ci_high:f64 \
-             ci_level:f64 ci_method:str interaction_verdict:str lost_cases:i64 lost_only_jointly:i64 \
+             ci_level:f64 ci_method:str ci_family_low:f64 ci_family_high:f64 ci_family_level:f64 \
+             ci_family_method:str interaction_verdict:str lost_cases:i64 lost_only_jointly:i64 \
              concentration:str n:i64 explicit_components:bool",
             "one row per composed arm: measured against the sum of its parts",
         ),

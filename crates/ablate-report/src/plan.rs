@@ -51,6 +51,35 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
             );
         }
     }
+    if let Some(t) = r.min_certifiable_threshold {
+        let _ = writeln!(
+            s,
+            "smallest threshold these cases can certify, with {} arms judged together: {}{t:.4} ({}){}",
+            r.n_arms.saturating_sub(1).max(1),
+            if r.min_certifiable_is_lower_bound {
+                "at least "
+            } else {
+                ""
+            },
+            match r.guarantee {
+                ablate_core::data::manifest::Guarantee::Normal => "normal approximation",
+                ablate_core::data::manifest::Guarantee::AnyDistribution
+                    if r.min_certifiable_is_lower_bound =>
+                {
+                    "the normal approximation's; any score distribution needs a --pilot to say"
+                }
+                ablate_core::data::manifest::Guarantee::AnyDistribution => "any score distribution",
+            },
+            if t <= r.threshold_drop {
+                ", within the threshold"
+            } else {
+                ""
+            }
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {}", w.message);
+    }
     if let Some(q) = &r.sequential {
         let _ = writeln!(
             s,
@@ -169,7 +198,8 @@ impl Export for PlanOutput {
             One,
             "design:str design_label:str units:list<str> n_arms:i64 cases:i64 repeats:i64 calls:i64 \
              tokens:f64 cost:f64 sd:f64 sd_source:str threshold_drop:f64 mde:f64 \
-             mde_main_effect:f64 cases_needed:i64 fraction:str=fraction.name \
+             mde_main_effect:f64 cases_needed:i64 guarantee:str min_certifiable_threshold:f64 \
+             min_certifiable_is_lower_bound:bool cases_to_certify:i64 fraction:str=fraction.name \
              resolution:i64=fraction.resolution generators:list<str>=fraction.generators \
              aliases:list<str>=fraction.aliases \
              sequential_calls_expected:i64=sequential.calls_expected \

@@ -33,14 +33,16 @@ fn production_table(r: &ReweightOutput) -> Table {
         "se",
         "ci_low",
         "ci_high",
+        "family_low",
+        "family_high",
         "verdict (production)",
         "confidence (production)",
         "flipped",
     ])
     .align(2, Align::Left)
-    .align(7, Align::Left)
-    .align(8, Align::Left)
-    .align(9, Align::Left);
+    .align(9, Align::Left)
+    .align(10, Align::Left)
+    .align(11, Align::Left);
     for a in &r.arms {
         t.row(vec![
             a.arm.as_str().into(),
@@ -50,6 +52,8 @@ fn production_table(r: &ReweightOutput) -> Table {
             Cell::num(a.se_production, 4),
             Cell::num(a.ci_production.map(|i| i.low), 4),
             Cell::num(a.ci_production.map(|i| i.high), 4),
+            Cell::num(a.ci_production_family.map(|i| i.low), 4),
+            Cell::num(a.ci_production_family.map(|i| i.high), 4),
             verdict(a.verdict_production).into(),
             a.confidence_production.map_or("—", |c| c.as_str()).into(),
             if a.flip_confident {

@@ -33,7 +33,11 @@ pub fn human(r: &VarianceOutput) -> String {
                 .map_or("—".into(), |x| format!("{:.1}%", 100.0 * x)),
             a.churn.map_or("—".into(), |c| c.to_string()),
             num(a.mde, 4),
-            a.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
+            match (a.cases_needed, a.settleable) {
+                (Some(n), _) => thousands(n as f64),
+                (None, Some(false)) => "not within reach".into(),
+                _ => "—".into(),
+            },
         ]);
     }
     s.push_str(&t.text());
@@ -50,9 +54,9 @@ pub fn human(r: &VarianceOutput) -> String {
             if let Some(n) = r.typical_cases_needed {
                 let _ = writeln!(
                     s,
-                    "About {} cases would be needed to detect {} (it has {}).",
-                    thousands(n as f64),
+                    "A typical leave-one-out arm settles (the family interval that decides clears {}, 80% of the time) at about {} cases (the set has {}).",
                     r.threshold_drop,
+                    thousands(n as f64),
                     r.cases
                 );
             }
@@ -106,7 +110,7 @@ impl Export for VarianceOutput {
             "arms",
             Rows,
             "arm:str within_case_var:f64 case_means_var:f64 between_case_var:f64 \
-             repeat_noise_share:f64 churn:i64 mde:f64 cases_needed:i64 repeats_mean:f64 n:i64",
+             repeat_noise_share:f64 churn:i64 mde:f64 cases_needed:i64 settleable:bool repeats_mean:f64 n:i64",
             "one row per arm: variance components, minimum detectable drop, cases needed",
         ),
         WARNINGS,

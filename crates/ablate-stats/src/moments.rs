@@ -336,17 +336,34 @@ pub fn jackknife_se(values: &[f64], clusters: &[u32]) -> Option<f64> {
     Some(((k - 1) as f64 / k as f64 * ss).sqrt())
 }
 
-/// The sample skewness g₁ = m₃ / m₂^{3/2} of `values` (m_k = Σ(x − x̄)^k / n, two passes,
-/// compensated sums); `None` with fewer than 3 values or no spread.
+/// The central moments m₂, m₃, m₄ of `values` (m_k = Σ(x − x̄)^k / n, two passes, compensated
+/// sums).
+fn central_moments(values: &[f64]) -> (f64, f64, f64) {
+    let n = values.len() as f64;
+    let m = mean(values);
+    let at = |k: i32| sum(values.iter().map(|x| (x - m).powi(k))) / n;
+    (at(2), at(3), at(4))
+}
+
+/// The sample skewness g₁ = m₃ / m₂^{3/2} of `values` ([`central_moments`]); `None` with fewer
+/// than 3 values or no spread.
 pub fn skewness(values: &[f64]) -> Option<f64> {
     if values.len() < 3 {
         return None;
     }
-    let n = values.len() as f64;
-    let m = mean(values);
-    let m2 = sum(values.iter().map(|x| (x - m).powi(2))) / n;
-    let m3 = sum(values.iter().map(|x| (x - m).powi(3))) / n;
+    let (m2, m3, _) = central_moments(values);
     (m2 > 0.0).then(|| m3 / m2.powf(1.5))
+}
+
+/// The sample kurtosis b₂ = m₄ / m₂² of `values` ([`central_moments`]): 3 for a normal
+/// population, about 1/p for changes of one size in a share p of values; `None` with fewer than
+/// 4 values or no spread.
+pub fn kurtosis(values: &[f64]) -> Option<f64> {
+    if values.len() < 4 {
+        return None;
+    }
+    let (m2, _, m4) = central_moments(values);
+    (m2 > 0.0).then(|| m4 / (m2 * m2))
 }
 
 /// Pearson correlation of paired values; `None` when either side has zero variance or n < 2.
@@ -372,6 +389,14 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod se_tests {
     use super::*;
+
+    #[test]
+    fn kurtosis_by_hand() {
+        // 0, 0, 0, 1: m₂ = 0.1875, m₄ = 0.08203125, b₂ = 7/3 (Bernoulli(¼): (1 − 3pq)/pq).
+        assert!((kurtosis(&[0.0, 0.0, 0.0, 1.0]).unwrap() - 7.0 / 3.0).abs() < 1e-12);
+        assert_eq!(kurtosis(&[1.0, 1.0, 1.0, 1.0]), None);
+        assert_eq!(kurtosis(&[1.0, 2.0, 3.0]), None);
+    }
 
     #[test]
     fn plain_se_by_hand() {

@@ -35,7 +35,7 @@
 //! baseline (within the threshold)", "worse" and "not settled", and the tokens compare the arms'
 //! logged input tokens.
 
-mod settle;
+pub(crate) mod settle;
 use settle::{Settle, settle};
 mod cut;
 pub use cut::joint_label;
@@ -76,8 +76,8 @@ pub struct DecisionArm {
     /// With the drop at the nearest end; null when that end reaches the threshold (the range has
     /// no upper bound).
     pub cases_to_settle_high: Option<u64>,
-    /// False when `cases_to_settle` is beyond 10 million cases: not settleable at this effect
-    /// size.
+    /// False when `cases_to_settle` is beyond 100 times the set: "not within
+    /// reach" at this effect size.
     pub settleable: bool,
 }
 
@@ -312,18 +312,8 @@ impl Judging<'_> {
             self.sweep.family.size
         };
         let (guarantee, confidence) = (self.sweep.family.guarantee, self.sweep.confidence_level);
-        let below = a.drop < self.thr;
-        settle(a, self.thr, dist::z_quantile(POWER), |f| {
-            intervals
-                .family_scaled(guarantee, f, family, confidence)
-                .map(|(l, h)| {
-                    if below {
-                        h - sample.point
-                    } else {
-                        sample.point - l
-                    }
-                })
-        })
+        let half = settle::facing_half(&intervals, self.thr, guarantee, family, confidence);
+        settle(a, self.thr, dist::z_quantile(POWER), half)
     }
 
     fn slices(&self, a: &SweepArm) -> Slices {
@@ -695,10 +685,11 @@ mod tests {
             settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &half),
             Some(785)
         );
-        // Already clear at the cases at hand: n itself.
+        // Already clear at the cases at hand: fewer. A gap of 0.11 needs √f ≥ 2.8016·0.01/0.11,
+        // f ≥ 0.06487: 7 cases.
         assert_eq!(
             settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &half),
-            Some(100)
+            Some(7)
         );
         // Beyond 100 times the set: not within reach; no gap: undefined.
         assert_eq!(

@@ -12,7 +12,9 @@
 //! The rule before used r = z₁₋α′/₂ (the normal interval at the family level) while the verdict
 //! used the family interval, up to 2.6 times wider: the sizes it promised settled 0–15% of the time.
 
+use crate::analysis::paired::Intervals;
 use crate::analysis::sweep::SweepArm;
+use crate::io::manifest::Guarantee;
 
 /// The settling figures of an inconclusive arm (see the module documentation): n₈₀ at the drop,
 /// at the interval's end farthest from the threshold (the fewest cases the data allow) and at the
@@ -27,7 +29,7 @@ pub(super) struct Settle {
 
 /// Most cases, as a multiple of the set, that a settling figure may name: beyond it the arm is
 /// "not within reach".
-pub(super) const REACH: u64 = 100;
+pub const REACH: u64 = 100;
 
 /// The settling figures of `a` (see the module documentation); `z80` is z₀.₈, and `half(f)` the
 /// half-width of the family interval facing the threshold with `f` times the cases
@@ -56,7 +58,9 @@ pub(super) fn settle(
     } else {
         (hi, lo)
     };
-    let cases = |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &half);
+    // Total cases, never fewer than the set at hand (an end already far enough).
+    let cases =
+        |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &half).map(|c| c.max(a.n as u64));
     let point = cases(a.drop);
     Settle {
         point,
@@ -71,11 +75,12 @@ pub(super) fn settle(
     }
 }
 
-/// The smallest number of cases (a factor f of the `n` at hand, 1 ≤ f ≤ [`REACH`], by
+/// The smallest number of cases (a factor f of the `n` at hand, 2/n ≤ f ≤ [`REACH`], by
 /// bisection) at which an estimate whose true value is `x`, with standard error `se` at n, clears
 /// `threshold` with probability 0.8 by an interval whose half-width facing the threshold is
-/// `half(f)`: |threshold − x| − h(f) ≥ z₀.₈ · se/√f. `None` beyond [`REACH`] times n.
-pub(super) fn cases_to_clear(
+/// `half(f)`: |threshold − x| − h(f) ≥ z₀.₈ · se/√f. `None` beyond [`REACH`] times n. Fewer
+/// cases than n when the n at hand are more than enough (an arm already settled).
+pub(crate) fn cases_to_clear(
     x: f64,
     threshold: f64,
     se: f64,
@@ -88,10 +93,15 @@ pub(super) fn cases_to_clear(
     if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
         return None;
     }
-    if clears(1.0) {
-        return Some(n as u64);
-    }
-    let (mut lo_f, mut hi_f) = (1.0f64, REACH as f64);
+    let (mut lo_f, mut hi_f) = if clears(1.0) {
+        let least = (2.0 / n.max(2) as f64).min(1.0);
+        if clears(least) {
+            return Some((least * n as f64).ceil() as u64);
+        }
+        (least, 1.0)
+    } else {
+        (1.0f64, REACH as f64)
+    };
     for _ in 0..40 {
         let mid = (lo_f * hi_f).sqrt();
         if clears(mid) {
@@ -101,4 +111,23 @@ pub(super) fn cases_to_clear(
         }
     }
     Some((hi_f * n as f64).ceil() as u64)
+}
+
+/// The half-width facing `threshold` of a sample's family interval (under `guarantee`, over
+/// `family` arms) with f times the cases ([`Intervals::family_scaled`]): hi − point when the
+/// point is below the threshold, else point − lo. The `half` of [`cases_to_clear`].
+pub(crate) fn facing_half<'i>(
+    intervals: &'i Intervals<'_, '_>,
+    threshold: f64,
+    guarantee: Guarantee,
+    family: usize,
+    confidence: f64,
+) -> impl Fn(f64) -> Option<f64> + 'i {
+    let point = intervals.point();
+    let below = point < threshold;
+    move |f| {
+        intervals
+            .family_scaled(guarantee, f, family, confidence)
+            .map(|(l, h)| if below { h - point } else { point - l })
+    }
 }

@@ -6,9 +6,12 @@
 //! - predicted_drop = Σ_k drop_k; predicted_score = baseline score − predicted_drop;
 //! - `e[i] = d[i,S] − Σ_k d[i,k]`; interaction = mean e = measured_drop − predicted_drop, with
 //!   se = sd(e)/√n (clustered when cases have clusters) and a CI from the joint bootstrap;
-//! - interaction_verdict = `super-additive` when ci_low > 0 (the joint cut costs more than its
-//!   parts, as when two units carry the same fact), `sub-additive` when ci_high < 0, else
-//!   `additive`;
+//! - interaction_verdict = `super-additive` when the family interval's low end is above 0 (the
+//!   joint cut costs more than its parts, as when two units carry the same fact), `sub-additive`
+//!   when its high end is below 0, else `additive`. The family interval is the sweep's: under
+//!   the guarantee in force, at 1 − α/K over the K composed arms (the arm's own level with
+//!   `--per-arm`), the exact bound when every e is the same
+//!   ([`crate::analysis::paired::Intervals::family_under`]);
 //! - lost cases, by slice, and the cases lost *only jointly* (lost in S, passing in every
 //!   component): where the interaction lives.
 //!
@@ -26,7 +29,7 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::cover::{self, Candidate};
-use crate::analysis::paired::{CaseSet, Paired, Sample};
+use crate::analysis::paired::{CaseSet, Intervals, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
 use crate::stats::bootstrap::{Draws, RatioSums};
@@ -87,7 +90,12 @@ pub struct ComposedArm {
     /// Its interval (`ci_low`, `ci_high`, `ci_level`, `ci_method`).
     #[serde(flatten, serialize_with = "crate::analysis::interval::ci")]
     pub ci: Option<crate::analysis::interval::Interval>,
-    /// super-additive, sub-additive or additive.
+    /// The interval that judges it (`ci_family_low`, …): the sweep's family interval under the
+    /// guarantee in force, at 1 − α/K over the K composed arms (the arm's own level with
+    /// `--per-arm`).
+    #[serde(flatten, serialize_with = "crate::analysis::interval::ci_family")]
+    pub ci_family: Option<crate::analysis::interval::Interval>,
+    /// super-additive, sub-additive or additive, by `ci_family`.
     pub interaction_verdict: InteractionVerdict,
     /// Cases passing in the baseline and failing in the composed arm.
     pub lost_cases: usize,
@@ -437,6 +445,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
     let work = interaction_samples(exp, &paired, composed_ids, &mut warnings);
 
     let draws = interaction_draws(&paired, &work, cfg);
+    let guarantee = cfg.guarantee.unwrap_or(exp.manifest.guarantee);
+    let family = if cfg.per_arm { 1 } else { work.len().max(1) };
 
     // Each composed arm on its own (rayon; collected in order, the same at any thread count),
     // beside the pairwise interactions, Shapley values and designed-experiment fits, which are
@@ -451,20 +461,23 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                 let predicted_drop =
                     moments::sum(w.component_sums.iter().map(|sum| base_score - w.mean(sum)));
                 let (interaction, se) = paired.mean_se(&w.e, &w.units);
-                // e = d_S − Σ_k d_k lies within ±(k + 1)·score range.
-                let reach = (w.components.len() + 1) as f64 * (hi - lo);
-                let est = Paired::estimate(
-                    &Sample {
-                        point: interaction,
-                        se,
-                        values: &w.e,
-                        units: &w.units,
-                        reach: (-reach, reach),
-                    },
+                // e = Σ_k s_k − s_S − (k − 1)·s_base over the scores s ∈ [lo, hi]: within
+                // ±k·(hi − lo) for k components.
+                let reach = w.components.len() as f64 * (hi - lo);
+                let sample = Sample {
+                    point: interaction,
+                    se,
+                    values: &w.e,
+                    units: &w.units,
+                    reach: (-reach, reach),
+                };
+                let intervals = Intervals::new(&sample);
+                let est = intervals.estimate(
                     draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
                     cfg.confidence,
                 );
-                let interaction_verdict = match (est.ci_low, est.ci_high) {
+                let judging = intervals.family_under(guarantee, family, cfg.confidence);
+                let interaction_verdict = match (judging.ci_low, judging.ci_high) {
                     (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
                     (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
                     (Some(_), Some(_)) => InteractionVerdict::Additive,
@@ -498,6 +511,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     interaction,
                     se,
                     ci: est.interval(),
+                    ci_family: judging.interval(),
                     interaction_verdict,
                     lost_cases: lost,
                     lost_by_slice,

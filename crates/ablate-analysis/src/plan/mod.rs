@@ -29,6 +29,7 @@ use serde::Serialize;
 use crate::analysis::design::{self, Fraction};
 use crate::error::{Error, Result};
 use crate::io::Experiment;
+use crate::io::manifest::Guarantee;
 use crate::io::units::Units;
 use crate::stats::{dist, moments, percentile};
 
@@ -67,6 +68,8 @@ pub struct PlanOptions {
     pub threshold_drop: Option<f64>,
     /// Confidence level (α = 1 − confidence).
     pub confidence: f64,
+    /// The guarantee the run's verdicts will rest on (for `min_certifiable_threshold`).
+    pub guarantee: Guarantee,
 }
 
 /// The sd of per-case paired differences a plan's power rests on.
@@ -176,6 +179,23 @@ pub struct PlanOutput {
     pub mde_main_effect: Option<f64>,
     /// Cases needed to detect threshold_drop with a paired contrast.
     pub cases_needed: Option<u64>,
+    /// The guarantee `min_certifiable_threshold` is computed for.
+    pub guarantee: Guarantee,
+    /// The smallest threshold at which an arm whose mean drop is zero, with the spread the
+    /// pilot's arms show (the median arm's), would be confidently removable with these cases
+    /// and this family (the plan's arms, baseline aside): the median upper half-width of the
+    /// family intervals planned at these cases. From `--sd` alone, the normal approximation's
+    /// t(1 − α/2K; n − 1)·sd/√n, which under `any-distribution` is a lower bound
+    /// (`min_certifiable_is_lower_bound`). Null without `--sd` or `--pilot`.
+    pub min_certifiable_threshold: Option<f64>,
+    /// Whether `min_certifiable_threshold` is only a lower bound (any-distribution from `--sd`
+    /// alone: its width depends on the distribution of drops, which a pilot shows).
+    pub min_certifiable_is_lower_bound: bool,
+    /// Cases per arm at which `min_certifiable_threshold` reaches the threshold (null when it
+    /// already does, beyond 100 times the planned cases, or unknown).
+    pub cases_to_certify: Option<u64>,
+    /// Warnings: a threshold below what the run can certify (`plan.threshold_uncertifiable`).
+    pub warnings: Vec<crate::warning::Warning>,
     /// Fraction details (fractional designs).
     pub fraction: Option<FractionInfo>,
     /// The arms.
@@ -194,7 +214,7 @@ fn label(removed: &[String]) -> String {
 }
 
 /// What a pilot experiment says about noise.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Pilot {
     /// sd of per-case paired differences: the median over the pilot's leave-one-out arms (every
     /// non-baseline arm when none removes exactly one unit).
@@ -205,9 +225,57 @@ pub struct Pilot {
     pub repeats: f64,
     /// The pilot's threshold_drop.
     pub threshold_drop: f64,
+    /// The chosen arms' paired drops, for what a run like it can certify
+    /// ([`Pilot::certifiable`]).
+    pub drops: Vec<PilotDrops>,
+}
+
+/// One pilot arm's paired drops and their units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PilotDrops {
+    /// Per-case drops.
+    pub values: Vec<f64>,
+    /// Each drop's resampling unit.
+    pub units: Vec<u32>,
+    /// Their mean's se (clustered when the pilot's cases are).
+    pub se: Option<f64>,
+    /// The range a drop can take.
+    pub reach: (f64, f64),
 }
 
 impl Pilot {
+    /// The smallest threshold a run with `cases` cases per arm and `family` judged arms can
+    /// certify under `guarantee`: the median over the pilot's arms of the upper half-width of
+    /// the family interval planned at cases/pilot cases ([`crate::analysis::paired::Intervals::family_scaled`]), each
+    /// sample's spread kept. `None` when no arm has spread.
+    pub fn certifiable(
+        &self,
+        cases: usize,
+        family: usize,
+        guarantee: Guarantee,
+        confidence: f64,
+    ) -> Option<f64> {
+        use crate::analysis::paired::{Intervals, Sample};
+        let up: Vec<f64> = self
+            .drops
+            .iter()
+            .filter_map(|d| {
+                let sample = Sample {
+                    point: moments::mean(&d.values),
+                    se: d.se,
+                    values: &d.values,
+                    units: &d.units,
+                    reach: d.reach,
+                };
+                let factor = cases as f64 / d.values.len().max(1) as f64;
+                Intervals::new(&sample)
+                    .family_scaled(guarantee, factor, family, confidence)
+                    .map(|(_, h)| h - sample.point)
+            })
+            .filter(|h| h.is_finite())
+            .collect();
+        (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
+    }
     /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
     /// repeat noise 2w/K, so sd'² = sd² − 2w/K_pilot + 2w/K (Miller 2024), floored at 0.
     pub fn sd_at(&self, repeats: u32) -> f64 {
@@ -240,6 +308,19 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
         .map(|&a| moments::sample_variance(&paired.arm(m, a).drop).sqrt())
         .filter(|s| s.is_finite())
         .collect();
+    let (lo, hi) = crate::analysis::paired::score_bounds(m);
+    let drops = chosen
+        .iter()
+        .map(|&a| {
+            let p = paired.arm(m, a);
+            PilotDrops {
+                values: p.drop.clone(),
+                units: p.unit.clone(),
+                se: paired.drop_mean_se(m, a).1,
+                reach: (lo - hi, hi - lo),
+            }
+        })
+        .collect();
     if sds.is_empty() {
         return None;
     }
@@ -266,6 +347,7 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
         },
         repeats,
         threshold_drop: exp.manifest.threshold_drop,
+        drops,
     })
 }
 
@@ -465,6 +547,17 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
         .unwrap_or(0.005);
     let multiplier = dist::power_multiplier(opts.confidence, crate::analysis::variance::POWER);
     let mde = sd.map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
+    let family = arms.len().saturating_sub(1).max(1);
+    let certifiable = Certifiable::of(opts, sd, family);
+    let mut warnings = Vec::new();
+    if let Some(t) = certifiable.threshold
+        && threshold < t
+    {
+        warnings.push(crate::warning::Warning::new(
+            "plan.threshold_uncertifiable",
+            certifiable.warning(threshold, opts, family),
+        ));
+    }
     let n_runs = arms.len() as f64;
     let mde_main_effect = match opts.design {
         DesignKind::Factorial | DesignKind::Fractional => mde.map(|m| m / (n_runs / 2.0).sqrt()),
@@ -492,15 +585,143 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             .map(|sd| (multiplier * sd / threshold).powi(2).ceil())
             .filter(|n| n.is_finite() && *n <= 9_007_199_254_740_992.0)
             .map(|n| n as u64),
+        guarantee: opts.guarantee,
+        min_certifiable_threshold: certifiable.threshold,
+        min_certifiable_is_lower_bound: certifiable.lower_bound,
+        cases_to_certify: certifiable.cases_to(threshold),
+        warnings,
         fraction: fraction_info,
         arms,
         sequential: None,
     })
 }
 
+/// What a planned run can certify ([`PlanOutput::min_certifiable_threshold`]), as a function of
+/// its cases per arm.
+struct Certifiable<'a> {
+    opts: &'a PlanOptions,
+    sd: Option<f64>,
+    family: usize,
+    /// At the planned cases.
+    threshold: Option<f64>,
+    lower_bound: bool,
+}
+
+impl<'a> Certifiable<'a> {
+    fn of(opts: &'a PlanOptions, sd: Option<f64>, family: usize) -> Certifiable<'a> {
+        let mut c = Certifiable {
+            opts,
+            sd,
+            family,
+            threshold: None,
+            lower_bound: false,
+        };
+        c.threshold = c.at(opts.cases);
+        c.lower_bound = c.threshold.is_some()
+            && opts.guarantee == Guarantee::AnyDistribution
+            && !matches!(opts.sd, Some(SdSource::Pilot { .. }));
+        c
+    }
+
+    /// The smallest certifiable threshold with `cases` cases per arm: from the pilot's drops
+    /// ([`Pilot::certifiable`]), else t(1 − α/2K; n − 1)·sd/√n.
+    fn at(&self, cases: usize) -> Option<f64> {
+        let o = self.opts;
+        match &o.sd {
+            Some(SdSource::Pilot { pilot, .. }) => {
+                pilot.certifiable(cases, self.family, o.guarantee, o.confidence)
+            }
+            _ => {
+                let sd = self.sd?;
+                let level = 1.0 - (1.0 - o.confidence) / self.family as f64;
+                let (_, h) = crate::stats::interval::t(
+                    0.0,
+                    Some(sd / (cases as f64).sqrt()),
+                    cases.saturating_sub(1),
+                    level,
+                )?;
+                Some(h)
+            }
+        }
+    }
+
+    /// The fewest cases per arm (by bisection, up to 100 times the planned cases) at which the
+    /// certifiable threshold is at most `threshold`; `None` when the plan already certifies it
+    /// or beyond that.
+    fn cases_to(&self, threshold: f64) -> Option<u64> {
+        let planned = self.opts.cases.max(2);
+        let fits = |n: usize| self.at(n).is_some_and(|t| t <= threshold);
+        if self.threshold.is_none_or(|t| t <= threshold) || !fits(planned * 100) {
+            return None;
+        }
+        let (mut lo, mut hi) = (planned, planned * 100);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi as u64)
+    }
+
+    /// The warning for a threshold below what the plan can certify.
+    fn warning(&self, threshold: f64, opts: &PlanOptions, family: usize) -> String {
+        let t = self.threshold.unwrap_or(f64::NAN);
+        let under = match opts.guarantee {
+            Guarantee::Normal => "the normal approximation",
+            Guarantee::AnyDistribution if self.lower_bound => {
+                "the normal approximation; any-distribution needs more"
+            }
+            Guarantee::AnyDistribution => "any score distribution",
+        };
+        let fix = match self.cases_to(threshold) {
+            Some(n) => format!("plan about {n} cases per arm, judge fewer arms, or agree a larger threshold"),
+            None => "more than 100 times these cases would be needed: judge fewer arms, or agree a larger threshold".into(),
+        };
+        format!(
+            "threshold_drop {threshold} is below the smallest threshold {} cases per arm can certify with {family} arms judged together ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
+            opts.cases
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn certifiable_threshold_from_sd_by_hand() {
+        // K = 4 arms at 95%: t(1 − 0.05/8; 99) = 2.5441614 (scipy.stats.t.ppf), times 0.1/√100.
+        let opts = PlanOptions {
+            design: DesignKind::Loo,
+            only: Vec::new(),
+            cases: 100,
+            repeats: 1,
+            tokens_per_call: None,
+            price_per_mtok: None,
+            sd: Some(SdSource::Given(0.1)),
+            threshold_drop: None,
+            confidence: 0.95,
+            guarantee: Guarantee::Normal,
+        };
+        let c = Certifiable::of(&opts, Some(0.1), 4);
+        assert!((c.threshold.unwrap() - 0.025_441_614).abs() < 1e-7);
+        assert!(!c.lower_bound);
+        // The fewest cases that certify 0.02: the first n whose threshold is ≤ 0.02.
+        let n = c.cases_to(0.02).unwrap() as usize;
+        assert!(
+            c.at(n).unwrap() <= 0.02 && c.at(n - 1).unwrap() > 0.02,
+            "{n}"
+        );
+        assert_eq!(c.cases_to(0.03), None, "already certifiable");
+        let any = PlanOptions {
+            guarantee: Guarantee::AnyDistribution,
+            ..opts
+        };
+        assert!(Certifiable::of(&any, Some(0.1), 4).lower_bound);
+    }
 
     #[test]
     fn pilot_sd_moves_with_repeats() {
@@ -509,6 +730,7 @@ mod tests {
             within_case_var: 0.03,
             repeats: 3.0,
             threshold_drop: 0.005,
+            drops: Vec::new(),
         };
         assert!((p.sd_at(3) - 0.1).abs() < 1e-15);
         // sd² − 2w/3 + 2w/6 = 0.01 − 0.02 + 0.01 = 0 at 6 repeats; larger with fewer repeats.

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Paired, PairedArm};
+use crate::analysis::paired::{CaseSet, Intervals, Paired, PairedArm, Sample};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, Mix};
@@ -60,6 +60,8 @@ pub struct ReweightOptions {
     pub family: usize,
     /// Judge each arm at its own level instead (`--per-arm`).
     pub per_arm: bool,
+    /// The guarantee the production verdicts rest on (`--guarantee`); `None`: the manifest's.
+    pub guarantee: Option<crate::io::manifest::Guarantee>,
 }
 
 impl Default for ReweightOptions {
@@ -71,6 +73,7 @@ impl Default for ReweightOptions {
             confidence: 0.95,
             family: 1,
             per_arm: false,
+            guarantee: None,
         }
     }
 }
@@ -426,6 +429,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             opts,
             &exp.results.arms[a],
             p,
+            drop_production.is_some(),
             drop_production,
             se_production,
         ));
@@ -468,37 +472,61 @@ fn kish_effective_n(weights: &[f64]) -> f64 {
 
 /// One arm's drop on the eval set and in production (with `estimate`'s production drop and se),
 /// their verdicts, and the production confidence judged family-wise (unless `--per-arm`).
+///
+/// The production intervals are the sweep's ([`Intervals::estimate`] shown,
+/// [`Intervals::family_under`] judging) of the weighted estimate ([`Intervals::weighted`]): the
+/// arm's drops recentred on the production drop, with the production se (post-stratified or
+/// raked, clustered when the cases are), whose design effect widens the score part. Under
+/// `any-distribution` that is the small-sample interval on the effective sample size, under
+/// `normal` the t interval at C − 1 degrees of freedom; with no spread the exact bound, never a
+/// zero-width interval.
 fn arm_row(
     exp: &Experiment,
     opts: &ReweightOptions,
     arm: &str,
     p: &PairedArm,
+    weighted: bool,
     drop_production: Option<f64>,
     se_production: Option<f64>,
 ) -> ReweightArm {
     let threshold = exp.manifest.threshold_drop;
     let drop_eval = moments::mean(&p.drop);
-    // No spread (every paired drop the same, or a zero se) is not certainty: the exact bound,
-    // as sweep gives it, never a zero-width interval.
+    let guarantee = opts.guarantee.unwrap_or(exp.manifest.guarantee);
     let units = Paired::distinct_units(&p.unit);
     let flat =
         units >= 2 && (crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0));
     let (lo, hi) = crate::analysis::paired::score_bounds(&exp.results.matrix);
-    let at = |level: f64| match drop_production {
-        Some(d) if flat => Estimate::no_variation(d, units, lo - hi, hi - lo, level),
-        Some(d) => Estimate::normal(d, se_production, level),
-        None => Estimate::normal(f64::NAN, None, level),
+    // The unweighted drops recentred on the production drop: the weighting's design effect
+    // (in se_production) widens their intervals ([`Intervals::weighted`]).
+    let shift = drop_production.map_or(0.0, |d| d - drop_eval);
+    let recentred: Vec<f64> = p.drop.iter().map(|d| d + shift).collect();
+    let level = |family: usize| 1.0 - (1.0 - opts.confidence) / family as f64;
+    // `family`: None for the shown interval (as the sweep's `ci`), Some(K) for the judging one.
+    let at = |family: Option<usize>| match (drop_production, weighted) {
+        (Some(d), _) if flat => {
+            Estimate::no_variation(d, units, lo - hi, hi - lo, level(family.unwrap_or(1)))
+        }
+        (Some(d), true) => {
+            let sample = Sample {
+                point: d,
+                se: se_production,
+                values: &recentred,
+                units: &p.unit,
+                reach: (lo - hi + shift, hi - lo + shift),
+            };
+            let intervals = Intervals::weighted(&sample);
+            match family {
+                None => intervals.estimate(None, opts.confidence),
+                Some(k) => intervals.family_under(guarantee, k, opts.confidence),
+            }
+        }
+        _ => Estimate::normal(f64::NAN, None, opts.confidence),
     };
-    let production_ci = at(opts.confidence);
+    let production_ci = at(None);
     let verdict_eval = Verdict::of(drop_eval, threshold);
     let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
-    let judging = if drop_production.is_some() && !opts.per_arm {
-        at(1.0 - (1.0 - opts.confidence) / opts.family.max(1) as f64)
-    } else {
-        production_ci
-    };
-    let confidence_production =
-        drop_production.map(|d| judge(d, threshold, &judging, Paired::distinct_units(&p.unit)).1);
+    let judging = at(Some(if opts.per_arm { 1 } else { opts.family.max(1) }));
+    let confidence_production = drop_production.map(|d| judge(d, threshold, &judging, units).1);
     let flipped = verdict_production.is_some_and(|v| v != verdict_eval);
     ReweightArm {
         arm: arm.to_string(),

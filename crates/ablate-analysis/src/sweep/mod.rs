@@ -446,7 +446,7 @@ impl OneArm<'_> {
     }
 }
 
-/// The warning `sweep.normal_doubtful` naming the arms (of `of`) whose drops are too skewed for
+/// The warning `sweep.normal_doubtful` naming the arms (of `of`) whose drops are too skewed or heavy-tailed for
 /// their number of units for the normal approximation to be trusted ([`Intervals::normal_doubtful`]).
 fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning> {
     const SHOWN: usize = 8;
@@ -454,7 +454,7 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
         crate::warning::Warning::new(
             "sweep.normal_doubtful",
             format!(
-                "the normal approximation is doubtful for {} of {of} arm(s) ({}{}): their drops are skewed (few units changed) for their number of units (Cochran's rule, n < 25·skewness²), where the t interval's family-wise error can far exceed α; judge them with --guarantee any-distribution, or run more cases",
+                "the normal approximation is doubtful for {} of {of} arm(s) ({}{}): their drops are skewed or heavy-tailed (few units changed) for their number of units (Cochran's rule, n < 25·skewness², and n < 25·kurtosis), where the t interval's family-wise error can far exceed α; judge them with --guarantee any-distribution, or run more cases",
                 arms.len(),
                 arms.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", "),
                 if arms.len() > SHOWN { ", …" } else { "" }
