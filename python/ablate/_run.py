@@ -329,6 +329,15 @@ def run(verb: str, *positional: Any, **options: Any) -> Result:
     """
     s = schema()
     tables = {k: options.pop(k, None) for k in s["experiment_tables"]}
+    # Several production mixes (raking): `mix=[a, b]` becomes one --mix per table, for the verbs
+    # that take --mix; a single mix stays the experiment's own mix table.
+    mixes = tables.get("mix")
+    if isinstance(mixes, (list, tuple)):
+        if verb not in ("reweight", "report"):
+            raise TypeError(f"{verb}() takes one mix table; several (raking) are for reweight() and report()")
+        tables["mix"] = None
+    else:
+        mixes = None
     manifest = {k: options.pop(k, None) for k in s["manifest_keys"]}
     experiment = options.pop("experiment", None)
     known = _verb_options(verb)
@@ -381,6 +390,12 @@ def run(verb: str, *positional: Any, **options: Any) -> Result:
                     "or use watch(..., replay=True) on a complete experiment"
                 )
             positional = (folder, *positional)
+        for i, m in enumerate(mixes or []):
+            if not isinstance(m, (str, os.PathLike)):
+                path = work / f"mix-{i}.parquet"
+                _write_table(m, path)
+                m = path
+            args.append(f"--mix={os.fspath(m)}")
         args += _options(options)
         # Paths after `--`: a folder named `-exp` is a path, and a string such as
         # "--export=elsewhere" is a (missing) path, never an option.

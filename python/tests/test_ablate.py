@@ -199,6 +199,26 @@ def test_polars_pandas_and_pyarrow_take_the_tables_through_the_capsule():
     assert list(as_pandas["arm"]) == as_polars["arm"].to_list()
 
 
+def test_several_mixes_rake_from_python_as_on_the_command_line():
+    # mix=[a, b] is one --mix per table (issue 46): raking, for reweight and report alike; a
+    # DataFrame in the list is written for the run.
+    turns = DEMO / "mix.parquet"
+    slices = pl.read_parquet(DEMO / "mix-slice.parquet")
+    out = ablate.reweight(DEMO, mix=[turns, slices], bootstrap=int(B))
+    assert out.json["method"] == "raked"
+    assert out.json["strata"] == ["turns", "slice"]
+    cli = subprocess.run(
+        [ablate.binary(), "--json", "--quiet", "reweight", "--bootstrap", B, "--mix", str(turns),
+         "--mix", str(DEMO / "mix-slice.parquet"), str(DEMO)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(cli.stdout)["arms"] == out.json["arms"]
+    with pytest.raises(TypeError, match="several"):
+        ablate.sweep(DEMO, mix=[turns, slices])
+
+
 def test_pandas_takes_list_columns_too(tmp_path):
     # Lists (the units an arm removes) reach pandas as Python lists, from the capsule and from
     # the exported Parquet file alike.

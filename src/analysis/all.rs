@@ -59,6 +59,20 @@ fn fill<T>(slot: &Slot<T>, value: T) {
     let _ = slot.set(value);
 }
 
+/// What production traffic looks like to `report`: the mixes to weight to (empty: the
+/// experiment's own mix table; several: raking), the stratum columns, and whether production
+/// strata with no eval case are renormalised away rather than refused (as `reweight` and `need`
+/// take them).
+#[derive(Debug, Clone, Default)]
+pub struct Production {
+    /// `--mix` files (and a `--mix-from` log's counts), loaded.
+    pub mixes: Vec<crate::io::Mix>,
+    /// `--by` columns.
+    pub by: Vec<String>,
+    /// `--allow-unmeasured`.
+    pub allow_unmeasured: bool,
+}
+
 /// Runs every analysis the experiment supports. `step` is called with the verb of each analysis
 /// as its work starts, from the thread that runs it (for a progress bar).
 ///
@@ -75,12 +89,13 @@ pub fn run(
     exp: &Experiment,
     cfg: &Config,
     pricing: Option<Pricing>,
+    production: &Production,
     step: impl Fn(Verb) + Sync,
 ) -> Result<Analyses> {
     let mut skipped = Vec::new();
     step(Verb::Check);
     let check = check::run(exp);
-    let slots = side_by_side(exp, cfg, pricing, &step);
+    let slots = side_by_side(exp, cfg, pricing, production, &step);
     let sweep = taken(slots.sweep);
     let (variance, curve, drill) = (
         taken(slots.variance),
@@ -143,6 +158,7 @@ fn side_by_side(
     exp: &Experiment,
     cfg: &Config,
     pricing: Option<Pricing>,
+    production: &Production,
     step: &(impl Fn(Verb) + Sync),
 ) -> Slots {
     let slots = Slots::default();
@@ -156,7 +172,10 @@ fn side_by_side(
             let sweep = slots_ref.sweep.get().expect("the sweep ran");
             s.spawn(move |_| {
                 step(Verb::Reweight);
-                fill(&slots_ref.reweight, reweight_of(exp, cfg, family));
+                fill(
+                    &slots_ref.reweight,
+                    reweight_of(exp, cfg, family, production),
+                );
             });
             s.spawn(move |_| {
                 step(Verb::Stress);
@@ -165,10 +184,10 @@ fn side_by_side(
             });
             s.spawn(move |_| {
                 step(Verb::Need);
-                let need = exp
-                    .units
-                    .as_ref()
-                    .map(|_| need::run(exp, sweep, &NeedOptions::default()));
+                let need = exp.units.as_ref().map(|_| {
+                    let allow_unmeasured = production.allow_unmeasured;
+                    need::run(exp, sweep, &NeedOptions { allow_unmeasured })
+                });
                 fill(&slots_ref.need, need);
             });
             s.spawn(move |_| {
@@ -302,16 +321,25 @@ fn drill_of(exp: &Experiment) -> Result<Drill> {
     }
 }
 
-/// The reweighted drops, when the experiment has a production mix (`None` without one); judged
-/// across the sweep's family of `family` arms.
-fn reweight_of(exp: &Experiment, cfg: &Config, family: usize) -> Option<Result<ReweightOutput>> {
-    exp.mix.as_ref()?;
+/// The reweighted drops, when the experiment has a production mix or `production` gives some
+/// (`None` without); judged across the sweep's family of `family` arms.
+fn reweight_of(
+    exp: &Experiment,
+    cfg: &Config,
+    family: usize,
+    production: &Production,
+) -> Option<Result<ReweightOutput>> {
+    if production.mixes.is_empty() {
+        exp.mix.as_ref()?;
+    }
     let opts = ReweightOptions {
+        mixes: production.mixes.clone(),
+        by: production.by.clone(),
+        allow_unmeasured: production.allow_unmeasured,
         confidence: cfg.confidence,
         family,
         per_arm: cfg.per_arm,
         guarantee: cfg.guarantee,
-        ..ReweightOptions::default()
     };
     Some(reweight::run(exp, &opts))
 }
@@ -413,7 +441,7 @@ pub fn plan(
 /// # Errors
 /// As [`run`] and [`plan::confirm`].
 pub fn confirm(exp: &Experiment, cfg: &Config) -> Result<ConfirmOutput> {
-    let analyses = run(exp, cfg, None, |_| {})?;
+    let analyses = run(exp, cfg, None, &Production::default(), |_| {})?;
     plan::confirm(exp, &analyses.decision)
 }
 

@@ -209,3 +209,56 @@ impl Apply for MatrixOptions {
 pub(super) fn parse_memory(s: &str) -> std::result::Result<u64, String> {
     ablate::io::logs::parse_memory(s).map_err(|e| e.to_string())
 }
+
+/// Where production's shares come from, for `reweight` and `report` alike.
+#[derive(Debug, Args)]
+pub(super) struct ProductionArgs {
+    /// Production mix file(s): stratum text columns + `share` or `count`. Repeat to rake
+    /// (default: the experiment's mix table).
+    #[arg(long = "mix", value_name = "FILE")]
+    pub(super) mixes: Vec<std::path::PathBuf>,
+    /// Stratum column(s) to weight by (repeatable).
+    #[arg(long = "by", value_name = "COL")]
+    pub(super) by: Vec<String>,
+    /// Derive the mix by counting this production log's --by columns.
+    #[arg(long, value_name = "LOG", conflicts_with = "mixes")]
+    pub(super) mix_from: Option<std::path::PathBuf>,
+    /// Renormalise over measured strata instead of failing on production strata with no eval case.
+    #[arg(long)]
+    pub(super) allow_unmeasured: bool,
+}
+
+impl ProductionArgs {
+    /// The mixes loaded (each --mix, then the --mix-from log's counts), with --by and
+    /// --allow-unmeasured.
+    ///
+    /// # Errors
+    /// A mix or log that cannot be read.
+    pub(super) fn load(&self) -> ablate::error::Result<ablate::analysis::all::Production> {
+        use ablate::io::Mix;
+        use ablate::io::prelude::*;
+        use ablate::io::table::TableFile;
+        let mut mixes = Vec::new();
+        for path in &self.mixes {
+            mixes.push(Mix::load(&TableFile::at(path))?);
+        }
+        if let Some(log) = &self.mix_from {
+            mixes.push(Mix::from_log(&TableFile::at(log), &self.by)?);
+        }
+        Ok(ablate::analysis::all::Production {
+            mixes,
+            by: self.by.clone(),
+            allow_unmeasured: self.allow_unmeasured,
+        })
+    }
+
+    /// Adds the files it reads to `paths` (checked against the outputs).
+    pub(super) fn inputs(&self, paths: &mut super::IoPaths) {
+        for mix in &self.mixes {
+            paths.input("--mix", mix);
+        }
+        if let Some(log) = &self.mix_from {
+            paths.input("--mix-from", log);
+        }
+    }
+}

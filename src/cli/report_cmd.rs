@@ -40,8 +40,14 @@ pub(super) struct ReportArgs {
     /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the report folder even when it holds the report of another experiment (a
+    /// different set of cases: its analysis.json's `check.set_sha256` differs).
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     pricing: super::experiment::PricingArgs,
+    #[command(flatten)]
+    production: super::options::ProductionArgs,
     /// Open the page in the default browser when the report is written (when there is a
     /// display; otherwise say where it is).
     #[arg(long)]
@@ -54,6 +60,41 @@ pub(super) struct ReportArgs {
     memory: super::Memory,
     #[command(flatten)]
     export: super::Export,
+}
+
+/// Refuses to replace the report of another experiment: `out`'s analysis.json names a different
+/// set (by `check.set_sha256`, or by name for a report from before it was recorded).
+///
+/// # Errors
+/// [`Error::Usage`] naming the folder, both sets and what to do.
+fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experiment) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(out.join("analysis.json")) else {
+        return Ok(());
+    };
+    let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(());
+    };
+    let check = &old["check"];
+    let (old_set, old_hash) = (check["set"].as_str(), check["set_sha256"].as_str());
+    let hash = analysis::record::experiment_set_hash(exp);
+    let other = match old_hash {
+        Some(h) => h != hash,
+        None => old_set.is_some_and(|s| s != exp.manifest.set),
+    };
+    if other {
+        return Err(ablate::error::Error::Usage(format!(
+            "{} holds the report of another experiment (set {}{}), not of {} (set {}, set_sha256 {}): choose another --out, or pass --force to replace it",
+            out.display(),
+            old_set.unwrap_or("a set"),
+            old_hash
+                .map(|h| format!(", set_sha256 {}", &h[..h.len().min(12)]))
+                .unwrap_or_default(),
+            exp.dir.display(),
+            exp.manifest.set,
+            &hash[..hash.len().min(12)]
+        )));
+    }
+    Ok(())
 }
 
 /// Opens `page` in the user's browser: `open` on macOS, `start` on Windows, `xdg-open` where
@@ -90,9 +131,12 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
         out,
         pricing,
         open,
+        force,
+        production,
         ..
     } = args;
     let pricing = pricing.pricing()?;
+    let production = production.load()?;
     let exp = load(&dir, g, Verb::Report)?;
     let out = match out {
         Some(out) => out,
@@ -109,9 +153,12 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
             out
         }
     };
+    if !force {
+        another_experiments_report(&out, &exp)?;
+    }
     let cfg = config(g);
     let bar = cfg.progress_bar(24, "analysing");
-    let analyses = analysis::all::run(&exp, &cfg, pricing, |verb| {
+    let analyses = analysis::all::run(&exp, &cfg, pricing, &production, |verb| {
         if let Some(b) = &bar {
             b.set_message(verb.name());
             b.inc(1);
@@ -158,6 +205,7 @@ impl super::VerbArgs for ReportArgs {
         if let Some(out) = &self.out {
             p.folder("--out", out);
         }
+        self.production.inputs(&mut p);
         p
     }
 

@@ -1,6 +1,5 @@
 //! `ablate reweight`: the eval weighted to production shares.
 
-use ablate::io::prelude::*;
 use ablate::verb::Verb;
 use std::path::PathBuf;
 
@@ -8,8 +7,6 @@ use clap::Args;
 
 use ablate::analysis;
 use ablate::error::Result;
-use ablate::io::Mix;
-use ablate::io::table::TableFile;
 use ablate::report;
 
 use super::{Apply as _, Global, emit_warned, load};
@@ -31,44 +28,20 @@ use super::{Apply as _, Global, emit_warned, load};
 pub(super) struct ReweightArgs {
     /// Experiment folder.
     dir: PathBuf,
-    /// Production mix file(s): stratum text columns + `share` or `count`. Repeat to rake.
-    #[arg(long = "mix", value_name = "FILE")]
-    mixes: Vec<PathBuf>,
-    /// Stratum column(s) to weight by (repeatable).
-    #[arg(long = "by", value_name = "COL")]
-    by: Vec<String>,
-    /// Derive the mix by counting this production log's --by columns.
-    #[arg(long, value_name = "LOG", conflicts_with = "mixes")]
-    mix_from: Option<PathBuf>,
-    /// Renormalise over measured strata instead of failing on production strata with no eval case.
-    #[arg(long)]
-    allow_unmeasured: bool,
+    #[command(flatten)]
+    production: super::options::ProductionArgs,
     #[command(flatten)]
     opts: super::MatrixOptions,
 }
 
 /// Runs `ablate reweight`.
 pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
-    let ReweightArgs {
-        dir,
-        mixes,
-        by,
-        mix_from,
-        allow_unmeasured,
-        ..
-    } = args;
-    let exp = load(&dir, g, Verb::Reweight)?;
-    let mut loaded = Vec::new();
-    for path in &mixes {
-        loaded.push(Mix::load(&TableFile::at(path))?);
-    }
-    if let Some(log) = &mix_from {
-        loaded.push(Mix::from_log(&TableFile::at(log), &by)?);
-    }
+    let exp = load(&args.dir, g, Verb::Reweight)?;
+    let production = args.production.load()?;
     let opts = analysis::reweight::ReweightOptions {
-        mixes: loaded,
-        by,
-        allow_unmeasured,
+        mixes: production.mixes,
+        by: production.by,
+        allow_unmeasured: production.allow_unmeasured,
         confidence: g.confidence,
         family: analysis::sweep::family_size(&exp),
         per_arm: g.per_arm,
@@ -81,12 +54,7 @@ pub(super) fn reweight(args: ReweightArgs, g: &Global) -> Result<String> {
 impl super::VerbArgs for ReweightArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::experiment(&self.dir);
-        for mix in &self.mixes {
-            p.input("--mix", mix);
-        }
-        if let Some(log) = &self.mix_from {
-            p.input("--mix-from", log);
-        }
+        self.production.inputs(&mut p);
         p
     }
 

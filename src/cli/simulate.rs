@@ -24,8 +24,10 @@ use super::{Apply as _, Global};
 /// multi-turn vs 6% in the set), shadow traffic, a context log, and samples (a synthetic question
 /// and answer for the first repeat of the first 600 cases in every arm, which the report's
 /// drill-down shows).
-/// With the default settings it writes notebooks-data/support-eval-v3. Output is written
-/// atomically.
+/// With the default settings it writes notebooks-data/support-eval-v3. The set is named
+/// support-eval-v3 with the default settings and after the settings that change the cases
+/// otherwise (e.g. support-eval-v3-seed11-cases2000), so that two simulated experiments do not
+/// share a set name or a default report folder. Output is written atomically.
 #[derive(Debug, Args)]
 pub(super) struct SimulateArgs {
     /// Output folder. An existing folder is replaced only if ablate wrote it (its

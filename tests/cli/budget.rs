@@ -267,53 +267,73 @@ fn need_without_units_is_an_error() {
 
 /// Baseline (1, 1, 0, 1); random@0.5 (1, 0, 0, 1); random@0.8 (1, 1, 0, 1).
 fn curve_experiment() -> Workdir {
+    curve_experiment_times(1)
+}
+
+/// [`curve_experiment`]'s four cases `times` times over (c1 … c4, c1-2 … c4-2, …).
+fn curve_experiment_times(times: usize) -> Workdir {
     let w = Workdir::empty();
     w.write(
         "experiment.toml",
         "set = \"c\"\nthreshold_drop = 0.05\nquality_threshold = 0.95\n",
     );
-    let ids: Vec<String> = (1..=JOINT_CASES).map(|i| format!("c{i}")).collect();
+    let copy = |k: usize, case: &str| {
+        if k == 0 {
+            case.to_string()
+        } else {
+            format!("{case}-{}", k + 1)
+        }
+    };
+    let ids: Vec<String> = (0..times)
+        .flat_map(|k| (1..=JOINT_CASES).map(move |i| (k, format!("c{i}"))))
+        .map(|(k, c)| copy(k, &c))
+        .collect();
     w.write("cases.csv", &format!("case_id\n{}\n", ids.join("\n")));
     w.write(
         "arms.csv",
         "arm,removed,budget_ratio,selector\nbaseline,,1.0,\nrandom@0.5,,0.5,random\nrandom@0.8,,0.8,random\n",
     );
     let mut results = String::from("case_id,arm,repeat,score,tokens_in\n");
-    for (case, scores) in [
-        ("c1", [1, 1, 1]),
-        ("c2", [1, 0, 1]),
-        ("c3", [0, 0, 0]),
-        ("c4", [1, 1, 1]),
-    ] {
-        for ((arm, tokens), s) in [("baseline", 1000), ("random@0.5", 500), ("random@0.8", 800)]
-            .iter()
-            .zip(scores)
-        {
-            results.push_str(&format!("{case},{arm},0,{s},{tokens}\n"));
+    for k in 0..times {
+        for (case, scores) in [
+            ("c1", [1, 1, 1]),
+            ("c2", [1, 0, 1]),
+            ("c3", [0, 0, 0]),
+            ("c4", [1, 1, 1]),
+        ] {
+            for ((arm, tokens), s) in [("baseline", 1000), ("random@0.5", 500), ("random@0.8", 800)]
+                .iter()
+                .zip(scores)
+            {
+                results.push_str(&format!("{},{arm},0,{s},{tokens}\n", copy(k, case)));
+            }
         }
     }
     w.write("results.csv", &results);
     w
 }
 
-#[test]
-fn curve_by_hand() {
-    let w = curve_experiment();
+/// The curves of `w` at $2 per million tokens and 1,000 requests a day, 400 resamples.
+fn priced_curve(w: &Workdir) -> analysis::curve::CurveOutput {
     let exp = Experiment::load(&w.dir).unwrap();
-    let pricing = analysis::curve::Pricing {
-        price_per_mtok: 2.0,
-        requests_per_day: 1000.0,
-    };
-    let r = analysis::curve::run(
+    analysis::curve::run(
         &exp,
         &analysis::curve::CurveOptions {
             config: Config {
                 bootstrap: 400,
                 ..Config::default()
             },
-            pricing: Some(pricing),
+            pricing: Some(analysis::curve::Pricing {
+                price_per_mtok: 2.0,
+                requests_per_day: 1000.0,
+            }),
         },
-    );
+    )
+}
+
+#[test]
+fn curve_by_hand() {
+    let r = priced_curve(&curve_experiment());
     let c = &r.selectors[0];
     assert_eq!(c.selector, "random");
     let budgets: Vec<f64> = c.points.iter().map(|p| p.budget_ratio).collect();
@@ -325,7 +345,16 @@ fn curve_by_hand() {
     let p = &c.points[0];
     let ret = p.retention.unwrap();
     assert!(p.ci.map(|i| i.low).unwrap() <= ret && ret <= p.ci.map(|i| i.high).unwrap());
+    // Four cases confirm no budget below full at the family level: no cost is claimed.
+    assert_eq!(c.min_budget_confident, Some(1.0));
+    assert!(r.cost.is_none());
+    // 400 such cases confirm 0.8 (retention 1, every z = 0.05·x ≥ 0): its cost, by hand.
+    let r = priced_curve(&curve_experiment_times(100));
+    assert_eq!(r.selectors[0].min_budget_confident, Some(0.8));
     let cost = r.cost.unwrap();
+    assert_eq!(cost.arm, "random@0.8");
+    assert_eq!(cost.drop, 0.0);
+    assert!(cost.within_threshold_drop);
     assert!((cost.daily_full - 2.0).abs() < 1e-12);
     assert!((cost.daily_at_min_budget - 1.6).abs() < 1e-12);
     assert!((cost.savings_monthly - 12.0).abs() < 1e-9);

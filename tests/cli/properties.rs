@@ -306,7 +306,7 @@ fn outcome(w: &Workdir) -> i32 {
             assert!(!e.to_string().is_empty());
             e.exit_code()
         }
-        Ok(exp) => match analysis::all::run(&exp, &cfg, None, |_| {}) {
+        Ok(exp) => match analysis::all::run(&exp, &cfg, None, &Default::default(), |_| {}) {
             Ok(_) => 0,
             Err(e) => {
                 assert!(!e.to_string().is_empty());

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Workdir, ablate, assert_mentions, demo};
+use common::{Workdir, ablate, assert_mentions, demo, fails, json};
 use serde_json::Value;
 
 fn report(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
@@ -404,4 +404,168 @@ fn a_comparison_of_prompt_versions_is_worded_as_the_decision_words_it() {
     common::report_into(&demo, &common::demo());
     let svg = std::fs::read_to_string(demo.join("charts/drops.svg")).unwrap();
     assert!(svg.contains("removable, not settled") && !svg.contains("not worse"));
+}
+
+/// Issue 46: no message suggests an option the verb does not take. Each verb that reads
+/// production shares is run on a demo whose mix has a stratum with no eval case, and without a
+/// mix; every `--flag` its error names must be one of its own options. `report` takes what
+/// `reweight` takes (repeatable --mix, --by, --mix-from, --allow-unmeasured).
+#[test]
+fn every_option_an_error_suggests_is_one_the_verb_takes() {
+    let unmeasured = common::Workdir::demo_copy();
+    std::fs::remove_file(unmeasured.path("mix.parquet")).unwrap();
+    unmeasured.write(
+        "mix.csv",
+        "turns,share\nsingle,0.5\nmulti,0.3\ntriple,0.2\n",
+    );
+    let no_mix = common::Workdir::demo_copy();
+    std::fs::remove_file(no_mix.path("mix.parquet")).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for (verb, dir, extra) in [
+        ("reweight", &unmeasured, vec![]),
+        ("need", &unmeasured, vec![]),
+        ("record", &unmeasured, vec![]),
+        ("report", &unmeasured, vec!["--out"]),
+        ("reweight", &no_mix, vec![]),
+    ] {
+        let mut cmd = ablate();
+        cmd.arg(verb).arg(&dir.dir);
+        if extra.contains(&"--out") {
+            cmd.arg("--out")
+                .arg(root.path().join(format!("rep-{checked}")));
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            continue;
+        }
+        for f in flags(&stderr) {
+            assert!(
+                common::takes(verb, &f),
+                "{verb}'s error names {f} which {verb} does not take:\n{stderr}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+    // And report takes the options its message names: the unmeasured stratum, renormalised.
+    let out = root.path().join("allowed");
+    let run = ablate()
+        .arg("report")
+        .arg(&unmeasured.dir)
+        .arg("--allow-unmeasured")
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let a = common::analysis_json(&out);
+    assert!(a["reweight"]["unmeasured_share"].as_f64().unwrap() > 0.19);
+}
+
+/// The `--options` a message names (`--allow-unmeasured`, `--mix`), in order.
+fn flags(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let name: String = rest[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push(format!("--{}", name.trim_end_matches('-')));
+        }
+        rest = &rest[at + 2..];
+    }
+    out
+}
+
+/// Issue 46: `check` says when the mix lacks a stratum column experiment.toml names.
+#[test]
+fn check_reports_a_mix_without_the_manifests_strata() {
+    let w = common::Workdir::demo_copy();
+    // A mix by slice (a column of the cases) where experiment.toml's strata are by turns.
+    std::fs::copy(w.path("mix-slice.parquet"), w.path("mix.parquet")).unwrap();
+    let v = json(ablate().args(["check", "--json"]).arg(&w.dir));
+    let warned = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "check.mix_lacks_strata")
+        .expect("a warning");
+    assert!(
+        warned["message"].as_str().unwrap().contains("`turns`"),
+        "{warned}"
+    );
+}
+
+/// Issue 46: a report never replaces another experiment's report: simulate names its set from
+/// its arguments, and report refuses a folder whose analysis.json is of another set (unless
+/// --force).
+#[test]
+fn a_report_never_replaces_another_experiments_report() {
+    let root = tempfile::tempdir().unwrap();
+    let other = root.path().join("seed11");
+    let sim = ablate()
+        .args([
+            "simulate",
+            "--seed",
+            "11",
+            "--cases",
+            "60",
+            "--shadow-requests",
+            "0",
+        ])
+        .args(["--context-requests", "0", "--out"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let toml = std::fs::read_to_string(other.join("experiment.toml")).unwrap();
+    assert!(
+        toml.contains("set = \"support-eval-v3-seed11-cases60\""),
+        "{toml}"
+    );
+    let out = root.path().join("rep");
+    common::report_into(&out, &demo());
+    let refused = fails(ablate().arg("report").arg(&other).arg("--out").arg(&out));
+    assert!(
+        refused.contains("holds the report of another experiment"),
+        "{refused}"
+    );
+    assert!(refused.contains("--force"), "{refused}");
+    let forced = ablate()
+        .arg("report")
+        .arg(&other)
+        .args(["--force", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    // The same experiment again replaces its own report without --force.
+    let again = ablate()
+        .arg("report")
+        .arg(&other)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }

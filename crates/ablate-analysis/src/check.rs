@@ -63,6 +63,10 @@ pub struct CheckReport {
     pub dir: String,
     /// Eval set name.
     pub set: String,
+    /// SHA-256 of the main-set case ids with baseline results (the record's `set_sha256`): what
+    /// tells two experiments apart when their set names agree (`report` will not replace the
+    /// report of another).
+    pub set_sha256: String,
     /// Model snapshot.
     pub model: Option<String>,
     /// Measurement date.
@@ -268,6 +272,22 @@ fn run_warnings(exp: &Experiment) -> Vec<crate::warning::Warning> {
     if let Some(runs) = &exp.runs {
         warnings.extend(crate::io::runs::run_notes(&runs.rows));
     }
+    if let (Some(mix), Some(strata)) = (&exp.mix, &exp.manifest.strata) {
+        let missing: Vec<&String> = strata.iter().filter(|s| !mix.columns.contains(s)).collect();
+        if !missing.is_empty() {
+            warnings.push(crate::warning::Warning::new(
+                "check.mix_lacks_strata",
+                format!(
+                    "{} has no column {} of experiment.toml's strata ({}); its columns are {}: reweight and report cannot weight production by {}. Add the column to the mix, or list its columns in `strata`",
+                    mix.path.display(),
+                    missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                    strata.join(", "),
+                    if mix.columns.is_empty() { "none".to_string() } else { mix.columns.join(", ") },
+                    missing.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
     warnings
 }
 
@@ -295,6 +315,7 @@ pub fn run(exp: &Experiment) -> CheckReport {
     let (tables, absent) = tables_read(exp);
 
     CheckReport {
+        set_sha256: crate::analysis::record::experiment_set_hash(exp),
         dir: exp.dir.display().to_string(),
         set: exp.manifest.set.clone(),
         model: exp.manifest.model.clone(),

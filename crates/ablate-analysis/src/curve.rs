@@ -16,8 +16,11 @@
 //! ≥ 0.
 //!
 //! Cost (with a price and a request rate): daily = tokens/10⁶ × price × requests per day, at full
-//! context and at the smallest min_budget over the selectors; savings per day, per 30-day month
-//! and in percent.
+//! context and at the cheapest budget below full that its interval confirms
+//! (`min_budget_confident`, over the selectors; none confirmed: no cost); savings per day, per
+//! 30-day month and in percent, and whether that budget's arm also keeps its drop under the
+//! decision's `threshold_drop` (`within_threshold_drop`: the sweep judges the same arm by that
+//! threshold, and a budget that keeps 95% retention can still drop far more than it).
 
 use serde::Serialize;
 
@@ -74,13 +77,20 @@ pub struct Curve {
     pub min_budget_confident: Option<f64>,
 }
 
-/// Daily cost at full context and at the smallest sufficient budget.
+/// Daily cost at full context and at the smallest budget confirmed to keep quality.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cost {
-    /// The selector whose min_budget is used.
+    /// The selector whose min_budget_confident is used.
     pub selector: String,
     /// That budget.
     pub budget_ratio: f64,
+    /// The arm measured at that budget.
+    pub arm: String,
+    /// Its paired drop on the main set (as the sweep reports it).
+    pub drop: f64,
+    /// Whether that drop is under the decision's `threshold_drop` (else the sweep calls the arm
+    /// needed, whatever its retention).
+    pub within_threshold_drop: bool,
     /// Dollars per day at full context.
     pub daily_full: f64,
     /// Dollars per day at the min budget.
@@ -210,22 +220,32 @@ fn clears_quality(
         .map(|low| low >= 0.0)
 }
 
-/// The cheapest selector at its smallest budget that keeps quality, against the full prompt,
-/// per day and month at `price`.
-fn cost(curves: &[Curve], full_tokens: f64, price: Pricing) -> Option<Cost> {
+/// The cheapest selector at its smallest budget below full confirmed to keep quality, against
+/// the full prompt, per day and month at `price`; `drop_of` gives an arm's paired drop.
+fn cost(
+    curves: &[Curve],
+    full_tokens: f64,
+    price: Pricing,
+    threshold_drop: f64,
+    drop_of: &dyn Fn(&str) -> Option<f64>,
+) -> Option<Cost> {
     let daily = |tokens: f64| tokens / 1e6 * price.price_per_mtok * price.requests_per_day;
     let best = curves
         .iter()
         .filter_map(|c| {
-            let b = c.min_budget?;
+            let b = c.min_budget_confident.filter(|&b| b < 1.0)?;
             let point = c.points.iter().find(|p| p.budget_ratio == b)?;
-            Some((c.selector.clone(), b, point.tokens?))
+            Some((c.selector.clone(), b, point.tokens?, point.arm.clone()))
         })
         .min_by(|x, y| x.2.total_cmp(&y.2))?;
     let (daily_full, at_min) = (daily(full_tokens), daily(best.2));
+    let drop = drop_of(&best.3)?;
     Some(Cost {
         selector: best.0,
         budget_ratio: best.1,
+        arm: best.3,
+        drop,
+        within_threshold_drop: drop < threshold_drop,
         daily_full,
         daily_at_min_budget: at_min,
         savings_daily: daily_full - at_min,
@@ -328,7 +348,22 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         curves.push(Curve::of(selector, points, threshold));
     }
 
-    let cost = pricing.and_then(|price| cost(&curves, full_tokens?, price));
+    let drop_of = |arm: &str| {
+        let k = budget_arms
+            .iter()
+            .position(|(a, _, _)| exp.results.arms[*a] == arm)?;
+        let p = &pairs[k];
+        Some(moments::mean(&p.base) - moments::mean(&p.arm))
+    };
+    let cost = pricing.and_then(|price| {
+        cost(
+            &curves,
+            full_tokens?,
+            price,
+            exp.manifest.threshold_drop,
+            &drop_of,
+        )
+    });
     CurveOutput {
         quality_threshold: threshold,
         selectors: curves,

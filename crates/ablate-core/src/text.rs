@@ -51,6 +51,19 @@ pub fn thousands(n: f64) -> String {
     if neg { format!("-{out}") } else { out }
 }
 
+/// A path or argument as one word for a POSIX shell: as it is when every character is plain
+/// (letters, digits, `_ - . / : = + @ ,`), else in single quotes (a quote inside as `'\''`).
+pub fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+@,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Formats an optional number with `digits` decimals, or "—".
 /// Non-finite values print as "—" too.
 pub fn num(x: Option<f64>, digits: usize) -> String {
@@ -118,6 +131,17 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shell_words() {
+        assert_eq!(
+            shell_word("notebooks-data/support-eval-v3"),
+            "notebooks-data/support-eval-v3"
+        );
+        assert_eq!(shell_word("my exp"), "'my exp'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+
     use super::*;
 
     #[test]

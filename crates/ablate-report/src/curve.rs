@@ -127,7 +127,7 @@ pub fn human(r: &CurveOutput) -> String {
     if let Some(c) = &r.cost {
         let _ = writeln!(
             s,
-            "cost with {} at budget {:.2}: ${} a day instead of ${} — saves ${} a day, ${} a month ({:.0}%)",
+            "cost with {} at budget {:.2}, the smallest its interval confirms: ${} a day instead of ${} — saves ${} a day, ${} a month ({:.0}%)",
             c.selector,
             c.budget_ratio,
             thousands(c.daily_at_min_budget),
@@ -136,6 +136,14 @@ pub fn human(r: &CurveOutput) -> String {
             thousands(c.savings_monthly),
             c.savings_percent
         );
+        if !c.within_threshold_drop {
+            let _ = writeln!(
+                s,
+                "but its arm {} drops {} on the set, beyond the decision's threshold_drop: the decision keeps the full context (the sweep's verdict for that arm is needed)",
+                c.arm,
+                crate::report::text::signed(Some(c.drop))
+            );
+        }
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
@@ -172,9 +180,10 @@ impl Export for CurveOutput {
             "cost",
             "cost",
             One,
-            "selector:str budget_ratio:f64 daily_full:f64 daily_at_min_budget:f64 \
-             savings_daily:f64 savings_monthly:f64 savings_percent:f64",
-            "dollars at the smallest budget (with pricing)",
+            "selector:str budget_ratio:f64 arm:str drop:f64 within_threshold_drop:bool \
+             daily_full:f64 daily_at_min_budget:f64 savings_daily:f64 savings_monthly:f64 \
+             savings_percent:f64",
+            "dollars at the smallest budget confirmed to keep quality (with pricing)",
         ),
         WARNINGS,
     ];

@@ -46,6 +46,193 @@ fn tokens_and_dollars(tokens: Option<f64>, dollars: Option<f64>) -> String {
     }
 }
 
+/// The decision as a reader meets it: one line with the answer (naming units, never arms; what
+/// it saves; what it costs in quality on production traffic), at most three short lines (what to
+/// keep, what is not settled and the one command that settles the cheapest, what the set can
+/// certify), and every detail ([`prose`]) below, collapsed.
+pub struct Page {
+    /// The answer, at most [`ANSWER_CHARS`] characters.
+    pub answer: Prose,
+    /// At most three short lines.
+    pub next: Vec<Prose>,
+    /// Every detail: the family rule, each arm's cases to settle, flips, interactions.
+    pub details: Prose,
+}
+
+/// What the page's words stand for, in the values scripts read.
+pub const LEGEND: &str = "cut = confidently removable (verdict removable-on-this-set, confidence confident) on the set, the stress slice and in production; keep = confidently needed (needed, confident); not settled = the interval that decides reaches across the threshold (confidence inconclusive).";
+
+/// The longest answer line.
+pub const ANSWER_CHARS: usize = 160;
+
+/// Units for people: up to four names, a block's units as `block/* (n units)` when there are
+/// more than two of one block, and a count of the rest.
+pub fn unit_phrase(units: &[String]) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for u in units {
+        let block = u.split_once('/').map_or(u.as_str(), |(b, _)| b);
+        match groups.iter_mut().find(|(b, _)| b == block) {
+            Some((_, members)) => members.push(u),
+            None => groups.push((block.to_string(), vec![u.as_str()])),
+        }
+    }
+    let mut names: Vec<String> = groups
+        .into_iter()
+        .flat_map(|(block, members)| {
+            if members.len() > 2 {
+                vec![format!("{block}/* ({} units)", members.len())]
+            } else {
+                members.into_iter().map(str::to_string).collect()
+            }
+        })
+        .collect();
+    if names.len() > 4 {
+        let rest = names.len() - 3;
+        names.truncate(3);
+        names.push(format!("{rest} more"));
+    }
+    names.join(", ")
+}
+
+/// "1,958 tokens/request ($5,873/day)" (the dollars with pricing).
+fn saves(tokens: Option<f64>, dollars: Option<f64>) -> String {
+    match (tokens, dollars) {
+        (Some(t), Some(c)) => format!("{} tokens/request (${}/day)", thousands(t), thousands(c)),
+        (Some(t), None) => format!("{} tokens/request", thousands(t)),
+        _ => String::new(),
+    }
+}
+
+/// ", quality −0.0019 in production (−0.0257 to 0.0219)": the drop where it matters, with the
+/// interval that judges it.
+fn quality(d: &Decision) -> String {
+    match &d.quality_cost {
+        Some(q) => format!(
+            ", quality {} {} ({} to {})",
+            crate::report::text::signed(Some(-q.drop)),
+            if q.on == "production" {
+                "in production"
+            } else {
+                "on the set"
+            },
+            q.ci_family
+                .map_or("—".into(), |i| crate::report::text::signed(Some(-i.high))),
+            q.ci_family
+                .map_or("—".into(), |i| crate::report::text::signed(Some(-i.low))),
+        ),
+        None => String::new(),
+    }
+}
+
+/// The answer: cut these units, run the arm that confirms them, keep everything, or not settled
+/// yet (with the best candidate).
+fn answer(d: &Decision) -> String {
+    if d.comparison {
+        return match (d.cut.is_empty(), d.keep.is_empty()) {
+            (false, _) => format!("Not worse than the baseline: {}", names(&d.cut)),
+            (true, false) if d.inconclusive.is_empty() => {
+                format!("Worse than the baseline: {}", names(&d.keep))
+            }
+            _ => "Not settled yet: no alternative is confidently as good as the baseline".into(),
+        };
+    }
+    match (&d.joint_cut, &d.measured_cut, &d.best_candidate) {
+        (Some(j), _, _) if j.measured && j.cleared => format!(
+            "Cut {}: saves {}{}",
+            unit_phrase(&j.units),
+            saves(d.tokens_saved, d.cost_saved_per_day),
+            quality(d)
+        ),
+        (_, Some(m), _) if d.tokens_saved.is_some() => format!(
+            "Cut {}: saves {}{}",
+            unit_phrase(&m.units),
+            saves(d.tokens_saved, d.cost_saved_per_day),
+            quality(d)
+        ),
+        (Some(j), _, _) if !j.measured => format!(
+            "Not settled yet: cutting {} together looks safe but was never measured — run that one arm",
+            unit_phrase(&j.units)
+        ),
+        (_, _, Some(b)) => format!(
+            "Not settled: nothing can be cut yet. Best candidate {}: saves {}{}",
+            unit_phrase(&b.removed),
+            saves(b.tokens_removed, d.candidate_cost_per_day),
+            quality(d)
+        ),
+        _ if d.inconclusive.is_empty() => "Keep everything: every unit measured is needed".into(),
+        _ => "Not settled yet: nothing can be cut with confidence".into(),
+    }
+}
+
+/// Cuts `text` to [`ANSWER_CHARS`] characters at a word, with an ellipsis.
+fn short(text: String) -> String {
+    if text.chars().count() <= ANSWER_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(ANSWER_CHARS - 1).collect();
+    let at = cut.rfind(' ').unwrap_or(cut.len());
+    format!("{}…", &cut[..at])
+}
+
+/// The decision for the page's top (see [`Page`]); `dir` is the experiment folder as given, for
+/// the command that settles the cheapest arm, `cases` the main-set cases and `repeats` the run's
+/// repeats per case.
+pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32) -> Page {
+    let mut next = Vec::new();
+    if !d.keep.is_empty() {
+        let units: Vec<String> = d.keep.iter().flat_map(|a| a.removed.clone()).collect();
+        next.push(Prose::new().text(if d.comparison {
+            format!("Worse: {}.", names(&d.keep))
+        } else {
+            format!("Keep: {}.", unit_phrase(&units))
+        }));
+    }
+    if !d.inconclusive.is_empty() {
+        let line = match &d.cheapest_to_settle {
+            Some(c) => {
+                let more = c.cases_to_settle.unwrap_or(0).saturating_sub(cases as u64);
+                let calls = more.max(1) * u64::from(repeats.max(1)) * 2;
+                format!(
+                    "{} not settled: the cheapest to settle is {} (~{} more cases); run `ablate next {} --calls {} --out next.parquet`.",
+                    plural(d.inconclusive.len(), "arm"),
+                    if d.comparison {
+                        c.arm.clone()
+                    } else {
+                        unit_phrase(&c.removed)
+                    },
+                    thousands(more as f64),
+                    ablate_core::text::shell_word(dir),
+                    calls
+                )
+            }
+            None => format!(
+                "{} not settled, none within reach of 100 times these cases.",
+                plural(d.inconclusive.len(), "arm")
+            ),
+        };
+        next.push(Prose::new().text(line));
+    }
+    if let Some(m) = d
+        .min_certifiable_threshold
+        .filter(|&m| m > threshold && !d.comparison)
+    {
+        next.push(Prose::new().text(format!(
+            "These cases can certify a removal only above a drop of {} ({:.1} times the agreed {threshold}).",
+            num(Some(m), 4),
+            m / threshold
+        )));
+    }
+    Page {
+        answer: Prose::new().bold(short(answer(d))),
+        next,
+        details: prose(d, threshold),
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The decision as prose: the family, the cut (measured, or the arm to run), keep, settle, flips,
 /// interactions (one line each, when any).
 pub fn prose(d: &Decision, threshold: f64) -> Prose {

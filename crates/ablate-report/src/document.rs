@@ -239,12 +239,25 @@ fn largest_first<T: Send>(sections: &[Section], each: impl Fn(&Section) -> T + S
 
 /// The report's Markdown page: the decision and headline, then each section with its chart (the
 /// PNG), note, table and a link to its CSV, and the drill-down under the drops.
-fn markdown_page(a: &Analyses, sections: &[Section], order: &[String], top: &[&Prose]) -> String {
+fn markdown_page(
+    a: &Analyses,
+    sections: &[Section],
+    order: &[String],
+    decision: &report::decision::Page,
+    head: &Prose,
+) -> String {
     let mut md = format!("# ablate report — {}\n\n", escape::markdown(&a.check.set));
-    for p in top {
-        let _ = write!(md, "{}\n\n", p.markdown());
+    let _ = write!(md, "{}\n\n", decision.answer.markdown());
+    for line in &decision.next {
+        let _ = write!(md, "{}\n\n", line.markdown());
     }
-    md.pop();
+    let _ = write!(
+        md,
+        "How this was decided: {}\n\n{}\n",
+        report::decision::LEGEND,
+        decision.details.markdown()
+    );
+    let _ = writeln!(md, "{}", head.markdown());
     for sec in sections {
         let png = format!("charts/{}.png", sec.name);
         let csv = format!("tables/{}.csv", sec.name);
@@ -271,15 +284,22 @@ fn html_page(
     sections: &[Section],
     svgs: &[String],
     order: &[String],
-    (decision, head): (&Prose, &Prose),
+    (decision, head): (&report::decision::Page, &Prose),
     progress: Option<&ProgressBar>,
 ) -> String {
     let mut html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\">{decision}</div><p>{head}</p></section>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\"><p class=\"answer\">{answer}</p>{next}<details class=\"why\"><summary>How this was decided, and every arm</summary><p class=\"legend\">{legend}</p><p>{details}</p></details></div><p>{head}</p></section>",
         csp = content_security_policy(),
         set = escape::html(&a.check.set),
         toc = contents(sections),
-        decision = decision.html(),
+        answer = decision.answer.html(),
+        next = decision
+            .next
+            .iter()
+            .map(|l| format!("<p class=\"next\">{}</p>", l.html()))
+            .collect::<String>(),
+        legend = escape::html(report::decision::LEGEND),
+        details = decision.details.html(),
         head = head.html()
     );
     for (sec, svg) in sections.iter().zip(svgs) {
@@ -345,7 +365,13 @@ pub fn render(
     let order = report::sweep::chart_order(&a.sweep);
     let sections = sections(a, &order);
     let head = headline(a);
-    let decision = report::decision::prose(&a.decision, a.check.threshold_drop);
+    let decision = report::decision::page(
+        &a.decision,
+        a.check.threshold_drop,
+        &a.check.dir,
+        a.sweep.cases,
+        a.sweep.repeats,
+    );
     // Each section's chart (SVG and PNG) and CSV are drawn and written in parallel: the PNGs'
     // rasterising and compression are most of the writing's time. The largest charts start
     // first, so that no thread is left with a tall chart after the others are done. Every file
@@ -381,7 +407,7 @@ pub fn render(
     // The two pages are put together (and written) side by side.
     let (md, html) = rayon::join(
         || {
-            let md = markdown_page(a, &sections, &order, &[&decision, &head]);
+            let md = markdown_page(a, &sections, &order, &decision, &head);
             dir.put("report.md", md.as_bytes())
         },
         || {

@@ -23,7 +23,7 @@ fn cases_table(what: &str, cases: &[ChangedCase], samples: bool) -> String {
     for c in cases {
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td data-label=\"{what} case\">{}</td><td data-label=\"slice\">{}</td><td data-label=\"cluster\">{}</td><td data-label=\"baseline score\">{}</td><td data-label=\"arm score\">{}</td>",
             escape::html(&c.case_id),
             esc(&c.slice),
             esc(&c.cluster),
@@ -33,7 +33,7 @@ fn cases_table(what: &str, cases: &[ChangedCase], samples: bool) -> String {
         if samples {
             let _ = write!(
                 s,
-                "<td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"source\">{}</td>",
+                "<td class=\"text\" data-label=\"input\">{}</td><td class=\"text\" data-label=\"baseline output\">{}</td><td class=\"text\" data-label=\"arm output\">{}</td><td class=\"source\" data-label=\"source\">{}</td>",
                 esc(&c.input),
                 esc(&c.baseline_output),
                 esc(&c.arm_output),

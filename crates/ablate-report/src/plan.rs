@@ -174,12 +174,17 @@ pub fn confirm_human(
     out: Option<&std::path::Path>,
 ) -> String {
     let mut s = format!(
-        "joint cut: {} ({} units)\n{}\n",
+        "{}: {} ({} units)\n{}\n",
+        if r.predicted_to_fail {
+            "largest subset predicted to pass"
+        } else {
+            "joint cut"
+        },
         r.units.join(", "),
         r.units.len(),
         r.note
     );
-    if let (Some(path), false) = (out, r.measured) {
+    if let (Some(path), false, true) = (out, r.measured, r.arm.is_some()) {
         s.push_str(&format!(
             "wrote the arms table with {} added to {}\n",
             r.arm.as_deref().unwrap_or_default(),

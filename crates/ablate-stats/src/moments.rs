@@ -345,7 +345,7 @@ fn central_moments(values: &[f64]) -> (f64, f64, f64) {
     (at(2), at(3), at(4))
 }
 
-/// The sample skewness g₁ = m₃ / m₂^{3/2} of `values` ([`central_moments`]); `None` with fewer
+/// The sample skewness g₁ = m₃ / m₂^{3/2} of `values` (central moments as in `central_moments`); `None` with fewer
 /// than 3 values or no spread.
 pub fn skewness(values: &[f64]) -> Option<f64> {
     if values.len() < 3 {
@@ -355,7 +355,7 @@ pub fn skewness(values: &[f64]) -> Option<f64> {
     (m2 > 0.0).then(|| m3 / m2.powf(1.5))
 }
 
-/// The sample kurtosis b₂ = m₄ / m₂² of `values` ([`central_moments`]): 3 for a normal
+/// The sample kurtosis b₂ = m₄ / m₂² of `values` (central moments as in `central_moments`): 3 for a normal
 /// population, about 1/p for changes of one size in a share p of values; `None` with fewer than
 /// 4 values or no spread.
 pub fn kurtosis(values: &[f64]) -> Option<f64> {

@@ -192,6 +192,32 @@ pub struct Decision {
     pub flips: Vec<Flip>,
     /// Composed cuts that interact.
     pub interactions: Vec<Interaction>,
+    /// When nothing is cut: the not-settled arm most worth settling, the one removing the most
+    /// tokens among those whose drop is below the threshold and that can settle (ties: fewer
+    /// cases to settle).
+    pub best_candidate: Option<DecisionArm>,
+    /// Dollars a day the best candidate would save, with pricing.
+    pub candidate_cost_per_day: Option<f64>,
+    /// The not-settled arm with the fewest cases to settle.
+    pub cheapest_to_settle: Option<DecisionArm>,
+    /// What the cut (or, when nothing is cut, the best candidate) costs in quality where it
+    /// matters: on production traffic when the experiment has a mix, else on the eval set.
+    pub quality_cost: Option<QualityCost>,
+}
+
+/// What a cut costs in quality: its drop and the family interval that judges it.
+#[derive(Debug, Clone, Serialize)]
+pub struct QualityCost {
+    /// The arm measured.
+    pub arm: String,
+    /// `production` (reweighted to the mix) or `eval set`.
+    pub on: String,
+    /// The drop there.
+    pub drop: f64,
+    /// Its family interval (`ci_family_low`, …): `ci_production_family` in production, the
+    /// sweep's `ci_family` on the set.
+    #[serde(flatten, serialize_with = "crate::analysis::interval::ci_family")]
+    pub ci_family: Option<crate::analysis::interval::Interval>,
 }
 
 /// Where an arm stands on the stress slice and in production.
@@ -639,9 +665,38 @@ pub fn run(
         _ => measured_cut.as_ref().and_then(|m| m.tokens_removed),
     };
     let comparison = judging.comparison;
-    let cost_saved_per_day = tokens_saved
-        .zip(pricing)
-        .map(|(t, p)| t / 1e6 * p.price_per_mtok * p.requests_per_day);
+    let per_day = |tokens: Option<f64>| {
+        tokens
+            .zip(pricing)
+            .map(|(t, p)| t / 1e6 * p.price_per_mtok * p.requests_per_day)
+    };
+    let cost_saved_per_day = per_day(tokens_saved);
+    let thr = sweep.threshold_drop;
+    let best_candidate = (!comparison && tokens_saved.is_none())
+        .then(|| {
+            inconclusive
+                .iter()
+                .filter(|a| a.drop < thr && a.cases_to_settle.is_some())
+                .max_by(|a, b| {
+                    a.tokens_removed
+                        .unwrap_or(0.0)
+                        .total_cmp(&b.tokens_removed.unwrap_or(0.0))
+                        .then(b.cases_to_settle.cmp(&a.cases_to_settle))
+                })
+                .cloned()
+        })
+        .flatten();
+    let cheapest_to_settle = inconclusive
+        .iter()
+        .filter(|a| a.cases_to_settle.is_some())
+        .min_by_key(|a| a.cases_to_settle)
+        .cloned();
+    let costed = match (&joint_cut, &measured_cut) {
+        (Some(j), _) if j.measured && j.cleared => Some(j.arm.clone()),
+        (_, Some(m)) if tokens_saved.is_some() => Some(m.arm.clone()),
+        _ => best_candidate.as_ref().map(|b| b.arm.clone()),
+    };
+    let quality_cost = costed.and_then(|arm| quality_cost(&arm, sweep, reweight));
     Decision {
         comparison,
         family: sweep.family.note.clone(),
@@ -666,7 +721,36 @@ pub fn run(
         cost_saved_per_day: if comparison { None } else { cost_saved_per_day },
         flips: flips(reweight),
         interactions: interacting(interactions),
+        candidate_cost_per_day: per_day(best_candidate.as_ref().and_then(|b| b.tokens_removed)),
+        best_candidate,
+        cheapest_to_settle,
+        quality_cost: if comparison { None } else { quality_cost },
     }
+}
+
+/// What `arm` costs in quality: its production drop and family interval when the experiment was
+/// reweighted, else its drop and family interval on the set.
+fn quality_cost(
+    arm: &str,
+    sweep: &SweepOutput,
+    reweight: Option<&ReweightOutput>,
+) -> Option<QualityCost> {
+    if let Some(r) = reweight {
+        let p = r.arms.iter().find(|x| x.arm == arm)?;
+        return Some(QualityCost {
+            arm: arm.to_string(),
+            on: "production".into(),
+            drop: p.drop_production?,
+            ci_family: p.ci_production_family,
+        });
+    }
+    let s = sweep.arms.iter().find(|x| x.arm == arm)?;
+    Some(QualityCost {
+        arm: arm.to_string(),
+        on: "eval set".into(),
+        drop: s.drop,
+        ci_family: s.ci_family,
+    })
 }
 
 #[cfg(test)]

@@ -692,6 +692,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_largest_subset_predicted_to_pass_takes_the_smallest_drops() {
+        let c = |arm: &str, d: f64| {
+            (
+                arm.to_string(),
+                vec![arm.trim_start_matches("without-").to_string()],
+                d,
+            )
+        };
+        let comps = [
+            c("without-a", 0.003),
+            c("without-b", 0.001),
+            c("without-c", 0.002),
+        ];
+        // 0.001 + 0.002 = 0.003 < 0.005; adding 0.003 reaches 0.006.
+        let (units, arm, drop) = largest_passing(&comps, 0.005).unwrap();
+        assert_eq!(units, ["b", "c"]);
+        assert_eq!(arm, "without-b+c");
+        assert!((drop - 0.003).abs() < 1e-15);
+        assert_eq!(largest_passing(&[c("without-a", 0.01)], 0.005), None);
+    }
+
+    #[test]
     fn certifiable_threshold_from_sd_by_hand() {
         // K = 4 arms at 95%: t(1 − 0.05/8; 99) = 2.5441614 (scipy.stats.t.ppf), times 0.1/√100.
         let opts = PlanOptions {
@@ -758,6 +780,39 @@ pub struct ConfirmOutput {
     pub calls: Option<u64>,
     /// What to do next, in words.
     pub note: String,
+    /// Not measured and predicted to fail (the components' drops sum to the threshold or
+    /// more): the joint cut is not proposed; `units` and `arm` are then the largest subset of
+    /// its components predicted to pass (fewest-drop components first), when there is one.
+    pub predicted_to_fail: bool,
+    /// The drop the whole joint cut predicts, when `predicted_to_fail` (`drop` is then the
+    /// subset's).
+    pub joint_drop: Option<f64>,
+}
+
+/// The largest subset of `components` (arm, units, drop) whose drops sum under `threshold`:
+/// the smallest drops first. Its units (sorted), its arm label and its predicted drop; `None`
+/// when no component alone passes.
+fn largest_passing(
+    components: &[(String, Vec<String>, f64)],
+    threshold: f64,
+) -> Option<(Vec<String>, String, f64)> {
+    let mut sorted: Vec<&(String, Vec<String>, f64)> = components.iter().collect();
+    sorted.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+    let (mut units, mut total) = (Vec::new(), 0.0);
+    for (_, u, d) in sorted {
+        if total + d >= threshold {
+            break;
+        }
+        total += d;
+        units.extend(u.iter().cloned());
+    }
+    if units.is_empty() {
+        return None;
+    }
+    units.sort();
+    units.dedup();
+    let arm = format!("without-{}", units.join("+"));
+    Some((units, arm, total))
 }
 
 /// The arm that confirms `decision`'s joint cut.
@@ -780,6 +835,45 @@ pub fn confirm(
         exp.baseline_index(),
     ))
     .max(1);
+    let threshold = exp.manifest.threshold_drop;
+    if !j.measured && j.drop >= threshold {
+        let components: Vec<(String, Vec<String>, f64)> = j
+            .components
+            .iter()
+            .filter_map(|c| {
+                decision
+                    .cut
+                    .iter()
+                    .chain(&decision.inconclusive)
+                    .find(|a| &a.arm == c)
+                    .map(|a| (a.arm.clone(), a.removed.clone(), a.drop))
+            })
+            .collect();
+        let subset = largest_passing(&components, threshold);
+        let note = match &subset {
+            Some((units, arm, drop)) => format!(
+                "do not run {}: its arms predict a drop of {:.4} together, at or beyond the threshold {threshold}. The largest subset predicted to pass is {} (predicted drop {drop:.4}): add {arm} to the arms table and run it; `ablate next` schedules it",
+                j.arm,
+                j.drop,
+                units.join(", ")
+            ),
+            None => format!(
+                "do not run {}: its arms predict a drop of {:.4} together, at or beyond the threshold {threshold}, and no one of them passes alone",
+                j.arm, j.drop
+            ),
+        };
+        return Ok(ConfirmOutput {
+            units: subset.as_ref().map_or_else(Vec::new, |s| s.0.clone()),
+            arm: subset.as_ref().map(|s| s.1.clone()),
+            measured: false,
+            drop: subset.as_ref().map_or(j.drop, |s| s.2),
+            cases_to_settle: None,
+            calls: None,
+            note,
+            predicted_to_fail: true,
+            joint_drop: Some(j.drop),
+        });
+    }
     let note = if j.measured {
         format!(
             "already measured as {}{}",
@@ -810,5 +904,7 @@ pub fn confirm(
         cases_to_settle: j.cases_to_settle,
         calls: j.cases_to_settle.map(|n| n.saturating_mul(repeats)),
         note,
+        predicted_to_fail: false,
+        joint_drop: None,
     })
 }

@@ -96,7 +96,7 @@ fn manifest(cfg: &SimConfig, n_stress: usize) -> String {
     format!(
         r#"# Written by `ablate simulate --seed {seed} --cases {cases}`. Synthetic data: a documented
 # generative model (see `ablate simulate --help` and src/simulate/), not a real measurement.
-set = "support-eval-v3"
+set = "{set}"
 model = "claude-sonnet-4-5-20250929"
 measured_at = "2025-08-26"
 synthetic = true
@@ -130,10 +130,39 @@ need = "through_gold_rank"
 name = "conversation"
 need = "when:turns=multi"
 "#,
+        set = set_name(cfg),
         seed = cfg.seed,
         cases = cfg.cases,
         repeats = cfg.repeats,
     )
+}
+
+/// The set's name: `support-eval-v3` with the demo's settings, else that name with every
+/// setting that changes the eval set (`-seed11-cases2000-r5-arms10-stress40`, `-design` plus the
+/// arms' count for --design), so that two simulated experiments do not share a name (nor a
+/// default report folder).
+pub fn set_name(cfg: &SimConfig) -> String {
+    let d = SimConfig::default();
+    let mut name = String::from("support-eval-v3");
+    if cfg.seed != d.seed {
+        name.push_str(&format!("-seed{}", cfg.seed));
+    }
+    if cfg.cases != d.cases {
+        name.push_str(&format!("-cases{}", cfg.cases));
+    }
+    if cfg.repeats != d.repeats {
+        name.push_str(&format!("-r{}", cfg.repeats));
+    }
+    if let Some(a) = cfg.arms {
+        name.push_str(&format!("-arms{a}"));
+    }
+    if let Some(n) = cfg.stress_cases {
+        name.push_str(&format!("-stress{n}"));
+    }
+    if let Some(arms) = &cfg.custom_arms {
+        name.push_str(&format!("-design{}", arms.len()));
+    }
+    name
 }
 
 /// Writes a synthetic experiment into `out` (atomically: the folder appears complete or not at all).
