@@ -1,6 +1,6 @@
 //! The demo report in a real browser (headless Chromium): the page's script runs under its
 //! Content-Security-Policy with no console message (a blocked load, a CSP violation or a script
-//! error would print one), nothing is fetched, every chart is drawn with a non-zero size, and
+//! error would print one), nothing is fetched, every (wide) chart is drawn with a non-zero size, and
 //! clicking a column header sorts the table. A screenshot of the page is kept in
 //! `target/test-artifacts/report-page.png`.
 //!
@@ -16,7 +16,7 @@ use base64::Engine as _;
 use sha2::Digest as _;
 
 /// The check run inside the page, after the page's own script: chart sizes, then a sort.
-const SELFTEST: &str = "(function(){var out=[];document.querySelectorAll('svg').forEach(function(s,i){var r=s.getBoundingClientRect();out.push('chart '+i+' '+(r.width>0&&r.height>0?'visible':'hidden'))});var t=document.querySelector('table.data');var cells=t.tHead.rows[0].cells;var col=-1;for(var i=0;i<cells.length;i++){if(cells[i].textContent==='drop')col=i}var read=function(){return Array.prototype.map.call(t.tBodies[0].rows,function(r){return r.cells[col].textContent})};var before=read().join('|');cells[col].click();var asc=read().map(Number);cells[col].click();var desc=read().map(Number);var up=asc.every(function(v,i){return i===0||asc[i-1]<=v});var down=desc.every(function(v,i){return i===0||desc[i-1]>=v});out.push('sort '+(col>=0&&up&&down&&asc.join('|')!==before?'ok':'failed'));out.push('controls '+document.querySelectorAll('.controls input').length);var pre=document.createElement('pre');pre.id='selftest';pre.textContent=out.join('\\n');document.body.appendChild(pre)})();";
+const SELFTEST: &str = "(function(){var out=[];document.querySelectorAll('figure .wide svg').forEach(function(s,i){var r=s.getBoundingClientRect();out.push('chart '+i+' '+(r.width>0&&r.height>0?'visible':'hidden'))});var t=document.querySelector('table.data');var cells=t.tHead.rows[0].cells;var col=-1;for(var i=0;i<cells.length;i++){if(cells[i].textContent==='drop')col=i}var read=function(){return Array.prototype.map.call(t.tBodies[0].rows,function(r){return r.cells[col].textContent})};var before=read().join('|');cells[col].click();var asc=read().map(Number);cells[col].click();var desc=read().map(Number);var up=asc.every(function(v,i){return i===0||asc[i-1]<=v});var down=desc.every(function(v,i){return i===0||desc[i-1]>=v});out.push('sort '+(col>=0&&up&&down&&asc.join('|')!==before?'ok':'failed'));out.push('controls '+document.querySelectorAll('.controls input').length);var pre=document.createElement('pre');pre.id='selftest';pre.textContent=out.join('\\n');document.body.appendChild(pre)})();";
 
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"]
@@ -225,4 +225,112 @@ fn a_two_arm_report_draws_its_arm_with_a_label_and_the_threshold_in_a_real_brows
     );
     assert!(labels.contains("threshold 0.005"), "{report}");
     assert!(report.contains("threshold lines 1"), "{report}");
+}
+
+/// The check for both widths (issue 46), inside the page with every `<details>` open: whether
+/// the page scrolls sideways (anything wider than the window outside a box that scrolls), the
+/// smallest chart text as shown (font size × the SVG's scale, visible charts only), where the
+/// answer's line ends against the window's height and its text, and how a drill-down row is
+/// laid out (`block` when rows are cards). It writes into the parent page too, for the phone's
+/// frame.
+const WIDTHS: &str = "(function(){var out=[];document.querySelectorAll('details').forEach(function(d){d.open=true});var W=document.documentElement.clientWidth;out.push('sideways '+(document.documentElement.scrollWidth>W?'yes':'no'));var wide=0;document.querySelectorAll('body *').forEach(function(e){if(e.closest('svg'))return;var r=e.getBoundingClientRect();if(r.width>0&&r.right>W+1){var p=e.parentElement,inside=false;while(p){var o=getComputedStyle(p).overflowX;if(o=='auto'||o=='scroll'||o=='hidden'){inside=true;break}p=p.parentElement}if(!inside)wide++}});out.push('overflowing '+wide);var min=1e9,where='';document.querySelectorAll('svg text').forEach(function(t){var r=t.getBoundingClientRect();if(r.width==0||!t.textContent.trim())return;var m=t.getScreenCTM();var fs=parseFloat(getComputedStyle(t).fontSize)*(m?Math.sqrt(m.a*m.a+m.b*m.b):1);if(fs<min){min=fs;where=t.textContent}});out.push('smallest text '+min.toFixed(1)+' '+where);document.querySelectorAll('details').forEach(function(d){d.open=false});window.scrollTo(0,0);var a=document.querySelector('#decision p.answer');var r=a.getBoundingClientRect();out.push('answer ends '+Math.round(r.bottom)+' of '+window.innerHeight);out.push('answer text '+a.textContent);document.querySelectorAll('details').forEach(function(d){d.open=true});var td=document.querySelector('table.cases td');out.push('drill rows '+(td?getComputedStyle(td).display:'none'));var text=out.join('\\n');var pre=document.createElement('pre');pre.id='selftest';pre.textContent=text;document.body.appendChild(pre);try{var q=parent.document.createElement('pre');q.id='selftest';q.textContent=text;parent.document.body.appendChild(q)}catch(e){}})();";
+
+/// Runs [`WIDTHS`] in the report in `out` at 1400 × 900, or in a 390 × 844 frame (a phone:
+/// Chromium's window is at least 500 px wide, so the page is framed at the phone's width), and
+/// keeps a screenshot of the top of the page at that width in `target/test-artifacts/name`.
+fn at_width(browser: &Path, out: &Path, phone: bool, name: &str) -> String {
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(WIDTHS));
+    let page = html
+        .replacen("script-src ", &format!("script-src 'sha256-{hash}' "), 1)
+        .replacen("</body>", &format!("<script>{WIDTHS}</script></body>"), 1);
+    std::fs::write(out.join("widths.html"), page).unwrap();
+    let frame = |src: &str, w: u32, h: u32| {
+        format!(
+            "<!doctype html><html><body style=\"margin:0\"><iframe src=\"{src}\" style=\"width:{w}px;height:{h}px;border:0\"></iframe></body></html>"
+        )
+    };
+    let (target, window) = if phone {
+        std::fs::write(out.join("phone.html"), frame("widths.html", 390, 844)).unwrap();
+        ("phone.html", "--window-size=500,844")
+    } else {
+        ("widths.html", "--window-size=1400,900")
+    };
+    let run = headless(
+        browser,
+        &[
+            window.into(),
+            "--allow-file-access-from-files".into(),
+            "--dump-dom".into(),
+            format!("file://{}", out.join(target).display()),
+        ],
+    );
+    let dom = String::from_utf8_lossy(&run.stdout);
+    let open = "<pre id=\"selftest\">";
+    let start = dom.find(open).expect("the check ran") + open.len();
+    let found = dom[start..start + dom[start..].find("</pre>").unwrap()].to_string();
+    // The screenshot of the page as a reader first sees it.
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let (shot_page, size) = if phone {
+        std::fs::write(out.join("phone-top.html"), frame("index.html", 390, 844)).unwrap();
+        ("phone-top.html", "--window-size=500,844")
+    } else {
+        ("index.html", "--window-size=1400,900")
+    };
+    let shot = headless(
+        browser,
+        &[
+            size.into(),
+            "--allow-file-access-from-files".into(),
+            format!("--screenshot={}", artifacts.join(name).display()),
+            format!("file://{}", out.join(shot_page).display()),
+        ],
+    );
+    assert!(shot.status.success());
+    found
+}
+
+/// Issue 46: the decision a director reads first, on a phone and on a wide screen. At 1400 × 900
+/// and 390 × 844 the answer's line is visible without scrolling and names units, not arms; with
+/// every `<details>` open nothing scrolls sideways; chart text shows at 11 px or more (the phone
+/// gets charts drawn for it); drill-down rows are cards on the phone.
+#[test]
+fn the_decision_reads_first_on_a_phone_and_a_wide_screen() {
+    let Some(browser) = browser() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("rep");
+    common::report_into(&out, &common::demo());
+    for (phone, name) in [(false, "report-wide.png"), (true, "report-phone.png")] {
+        let report = at_width(&browser, &out, phone, name);
+        let line = |key: &str| {
+            report
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("no `{key}` in {report}"))
+                .to_string()
+        };
+        assert_eq!(line("sideways "), "no", "{report}");
+        assert_eq!(line("overflowing "), "0", "{report}");
+        let smallest: f64 = line("smallest text ")
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(smallest >= 11.0, "phone {phone}: {report}");
+        let ends = line("answer ends ");
+        let (bottom, height) = ends.split_once(" of ").unwrap();
+        assert!(
+            bottom.parse::<u32>().unwrap() <= height.parse::<u32>().unwrap(),
+            "{report}"
+        );
+        let answer = line("answer text ");
+        assert!(answer.chars().count() <= 160, "{answer}");
+        assert!(!answer.contains("without-"), "names an arm: {answer}");
+        assert!(answer.contains("passages/rank5"), "{answer}");
+        if phone {
+            assert_eq!(line("drill rows "), "block", "{report}");
+        }
+    }
 }

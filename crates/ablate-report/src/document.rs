@@ -282,7 +282,7 @@ fn markdown_page(
 fn html_page(
     a: &Analyses,
     sections: &[Section],
-    svgs: &[String],
+    svgs: &[(String, String)],
     order: &[String],
     (decision, head): (&report::decision::Page, &Prose),
     progress: Option<&ProgressBar>,
@@ -310,7 +310,11 @@ fn html_page(
             name = sec.name,
             title = escape::html(&sec.title),
             note = escape::html(&sec.note),
-            chart = responsive(svg, &sec.title),
+            chart = format!(
+                "<div class=\"wide\">{}</div><div class=\"narrow\">{}</div>",
+                responsive(&svg.0, &sec.title),
+                responsive(&svg.1, &sec.title)
+            ),
             rows = sec.table.len(),
             noun = if sec.table.len() == 1 { "row" } else { "rows" },
             table = sec.table.html(),
@@ -390,19 +394,22 @@ pub fn render(
             Ok(written)
         },
         || {
-            largest_first(&sections, |sec| -> Result<String> {
+            largest_first(&sections, |sec| -> Result<(String, String)> {
                 let svg = sec.chart.svg()?;
+                let narrow = sec.chart.svg_in(&crate::report::charts::NARROW)?;
                 let [svg_file, png, csv] = section_files(sec);
                 dir.put(&svg_file, svg.as_bytes())?;
                 dir.put(&png, &Chart::png(&svg, &dir.path(&png))?)?;
                 let (headers, columns) = sec.table.csv_columns();
                 dir.put_table(&csv, &headers, columns)?;
-                Ok(svg)
+                Ok((svg, narrow))
             })
         },
     );
     files.extend(json?);
-    let svgs = drawn.into_iter().collect::<Result<Vec<String>>>()?;
+    let svgs = drawn
+        .into_iter()
+        .collect::<Result<Vec<(String, String)>>>()?;
     files.extend(sections.iter().flat_map(section_files));
     // The two pages are put together (and written) side by side.
     let (md, html) = rayon::join(

@@ -4,10 +4,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::{Bar, GREY, MAX_LABEL_WIDTH, label_width, span, tick};
+use super::{Bar, Layout, label_width, span, tick};
 
 pub(super) fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
+    layout: &Layout,
     title: &str,
     x_desc: &str,
     bars: &[Bar],
@@ -32,13 +33,40 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     let labels: Vec<String> = bars
         .iter()
         .rev()
-        .map(|b| crate::report::text::truncate(&b.label, MAX_LABEL_WIDTH))
+        .map(|b| crate::report::text::truncate(&layout.name(&b.label), layout.label_chars))
         .collect();
+    // Counts get whole-number ticks, one per unit up to ten.
+    let counts = bars
+        .iter()
+        .all(|b| b.value.fract() == 0.0 && b.interval.is_none())
+        && marks.iter().all(|m| m.0.fract() == 0.0);
+    let (lo, hi) = if counts {
+        let values = bars
+            .iter()
+            .map(|b| b.value)
+            .chain(marks.iter().map(|m| m.0));
+        let (least, most) = values.fold((0.0f64, 1.0f64), |(l, h), v| (l.min(v), h.max(v)));
+        (least.floor(), most.ceil() + 1.0)
+    } else {
+        (lo, hi)
+    };
+    let x_ticks = if counts {
+        ((hi - lo) as usize + 1).min(11)
+    } else {
+        10
+    };
+    // The reference lines are named under the axis, where they cover no bar.
+    let x_desc = if marks.is_empty() {
+        x_desc.to_string()
+    } else {
+        let named: Vec<&str> = marks.iter().map(|m| m.1.as_str()).collect();
+        format!("{x_desc} (red line: {})", named.join("; "))
+    };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 17))
+        .caption(title, ("sans-serif", layout.caption))
         .margin(12)
-        .x_label_area_size(38)
-        .y_label_area_size(label_width(&labels, 7).min(420))
+        .x_label_area_size(38 + layout.text)
+        .y_label_area_size(label_width(&labels, layout.text / 2).min(layout.width / 2))
         .build_cartesian_2d(lo..hi, (0..n).into_segmented())
         .map_err(err)?;
     // The first bar at the top: segment k holds bar n − 1 − k.
@@ -52,11 +80,15 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
         .disable_y_mesh()
         // Grid lines at the labelled ticks only, as in every chart (see `forest`).
         .light_line_style(TRANSPARENT)
+        // No tick marks on the categories: segment edges would carry empty ones.
+        .set_tick_mark_size(LabelAreaPosition::Left, 0)
+        .x_labels(x_ticks)
         .y_labels(n)
         .y_label_formatter(&formatter)
         .x_label_formatter(&tick)
-        .x_desc(x_desc)
-        .label_style(("sans-serif", 11))
+        .x_desc(x_desc.as_str())
+        .label_style(("sans-serif", layout.text))
+        .axis_desc_style(("sans-serif", layout.text + 4))
         .draw()
         .map_err(err)?;
     chart
@@ -85,23 +117,12 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
             })
         }))
         .map_err(err)?;
-    for (x, label) in marks {
+    for (x, _) in marks {
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(*x, SegmentValue::Exact(0)), (*x, SegmentValue::Last)],
                 RED.stroke_width(1),
             )))
-            .map_err(err)?
-            .label(label.as_str())
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RED));
-    }
-    if !marks.is_empty() {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(GREY)
-            .label_font(("sans-serif", 11))
-            .draw()
             .map_err(err)?;
     }
     Ok(())

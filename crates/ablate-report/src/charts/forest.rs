@@ -7,10 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{BLUE, LIGHT_BLUE, LIGHT_ORANGE, ORANGE, RED};
-use super::{ForestRow, GREY, MAX_LABEL_WIDTH, label_width, tick};
-
-/// Height of the legend strip under the plot, in pixels.
-pub(super) const LEGEND_HEIGHT: u32 = 34;
+use super::{ForestRow, GREY, Layout, label_width, tick};
 
 /// Pixels between a row's two markers (and their intervals) in a dumbbell.
 const PAIR_GAP: i32 = 4;
@@ -29,10 +26,11 @@ struct Mark {
 /// The x window of a forest plot: the threshold ± w, with w = max(4·|threshold|, 3 × the median
 /// interval half-width), widened to show 0.
 fn forest_window(rows: &[ForestRow], threshold: f64) -> (f64, f64) {
+    // The first side's intervals only (the set, the main set): the arms that decide. A second
+    // side's wider intervals (a stress slice of 80 cases) reach past the edge instead.
     let mut half: Vec<f64> = rows
         .iter()
-        .flat_map(|r| [r.interval, r.second.as_ref().and_then(|s| s.interval)])
-        .flatten()
+        .filter_map(|r| r.interval)
         .map(|(l, h)| (h - l) / 2.0)
         .filter(|w| w.is_finite() && *w > 0.0)
         .collect();
@@ -60,6 +58,7 @@ fn row_segments(n: usize) -> (usize, impl Fn(usize) -> usize) {
 /// dumbbell), the zero line and the threshold, and the legend below.
 pub(super) fn draw_forest<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
+    layout: &Layout,
     title: &str,
     x_desc: &str,
     rows: &[ForestRow],
@@ -68,19 +67,19 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
 ) -> std::result::Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
     let (_, height) = root.dim_in_pixel();
-    let (plot, legend) = root.split_vertically(height.saturating_sub(LEGEND_HEIGHT));
+    let (plot, legend) = root.split_vertically(height.saturating_sub(layout.legend_height));
     let (segments, at) = row_segments(rows.len());
     let (x0, x1) = forest_window(rows, threshold);
     // Labels by segment, bottom first.
     let mut labels = vec![String::new(); segments];
     for (i, r) in rows.iter().enumerate() {
-        labels[at(i)] = forest_label(r, x0, x1);
+        labels[at(i)] = forest_label(r, x0, x1, layout.label_chars);
     }
     let mut chart = ChartBuilder::on(&plot)
-        .caption(title, ("sans-serif", 18))
+        .caption(title, ("sans-serif", layout.caption))
         .margin(14)
-        .x_label_area_size(42)
-        .y_label_area_size(label_width(&labels, 8).min(460))
+        .x_label_area_size(30 + layout.text)
+        .y_label_area_size(label_width(&labels, layout.text / 2).min(layout.width / 2))
         .build_cartesian_2d(x0..x1, (0..segments - 1).into_segmented())
         .map_err(err)?;
     let formatter = |v: &SegmentValue<usize>| match v {
@@ -97,12 +96,13 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         // `max_light_lines(0)` would hang plotters.
         .light_line_style(TRANSPARENT)
         .bold_line_style(GREY.mix(0.25))
-        .x_labels(9)
+        .x_labels(if layout.width < super::WIDTH { 5 } else { 9 })
         .y_labels(segments)
         .y_label_formatter(&formatter)
         .x_label_formatter(&tick)
         .x_desc(x_desc)
-        .label_style(("sans-serif", 13))
+        .label_style(("sans-serif", layout.text + 1))
+        .axis_desc_style(("sans-serif", layout.text + 4))
         .draw()
         .map_err(err)?;
     for (x, color, width) in [(0.0, GREY, 1), (threshold, RED, 2)] {
@@ -151,7 +151,7 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
     draw_marks(&plot, &marks).map_err(err)?;
     let beyond = marks.iter().any(|m| m.beyond);
     let items = legend_items(rows, (threshold, comparison), sides, beyond);
-    draw_legend(&legend, items).map_err(err)
+    draw_legend(&legend, items, layout.text).map_err(err)
 }
 
 /// Draws the intervals' whiskers first, then every marker over them.
@@ -247,15 +247,39 @@ fn legend_items(
     items
 }
 
-/// Draws the legend strip's entries left to right.
+/// Draws the legend strip's entries left to right, onto a new line when the next would not fit
+/// the strip's width (text of `size` pixels).
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     items: Vec<(Glyph, String)>,
+    size: u32,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let font = ("sans-serif", 12).into_font().color(&BLACK);
-    let y = (LEGEND_HEIGHT / 2) as i32;
+    let font = ("sans-serif", size).into_font().color(&BLACK);
+    let (width, height) = area.dim_in_pixel();
+    let per_char = (size * 2 / 3) as i32;
+    let line = size as i32 + 8;
+    let lines_needed = {
+        let (mut lines, mut x) = (1, 16);
+        for (_, text) in &items {
+            let w =
+                10 + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+            if x > 16 && x + w > width as i32 {
+                lines += 1;
+                x = 16;
+            }
+            x += w;
+        }
+        lines
+    };
+    // Centred in the strip: one line on a wide chart, more on a narrow one.
+    let mut y = ((height as i32 - (lines_needed - 1) * line) / 2).max(size as i32 / 2 + 2);
     let mut x = 16;
     for (glyph, text) in items {
+        let w = 10 + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+        if x > 16 && x + w > width as i32 {
+            x = 16;
+            y += line;
+        }
         let text_at = match glyph {
             Glyph::Dot(c) => area
                 .draw(&Circle::new((x, y), 5, c.filled()))
@@ -271,16 +295,27 @@ fn draw_legend<DB: DrawingBackend>(
                 .map(|()| x + 10),
             Glyph::Text => Ok(x - 6),
         }?;
-        area.draw(&Text::new(text.clone(), (text_at, y - 7), font.clone()))?;
-        x = text_at + 8 * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+        area.draw(&Text::new(
+            text.clone(),
+            (text_at, y - size as i32 / 2 - 1),
+            font.clone(),
+        ))?;
+        x = text_at + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
     }
     Ok(())
 }
 
 /// A row's label: truncated, with the row's flag, and ▶ or ◀ with the value for an estimate
 /// beyond the window [x0, x1].
-fn forest_label(r: &ForestRow, x0: f64, x1: f64) -> String {
-    let mut l = crate::report::text::truncate(&r.label, MAX_LABEL_WIDTH);
+fn forest_label(r: &ForestRow, x0: f64, x1: f64, chars: usize) -> String {
+    let short = |l: &str, chars: usize| {
+        if chars < super::MAX_LABEL_WIDTH {
+            super::NARROW.name(l)
+        } else {
+            l.to_string()
+        }
+    };
+    let mut l = crate::report::text::truncate(&short(&r.label, chars), chars);
     if let Some(f) = &r.flag {
         l = format!("{l} {f}");
     }

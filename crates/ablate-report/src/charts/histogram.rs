@@ -3,10 +3,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{BLUE, GREEN, GREY, ORANGE, RED, tick};
+use super::{BLUE, GREEN, GREY, Layout, ORANGE, RED, tick};
 
 pub(super) fn draw_histogram<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
+    layout: &Layout,
     title: &str,
     x_desc: &str,
     bins: &[(f64, f64, u64)],
@@ -19,10 +20,10 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
         .max(marks.iter().map(|m| m.0).fold(0.0, f64::max));
     let y1 = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64 * 1.08;
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 17))
+        .caption(title, ("sans-serif", layout.caption))
         .margin(12)
-        .x_label_area_size(38)
-        .y_label_area_size(60)
+        .x_label_area_size(38 + layout.text)
+        .y_label_area_size(50 + 2 * layout.text)
         .build_cartesian_2d(0.0..x1 * 1.02, 0.0..y1)
         .map_err(err)?;
     chart
@@ -33,7 +34,8 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
         .y_label_formatter(&tick)
         .x_desc(x_desc)
         .y_desc("calls")
-        .label_style(("sans-serif", 11))
+        .label_style(("sans-serif", layout.text))
+        .axis_desc_style(("sans-serif", layout.text + 4))
         .draw()
         .map_err(err)?;
     chart
@@ -58,7 +60,7 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
         .configure_series_labels()
         .background_style(WHITE.mix(0.9))
         .border_style(GREY)
-        .label_font(("sans-serif", 11))
+        .label_font(("sans-serif", layout.text))
         .draw()
         .map_err(err)?;
     Ok(())

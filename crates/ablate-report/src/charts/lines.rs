@@ -4,10 +4,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::{GREY, Line, span, tick};
+use super::{GREY, Layout, Line, span, tick};
 
 pub(super) fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
+    layout: &Layout,
     title: &str,
     x_desc: &str,
     y_desc: &str,
@@ -28,10 +29,10 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
             .chain(marks.iter().map(|m| m.0)),
     );
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 17))
+        .caption(title, ("sans-serif", layout.caption))
         .margin(12)
-        .x_label_area_size(38)
-        .y_label_area_size(60)
+        .x_label_area_size(38 + layout.text)
+        .y_label_area_size(50 + 2 * layout.text)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
     chart
@@ -42,7 +43,8 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
         .y_label_formatter(&tick)
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .label_style(("sans-serif", 11))
+        .label_style(("sans-serif", layout.text))
+        .axis_desc_style(("sans-serif", layout.text + 4))
         .draw()
         .map_err(err)?;
     for l in lines {
@@ -83,7 +85,7 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
         .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.9))
         .border_style(GREY)
-        .label_font(("sans-serif", 11))
+        .label_font(("sans-serif", layout.text))
         .draw()
         .map_err(err)?;
     Ok(())

@@ -35,8 +35,63 @@ static REGISTER: Once = Once::new();
 /// `width: 100%`).
 pub const WIDTH: u32 = 1300;
 
-/// Widest a category label on a chart axis gets, in display columns.
+/// Widest a category label on a chart axis gets, in display columns (on a wide chart).
 pub const MAX_LABEL_WIDTH: usize = 48;
+
+/// How a chart is laid out: its width, its longest axis label and its text sizes. The page
+/// carries each chart twice, [`WIDE`] for screens and print and [`NARROW`] for phones, so that
+/// its text is legible at both widths (a 1300 px chart on a 370 px screen shows 12 px text at
+/// 3 px).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Width in pixels.
+    pub width: u32,
+    /// Longest category label, in display columns.
+    pub label_chars: usize,
+    /// Tick labels and legends, as plotters sizes (shown at 0.806 of it).
+    pub text: u32,
+    /// The title, in pixels.
+    pub caption: u32,
+    /// Height of a forest plot's legend strip (its entries wrap onto more lines when narrow).
+    pub legend_height: u32,
+}
+
+impl Layout {
+    /// A category's name on the axis: whole on a wide chart; on a narrow one without the
+    /// `without-` every leave-out arm starts with (kept in the table beside the chart).
+    pub fn name(&self, label: &str) -> String {
+        if self.label_chars >= MAX_LABEL_WIDTH {
+            return label.to_string();
+        }
+        match label.split_once("without-") {
+            Some((before, after)) if before.is_empty() || before.ends_with(' ') => {
+                format!("{before}{after}")
+            }
+            _ => label.to_string(),
+        }
+    }
+}
+
+/// For screens from about 1,000 px, and the PNGs: drawn at the width the page gives it at
+/// 1400 px, so that its text shows at its own size there. Plotters writes a font of size s as
+/// `font-size` 0.806·s (s/1.24) in its SVG: 14 shows as 11.3 px.
+pub const WIDE: Layout = Layout {
+    width: WIDTH,
+    label_chars: MAX_LABEL_WIDTH,
+    text: 14,
+    caption: 18,
+    legend_height: 34,
+};
+
+/// For phones: 440 px wide, shown at about 355 px, so that text of size 17 shows at 11 px
+/// (17 × 0.806 × 355/440).
+pub const NARROW: Layout = Layout {
+    width: 440,
+    label_chars: 14,
+    text: 17,
+    caption: 18,
+    legend_height: 96,
+};
 
 /// The palette: blue (eval / main), orange (production / stress), grey, red (thresholds).
 pub const BLUE: RGBColor = RGBColor(49, 104, 176);
@@ -312,24 +367,34 @@ fn label_width(labels: &[String], per_char: u32) -> u32 {
 }
 
 impl Chart {
-    /// Pixel size.
+    /// Pixel size on a wide page ([`WIDE`]).
     pub fn size(&self) -> (u32, u32) {
+        self.size_in(&WIDE)
+    }
+
+    /// Pixel size in `layout`: its width; rows of 18–22 px (more with larger text).
+    pub fn size_in(&self, layout: &Layout) -> (u32, u32) {
+        let extra = layout.text.saturating_sub(WIDE.text) * 2;
         match self {
-            Chart::Bars { bars, .. } => (WIDTH, (90 + 18 * bars.len().max(1) as u32).max(240)),
+            Chart::Bars { bars, .. } => (
+                layout.width,
+                (90 + (18 + extra) * bars.len().max(1) as u32).max(240),
+            ),
             Chart::Forest { rows, sides, .. } => {
-                let per_row = if sides.is_some() { 22 } else { 20 };
+                let per_row = if sides.is_some() { 22 } else { 20 } + extra;
                 (
-                    WIDTH,
-                    (100 + per_row * rows.len().max(1) as u32).max(240) + forest::LEGEND_HEIGHT,
+                    layout.width,
+                    (100 + per_row * rows.len().max(1) as u32).max(240) + layout.legend_height,
                 )
             }
-            _ => (WIDTH, 440),
+            _ => (layout.width, if layout.width < WIDTH { 360 } else { 440 }),
         }
     }
 
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
+        layout: &Layout,
     ) -> std::result::Result<(), String> {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
         root.fill(&WHITE).map_err(err)?;
@@ -339,7 +404,7 @@ impl Chart {
                 x_desc,
                 bars,
                 marks,
-            } => draw_bars(root, title, x_desc, bars, marks)?,
+            } => draw_bars(root, layout, title, x_desc, bars, marks)?,
             Chart::Forest {
                 title,
                 x_desc,
@@ -349,6 +414,7 @@ impl Chart {
                 comparison,
             } => draw_forest(
                 root,
+                layout,
                 title,
                 x_desc,
                 rows,
@@ -361,28 +427,36 @@ impl Chart {
                 y_desc,
                 lines,
                 marks,
-            } => draw_lines(root, title, x_desc, y_desc, lines, marks)?,
+            } => draw_lines(root, layout, title, x_desc, y_desc, lines, marks)?,
             Chart::Histogram {
                 title,
                 x_desc,
                 bins,
                 marks,
-            } => draw_histogram(root, title, x_desc, bins, marks)?,
+            } => draw_histogram(root, layout, title, x_desc, bins, marks)?,
         }
         root.present().map_err(err)?;
         Ok(())
     }
 
-    /// The chart as SVG text.
+    /// The chart as SVG text, laid out [`WIDE`].
     ///
     /// # Errors
     /// Plotters fails to draw (a bug).
     pub fn svg(&self) -> Result<String> {
+        self.svg_in(&WIDE)
+    }
+
+    /// The chart as SVG text, laid out in `layout`.
+    ///
+    /// # Errors
+    /// Plotters fails to draw (a bug).
+    pub fn svg_in(&self, layout: &Layout) -> Result<String> {
         register_font();
         let mut out = String::new();
         {
-            let root = SVGBackend::with_string(&mut out, self.size()).into_drawing_area();
-            self.draw(&root)
+            let root = SVGBackend::with_string(&mut out, self.size_in(layout)).into_drawing_area();
+            self.draw(&root, layout)
                 .map_err(|e| Error::Invariant(format!("drawing a chart: {e}")))?;
         }
         Ok(out)
