@@ -306,15 +306,12 @@ fn html_page(
         let csv = format!("tables/{}.csv", sec.name);
         let _ = write!(
             html,
-            "<section id=\"{name}\"><h2><a class=\"anchor\" href=\"#{name}\">{title}</a></h2><p>{note}</p><figure>{chart}</figure><details class=\"numbers\"><summary>The numbers: {rows} {noun} (<a href=\"{csv}\">{csv}</a>)</summary>{table}</details>{cases}</section>",
+            "<section id=\"{name}\"><h2><a class=\"anchor\" href=\"#{name}\">{title}</a></h2><p>{note}</p><figure><div class=\"wide\">{wide}</div><div class=\"narrow\">{narrow}</div></figure><details class=\"numbers\"><summary>The numbers: {rows} {noun} (<a href=\"{csv}\">{csv}</a>)</summary>{table}</details>{cases}</section>",
             name = sec.name,
             title = escape::html(&sec.title),
             note = escape::html(&sec.note),
-            chart = format!(
-                "<div class=\"wide\">{}</div><div class=\"narrow\">{}</div>",
-                responsive(&svg.0, &sec.title),
-                responsive(&svg.1, &sec.title)
-            ),
+            wide = responsive(&svg.0, &sec.title),
+            narrow = responsive(&svg.1, &sec.title),
             rows = sec.table.len(),
             noun = if sec.table.len() == 1 { "row" } else { "rows" },
             table = sec.table.html(),
