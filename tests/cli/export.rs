@@ -324,3 +324,113 @@ fn docs_list_every_warning_code() {
         "docs/tables.md's warning codes and the source differ"
     );
 }
+
+/// The column names of a terminal output's tables: each header row (the line above a rule of
+/// `─`), split where two or more spaces separate names.
+fn terminal_headers(text: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[1].starts_with('─'))
+        .map(|w| {
+            w[0].split("  ")
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .collect()
+}
+
+/// Issue 46: one name for one thing. The columns a verb's terminal tables show are columns of
+/// its exported DataFrames or keys of its JSON, and the report's CSVs use the same names: the
+/// tables of arms, strata and budgets, which every output carries.
+#[test]
+fn terminal_csv_json_and_dataframes_share_their_column_names() {
+    let root = tempfile::tempdir().unwrap();
+    let mut every_column = std::collections::BTreeSet::new();
+    for verb in [
+        "sweep",
+        "variance",
+        "reweight",
+        "stress",
+        "interactions",
+        "curve",
+        "selector",
+        "shadow",
+    ] {
+        let export = root.path().join(verb);
+        let (out, _copy) = common::demo_verb(verb, Some(&export), false);
+        assert!(
+            out.status.success(),
+            "{verb}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut columns = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(&export).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "parquet") {
+                for name in read(&path).get_column_names() {
+                    columns.insert(name.to_string());
+                }
+            }
+        }
+        // And the keys of its JSON (a map such as lost_by_slice is a table of its own there).
+        fn keys(v: &serde_json::Value, into: &mut std::collections::BTreeSet<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        into.insert(k.clone());
+                        keys(x, into);
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, into)),
+                _ => {}
+            }
+        }
+        keys(&common::run_demo_verb(verb, None), &mut columns);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let tables = terminal_headers(&text);
+        assert!(!tables.is_empty(), "{verb}: no table in\n{text}");
+        let mut checked = 0;
+        // The tables of rows (an arm, a stratum, a budget, a threshold each): the ones the
+        // JSON, the CSVs and the DataFrames carry too.
+        for headers in tables
+            .iter()
+            .filter(|h| ["arm", "stratum", "selector", "threshold"].contains(&h[0].as_str()))
+        {
+            for h in headers {
+                assert!(
+                    columns.contains(h),
+                    "{verb}: the terminal's column `{h}` is no column of its DataFrames ({columns:?})"
+                );
+                checked += 1;
+            }
+        }
+        // shadow's strata table needs --by; its columns are checked through the report's CSV.
+        assert!(checked > 0 || verb == "shadow", "{verb}: {tables:?}");
+        every_column.extend(columns);
+    }
+    // The report's CSVs: their headers are the same names.
+    let out = root.path().join("rep");
+    common::report_into(&out, &demo());
+    for csv in [
+        "drops",
+        "production",
+        "coverage",
+        "stress",
+        "interactions",
+        "budget",
+        "selector",
+        "shadow",
+    ] {
+        let text = std::fs::read_to_string(out.join("tables").join(format!("{csv}.csv"))).unwrap();
+        let header = text.lines().next().unwrap();
+        for h in header.split(',') {
+            assert!(
+                every_column.contains(h),
+                "tables/{csv}.csv: `{h}` is no column of the verbs' DataFrames"
+            );
+        }
+    }
+}

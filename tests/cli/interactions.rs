@@ -571,7 +571,7 @@ fn the_terminal_table_of_composed_cuts_fits_a_wide_terminal_and_json_keeps_every
         .take_while(|l| !l.is_empty() && !l.starts_with('('))
         .collect();
     assert!(table.len() > 3, "{text}");
-    assert!(!table[0].contains("components") && !table[0].contains("lost by slice"));
+    assert!(!table[0].contains("components") && !table[0].contains("lost_by_slice"));
     let widest = table.iter().map(|l| l.width()).max().unwrap();
     assert!(widest <= 140, "{widest} columns:\n{text}");
     let v = json(ablate().args(["interactions", "--json"]).arg(demo()));

@@ -137,7 +137,7 @@ fn every_report_csv_holds_numbers_not_display_strings() {
         "verdict",
         "confidence",
         "components",
-        "lost by slice",
+        "lost_by_slice",
         "stratum",
         "status",
         "selector",
@@ -145,7 +145,7 @@ fn every_report_csv_holds_numbers_not_display_strings() {
         "block",
         "rule",
         "flagged",
-        "clears both",
+        "clears_both",
         "flipped",
         "retention_confident",
     ];
@@ -155,9 +155,12 @@ fn every_report_csv_holds_numbers_not_display_strings() {
         let df = csv_table(&path);
         for col in df.columns() {
             let name = col.name().as_str();
-            let is_text = text
-                .iter()
-                .any(|t| name == *t || name.starts_with(&format!("{t} (")));
+            let is_text = text.iter().any(|t| {
+                name == *t
+                    || name.starts_with(&format!("{t} ("))
+                    || name.starts_with(&format!("{t}_"))
+                    || name.ends_with(&format!("_{t}"))
+            });
             if is_text {
                 continue;
             }

@@ -38,15 +38,15 @@ fn composed_table(r: &InteractionsOutput) -> Table {
     let mut t = Table::new(&[
         "arm",
         "components",
-        "predicted drop",
-        "measured drop",
+        "predicted_drop",
+        "measured_drop",
         "interaction",
-        "family_low",
-        "family_high",
-        "verdict",
-        "lost",
-        "only jointly",
-        "lost by slice",
+        "ci_family_low",
+        "ci_family_high",
+        "interaction_verdict",
+        "lost_cases",
+        "lost_only_jointly",
+        "lost_by_slice",
     ])
     .align(1, Align::Left)
     .align(7, Align::Left)
@@ -140,17 +140,22 @@ pub fn human(r: &InteractionsOutput) -> String {
             s,
             "Composed cuts: the sum of the parts' drops (predicted) against the cut measured as one arm.\n"
         );
-        // The terminal leaves out the two long text columns (about 220 columns wide with
-        // them); the non-additive cuts below name their parts, and --json and the report's CSV
-        // keep every column.
+        // The terminal leaves out the two long text columns and the lost-case counts (about 220
+        // columns wide with them); the non-additive cuts below name their parts and their lost
+        // cases, and --json and the report's CSV keep every column.
         s.push_str(
             &composed_table(r)
-                .without(&["components", "lost by slice"])
+                .without(&[
+                    "components",
+                    "lost_by_slice",
+                    "lost_cases",
+                    "lost_only_jointly",
+                ])
                 .text(),
         );
         let _ = writeln!(
             s,
-            "(Each cut's parts and its lost cases by slice: --json, or the report's interactions CSV.)"
+            "(Each cut's parts and its lost cases, by slice and only jointly: --json, or the report's interactions CSV.)"
         );
         for c in r
             .composed

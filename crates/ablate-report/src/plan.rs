@@ -111,7 +111,7 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
                 s,
                 "\narms (write them with --out arms.parquet or arms.csv):"
             );
-            let mut t = Table::new(&["arm", "removed", "tokens/call"]).align(1, Align::Left);
+            let mut t = Table::new(&["arm", "removed", "tokens_per_call"]).align(1, Align::Left);
             for a in &r.arms {
                 t.row(vec![
                     a.arm.clone(),

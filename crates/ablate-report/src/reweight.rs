@@ -27,16 +27,16 @@ fn method(r: &ReweightOutput) -> &'static str {
 fn production_table(r: &ReweightOutput) -> Table {
     let mut t = Table::new(&[
         "arm",
-        "drop (set)",
-        "verdict (set)",
-        "drop (production)",
-        "se",
-        "ci_low",
-        "ci_high",
-        "family_low",
-        "family_high",
-        "verdict (production)",
-        "confidence (production)",
+        "drop_eval",
+        "verdict_eval",
+        "drop_production",
+        "se_production",
+        "ci_production_low",
+        "ci_production_high",
+        "ci_production_family_low",
+        "ci_production_family_high",
+        "verdict_production",
+        "confidence_production",
         "flipped",
     ])
     .align(2, Align::Left)
@@ -73,9 +73,9 @@ fn production_table(r: &ReweightOutput) -> Table {
 fn coverage_table(r: &ReweightOutput) -> Table {
     let mut t = Table::new(&[
         "stratum",
-        "eval cases",
-        "eval share",
-        "production share",
+        "eval_cases",
+        "eval_share",
+        "production_share",
         "ratio",
         "status",
     ])

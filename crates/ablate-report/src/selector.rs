@@ -14,11 +14,11 @@ use crate::report::text::{fixed, num, percent, thousands};
 fn table(r: &SelectorOutput) -> Table {
     let mut t = Table::new(&[
         "threshold",
-        "kept tokens",
-        "saved tokens",
+        "kept_tokens_mean",
+        "saving_mean",
         "recovery",
-        "gold miss rate",
-        "measured drop",
+        "gold_miss_rate",
+        "measured_drop",
     ]);
     for p in &r.points {
         t.row(vec![

@@ -13,7 +13,15 @@ use crate::report::text::{num, percent, thousands};
 /// One row per stratum, with the whole traffic first when `with_total`.
 fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
     let mut t = Table::new(&[
-        "stratum", "requests", "changed", "noise", "excess", "se", "ci_low", "ci_high", "p_holm",
+        "stratum",
+        "requests",
+        "changed_rate",
+        "noise_rate",
+        "excess_rate",
+        "se",
+        "ci_low",
+        "ci_high",
+        "p_holm",
         "flagged",
     ]);
     if with_total {

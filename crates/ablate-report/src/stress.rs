@@ -21,16 +21,16 @@ use crate::stats::estimate::Interval;
 fn table(r: &StressOutput) -> Table {
     let mut t = Table::new(&[
         "arm",
-        "drop (main)",
-        "se (main)",
-        "verdict (main)",
-        "confidence (main)",
-        "drop (stress)",
-        "se (stress)",
-        "verdict (stress)",
-        "confidence (stress)",
-        "lost (stress)",
-        "clears both",
+        "drop_main",
+        "se_main",
+        "verdict_main",
+        "confidence_main",
+        "drop_stress",
+        "se_stress",
+        "verdict_stress",
+        "confidence_stress",
+        "lost_stress",
+        "clears_both",
     ])
     .align(3, Align::Left)
     .align(4, Align::Left)

@@ -16,17 +16,17 @@ use crate::report::text::{num, percent_level, thousands};
 fn drops_table(r: &SweepOutput) -> Table {
     let mut t = Table::new(&[
         "arm",
-        "tokens removed",
+        "tokens_removed",
         "score",
         "drop",
         "ci_low",
         "ci_high",
-        "family_low",
-        "family_high",
+        "ci_family_low",
+        "ci_family_high",
         "p_holm",
         "verdict",
         "confidence",
-        "lost",
+        "lost_cases",
         "churn",
     ])
     .align(9, Align::Left)
@@ -284,7 +284,7 @@ pub fn human(r: &SweepOutput) -> String {
         if per_arm(r) {
             format!("{} CI", percent_level(r.confidence_level))
         } else {
-            "family interval (family_low, family_high)".to_string()
+            "family interval (ci_family_low, ci_family_high)".to_string()
         },
         r.min_units,
         if r.clusters.is_some() {

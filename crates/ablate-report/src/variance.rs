@@ -15,13 +15,13 @@ pub fn human(r: &VarianceOutput) -> String {
     let mut s = String::new();
     let mut t = Table::new(&[
         "arm",
-        "within var",
-        "case-means var",
-        "between var",
-        "repeat noise",
+        "within_case_var",
+        "case_means_var",
+        "between_case_var",
+        "repeat_noise_share",
         "churn",
         "mde",
-        "cases needed",
+        "cases_needed",
     ]);
     for a in &r.arms {
         t.row(vec![
