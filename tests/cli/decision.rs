@@ -256,26 +256,75 @@ fn the_cut_is_measured_or_named_as_the_arm_to_run() {
 }
 
 /// Every arm's main-set verdict (verdict, confidence) is the same in sweep, stress, need, the
-/// record and the decision.
+/// record and the decision; and no verb contradicts another (issue 46): the budget `curve` prices
+/// passes the decision's threshold or says it does not, `plan --confirm` never proposes an arm it
+/// predicts to fail, the decision's quality cost is reweight's, and `variance`'s cases needed
+/// are the decision's cases to settle. On the demo and on two simulated worlds (another seed,
+/// and 2,000 cases, where plan --confirm proposes an arm).
+///
+/// Returns, from the second function, how many arms plan --confirm proposed.
 #[test]
 fn no_arm_has_two_main_set_verdicts_anywhere() {
-    let out = tempfile::tempdir().unwrap();
-    json(
-        ablate()
-            .args([
-                "report",
-                "--json",
-                "--quiet",
-                "--bootstrap",
-                "1000",
-                "--out",
-            ])
-            .arg(out.path())
-            .arg(demo()),
+    let root = tempfile::tempdir().unwrap();
+    let other = root.path().join("seed11");
+    let sim = ablate()
+        .args(["simulate", "--seed", "11", "--cases", "400", "--out"])
+        .arg(&other)
+        .args(["--shadow-requests", "500", "--context-requests", "200"])
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
     );
-    let a: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("analysis.json")).unwrap())
-            .unwrap();
+    // A larger set, where the decision has cut candidates and plan --confirm proposes an arm.
+    let large = root.path().join("cases2000");
+    let sim = ablate()
+        .args(["simulate", "--cases", "2000", "--out"])
+        .arg(&large)
+        .args(["--shadow-requests", "0", "--context-requests", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let mut proposed = 0;
+    for (name, dir) in [
+        ("demo", demo()),
+        ("seed11", other.clone()),
+        ("cases2000", large.clone()),
+    ] {
+        let out = root.path().join(format!("rep-{name}"));
+        json(
+            ablate()
+                .args(["report", "--json", "--quiet", "--bootstrap", "1000"])
+                .args([
+                    "--price-per-mtok",
+                    "3",
+                    "--requests-per-day",
+                    "1000000",
+                    "--out",
+                ])
+                .arg(&out)
+                .arg(&dir),
+        );
+        let a: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap())
+                .unwrap();
+        one_verdict_everywhere(&a);
+        proposed += no_verb_contradicts_another(&a, &dir);
+    }
+    assert!(
+        proposed > 0,
+        "no world had an arm for plan --confirm to propose"
+    );
+}
+
+/// The main-set verdicts of `a` (a report's analysis.json) agree in every section.
+fn one_verdict_everywhere(a: &Value) {
     let mut main: BTreeMap<String, (String, String)> = BTreeMap::new();
     for arm in a["sweep"]["arms"].as_array().unwrap() {
         main.insert(
@@ -353,6 +402,108 @@ fn no_arm_has_two_main_set_verdicts_anywhere() {
             "{d}"
         );
     }
+}
+
+/// Budgets, plans, costs and sample sizes of `a` (the report of `dir`) agree with the verdicts.
+fn no_verb_contradicts_another(a: &Value, dir: &std::path::Path) -> usize {
+    let mut proposed = 0;
+    let thr = a["sweep"]["threshold_drop"].as_f64().unwrap();
+    let sweep_arm = |arm: &str| {
+        a["sweep"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["arm"] == arm)
+            .cloned()
+            .unwrap_or_else(|| panic!("no arm {arm}"))
+    };
+    // curve: the priced budget is one its interval confirms, and it says whether that arm's drop
+    // passes the decision's threshold, as the sweep's point verdict does.
+    if let Some(cost) = a["curve"]["cost"].as_object() {
+        let arm = cost["arm"].as_str().unwrap();
+        let s = sweep_arm(arm);
+        assert!((cost["drop"].as_f64().unwrap() - s["drop"].as_f64().unwrap()).abs() < 1e-12);
+        assert_eq!(
+            cost["within_threshold_drop"] == true,
+            s["verdict"] == "removable-on-this-set",
+            "curve prices {arm}: {cost:?} against the sweep's {s}"
+        );
+        let budget = cost["budget_ratio"].as_f64().unwrap();
+        let confirmed = a["curve"]["selectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["min_budget_confident"].as_f64() == Some(budget));
+        assert!(confirmed, "curve prices an unconfirmed budget {budget}");
+    }
+    // plan --confirm (family-wise and per arm): a proposed arm that was not measured is
+    // predicted to pass.
+    for per_arm in [false, true] {
+        let confirm = ablate()
+            .args(["plan", "--json", "--quiet", "--confirm"])
+            .arg(dir)
+            .args(if per_arm { &["--per-arm"][..] } else { &[][..] })
+            .output()
+            .unwrap();
+        if !confirm.status.success() {
+            continue;
+        }
+        let c: Value = serde_json::from_slice(&confirm.stdout).unwrap();
+        proposed += usize::from(c["measured"] == false && !c["arm"].is_null());
+        if c["measured"] == false && !c["arm"].is_null() {
+            assert!(
+                c["drop"].as_f64().unwrap() < thr,
+                "plan proposes a failing arm: {c}"
+            );
+        }
+        if c["predicted_to_fail"] == true {
+            assert!(c["joint_drop"].as_f64().unwrap() >= thr, "{c}");
+        }
+    }
+    // The decision's quality cost is reweight's production drop of that arm (or the sweep's).
+    let d = &a["decision"];
+    if let Some(q) = d["quality_cost"].as_object() {
+        let arm = q["arm"].as_str().unwrap();
+        let expected = if q["on"] == "production" {
+            a["reweight"]["arms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["arm"] == arm)
+                .unwrap()["drop_production"]
+                .as_f64()
+        } else {
+            sweep_arm(arm)["drop"].as_f64()
+        };
+        assert_eq!(q["drop"].as_f64(), expected, "{q:?}");
+    }
+    // variance's cases needed are the decision's cases to settle (for the arms not settled on the
+    // main set; an arm open on a slice only has no main-set figure in the decision).
+    for o in d["inconclusive"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["reason"] == "the interval straddles the threshold")
+    {
+        let v = a["variance"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["arm"] == o["arm"])
+            .unwrap();
+        assert_eq!(v["cases_needed"], o["cases_to_settle"], "{o}");
+    }
+    // A cut the decision makes is never a budget arm the sweep calls needed, and a dollar
+    // figure appears once priced: of the cut, or of the best candidate when nothing is cut.
+    if d["tokens_saved"].is_null() {
+        assert!(
+            d["best_candidate"].is_null() || !d["candidate_cost_per_day"].is_null(),
+            "{d}"
+        );
+    } else {
+        assert!(!d["cost_saved_per_day"].is_null(), "{d}");
+    }
+    proposed
 }
 
 /// One user with 30 changed requests is one observation: with --cluster-by the fallback sign test

@@ -411,10 +411,20 @@ fn terminal_csv_json_and_dataframes_share_their_column_names() {
         assert!(checked > 0 || verb == "shadow", "{verb}: {tables:?}");
         every_column.extend(columns);
     }
-    // The report's CSVs: their headers are the same names.
-    let out = root.path().join("rep");
-    common::report_into(&out, &demo());
-    for csv in [
+    // The report's CSVs, of the demo and of another simulated world: their headers are the same
+    // names.
+    let other = root.path().join("seed11");
+    let sim = ablate()
+        .args(["simulate", "--seed", "11", "--cases", "300", "--out"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let csvs = [
         "drops",
         "production",
         "coverage",
@@ -423,14 +433,20 @@ fn terminal_csv_json_and_dataframes_share_their_column_names() {
         "budget",
         "selector",
         "shadow",
-    ] {
-        let text = std::fs::read_to_string(out.join("tables").join(format!("{csv}.csv"))).unwrap();
-        let header = text.lines().next().unwrap();
-        for h in header.split(',') {
-            assert!(
-                every_column.contains(h),
-                "tables/{csv}.csv: `{h}` is no column of the verbs' DataFrames"
-            );
+    ];
+    for (name, dir) in [("demo", demo()), ("seed11", other)] {
+        let out = root.path().join(format!("rep-{name}"));
+        common::report_into(&out, &dir);
+        for csv in csvs {
+            let file = out.join("tables").join(format!("{csv}.csv"));
+            let text = std::fs::read_to_string(&file).unwrap();
+            let header = text.lines().next().unwrap();
+            for h in header.split(',') {
+                assert!(
+                    every_column.contains(h),
+                    "{name}: tables/{csv}.csv: `{h}` is no column of the verbs' DataFrames"
+                );
+            }
         }
     }
 }
