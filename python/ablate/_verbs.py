@@ -1478,8 +1478,12 @@ def report(
     score_max: Optional[float] = None,
     description: Optional[str] = None,
     out: Optional[PathLike] = None,
+    force: Optional[bool] = None,
     price_per_mtok: Optional[float] = None,
     requests_per_day: Optional[float] = None,
+    by: Optional[List[str]] = None,
+    mix_from: Optional[PathLike] = None,
+    allow_unmeasured: Optional[bool] = None,
     open: Optional[bool] = None,
     confidence: Optional[float] = None,
     seed: Optional[int] = None,
@@ -1536,8 +1540,14 @@ def report(
         description: experiment.toml's `description`, when the experiment is built from tables.
         out: The report folder. Default: a new temporary folder (its path is the result's
             `out`); never a folder in the working directory.
+        force: Replace the report folder even when it holds the report of another experiment (a
+            different set of cases: its analysis.json's `check.set_sha256` differs).
         price_per_mtok: Dollars per million input tokens.
         requests_per_day: Requests per day.
+        by: Stratum column(s) to weight by (repeatable).
+        mix_from: Derive the mix by counting this production log's --by columns.
+        allow_unmeasured: Renormalise over measured strata instead of failing on production
+            strata with no eval case.
         open: Open the page in the default browser when the report is written (when there is a
             display; otherwise say where it is).
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.

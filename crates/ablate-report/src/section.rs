@@ -130,7 +130,27 @@ pub struct Table {
     headers: Vec<String>,
     align: Vec<Align>,
     rows: Vec<Vec<Cell>>,
+    /// The arms are alternatives (no arm removes units): the page's words are "not worse" and
+    /// "worse" instead of "cut" and "keep".
+    comparison: bool,
 }
+
+/// Columns whose values the page shows in the decision's words ([`Table::page_word`]).
+const VERDICT_COLUMNS: &[&str] = &[
+    "verdict",
+    "verdict_eval",
+    "verdict_production",
+    "verdict_main",
+    "verdict_stress",
+];
+
+/// Columns of confidence, shown as "settled" and "not settled" on the page.
+const CONFIDENCE_COLUMNS: &[&str] = &[
+    "confidence",
+    "confidence_production",
+    "confidence_main",
+    "confidence_stress",
+];
 
 impl Table {
     /// A table with these headers; the first column is left-aligned, the rest right-aligned.
@@ -142,7 +162,54 @@ impl Table {
             headers: headers.iter().map(|h| h.to_string()).collect(),
             align,
             rows: Vec::new(),
+            comparison: false,
         }
+    }
+
+    /// Shows verdicts as "not worse" and "worse" on the page (the arms are alternatives).
+    pub fn comparison(mut self, comparison: bool) -> Self {
+        self.comparison = comparison;
+        self
+    }
+
+    /// What the HTML and Markdown pages show for `cell` in column `col`: the decision's words for
+    /// verdicts ("cut" for removable-on-this-set, "keep" for needed; "not worse" and "worse" for
+    /// alternatives) and confidence ("settled", "not settled"); anything else as it is. The
+    /// terminal, CSV, JSON and DataFrames keep the values scripts read; [`Table::legend`] says
+    /// which word stands for which.
+    pub fn page_word<'a>(&self, col: usize, cell: &'a str) -> &'a str {
+        let header = self.headers.get(col).map_or("", String::as_str);
+        if VERDICT_COLUMNS.contains(&header) {
+            match (cell, self.comparison) {
+                ("removable-on-this-set", false) => "cut",
+                ("needed", false) => "keep",
+                ("removable-on-this-set", true) => "not worse",
+                ("needed", true) => "worse",
+                _ => cell,
+            }
+        } else if CONFIDENCE_COLUMNS.contains(&header) {
+            match cell {
+                "confident" => "settled",
+                "inconclusive" => "not settled",
+                _ => cell,
+            }
+        } else {
+            cell
+        }
+    }
+
+    /// The legend of [`Table::page_word`] when the table has a verdict or confidence column.
+    pub fn legend(&self) -> Option<String> {
+        let words = self.headers.iter().any(|h| {
+            VERDICT_COLUMNS.contains(&h.as_str()) || CONFIDENCE_COLUMNS.contains(&h.as_str())
+        });
+        words.then(|| {
+            if self.comparison {
+                "not worse = removable-on-this-set (within the threshold), worse = needed; settled = confident, not settled = inconclusive (the values of the CSV and JSON)".to_string()
+            } else {
+                "cut = removable-on-this-set, keep = needed (with settled: the decision's cut and keep); settled = confident, not settled = inconclusive (the values of the CSV and JSON)".to_string()
+            }
+        })
     }
 
     /// Number of rows.
@@ -188,6 +255,7 @@ impl Table {
                         .collect()
                 })
                 .collect(),
+            comparison: self.comparison,
         }
     }
 
@@ -256,7 +324,17 @@ impl Table {
             "---|".repeat(self.headers.len())
         );
         for r in &self.rows {
-            let _ = writeln!(s, "| {} |", row(&mut r.iter().map(Cell::shown)));
+            let _ = writeln!(
+                s,
+                "| {} |",
+                row(&mut r
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| self.page_word(i, c.shown())))
+            );
+        }
+        if let Some(legend) = self.legend() {
+            let _ = writeln!(s, "\n{}", escape::markdown(&legend));
         }
         s
     }
@@ -264,15 +342,19 @@ impl Table {
     /// An HTML `<table>`, every cell escaped.
     pub fn html(&self) -> String {
         let esc = escape::html;
-        let mut s = String::from("<table class=\"data\"><thead><tr>");
+        let mut s = String::from("<table class=\"data\">");
+        if let Some(legend) = self.legend() {
+            let _ = write!(s, "<caption>{}</caption>", esc(&legend));
+        }
+        s.push_str("<thead><tr>");
         for h in &self.headers {
             let _ = write!(s, "<th>{}</th>", esc(h));
         }
         s.push_str("</tr></thead><tbody>");
         for r in &self.rows {
             s.push_str("<tr>");
-            for c in r {
-                let _ = write!(s, "<td>{}</td>", esc(c.shown()));
+            for (i, c) in r.iter().enumerate() {
+                let _ = write!(s, "<td>{}</td>", esc(self.page_word(i, c.shown())));
             }
             s.push_str("</tr>");
         }

@@ -116,7 +116,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String], comparison: bool) -> Vec<Se
             sides: None,
             comparison,
         },
-        table: drops_table(s),
+        table: drops_table(s).comparison(comparison),
     }];
     out.extend(churn_section(s));
     out
