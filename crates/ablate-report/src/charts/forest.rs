@@ -96,6 +96,8 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
         // `max_light_lines(0)` would hang plotters.
         .light_line_style(TRANSPARENT)
         .bold_line_style(GREY.mix(0.25))
+        // No tick marks on the rows: segment edges would carry empty ones.
+        .set_tick_mark_size(LabelAreaPosition::Left, 0)
         .x_labels(if layout.width < super::WIDTH { 5 } else { 9 })
         .y_labels(segments)
         .y_label_formatter(&formatter)

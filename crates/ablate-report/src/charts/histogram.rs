@@ -19,6 +19,8 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
         .map_or(1.0, |b| b.1)
         .max(marks.iter().map(|m| m.0).fold(0.0, f64::max));
     let y1 = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64 * 1.08;
+    // A band above the bins for the legend, so that it covers no bar.
+    let y1 = y1 * (1.0 + super::legend_share(layout, root, marks.len()));
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", layout.caption))
         .margin(12)

@@ -28,6 +28,8 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
             })
             .chain(marks.iter().map(|m| m.0)),
     );
+    // A band above the data for the legend, so that it covers no line.
+    let y1 = y1 + (y1 - y0) * super::legend_share(layout, root, lines.len() + marks.len());
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", layout.caption))
         .margin(12)
@@ -82,7 +84,7 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.9))
         .border_style(GREY)
         .label_font(("sans-serif", layout.text))

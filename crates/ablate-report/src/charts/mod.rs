@@ -355,6 +355,26 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// The share of a chart's data range to add above the data so that a legend of `entries` lines
+/// (in the upper right) sits over empty space: the legend's height over the plot's.
+fn legend_share<DB: DrawingBackend>(
+    layout: &Layout,
+    root: &DrawingArea<DB, Shift>,
+    entries: usize,
+) -> f64 {
+    if entries == 0 {
+        return 0.0;
+    }
+    let (_, height) = root.dim_in_pixel();
+    let plot = f64::from(
+        height
+            .saturating_sub(60 + 2 * layout.text + layout.caption)
+            .max(100),
+    );
+    let legend = entries as f64 * f64::from(layout.text + 8) + 14.0;
+    (legend / (plot - legend).max(40.0)).min(1.5)
+}
+
 /// Pixels for the widest of `labels` at `per_char` pixels a column, with a margin.
 fn label_width(labels: &[String], per_char: u32) -> u32 {
     labels
