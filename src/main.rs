@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
+            let e = e.for_user();
             eprintln!("ablate: error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }

@@ -193,12 +193,11 @@ def sweep(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -299,12 +298,11 @@ def variance(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -412,12 +410,11 @@ def reweight(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -518,12 +515,11 @@ def stress(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -624,12 +620,11 @@ def interactions(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -680,7 +675,7 @@ def plan(
         unit: Only these units (repeatable; default: every unit of the table).
         cases: Cases per arm. Default: 500.
         repeats: Repeats per case. Default: 3.
-        tokens_per_call: Full prompt tokens per call (default: Σ unit tokens).
+        tokens_per_call: Full prompt tokens per call (default: the sum of the units' tokens).
         price_per_mtok: Price per million input tokens, for the dollar cost.
         sd: sd of per-case paired differences, for power.
         pilot: A pilot experiment to estimate the sd from (median over its leave-one-out arms,
@@ -699,12 +694,11 @@ def plan(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -810,12 +804,11 @@ def need(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -920,12 +913,11 @@ def curve(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1026,12 +1018,11 @@ def selector(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1135,12 +1126,11 @@ def record(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1333,12 +1323,11 @@ def watch(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1553,12 +1542,11 @@ def report(
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
-        bootstrap: Bootstrap resamples for confidence intervals (0 = normal approximation only).
-            At least 10/(1 − confidence), so that 5 resamples lie beyond each end of the
-            interval: 200 at the default 95%, 1,000 at 99%; fewer are refused. At most
-            1,000,000. A drop's interval uses them only from 100,000 cases (or clusters); below
-            that it is a small-sample interval (docs/statistics.md), and sweep draws no
-            resamples. Default: 10000.
+        bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
+            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
+            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
+            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
+            normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at

@@ -345,6 +345,17 @@ fn reweight_of(
 }
 
 /// Whether an arm other than the baseline has a budget ratio (the budget curve's input).
+/// Whether `verb` on `exp` draws bootstrap resamples, so that `--bootstrap`'s floor
+/// B ≥ 10/(1 − confidence) ([`crate::analysis::min_bootstrap`]) applies: a drop's interval uses
+/// them only from [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) cases or
+/// clusters of the main set, and `curve`'s retention (also in `report`) whenever there are
+/// budget arms. Below that no resample is drawn and `--bootstrap` is not used.
+pub fn draws_resamples(exp: &Experiment, verb: Verb) -> bool {
+    let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
+    (verb.reads_matrix() && paired.bootstraps_means())
+        || (matches!(verb, Verb::Curve | Verb::Report) && has_budget_arms(exp))
+}
+
 fn has_budget_arms(exp: &Experiment) -> bool {
     exp.arms.as_ref().is_some_and(|a| {
         a.specs

@@ -16,14 +16,11 @@ use super::{Apply as _, Global, config, emit, emit_warned, load};
 
 /// Validate an experiment folder and print what it holds.
 ///
-/// Reads experiment.toml and every table, checks columns, types and values (NaN or infinite
-/// scores, duplicate rows, case ids the cases table lacks, arms missing from arms, units missing
-/// from units, negative tokens, mix shares that do not sum to 1, empty, truncated or non-Parquet
-/// files) and prints cases (main and stress), arms, repeats, blocks and units, strata and the
-/// tables present, with warnings for unbalanced repeats and cases missing from arms. Exits 2 on
-/// the first error. Shadow and context logs are checked for columns only, so this stays fast on
-/// large logs. The other verbs read only the tables they use (`sweep` skips case_units, mix,
-/// passages and the logs), so run `check` once on a new folder.
+/// Reads experiment.toml and every table, checks their columns, types and values, and prints the
+/// cases, arms, repeats, blocks and units, strata and the tables found, with a warning for anything
+/// unbalanced. Exits 2 on the first error, naming the file, the column and the row. The other verbs
+/// read only the tables they use, so run `check` once on a new folder. The tables and their
+/// columns: docs/experiment.md.
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {
     /// Experiment folder.
@@ -59,17 +56,12 @@ pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
 
 /// Every arm against the baseline: drops with confidence intervals, verdicts, churn, lost cases.
 ///
-/// For each arm, on the main set (stress cases excluded) and over the cases it shares with the
-/// baseline: score, paired drop (baseline − arm) with its standard error (clustered when cases
-/// have a `cluster` column), a percentile-bootstrap CI (cases or clusters resampled, one joint
-/// resample for every arm; --bootstrap 0 gives drop ± z·se), the correlation rho of baseline and
-/// arm case means, a one-sided p for drop > 0 Holm-adjusted across arms, an exact McNemar p for
-/// 0/1 scores with one repeat, the verdict against threshold_drop (needed if drop ≥ threshold)
-/// and whether the CI is wholly on the verdict's side (confident) or not (inconclusive); tokens
-/// removed, lost and gained cases, lost cases by slice, churn and missing cases. The churn
-/// floor (baseline cases whose pass/fail changes between repeats) is printed under the table.
-/// Cost: one pass over the case × arm matrix per resample; 10,000 resamples of 500 cases × 40
-/// arms take well under a second.
+/// For each arm, on the main set: its score, the paired drop (baseline − arm) with its interval and
+/// family-wise interval, the verdict against threshold_drop (needed or removable-on-this-set) and
+/// whether the family interval settles it (confident or inconclusive), the cases it loses and
+/// gains, and churn. Under the table: the churn floor, the family rule and the smallest threshold
+/// these cases can certify. Intervals, guarantees and p-values: docs/statistics.md (drop, CI,
+/// family).
 #[derive(Debug, Args)]
 pub(super) struct SweepArgs {
     /// Experiment folder.
@@ -88,12 +80,11 @@ pub(super) fn sweep(args: SweepArgs, g: &Global) -> Result<String> {
 
 /// Repeat variance, churn, the minimum detectable drop and the cases needed.
 ///
-/// For every arm (the baseline included): within-case variance across repeats, variance of
-/// case means, between-case variance (case-means variance − within/K), the share of the spread
-/// that is repeat noise, churn, the minimum detectable drop at 80% power
-/// ((z(1−α/2) + z(0.8))·se of the drop) and the cases needed to detect threshold_drop. Says
-/// plainly when the threshold is below what the set can detect, and whether more repeats or
-/// more cases would help (Miller 2024: Var(mean) = (Var(x) + E[σ²]/K)/n).
+/// For every arm: how much of the spread is repeat noise and how much is between cases, churn, the
+/// smallest drop the set can detect at 80% power, and the cases that would settle the arm (the
+/// same figure as the decision's cases_to_settle). Says plainly when the threshold is below what
+/// the set can detect, and whether more repeats or more cases would help. Formulas:
+/// docs/statistics.md (variance).
 #[derive(Debug, Args)]
 pub(super) struct VarianceArgs {
     /// Experiment folder.
@@ -112,9 +103,9 @@ pub(super) fn variance(args: VarianceArgs, g: &Global) -> Result<String> {
 
 /// The main set next to the stress slice: a cut must clear both thresholds.
 ///
-/// For every arm, the paired drop and its se on the main set (verdict against threshold_drop)
-/// and on the stress slice, the cases marked stress = true (verdict against
-/// stress_threshold_drop), the stress cases lost, and whether the cut is removable on both.
+/// For every arm, the drop and its verdict on the main set (against threshold_drop) and on the
+/// stress slice, the cases marked stress = true (against stress_threshold_drop), the stress cases
+/// lost, and whether the cut is removable on both. Formulas: docs/statistics.md (stress).
 #[derive(Debug, Args)]
 pub(super) struct StressArgs {
     /// Experiment folder.
@@ -134,16 +125,12 @@ pub(super) fn stress(args: StressArgs, g: &Global) -> Result<String> {
 
 /// Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
 ///
-/// Leave-one-out drops are each measured with everything else present, and they need not add:
-/// two units carrying the same fact each look free to remove. For every composed arm (explicit
-/// `components` in the arms table, or else the exact cover of its removed units by the fewest
-/// other measured arms) it reports the predicted drop (sum of the parts) and score, the measured
-/// ones, the interaction (measured − predicted) with se and joint-bootstrap CI, super-additive /
-/// sub-additive / additive, the lost cases by slice, the cases lost only when the parts are cut
-/// together, and where the loss concentrates. Also: the pairwise matrix (every two-unit arm whose
-/// singles were measured); exact Shapley values and interaction indices when the arms cover all
-/// 2^k subsets of k ≤ 12 units; and, for arms labelled with a `design` (ablate plan), main
-/// effects and two-factor interactions by least squares with case-level se.
+/// Leave-one-out drops are each measured with everything else present, and they need not add: two
+/// units carrying the same fact each look free to remove. For every composed arm: the drop its
+/// parts predict, the drop measured, the difference with its verdict, and the cases lost only when
+/// the parts are cut together. Also the pairwise matrix, exact Shapley values when the arms cover
+/// every subset, and main effects for arms of a planned design. Formulas: docs/statistics.md
+/// (interactions).
 #[derive(Debug, Args)]
 pub(super) struct InteractionsArgs {
     /// Experiment folder.
@@ -162,13 +149,10 @@ pub(super) fn interactions(args: InteractionsArgs, g: &Global) -> Result<String>
 
 /// Per-case needed tokens (oracle) and the needed context fraction.
 ///
-/// Adds up, per main-set case, the tokens each block's rule in experiment.toml keeps: always
-/// (every unit), needed_units (units no measured arm within the block showed removable),
-/// through_gold_rank (passages down to the case's gold passage; all when it was not retrieved)
-/// and when:<column>=<value>. Unit tokens come from case_units, else units. Reports needed and
-/// sent tokens per block, the fraction needed / sent, the same weighted to the production mix,
-/// and whether it is an oracle figure (gold labels are not available at serve time, so it is an
-/// upper bound on what any deployable selector can save).
+/// Adds up, per case, the tokens each block's need rule in experiment.toml keeps, and prints the
+/// needed and sent tokens per block, the fraction needed, the same weighted to production, and
+/// whether it is an oracle figure (from gold labels, so an upper bound on what a deployable
+/// selector can save). Rules and formulas: docs/statistics.md (need).
 #[derive(Debug, Args)]
 pub(super) struct NeedArgs {
     /// Experiment folder.
@@ -194,13 +178,11 @@ pub(super) fn need(args: NeedArgs, g: &Global) -> Result<String> {
 
 /// Quality-vs-budget curves per selector; the smallest budget keeping quality; cost.
 ///
-/// Points are the arms with a budget_ratio (the baseline is 1.0), one curve per selector.
-/// Retention = arm score / baseline score over paired cases (a ratio of means, so cases the
-/// full context fails do not divide by zero), with a joint-bootstrap CI. Reports the smallest
-/// budget reaching quality_threshold and the smallest that confidently does (the family
-/// interval of arm score − quality_threshold × baseline score, as sweep judges drops). With
-/// --price-per-mtok and --requests-per-day: daily cost at full context and at that budget, and
-/// the savings per day, month and in percent.
+/// One curve per selector over the arms with a budget_ratio: the retention (arm score / baseline
+/// score) at each budget with its interval, the smallest budget that reaches quality_threshold and
+/// the smallest the interval confirms. With --price-per-mtok and --requests-per-day: the daily cost
+/// at full context and at the confirmed budget, and the saving. Formulas: docs/statistics.md
+/// (curve).
 #[derive(Debug, Args)]
 pub(super) struct CurveArgs {
     /// Experiment folder.
@@ -268,11 +250,10 @@ pub(super) fn curve(args: CurveArgs, g: &Global) -> Result<String> {
 
 /// Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
 ///
-/// For thresholds 0.00, 0.05, …, 1.00 (and every selector_threshold an arm was run with), each
-/// main-set case keeps the passages scoring at or above the threshold. Reports kept and saved
-/// passage tokens, recovery (saving / oracle saving, where the oracle keeps passages down to the
-/// gold one), the share of cases whose gold passage is dropped, and the drop measured by the arm
-/// run at that threshold.
+/// For thresholds 0.00, 0.05, …, 1.00 (and every selector_threshold an arm ran with), each case
+/// keeps the passages scoring at or above the threshold: the tokens saved, the share of the
+/// oracle's saving recovered, the cases whose gold passage is dropped, and the drop measured by the
+/// arm run at that threshold. Formulas: docs/statistics.md (selector).
 #[derive(Debug, Args)]
 pub(super) struct SelectorArgs {
     /// Experiment folder.
@@ -291,11 +272,10 @@ pub(super) fn selector(args: SelectorArgs, g: &Global) -> Result<String> {
 
 /// The decision record (JSON): the needed context fraction with what produced it.
 ///
-/// claim, value, needed and sent tokens, the set and the SHA-256 of its sorted case ids (first
-/// 16 hex digits: `LC_ALL=C sort ids.txt | sha256sum` reproduces it), cases, threshold, baseline score,
-/// repeats, churn floor, model, measured_at, whether the figure is an oracle (and why), whether
-/// a composed cut was measured and checked, the known coverage gap, the value weighted to
-/// production, the stress slice's verdicts, and ablate's version, seed and bootstrap. Always JSON.
+/// The claim and its value, with the set and the hash of its case ids, the threshold, the baseline,
+/// the repeats and churn floor, the model and date, whether the figure is an oracle, whether a
+/// composed cut was checked, the known coverage gap, the value in production, the stress slice's
+/// verdicts, and ablate's version, seed and bootstrap. Always JSON. The fields: docs/tables.md.
 #[derive(Debug, Args)]
 pub(super) struct RecordArgs {
     /// Experiment folder.

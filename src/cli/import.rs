@@ -21,39 +21,7 @@ pub(super) enum Harness {
     Promptfoo,
 }
 
-/// Turn a harness's logs into an experiment folder: Inspect AI, lm-evaluation-harness, promptfoo.
-///
-/// SOURCES are files or folders (read recursively for that harness's files). Writes results,
-/// cases, arms, sources (each file with its SHA-256, harness version and what was taken), runs
-/// (one row per run: revision, model, samples, errors, mean, whether it stands out) and samples as
-/// Parquet, and experiment.toml with set, model and measured_at from the logs, then prints what it
-/// found: cases, arms, repeats per arm, the scores found and the one chosen, and everything skipped
-/// and why. `ablate check` and `ablate report` work on the folder straight after.
-///
-/// inspect: case = sample id, checked against the sample's input and target (an id holding
-/// different questions in different logs is refused; --pair-by input pairs by their hash),
-/// repeat = epoch and run, score = scores[SCORER].value (C/I/P/N → 1/0/0.5/0,
-/// booleans 1/0; a dict or list value needs --score SCORER.KEY; C/I also fill `passed`),
-/// tokens_in = the input tokens sent (cache reads counted once: before Inspect 0.3.184, OpenAI's
-/// input_tokens already included them), arm = the task argument, task, model or tags that
-/// differ between logs, with "| model" when models differ. Logs not finished with status success,
-/// samples with an error or a limit, and a second copy of the same run are skipped and reported.
-/// lm-eval: case = doc_id where doc_hash agrees (else one case per document), arm = the task and
-/// the model (named by the model when a task ran on several), split into one arm per prompt when
-/// runs gave different prompts (prompt_hash), named by the folder that tells them apart; repeat = runs with identical prompts in date order; score = a per-sample
-/// metric (corpus metrics such as f1 are refused); --filter chooses among filters. promptfoo: arm
-/// = prompt label or template (| provider when several; a multi-line one by its file, else
-/// prompt-<hash>, the template in arms.prompt), case = the test's description or a hash
-/// of its vars (never testIdx), repeat = order of occurrence, score = score or --score
-/// NAMED_SCORE, passed = success; error rows (failureReason 2) are skipped and reported.
-///
-/// --skip-invalid skips files that cannot be read, listing each. --arm NAME=GLOB names arms yourself. Arms that share no case with the baseline are refused;
-/// a single arm is written with a note, and `check` refuses it until an arm is added.
-///
-/// Without --threshold, threshold_drop is written as a placeholder that every verb refuses: agree
-/// the drop that matters before reading the results. Example:
-///   ablate import inspect logs/ --out exp --threshold 0.02 --baseline full && ablate report exp
-/// `--pair-by`.
+/// `--pair-by`: what pairs an Inspect sample with the same case in another log.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PairByArg {
     /// The sample id.
@@ -62,6 +30,14 @@ enum PairByArg {
     Input,
 }
 
+/// Turn a harness's logs into an experiment folder: Inspect AI, lm-evaluation-harness, promptfoo.
+///
+/// SOURCES are files or folders. Writes results, cases, arms, sources (each file with its SHA-256),
+/// runs (one row per run, with any that stands out flagged) and samples, and experiment.toml with
+/// the set, model and date from the logs; then prints the cases, arms, repeats and scores found,
+/// and everything skipped and why. Two prompts, two models or two questions are never merged: the
+/// import is refused with the reason. Without --threshold, every verb refuses the folder until the
+/// threshold is agreed in experiment.toml. How each harness maps: docs/import.md.
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
     /// inspect, lm-eval or promptfoo.

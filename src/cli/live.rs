@@ -15,21 +15,13 @@ use super::{Apply as _, Global, emit, log_table};
 
 /// Shadow traffic: how many requests changed behaviour, above the replay noise floor.
 ///
-/// FILE is a shadow table (request_id, variant = production | replay | candidate, answer[,
-/// score, tokens_in, stratum columns]) or an experiment folder holding one. Per request with all
-/// three variants: changed = candidate answer ≠ production answer, noise = replay answer ≠
-/// production answer; excess_rate = mean(changed − noise) with se and CI. With --by COL, the
-/// same per stratum with Holm-adjusted one-sided p-values, flagging strata that changed beyond
-/// the noise. Tokens (mean, p50, p95, p99) per variant and the saving; score delta when scored.
-///
-/// Requests of one user are not independent: --cluster-by user gives standard errors from a
-/// Poisson bootstrap over users (each user weighted Poisson(1) per replicate, from a hash).
-///
-/// The file is streamed, never loaded whole: when its requests do not fit --memory (default
-/// 4GiB) it is read in several passes, each over a hash partition of request ids (of clusters
-/// with --cluster-by). For a log in a warehouse, `ablate sql shadow` prints the reduction to run
-/// there; then `ablate shadow --from-aggregates agg.parquet --by COL` (token percentiles from
-/// its log-spaced bins are within 4.4%; everything else is exact).
+/// FILE is a shadow table (request_id, variant = production | replay | candidate, answer, and
+/// optionally score, tokens_in and stratum columns) or an experiment folder holding one. Prints how
+/// often the candidate's answer differs from production's beyond the replay's own noise, with its
+/// interval, per stratum with --by (flagging strata that changed), and the tokens saved. Requests
+/// of one user are not independent: --cluster-by user. The file is streamed in bounded memory
+/// (--memory); for a log in a warehouse, see `ablate sql shadow`. Formulas: docs/statistics.md
+/// (shadow); scale: docs/scale.md.
 #[derive(Debug, Args)]
 pub(super) struct ShadowArgs {
     /// Shadow table, or an experiment folder with one (not given with --from-aggregates).
@@ -90,23 +82,12 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
 
 /// Context sizes: percentiles, composition by source, budget use, overflow; policy replay.
 ///
-/// FILE is a context log (request_id, source, tokens[, step, mandatory, priority, relevance,
-/// content_hash, model_limit, expected_output]) or an experiment folder holding one. A call is
-/// (request_id, step). Reports calls, size mean/p50/p95/p99/max, each source's share of all
-/// tokens, the hard input limit (model_limit − expected_output − output buffer − safety margin,
-/// per call from the log, else from --policy or the flags), utilisation, overflow and soft-limit
-/// crossing rates, and growth per agent step. --policy FILE (TOML: model_limit,
-/// expected_output, output_buffer, safety_margin, soft_limit_ratio, global_budget, [budgets]
-/// source = tokens) replays the budget manager: dedupe by content hash (the first copy stays),
-/// mandatory first, CONTEXT_BUDGET_EXCEEDED when mandatory alone overflows (counted, never
-/// truncated), then optional items by priority (lower number first), then relevance (higher
-/// first), within per-source and global budgets.
-///
-/// The log is streamed; when it does not fit --memory it is read in several passes over hash
-/// partitions of request ids. For a log in a warehouse, `ablate sql context` prints the
-/// reduction (with the same limit flags); then `ablate context --from-aggregates agg.parquet`
-/// (size percentiles, the largest call and the histogram from log-spaced bins, within 4.4%;
-/// counts, rates and means exact; no policy replay, which needs every item).
+/// FILE is a context log (request_id, source, tokens, and optionally step, mandatory, priority,
+/// relevance, content_hash, model_limit, expected_output) or an experiment folder holding one.
+/// Prints the size percentiles per call, each source's share, the hard input limit, utilisation,
+/// overflow and growth per agent step. --policy FILE (TOML) replays a budget manager on the log.
+/// Streamed in bounded memory (--memory); for a log in a warehouse, see `ablate sql context`. The
+/// policy file and formulas: docs/statistics.md (context); scale: docs/scale.md.
 #[derive(Debug, Args)]
 pub(super) struct ContextArgs {
     /// Context log, or an experiment folder with one (not given with --from-aggregates).

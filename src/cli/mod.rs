@@ -2,6 +2,7 @@
 //! struct, whose doc comment is its `--help`, beside the function that runs it, in the module of
 //! its family; this module holds the global options, the verb list and what the verbs share.
 
+mod examples;
 mod experiment;
 mod import;
 mod live;
@@ -11,6 +12,7 @@ mod report_cmd;
 mod reweight;
 mod schema;
 mod sequential;
+mod shell;
 mod simulate;
 mod sql;
 
@@ -56,6 +58,10 @@ struct Common {
     /// No progress bars on stderr.
     #[arg(long, global = true, help_heading = "Output")]
     quiet: bool,
+    /// Human tables with every column, however wide. By default a table keeps the columns that
+    /// fit in 120 characters, those a reader needs first, and names the others below it.
+    #[arg(long, global = true, help_heading = "Output")]
+    wide: bool,
 }
 
 /// Declares the subcommands, one row each: the variant, its `Args` struct (whose doc comment is
@@ -88,25 +94,48 @@ macro_rules! commands {
 }
 
 commands! {
+    #[command(after_help = examples::CHECK)]
     Check(experiment::CheckArgs) => experiment::check,
+    #[command(after_help = examples::SWEEP)]
     Sweep(experiment::SweepArgs) => experiment::sweep,
+    #[command(after_help = examples::VARIANCE)]
     Variance(experiment::VarianceArgs) => experiment::variance,
+    #[command(after_help = examples::REWEIGHT)]
     Reweight(reweight::ReweightArgs) => reweight::reweight,
+    #[command(after_help = examples::STRESS)]
     Stress(experiment::StressArgs) => experiment::stress,
+    #[command(after_help = examples::INTERACTIONS)]
     Interactions(experiment::InteractionsArgs) => experiment::interactions,
+    #[command(after_help = examples::PLAN)]
     Plan(plan::PlanArgs) => plan::plan,
+    #[command(after_help = examples::NEED)]
     Need(experiment::NeedArgs) => experiment::need,
+    #[command(after_help = examples::CURVE)]
     Curve(experiment::CurveArgs) => experiment::curve,
+    #[command(after_help = examples::SELECTOR)]
     Selector(experiment::SelectorArgs) => experiment::selector,
+    #[command(after_help = examples::RECORD)]
     Record(experiment::RecordArgs) => experiment::record,
+    #[command(after_help = examples::SHADOW)]
     Shadow(live::ShadowArgs) => live::shadow,
+    #[command(after_help = examples::CONTEXT)]
     Context(live::ContextArgs) => live::context,
+    #[command(after_help = examples::WATCH)]
     Watch(sequential::WatchArgs) => sequential::watch,
+    #[command(after_help = examples::NEXT)]
     Next(sequential::NextArgs) => sequential::next,
+    #[command(after_help = examples::REPORT)]
     Report(report_cmd::ReportArgs) => report_cmd::report,
+    #[command(after_help = examples::SIMULATE)]
     Simulate(simulate::SimulateArgs) => simulate::simulate,
+    #[command(after_help = examples::IMPORT)]
     Import(import::ImportArgs) => import::import,
+    #[command(after_help = examples::SQL)]
     Sql(sql::SqlArgs) => sql::sql,
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions(shell::CompletionsArgs) => shell::completions,
+    #[command(after_help = examples::MAN)]
+    Man(shell::ManArgs) => shell::man,
     /// Every verb's tables and options, the manifest keys and the experiment's tables, as JSON
     /// (for the Python module and other wrappers).
     #[command(hide = true)]
@@ -259,14 +288,6 @@ fn validate(g: &Global) -> Result<()> {
             g.confidence
         )));
     }
-    let min = analysis::min_bootstrap(g.confidence);
-    if g.bootstrap > 0 && g.bootstrap < min {
-        return Err(Error::Usage(format!(
-            "--bootstrap {} is too few resamples for {} intervals: a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {min} or more (the default, 10,000, is better), or --bootstrap 0 for normal-approximation intervals",
-            g.bootstrap,
-            ablate::report::text::percent_level(g.confidence),
-        )));
-    }
     if g.bootstrap > MAX_BOOTSTRAP {
         return Err(Error::Usage(format!(
             "--bootstrap {} is more than {MAX_BOOTSTRAP} resamples; 10,000 already gives percentile intervals to about ±0.001 of their level",
@@ -299,6 +320,15 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
 /// (unless --quiet).
 fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
     let exp = Experiment::load_tables(dir, g.from_aggregates.as_deref(), verb.reads())?;
+    // The floor on resamples holds only where they are drawn (B is otherwise unused).
+    let min = analysis::min_bootstrap(g.confidence);
+    if g.bootstrap > 0 && g.bootstrap < min && ablate::analysis::all::draws_resamples(&exp, verb) {
+        return Err(Error::Usage(format!(
+            "--bootstrap {} is too few resamples for {} intervals: this experiment's intervals use the bootstrap, and a percentile interval needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}. Use --bootstrap {min} or more (the default, 10,000, is better), or --bootstrap 0 for normal-approximation intervals",
+            g.bootstrap,
+            ablate::report::text::percent_level(g.confidence),
+        )));
+    }
     if !g.quiet {
         for w in &exp.warnings {
             eprintln!("ablate: warning: {w}");
@@ -361,7 +391,7 @@ fn emit<T: serde::Serialize>(
     group: &str,
     r: &T,
     exp: Option<&Experiment>,
-    human: fn(&T) -> String,
+    human: impl Fn(&T) -> String,
 ) -> Result<String> {
     if g.export.is_some() {
         export(g, group, &to_value(r)?, exp)?;
@@ -380,7 +410,7 @@ fn emit_warned<T: serde::Serialize>(
     verb: Verb,
     r: &T,
     exp: &Experiment,
-    human: fn(&T) -> String,
+    human: impl Fn(&T) -> String,
 ) -> Result<String> {
     let value = report::with_warnings(r, &exp.warnings)?;
     export(g, verb.name(), &value, Some(exp))?;
@@ -393,6 +423,7 @@ fn emit_warned<T: serde::Serialize>(
 
 /// Runs the parsed command and returns what to print on stdout.
 pub fn run(cli: Cli) -> Result<String> {
+    ablate::report::section::set_wide(cli.common.wide);
     let mut g = Global::new(&cli.common);
     let args = cli.command.args();
     args.apply(&mut g);

@@ -70,11 +70,11 @@ pub(super) struct Statistics {
     pub(super) level: Level,
     #[command(flatten)]
     pub(super) seed: Seed,
-    /// Bootstrap resamples for confidence intervals (0 = normal approximation only). At least
-    /// 10/(1 − confidence), so that 5 resamples lie beyond each end of the interval: 200 at the
-    /// default 95%, 1,000 at 99%; fewer are refused. At most 1,000,000. A drop's interval uses
-    /// them only from 100,000 cases (or clusters); below that it is a small-sample interval
-    /// (docs/statistics.md), and sweep draws no resamples.
+    /// Bootstrap resamples, for the intervals that use them: a drop's from 100,000 cases (or
+    /// clusters) up, and curve's retention. Below 100,000 a drop's interval is a small-sample one
+    /// (docs/statistics.md) and none are drawn. When they are drawn: at least
+    /// 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives normal-approximation
+    /// intervals instead.
     #[arg(long, default_value_t = DEFAULT_BOOTSTRAP)]
     pub(super) bootstrap: usize,
     /// Judge each arm at its own confidence level instead of family-wise. By default a verdict

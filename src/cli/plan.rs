@@ -17,21 +17,16 @@ use super::{Apply as _, Global, load};
 
 /// Emit an arms table for a design, with its cost and power.
 ///
-/// Designs over the units of a units table (or the --unit ones): loo (baseline + one arm per
-/// unit), pairs (+ every pair: the interaction matrix), factorial (all 2^k subsets, k ≤ 12:
-/// Shapley values), fractional (a regular two-level design of resolution V within 128 arms where
-/// one exists, else IV; e.g. 2^(5−1) in 16 arms with I = ABCDE; generators, defining relation and
-/// alias structure are printed). Reports arms, calls (arms × cases × repeats), input tokens and
-/// dollars, and with --sd or --pilot the minimum detectable drop at 80% power and the cases needed
-/// to detect threshold_drop. --out writes the arms table (.parquet or .csv) that `ablate` reads;
-/// `ablate simulate --design FILE` simulates it.
+/// Designs over the units of a units table (or the --unit ones): loo (one arm per unit), pairs
+/// (every pair too), factorial (all subsets: Shapley values) and fractional (a two-level design of
+/// resolution V or IV, with its generators and aliases). Prints the arms, calls, tokens and
+/// dollars, and with --sd or --pilot the smallest drop it can detect, the cases needed and the
+/// smallest threshold it can certify. --out writes the arms table.
 ///
-/// --confirm DIR plans the arm that confirms an experiment's decision: when its cut candidates
-/// (units each confidently removable) were never measured together, the arm removing all of
-/// them (`without-a+b+…`), the drop their arms predict together and the cases it needs to settle
-/// at 80% power; --out writes the experiment's arms table with that arm added. Put it in place of
-/// the folder's arms table yourself (ablate never replaces an experiment's table), and `ablate
-/// next` schedules the new arm.
+/// --confirm DIR plans the arm that confirms an experiment's cut candidates together, with the
+/// drop their arms predict and the cases it needs; --out writes the experiment's arms table with
+/// that arm added (put it in place yourself; `ablate next` schedules it). Formulas:
+/// docs/statistics.md (plan).
 #[derive(Debug, Args)]
 pub(super) struct PlanArgs {
     /// Units table (unit, block, tokens): the units to design over.
@@ -52,7 +47,7 @@ pub(super) struct PlanArgs {
     /// Repeats per case.
     #[arg(long, default_value_t = 3)]
     repeats: u32,
-    /// Full prompt tokens per call (default: Σ unit tokens).
+    /// Full prompt tokens per call (default: the sum of the units' tokens).
     #[arg(long)]
     tokens_per_call: Option<f64>,
     /// Price per million input tokens, for the dollar cost.

@@ -13,24 +13,12 @@ use super::{Apply as _, Global, config, load};
 
 /// Everything the inputs support, as a report with charts (the main job).
 ///
-/// Runs every analysis the experiment supports (sweep, variance, interactions; reweight with
-/// a mix, stress with stress cases, need and record with units, curve with budget arms,
-/// selector with passages, shadow and context with their logs) and writes, atomically (a
-/// failed run leaves no half-written report), into --out (default reports/<set>/):
-/// index.html (self-contained, inline SVG charts, opens offline), report.md, charts/*.svg and
-/// *.png, record.json, analysis.json (every verb's JSON) and tables/*.csv (raw numbers at full
-/// precision, empty when missing). The page opens with the decision: what can be cut
-/// (confidently, on the main set, the stress slice and in production), what must stay, what is
-/// not settled and about how many cases would settle it, which verdicts flip in production and
-/// which composed cuts interact. A contents bar stays at the top; every section has an anchor,
-/// a chart at the page's width with its legend inside, and its numbers in a collapsed table
-/// that sorts (click a header) and filters. Under the drops, each arm opens onto the cases it
-/// loses and gains (slice, cluster, both scores; with a samples table, the input, both outputs
-/// and where each sample came from). It prints cleanly. Charts: drop per arm as a forest plot
-/// centred on the threshold; set vs production and main vs stress as one row per arm with both
-/// estimates; coverage; predicted vs measured composed cuts; needed and sent tokens per block;
-/// quality-vs-budget curves with bands; selector recovery; context size histogram with
-/// p50/p95/p99 and composition; shadow excess change by stratum; churn per arm.
+/// Runs every analysis the experiment supports and writes, atomically, into --out (default
+/// reports/<set>/): index.html (self-contained, opens offline), report.md, charts (SVG and PNG),
+/// record.json, analysis.json (every verb's JSON) and tables/*.csv. The page opens with the
+/// decision in one line: what to cut, what it saves, what it costs in production; then what to
+/// keep and what is not settled, with the command that settles it. A report folder written for
+/// another experiment is never replaced (--force aside). The page and its files: docs/report.md.
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
     /// Experiment folder.

@@ -13,17 +13,13 @@ use super::{Apply as _, Global, emit_warned, load};
 
 /// Post-stratify (one mix) or rake (several) the eval to production shares; coverage gaps.
 ///
-/// The eval set weights every case equally, so its composition silently claims how often each
-/// kind of traffic occurs. reweight replaces that claim with production's shares. With one mix
-/// (the experiment's mix table, or --mix FILE) it post-stratifies: x̂ = Σ_h W_h·mean_h x with
-/// se = √(Σ_h W_h²s_h²/n_h); strata are --by, else the manifest's `strata`, else the mix's text
-/// columns (crossed; the mix is marginalised onto them). With several --mix files, one column
-/// each, it rakes case weights by iterative proportional fitting to every margin (within 1e-10,
-/// at most 1000 rounds). For every arm it prints the drop on the set next to the drop in
-/// production and flags verdicts that flip; for every stratum, eval and production shares and
-/// whether the set under-samples it (production ≥ 2× eval). A production stratum with no eval
-/// case is an error unless --allow-unmeasured. Analysts have logs, not share tables:
-/// --mix-from LOG --by COL counts a production log (only `production` rows of a shadow file).
+/// The eval set weights every case equally, so its composition silently claims how often each kind
+/// of traffic occurs; reweight uses production's shares instead. One mix (the folder's mix table,
+/// or --mix FILE) is post-stratified; several --mix files, one column each, are raked. For every
+/// arm: the drop on the set beside the drop in production, and the verdicts that flip; for every
+/// stratum, the eval and production shares and whether the set under-samples it. --mix-from LOG
+/// --by COL counts a production log instead of a share table. Formulas: docs/statistics.md
+/// (reweight).
 #[derive(Debug, Args)]
 pub(super) struct ReweightArgs {
     /// Experiment folder.

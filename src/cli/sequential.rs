@@ -12,29 +12,15 @@ use ablate::report;
 
 use super::{Apply as _, Global, config, emit, load};
 
-/// Decide every arm of a running ablation with anytime-valid tests at the threshold, and stop the
-/// ones already decided.
+/// Decide every arm of a running ablation with anytime-valid tests at the threshold, and stop the ones already decided.
 ///
-/// Reads a results table that is still growing (arms and cases partly run). Units are cases, or
-/// clusters when cases have a `cluster` column, in a fixed order drawn from --seed; a unit enters
-/// once it has all its repeats in the arm and the baseline. Each arm runs two one-sided betting
-/// tests at threshold_drop (Waudby-Smith & Ramdas, JRSS-B 2024): "drop ≤ threshold" (rejected:
-/// needed) and "drop ≥ threshold" (rejected: removable); neither: continue. A unit bets its
-/// paired drops' sum minus threshold × its cases, so the drop tested is the case-weighted one
-/// that sweep reports, whatever the cluster sizes. Valid at every sample size at once: look after
-/// every batch, stop whenever. Scores must lie in [score_min, score_max] (experiment.toml;
-/// default 0 and 1). Shown: the drop, its anytime-valid interval (the thresholds neither test
-/// rejects), the tests' p-values, the units used and a projection of the units still needed.
-/// The chance of any wrong decision across all arms is at most 1 − --confidence (Bonferroni: each
-/// arm at α/arms). A decided arm stops, and its decision is kept in DIR/.ablate-watch.json under
-/// this experiment (its cases and arms, not its results) and this run's settings (seed,
-/// threshold, confidence, repeats, score range, arms), so a later run with the same settings
-/// never flips it (rows beyond the recorded repeats, such as a retried call, are not waited for),
-/// and a run on another experiment or with other settings neither uses nor erases it; --reopen
-/// decides again from the table.
-///
-/// --replay runs a complete experiment as if it had been run sequentially: where each arm would
-/// have stopped, whether that agrees with the full run's verdict, and the calls saved.
+/// Reads a results table that is still growing. Each arm runs two one-sided betting tests at
+/// threshold_drop, valid at every sample size at once: look after every batch and stop whenever.
+/// Prints each arm's state (needed, removable or continue), its drop with an anytime-valid
+/// interval, the units used and those still needed. A decided arm stays decided: decisions are kept
+/// in DIR/.ablate-watch.json under this experiment and these settings (--reopen decides again).
+/// --replay runs a complete experiment as if it had been run sequentially. The tests, the
+/// guarantee and the state file: docs/watch.md.
 #[derive(Debug, Args)]
 pub(super) struct WatchArgs {
     /// Experiment folder.
@@ -90,25 +76,18 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
             format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
         ));
     }
-    emit(
-        g,
-        Verb::Watch.name(),
-        &w,
-        Some(&exp),
-        report::sequential::watch_human,
-    )
+    emit(g, Verb::Watch.name(), &w, Some(&exp), |w| {
+        report::sequential::watch_human(w, &dir.display().to_string())
+    })
 }
 
-/// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval
-/// harness to run.
+/// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval harness to run.
 ///
-/// Follows every arm as `ablate watch` does (the same seeded unit order, the same decisions),
-/// then spends --calls on the arms still to continue, in turn: each gets its next unit in the
-/// order, with the repeats its cells lack in the arm and in the baseline (the baseline is run once
-/// per case, shared by the arms). Only whole units are scheduled, so a batch may use a little
-/// less than --calls. Repeat numbers continue from the repeats a cell already has, from 0. The
-/// batch is Parquet, or CSV for a .csv path; an existing file is replaced only if ablate wrote it
-/// (or with --force).
+/// Follows every arm as `watch` does (the same seeded order, the same decisions), then spends
+/// --calls on the arms still open, with the baseline's calls they need. Only whole units are
+/// scheduled, so a batch may use a little less than --calls. Parquet, or CSV for a .csv path. Run
+/// the batch in the harness, add its logs with `ablate import … --into DIR`, and watch again:
+/// docs/watch.md.
 #[derive(Debug, Args)]
 pub(super) struct NextArgs {
     /// Experiment folder.
@@ -163,6 +142,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         Ok(report::sequential::next_human(
             &n,
             &out.display().to_string(),
+            &dir.display().to_string(),
         ))
     }
 }

@@ -15,19 +15,13 @@ use super::{Apply as _, Global};
 
 /// Write a synthetic experiment (the demo story, or large ones for benchmarks).
 ///
-/// The generative model: latent case difficulty (easy, hard and a few ambiguous cases that
-/// churn between repeats); facts each case relies on, carried by units (the system prompt,
-/// four load-bearing examples, the gold passage, the conversation tail on multi-turn cases);
-/// the refund window carried redundantly by two examples and passage rank 3, so their joint cut
-/// loses cases in refunds/out-of-window that no single cut does; three judge votes per repeat
-/// with sampling noise; reranker scores per passage. Also writes the production mix (23%
-/// multi-turn vs 6% in the set), shadow traffic, a context log, and samples (a synthetic question
-/// and answer for the first repeat of the first 600 cases in every arm, which the report's
-/// drill-down shows).
-/// With the default settings it writes notebooks-data/support-eval-v3. The set is named
-/// support-eval-v3 with the default settings and after the settings that change the cases
-/// otherwise (e.g. support-eval-v3-seed11-cases2000), so that two simulated experiments do not
-/// share a set name or a default report folder. Output is written atomically.
+/// With the default settings it writes the demo (notebooks-data/support-eval-v3): a support
+/// assistant's prompt of system instructions, twelve examples, five passages and a conversation
+/// tail, 41 arms, production mix, shadow traffic, a context log and samples, with the story the
+/// tour tells (the refund window is carried by two examples and a passage at once). Other settings
+/// name the set after them (e.g. support-eval-v3-seed11-cases2000), so that two simulated
+/// experiments never share a report folder. --design FILE simulates a planned design. The model:
+/// docs/experiment.md.
 #[derive(Debug, Args)]
 pub(super) struct SimulateArgs {
     /// Output folder. An existing folder is replaced only if ablate wrote it (its

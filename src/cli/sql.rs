@@ -25,26 +25,11 @@ pub(super) enum DialectArg {
 
 /// Print the SQL that reduces raw results to what a verb needs, to run where the data lives.
 ///
-/// For sweep, variance, stress, reweight and interactions (and everything report derives from
-/// them): one row per (case_id, arm) with repeats, sum_score, sum_score2, passes (score ≥ the
-/// experiment's pass_mark), pass_mark, and the tokens_in sum and count. At most cases × arms
-/// rows, whatever the number of repeats. Results over separate partitions or days merge by
-/// addition. Run the query in DuckDB, Spark (`spark-sql -f q.sql`, or `spark.sql(open("q.sql").read())`
-/// in a notebook), Trino, BigQuery or Polars, save the result as Parquet or CSV, then:
-///   ablate sweep DIR --from-aggregates agg.parquet
-/// DIR still supplies experiment.toml, cases, arms, units and mix; the answers are those of the
-/// direct run (counts exactly, estimates to rounding).
-///
-/// For shadow (table `shadow`): per (stratum, whether the request had a replay row) the requests,
-/// changed, noise and Σ(changed − noise)² counts, score and token sums, and token histograms in
-/// fixed log-spaced bins (16 per doubling: percentiles within 4.4%); with --cluster-by COL,
-/// Poisson-bootstrap replicate sums from the engine's own 64-bit hash of (cluster, replicate)
-/// (DuckDB, Spark, Trino, BigQuery; Polars SQL has no hash function). For context (table
-/// `context_log`): the call-size histogram, overflow and soft-limit counts against the hard limit
-/// (from the log's model_limit and expected_output, else the flags), utilisation and step sums,
-/// and tokens per source. Both are long tables (stat, keys, bin, value) that merge by addition.
-/// Which optional columns the log has is read from DIR's log when it has one; else give
-/// --without COL for each one missing.
+/// For the verbs that read an experiment (report included): one row per (case_id, arm) with the
+/// repeats and score sums, whatever the number of repeats. For shadow and context: sums and
+/// log-spaced histograms. Run the query in DuckDB, Spark, Trino, BigQuery or Polars, save the result
+/// as Parquet or CSV, then run the verb with --from-aggregates (the folder still supplies
+/// experiment.toml and the small tables). The queries and their accuracy: docs/scale.md.
 #[derive(Debug, Args)]
 pub(super) struct SqlArgs {
     /// The verb to reduce for: shadow, context, or any verb on an experiment folder (sweep,

@@ -1,10 +1,12 @@
-//! The terminal samples in the docs are the current output: every fenced block in
-//! `docs/tour.md` that starts with `$ ablate …` is run (on the demo, from a temporary folder
-//! holding it as `notebooks-data/support-eval-v3` and its `units.parquet`), and what it prints
-//! must be what the page shows. `| head -N` and `| tail -N` after a command are applied to its
+//! The tour is a test: every fenced block in `docs/tour.md` that starts with `$ ablate …` is run,
+//! in the page's order, from a temporary folder laid out as the repository's root (a fresh copy
+//! of the demo as `notebooks-data/support-eval-v3`, and the repository's `tests/` for the harness
+//! fixtures), and what it prints must be what the page shows: its stdout, or, for a command
+//! that exits 2, its error. `| head -N` and `| tail -N` after a command are applied to its
 //! output, and a line `…` in a sample stands for any number of lines (the page shows the first
-//! rows of a long table). After an intended change, `UPDATE_DOCS=1 cargo test --test cli docs`
-//! rewrites the samples in place with the whole output; put the `…` back and review the diff.
+//! rows of a long table). Every verb must appear. After an intended change, `UPDATE_DOCS=1
+//! cargo test --test cli docs` rewrites the samples in place with the whole output; put the `…`
+//! back and review the diff.
 
 use std::path::Path;
 
@@ -98,7 +100,8 @@ fn matches(shown: &[String], now: &[String]) -> bool {
     parts.len() > 1 || at == now.len()
 }
 
-/// What the sample's command prints now, after its pipe.
+/// What the sample's command prints now, after its pipe: its stdout, or its error when it exits
+/// 2 (bad input, which the page may show on purpose); any other failure fails the test.
 fn run(sample: &Sample, cwd: &Path) -> Vec<String> {
     let out = common::ablate()
         .args(&sample.words)
@@ -106,13 +109,12 @@ fn run(sample: &Sample, cwd: &Path) -> Vec<String> {
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        sample.line,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = match out.status.code() {
+        Some(0) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Some(2) if stderr.starts_with("ablate: error: ") => stderr,
+        _ => panic!("{}: {:?}: {stderr}", sample.line, out.status),
+    };
     let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_string()).collect();
     match &sample.pipe {
         Some((tool, n)) if tool == "head" => lines.truncate(*n),
@@ -126,31 +128,56 @@ fn run(sample: &Sample, cwd: &Path) -> Vec<String> {
     lines
 }
 
+/// Copies the folder `from` (files and folders) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 #[test]
-fn the_tour_s_terminal_samples_are_the_current_output() {
-    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tour.md");
+fn the_tour_runs_every_verb_and_shows_its_current_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = root.join("docs/tour.md");
     let md = std::fs::read_to_string(&page).unwrap();
     let work = tempfile::tempdir().unwrap();
-    std::fs::create_dir(work.path().join("notebooks-data")).unwrap();
-    let demo = common::demo();
-    std::os::unix::fs::symlink(&demo, work.path().join("notebooks-data/support-eval-v3")).unwrap();
-    std::fs::copy(
-        demo.join("units.parquet"),
-        work.path().join("units.parquet"),
-    )
-    .unwrap();
+    copy_tree(
+        &common::demo(),
+        &work.path().join("notebooks-data/support-eval-v3"),
+    );
+    // A watch state left in the repository's demo is not part of the demo.
+    let _ = std::fs::remove_file(
+        work.path()
+            .join("notebooks-data/support-eval-v3/.ablate-watch.json"),
+    );
+    std::os::unix::fs::symlink(root.join("tests"), work.path().join("tests")).unwrap();
 
+    let found = samples(&md);
+    let mut verbs: Vec<&str> = ablate::verb::Verb::ALL.iter().map(|v| v.name()).collect();
+    verbs.extend(["completions", "man"]);
+    let missing: Vec<&&str> = verbs
+        .iter()
+        .filter(|v| {
+            !found
+                .iter()
+                .any(|(s, _)| s.words.first().map(String::as_str) == Some(**v))
+        })
+        .collect();
+    assert!(missing.is_empty(), "docs/tour.md runs no {missing:?}");
+
+    // Run in the page's order (a later command reads what an earlier one wrote), then replace
+    // from the last sample up, so that earlier line ranges stay valid.
+    let now: Vec<Vec<String>> = found.iter().map(|(s, _)| run(s, work.path())).collect();
     let mut lines: Vec<String> = md.lines().map(str::to_string).collect();
     let mut stale = Vec::new();
-    let found = samples(&md);
-    assert!(
-        found.len() >= 10,
-        "only {} samples found in docs/tour.md",
-        found.len()
-    );
-    // Replace from the last sample up, so that earlier line ranges stay valid.
-    for (sample, range) in found.into_iter().rev() {
-        let now = run(&sample, work.path());
+    for ((sample, range), now) in found.into_iter().zip(now).rev() {
         let shown: Vec<String> = sample
             .shown
             .iter()
@@ -185,4 +212,53 @@ fn an_ellipsis_stands_for_any_lines() {
     assert!(matches(&v("a\n…\nx\n…"), &v("a\nb\nx\nc")));
     assert!(!matches(&v("a\n…\ny\n…"), &v("a\nb\nx\nc")));
     assert!(!matches(&v("b\n…"), &v("a\nb")));
+}
+
+/// The README's quick start runs as written from a clone: each `ablate …` line of its first `sh`
+/// block, in a temporary folder holding the repository's `tests/` (the harness logs it imports),
+/// with the binary the suite built; the report it writes is there afterwards.
+#[test]
+fn the_readme_quick_start_runs_from_a_clone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("## Quick start")
+        .expect("a Quick start section")..];
+    let block = &section[section.find("```sh\n").expect("an sh block") + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let commands: Vec<Vec<&str>> = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("ablate "))
+        .map(|l| l.split(" #").next().unwrap().split_whitespace().collect())
+        .collect();
+    assert!(commands.len() >= 3, "{block}");
+    assert_eq!(commands[0][0], "import", "the quick start starts from logs");
+    let work = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root.join("tests"), work.path().join("tests")).unwrap();
+    let mut last = String::new();
+    for words in &commands {
+        let out = common::ablate()
+            .args(words)
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ablate {}: {}",
+            words.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+    }
+    // The report's own words say where the page is, and it is there.
+    let page = last
+        .split_whitespace()
+        .map(|w| w.trim_end_matches([',', '.']))
+        .find(|w| w.ends_with("index.html"))
+        .unwrap_or_else(|| panic!("the last command names no page: {last}"));
+    assert!(work.path().join(page).is_file(), "{page}");
+    assert!(
+        section.contains(page),
+        "the README names another page than {page}"
+    );
 }

@@ -107,12 +107,14 @@ fn tiny_experiment_still_passes() {
     assert_eq!(v["set"], "tiny");
 }
 
-/// B = 1 or 2 gave intervals that excluded their own estimate and "confident" verdicts by chance.
+/// B = 1 or 2 gave intervals that excluded their own estimate and "confident" verdicts by chance:
+/// refused wherever resamples are drawn (curve's retention, on the demo's budget arms), and
+/// accepted where none are (a drop's interval below 100,000 units), since B is then unused.
 #[test]
-fn too_few_bootstrap_resamples_are_refused() {
-    let w = Workdir::tiny();
+fn too_few_bootstrap_resamples_are_refused_where_they_are_drawn() {
+    let demo = common::demo();
     for b in ["1", "2", "199"] {
-        let err = fails(ablate().args(["sweep", "--bootstrap", b]).arg(&w.dir));
+        let err = fails(ablate().args(["curve", "--bootstrap", b]).arg(&demo));
         assert_mentions(
             &err,
             &[
@@ -124,16 +126,25 @@ fn too_few_bootstrap_resamples_are_refused() {
     }
     json(
         ablate()
-            .args(["sweep", "--json", "--bootstrap", "200"])
-            .arg(&w.dir),
+            .args(["curve", "--json", "--bootstrap", "200"])
+            .arg(&demo),
     );
     // At 99% the floor is 1,000.
     let err = fails(
         ablate()
-            .args(["sweep", "--bootstrap", "500", "--confidence", "0.99"])
-            .arg(&w.dir),
+            .args(["curve", "--bootstrap", "500", "--confidence", "0.99"])
+            .arg(&demo),
     );
     assert_mentions(&err, &["99% intervals", "= 1000"]);
+    // No resample is drawn for a drop's interval on 500 cases: the same numbers at any B.
+    let w = Workdir::tiny();
+    let two = json(
+        ablate()
+            .args(["sweep", "--json", "--bootstrap", "2"])
+            .arg(&w.dir),
+    );
+    let many = json(ablate().args(["sweep", "--json"]).arg(&w.dir));
+    assert_eq!(two["arms"], many["arms"]);
 }
 
 /// 0.9999999 was labelled "100% CI".
@@ -555,5 +566,33 @@ fn each_verb_s_help_shows_only_its_options() {
     let sweep = help("sweep");
     for heading in ["Statistics:", "Scale:", "Output:"] {
         assert!(sweep.contains(heading), "{heading}");
+    }
+}
+
+/// A path that is not there is bad input, whichever option names it: exit 2, the path and what to
+/// do, never the operating system's "No such file or directory (os error 2)" with exit 1.
+#[test]
+fn a_missing_file_is_exit_2_with_a_hint_for_every_path_option() {
+    let demo = common::demo();
+    let d = demo.to_str().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let runs: &[&[&str]] = &[
+        &["plan", "--units", "nope.parquet", "--design", "loo"],
+        &["plan", "--confirm", "nope"],
+        &["reweight", d, "--mix", "nope.csv"],
+        &["reweight", d, "--mix-from", "nope.parquet", "--by", "turns"],
+        &["report", d, "--mix", "nope.csv", "--out", "r"],
+        &["context", d, "--policy", "nope.toml"],
+        &["shadow", "nope.parquet"],
+        &["simulate", "--design", "nope.csv", "--out", "x"],
+        &["sweep", d, "--from-aggregates", "nope.parquet"],
+        &["import", "inspect", "nope", "--out", "x"],
+        &["sweep", "nope"],
+    ];
+    for args in runs {
+        let err = fails(ablate().args(*args).current_dir(work.path()));
+        assert!(err.contains("nope"), "{args:?}: {err}");
+        assert!(err.contains("not found"), "{args:?}: {err}");
+        assert!(!err.contains("os error"), "{args:?}: {err}");
     }
 }

@@ -10,6 +10,7 @@ mod check;
 mod decision;
 mod docs;
 mod export;
+mod front;
 mod hardening;
 mod import;
 mod import_identity;

@@ -203,6 +203,23 @@ impl Error {
         }
     }
 
+    /// The error as the user should see it: a path that is not there is bad input (exit 2, with
+    /// what to do), not an operating-system failure (exit 1).
+    /// The rest is unchanged. Applied once, where the binary prints the error, so that code
+    /// inside may still tell a missing file ([`Error::Io`] of kind `NotFound`) from others.
+    pub fn for_user(self) -> Self {
+        match self {
+            Error::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::NotFound {
+                    path,
+                    fix: "check the path (a relative path starts from the folder ablate runs in)"
+                        .into(),
+                }
+            }
+            e => e,
+        }
+    }
+
     /// Shorthand for an I/O error on a path.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

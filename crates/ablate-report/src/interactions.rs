@@ -48,6 +48,15 @@ fn composed_table(r: &InteractionsOutput) -> Table {
         "lost_only_jointly",
         "lost_by_slice",
     ])
+    .needs_first(&[
+        "arm",
+        "predicted_drop",
+        "measured_drop",
+        "interaction",
+        "interaction_verdict",
+        "ci_family_low",
+        "ci_family_high",
+    ])
     .align(1, Align::Left)
     .align(7, Align::Left)
     .align(10, Align::Left);

@@ -39,6 +39,20 @@ fn production_table(r: &ReweightOutput) -> Table {
         "confidence_production",
         "flipped",
     ])
+    .needs_first(&[
+        "arm",
+        "drop_eval",
+        "drop_production",
+        "flipped",
+        "verdict_production",
+        "confidence_production",
+        "ci_production_family_low",
+        "ci_production_family_high",
+        "verdict_eval",
+        "se_production",
+        "ci_production_low",
+        "ci_production_high",
+    ])
     .align(2, Align::Left)
     .align(9, Align::Left)
     .align(10, Align::Left)

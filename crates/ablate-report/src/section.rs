@@ -3,12 +3,27 @@
 //! output into sections; the terminal, Markdown and HTML views render the same sections.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use unicode_width::UnicodeWidthStr;
 
 use crate::report::charts::Chart;
 use crate::report::escape;
 use crate::report::text::{MAX_CELL_WIDTH, truncate};
+
+/// The widest a terminal table is drawn, in display columns, unless [`set_wide`]: the columns a
+/// reader needs first ([`Table::needs_first`]) are kept, and a line under the table names the
+/// others. JSON, CSV and the report keep every column.
+pub const TERMINAL_WIDTH: usize = 120;
+
+/// Whether terminal tables are drawn whole (`--wide`).
+static WIDE: AtomicBool = AtomicBool::new(false);
+
+/// Draws every terminal table with all its columns (`--wide`), however wide, instead of fitting
+/// it in [`TERMINAL_WIDTH`]. A setting of the process, as a terminal's width is.
+pub fn set_wide(wide: bool) {
+    WIDE.store(wide, Ordering::Relaxed);
+}
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +148,8 @@ pub struct Table {
     /// The arms are alternatives (no arm removes units): the page's words are "not worse" and
     /// "worse" instead of "cut" and "keep".
     comparison: bool,
+    /// The columns a narrow terminal keeps first, in order ([`Table::needs_first`]).
+    first: Vec<String>,
 }
 
 /// Columns whose values the page shows in the decision's words ([`Table::page_word`]).
@@ -163,7 +180,16 @@ impl Table {
             align,
             rows: Vec::new(),
             comparison: false,
+            first: Vec::new(),
         }
+    }
+
+    /// The columns a reader needs first, most needed first: where the table is wider than
+    /// [`TERMINAL_WIDTH`], the terminal keeps the first column, then these in this order, then
+    /// the others from the left, each one that still fits.
+    pub fn needs_first(mut self, columns: &[&str]) -> Self {
+        self.first = columns.iter().map(|c| c.to_string()).collect();
+        self
     }
 
     /// Shows verdicts as "not worse" and "worse" on the page (the arms are alternatives).
@@ -256,27 +282,79 @@ impl Table {
                 })
                 .collect(),
             comparison: self.comparison,
+            first: self.first.clone(),
         }
     }
 
     /// Renders with two spaces between columns and a rule under the header. Widths are display
     /// columns (CJK and emoji take two), and a cell wider than [`MAX_CELL_WIDTH`] is cut with an
-    /// ellipsis (JSON and CSV keep it whole).
+    /// ellipsis (JSON and CSV keep it whole). A table wider than [`TERMINAL_WIDTH`] keeps the
+    /// columns that fit, in the order of [`Table::needs_first`], and names the others on a line
+    /// below (unless [`set_wide`]).
     pub fn text(&self) -> String {
         let n = self.headers.len();
         let fit = |c: &str| truncate(c, MAX_CELL_WIDTH);
-        let headers: Vec<String> = self.headers.iter().map(|h| fit(h)).collect();
+        let mut width: Vec<usize> = self.headers.iter().map(|h| fit(h).width()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().take(n).enumerate() {
+                width[i] = width[i].max(fit(c.shown()).width());
+            }
+        }
+        let total = |cols: &[usize]| -> usize {
+            cols.iter().map(|&i| width[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+        };
+        let all: Vec<usize> = (0..n).collect();
+        if WIDE.load(Ordering::Relaxed) || total(&all) <= TERMINAL_WIDTH {
+            return self.draw(&all, &width);
+        }
+        let mut order: Vec<usize> = self
+            .first
+            .iter()
+            .filter_map(|h| self.headers.iter().position(|x| x == h))
+            .filter(|&i| i > 0)
+            .collect();
+        let rest: Vec<usize> = (1..n).filter(|i| !order.contains(i)).collect();
+        order.extend(rest);
+        let mut kept = vec![0];
+        for i in order {
+            let mut with = kept.clone();
+            with.push(i);
+            if total(&with) <= TERMINAL_WIDTH {
+                kept = with;
+            }
+        }
+        kept.sort_unstable();
+        let left: Vec<&str> = (0..n)
+            .filter(|i| !kept.contains(i))
+            .map(|i| self.headers[i].as_str())
+            .collect();
+        let mut out = self.draw(&kept, &width);
+        let _ = writeln!(
+            out,
+            "({} column{} left out to fit {TERMINAL_WIDTH} characters: {}; --wide shows them)",
+            left.len(),
+            if left.len() == 1 { "" } else { "s" },
+            left.join(", ")
+        );
+        out
+    }
+
+    /// Draws the columns `cols` (in table order) at their `width`s.
+    fn draw(&self, cols: &[usize], width: &[usize]) -> String {
+        let n = cols.len();
+        let fit = |c: &str| truncate(c, MAX_CELL_WIDTH);
+        let headers: Vec<String> = cols.iter().map(|&i| fit(&self.headers[i])).collect();
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| r.iter().take(n).map(|c| fit(c.shown())).collect())
+            .map(|r| {
+                cols.iter()
+                    .map(|&i| r.get(i).map_or_else(String::new, |c| fit(c.shown())))
+                    .collect()
+            })
             .collect();
-        let mut width: Vec<usize> = headers.iter().map(|h| h.width()).collect();
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                width[i] = width[i].max(c.width());
-            }
-        }
+        let width: Vec<usize> = cols.iter().map(|&i| width[i]).collect();
+        let align: Vec<Align> = cols.iter().map(|&i| self.align[i]).collect();
         let line = |cells: &[String]| {
             let mut out = String::new();
             for (i, w) in width.iter().enumerate() {
@@ -285,7 +363,7 @@ impl Table {
                 if i > 0 {
                     out.push_str("  ");
                 }
-                match self.align[i] {
+                match align[i] {
                     Align::Left => {
                         out.push_str(c);
                         if i + 1 < n {

@@ -17,8 +17,8 @@ fn state_counts<'a>(states: impl Iterator<Item = &'a State>) -> (usize, usize, u
     })
 }
 
-/// Renders `ablate watch` for a terminal.
-pub fn watch_human(w: &WatchOutput) -> String {
+/// Renders `ablate watch` on the experiment `dir` for a terminal.
+pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
     let mut s = String::new();
     let mut t = Table::new(&[
         "arm",
@@ -71,7 +71,8 @@ pub fn watch_human(w: &WatchOutput) -> String {
     if open > 0 {
         let _ = writeln!(
             s,
-            "Next: ablate next DIR --calls N --out batch.csv spends N calls on the {open} arms still open."
+            "Next: `ablate next {} --calls N --out batch.csv` spends N calls on the {open} arms still open.",
+            ablate_core::text::shell_word(dir)
         );
     }
     for warning in &w.warnings {
@@ -80,8 +81,8 @@ pub fn watch_human(w: &WatchOutput) -> String {
     s
 }
 
-/// Renders `ablate next` for a terminal.
-pub fn next_human(n: &NextOutput, out: &str) -> String {
+/// Renders `ablate next` for a terminal: the batch written to `out` for the experiment `dir`.
+pub fn next_human(n: &NextOutput, out: &str, dir: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -96,9 +97,10 @@ pub fn next_human(n: &NextOutput, out: &str) -> String {
         t.row(vec![arm.clone(), units.to_string()]);
     }
     s.push_str(&t.text());
+    let dir = ablate_core::text::shell_word(dir);
     let _ = writeln!(
         s,
-        "\nRun them, append the rows to the results table, then run ablate watch again."
+        "\nRun them in the harness, add its logs with `ablate import HARNESS LOGS --into {dir}` (or append the rows to the results table), then run `ablate watch {dir}` again."
     );
     for warning in &n.warnings {
         let _ = writeln!(s, "warning: {warning}");

@@ -32,6 +32,19 @@ fn table(r: &StressOutput) -> Table {
         "lost_stress",
         "clears_both",
     ])
+    .needs_first(&[
+        "arm",
+        "drop_main",
+        "drop_stress",
+        "clears_both",
+        "verdict_main",
+        "verdict_stress",
+        "confidence_main",
+        "confidence_stress",
+        "lost_stress",
+        "se_main",
+        "se_stress",
+    ])
     .align(3, Align::Left)
     .align(4, Align::Left)
     .align(7, Align::Left)

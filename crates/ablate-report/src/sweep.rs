@@ -29,6 +29,21 @@ fn drops_table(r: &SweepOutput) -> Table {
         "lost_cases",
         "churn",
     ])
+    .needs_first(&[
+        "arm",
+        "drop",
+        "ci_family_low",
+        "ci_family_high",
+        "verdict",
+        "confidence",
+        "lost_cases",
+        "churn",
+        "tokens_removed",
+        "score",
+        "ci_low",
+        "ci_high",
+        "p_holm",
+    ])
     .align(9, Align::Left)
     .align(10, Align::Left);
     for a in &r.arms {

@@ -22,6 +22,16 @@ pub fn human(r: &VarianceOutput) -> String {
         "churn",
         "mde",
         "cases_needed",
+    ])
+    .needs_first(&[
+        "arm",
+        "mde",
+        "cases_needed",
+        "repeat_noise_share",
+        "churn",
+        "within_case_var",
+        "between_case_var",
+        "case_means_var",
     ]);
     for a in &r.arms {
         t.row(vec![
