@@ -119,10 +119,13 @@ fn the_manual_page_renders() {
                 "{text}"
             );
         }
-        None => assert!(
-            std::env::var_os("CI").is_none(),
-            "man is not installed on CI (.ci/run installs man-db)"
-        ),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "man is not installed on CI (.ci/run installs man-db)"
+            );
+            eprintln!("man is not installed: the roff was checked, not its rendering");
+        }
     }
 }
 
