@@ -205,7 +205,7 @@ fn clears_quality(
     }
     let z: Vec<f64> = p.arm.iter().zip(&p.base).map(|(y, x)| y - q * x).collect();
     let (point, se) = paired.mean_se(&z, &p.unit);
-    let (lo, hi) = paired::score_bounds(&exp.results.matrix);
+    let (lo, hi) = paired::experiment_score_bounds(exp);
     let sample = Sample {
         point,
         se,

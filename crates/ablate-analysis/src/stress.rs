@@ -76,7 +76,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
         exp.manifest.threshold_drop,
         exp.manifest.stress_threshold_drop,
     );
-    let (lo, hi) = paired::score_bounds(m);
+    let (lo, hi) = paired::experiment_score_bounds(exp);
     let pass_mark = exp.manifest.pass_mark;
     let family = sweep.family.size;
     let arms = (0..m.n_arms)

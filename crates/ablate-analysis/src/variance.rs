@@ -21,6 +21,7 @@
 //! Miller (2024): `Var(mean) = (Var(x) + E[σ²]/K)/n`, so more repeats only shrink the second term:
 //! when repeat noise is a small share of the variance of case means, add cases, not repeats.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::Config;
@@ -101,6 +102,21 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
 
     let mut order: Vec<usize> = vec![base];
     order.extend((0..m.n_arms).filter(|&a| a != base));
+    // Each arm's power figures on its own (rayon, collected in arm order: the same output at any
+    // thread count); the cases to settle search the family interval at many sizes.
+    let power: Vec<Power> = order
+        .par_iter()
+        .map(|&a| {
+            let mut warnings = Vec::new();
+            let (mde, cases_needed) = if a == base {
+                (None, None)
+            } else {
+                mde_and_cases_needed(exp, &paired, a, multiplier, &judged, &mut warnings)
+            };
+            (mde, cases_needed, warnings)
+        })
+        .collect();
+    let mut power = power.into_iter();
     let mut arms = Vec::with_capacity(order.len());
     let mut warnings = Vec::new();
     for block in order.chunks(ARMS_PER_PASS) {
@@ -128,11 +144,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
                 (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
                 _ => None,
             };
-            let (mde, cases_needed) = if a == base {
-                (None, None)
-            } else {
-                mde_and_cases_needed(exp, &paired, a, multiplier, &judged, &mut warnings)
-            };
+            let (mde, cases_needed, arm_warnings) =
+                power.next().expect("power figures for every arm");
+            warnings.extend(arm_warnings);
             let settleable = cases_needed.map(|c| c.is_some());
             arms.push(VarianceArm {
                 arm: exp.results.arms[a].clone(),
@@ -252,6 +266,14 @@ struct Judged {
     confidence: f64,
 }
 
+/// An arm's minimum detectable effect, cases needed (`Some(None)`: beyond reach) and the warnings
+/// that say why either is undefined.
+type Power = (
+    Option<f64>,
+    Option<Option<u64>>,
+    Vec<crate::warning::Warning>,
+);
+
 /// An arm's minimum detectable effect (multiplier · se) and the cases at which its verdict
 /// settles (`Some(None)` beyond reach); both undefined, with a warning, when the drops do not
 /// vary or the se is undefined.
@@ -275,7 +297,7 @@ fn mde_and_cases_needed(
         )));
         (None, None)
     } else if let Some(se) = se.filter(|s| *s > 0.0) {
-        let (lo, hi) = paired::score_bounds(m);
+        let (lo, hi) = paired::experiment_score_bounds(exp);
         let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
         let intervals = paired::Intervals::new(&sample);
         let half = settle::facing_half(

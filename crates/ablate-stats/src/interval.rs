@@ -259,6 +259,12 @@ impl ScoreData {
 
     /// The interval: every θ₀ with |Z(θ₀)| ≤ `critical`.
     pub fn interval(&self, critical: f64) -> (f64, f64) {
+        (self.end(critical, false), self.end(critical, true))
+    }
+
+    /// One end of [`ScoreData::interval`], the upper when `upper` (the same number, found
+    /// without the other end: sample-size searches need only the end facing the threshold).
+    pub fn end(&self, critical: f64, upper: bool) -> f64 {
         let (lo, hi, mean, n) = (self.lo, self.hi, self.mean, self.n);
         let z = critical;
         let stat = |theta: f64| -> f64 {
@@ -287,17 +293,17 @@ impl ScoreData {
             }
             0.5 * (a + b)
         };
-        let low = if mean <= lo || stat(lo) <= z {
-            lo
-        } else {
-            solve(z, lo, mean)
-        };
-        let high = if mean >= hi || stat(hi) >= -z {
+        if !upper {
+            if mean <= lo || stat(lo) <= z {
+                lo
+            } else {
+                solve(z, lo, mean)
+            }
+        } else if mean >= hi || stat(hi) >= -z {
             hi
         } else {
             solve(-z, mean, hi)
-        };
-        (low, high)
+        }
     }
 }
 

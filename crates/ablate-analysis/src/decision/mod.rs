@@ -36,6 +36,7 @@
 //! logged input tokens.
 
 pub(crate) mod settle;
+use rayon::prelude::*;
 use settle::{Settle, settle};
 mod cut;
 pub use cut::joint_label;
@@ -289,7 +290,7 @@ impl Judging<'_> {
         let (values, units) = cut::predicted_drops(self.exp, components)?;
         let (point, se) = crate::stats::moments::mean_se(&values, Some(&units));
         let se = se.filter(|s| *s > 0.0)?;
-        let (lo, hi) = paired::score_bounds(&self.exp.results.matrix);
+        let (lo, hi) = paired::experiment_score_bounds(self.exp);
         let k = components.len() as f64;
         let sample = Sample {
             point,
@@ -313,8 +314,8 @@ impl Judging<'_> {
             dist::z_quantile(POWER),
             &|f| {
                 intervals
-                    .family_scaled(guarantee, f, family, confidence)
-                    .map(|(_, h)| h - point)
+                    .family_scaled_end(guarantee, f, family, confidence, true)
+                    .map(|h| h - point)
             },
         )
     }
@@ -329,7 +330,7 @@ impl Judging<'_> {
             return settle(a, self.thr, dist::z_quantile(POWER), |_| None);
         };
         let pairs = Paired::new(exp, CaseSet::Main);
-        let (lo, hi) = paired::score_bounds(m);
+        let (lo, hi) = paired::experiment_score_bounds(exp);
         let sample = pairs.drop_sample(m, index, (lo - hi, hi - lo));
         let intervals = Intervals::new(&sample);
         let family = if self.sweep.family.procedure == "per-arm" {
@@ -651,8 +652,12 @@ pub fn run(
         &singles
     };
     let (mut cut, mut keep, mut inconclusive) = (Vec::new(), Vec::new(), Vec::new());
-    for a in shown {
-        match judging.classify(a) {
+    // Each arm on its own (rayon, collected in arm order: the same at any thread count); what
+    // settles an open arm searches its family interval at many sizes.
+    let classified: Vec<(Bucket, DecisionArm)> =
+        shown.par_iter().map(|a| judging.classify(a)).collect();
+    for c in classified {
+        match c {
             (Bucket::Cut, item) => cut.push(item),
             (Bucket::Keep, item) => keep.push(item),
             (Bucket::Inconclusive, item) => inconclusive.push(item),

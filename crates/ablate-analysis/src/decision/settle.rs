@@ -76,7 +76,7 @@ pub(super) fn settle(
 }
 
 /// The smallest number of cases (a factor f of the `n` at hand, 2/n ≤ f ≤ [`REACH`], by
-/// bisection) at which an estimate whose true value is `x`, with standard error `se` at n, clears
+/// bisection on whole cases) at which an estimate whose true value is `x`, with standard error `se` at n, clears
 /// `threshold` with probability 0.8 by an interval whose half-width facing the threshold is
 /// `half(f)`: |threshold − x| − h(f) ≥ z₀.₈ · se/√f. `None` beyond [`REACH`] times n. Fewer
 /// cases than n when the n at hand are more than enough (an arm already settled).
@@ -93,28 +93,33 @@ pub(crate) fn cases_to_clear(
     if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
         return None;
     }
-    let (mut lo_f, mut hi_f) = if clears(1.0) {
-        let least = (2.0 / n.max(2) as f64).min(1.0);
-        if clears(least) {
-            return Some((least * n as f64).ceil() as u64);
+    // The fewest whole cases N that clear, by bisection on N: every step halves a range of
+    // whole numbers, so about log₂(REACH·n) steps find it exactly (the interval is the costly
+    // part of each step).
+    let n = n.max(1) as u64;
+    let clears_at = |cases: u64| clears(cases as f64 / n as f64);
+    let least = n.min(2);
+    let (mut fails, mut clear) = if clears_at(n) {
+        if clears_at(least) {
+            return Some(least);
         }
-        (least, 1.0)
+        (least, n)
     } else {
-        (1.0f64, REACH as f64)
+        (n, REACH * n)
     };
-    for _ in 0..40 {
-        let mid = (lo_f * hi_f).sqrt();
-        if clears(mid) {
-            hi_f = mid;
+    while clear - fails > 1 {
+        let mid = fails + (clear - fails) / 2;
+        if clears_at(mid) {
+            clear = mid;
         } else {
-            lo_f = mid;
+            fails = mid;
         }
     }
-    Some((hi_f * n as f64).ceil() as u64)
+    Some(clear)
 }
 
 /// The half-width facing `threshold` of a sample's family interval (under `guarantee`, over
-/// `family` arms) with f times the cases ([`Intervals::family_scaled`]): hi − point when the
+/// `family` arms) with f times the cases ([`Intervals::family_scaled_end`]): hi − point when the
 /// point is below the threshold, else point − lo. The `half` of [`cases_to_clear`].
 pub(crate) fn facing_half<'i>(
     intervals: &'i Intervals<'_, '_>,
@@ -127,7 +132,7 @@ pub(crate) fn facing_half<'i>(
     let below = point < threshold;
     move |f| {
         intervals
-            .family_scaled(guarantee, f, family, confidence)
-            .map(|(l, h)| if below { h - point } else { point - l })
+            .family_scaled_end(guarantee, f, family, confidence, below)
+            .map(|end| if below { end - point } else { point - end })
     }
 }

@@ -437,9 +437,8 @@ impl Lost {
 /// # Errors
 /// Only if the Shapley efficiency check fails (a bug: Σφ must equal v(U) − v(∅)).
 pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
-    let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
-    let (lo, hi) = crate::analysis::paired::score_bounds(m);
+    let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
     let (composed_ids, mut warnings) = composed_arms(exp);
 
     let work = interaction_samples(exp, &paired, composed_ids, &mut warnings);

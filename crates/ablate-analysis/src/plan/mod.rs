@@ -269,8 +269,8 @@ impl Pilot {
                 };
                 let factor = cases as f64 / d.values.len().max(1) as f64;
                 Intervals::new(&sample)
-                    .family_scaled(guarantee, factor, family, confidence)
-                    .map(|(_, h)| h - sample.point)
+                    .family_scaled_end(guarantee, factor, family, confidence, true)
+                    .map(|h| h - sample.point)
             })
             .filter(|h| h.is_finite())
             .collect();

@@ -26,6 +26,7 @@
 //! production/eval share, status `unmeasured` (no eval cases), `under-sampled` (ratio ≥ 2),
 //! `over-sampled` (ratio ≤ 0.5) or `ok`; `known_coverage_gap` names the most under-sampled stratum.
 
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -411,28 +412,38 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         ci_production: score_production.and_then(|p| Interval::normal(p, se_base, opts.confidence)),
     };
 
-    let mut arms = Vec::new();
-    for a in (0..m.n_arms).filter(|&a| a != base) {
-        let p = paired.arm(m, a);
-        if p.pos.is_empty() {
-            continue;
-        }
-        let (drop_production, se_production) = estimate(&p.pos, &p.drop);
-        if drop_production.is_none() {
-            warnings.push(crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
-                "arm \"{}\" has no case in a weighted stratum; its production drop is undefined",
-                exp.results.arms[a]
-            )));
-        }
-        arms.push(arm_row(
-            exp,
-            opts,
-            &exp.results.arms[a],
-            p,
-            drop_production.is_some(),
-            drop_production,
-            se_production,
-        ));
+    // Each arm on its own (rayon, collected in arm order: the same output at any thread count).
+    let others: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
+    let rows: Vec<(Option<crate::warning::Warning>, ReweightArm)> = others
+        .par_iter()
+        .filter_map(|&a| {
+            let p = paired.arm(m, a);
+            if p.pos.is_empty() {
+                return None;
+            }
+            let (drop_production, se_production) = estimate(&p.pos, &p.drop);
+            let warning = drop_production.is_none().then(|| {
+                crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
+                    "arm \"{}\" has no case in a weighted stratum; its production drop is undefined",
+                    exp.results.arms[a]
+                ))
+            });
+            let row = arm_row(
+                exp,
+                opts,
+                &exp.results.arms[a],
+                p,
+                drop_production.is_some(),
+                drop_production,
+                se_production,
+            );
+            Some((warning, row))
+        })
+        .collect();
+    let mut arms = Vec::with_capacity(rows.len());
+    for (warning, row) in rows {
+        warnings.extend(warning);
+        arms.push(row);
     }
 
     let coverage: Vec<Coverage> = weighting.iter().flat_map(|w| w.coverage.clone()).collect();
@@ -495,7 +506,7 @@ fn arm_row(
     let units = Paired::distinct_units(&p.unit);
     let flat =
         units >= 2 && (crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0));
-    let (lo, hi) = crate::analysis::paired::score_bounds(&exp.results.matrix);
+    let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
     // The unweighted drops recentred on the production drop: the weighting's design effect
     // (in se_production) widens their intervals ([`Intervals::weighted`]).
     let shift = drop_production.map_or(0.0, |d| d - drop_eval);

@@ -492,7 +492,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let threshold = exp.manifest.threshold_drop;
     let pass_mark = exp.manifest.pass_mark;
     let guarantee = cfg.guarantee.unwrap_or(exp.manifest.guarantee);
-    let (lo, hi) = paired::score_bounds(m);
+    let (lo, hi) = paired::experiment_score_bounds(exp);
     let mut warnings = Vec::new();
 
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
