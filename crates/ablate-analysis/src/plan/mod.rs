@@ -677,12 +677,15 @@ impl<'a> Certifiable<'a> {
             Guarantee::AnyDistribution => "any score distribution",
         };
         let fix = match self.cases_to(threshold) {
-            Some(n) => format!("plan about {n} cases per arm, judge fewer arms, or agree a larger threshold"),
+            Some(n) => format!(
+                "plan about {} cases per arm, judge fewer arms, or agree a larger threshold",
+                crate::text::thousands(n as f64)
+            ),
             None => "more than 100 times these cases would be needed: judge fewer arms, or agree a larger threshold".into(),
         };
         format!(
             "threshold_drop {threshold} is below the smallest threshold {} cases per arm can certify with {family} arms judged together ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
-            opts.cases
+            crate::text::thousands(opts.cases as f64)
         )
     }
 }

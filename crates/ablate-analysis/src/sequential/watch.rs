@@ -65,7 +65,9 @@ pub fn watch(
         }
         if seq.state == State::Continue && seq.units > 0 {
             let beyond = match seq.projected_units {
-                Some(p) if p > units.len() as u64 => Some(format!("about {p}")),
+                Some(p) if p > units.len() as u64 => {
+                    Some(format!("about {}", crate::text::thousands(p as f64)))
+                }
                 None => Some(format!(
                     "more than {}",
                     crate::text::thousands(projection_cap(units.len()) as f64)
@@ -77,7 +79,7 @@ pub fn watch(
                     "{}: projected to need {beyond} {}s, more than the {} in the set; at this drop the set cannot settle it",
                     seq.arm,
                     unit_name,
-                    units.len()
+                    crate::text::thousands(units.len() as f64)
                 )));
             }
         }
