@@ -26,18 +26,8 @@ tools="${TOOLS:-ablate polars duckdb pandas pandas-nb}"
 suffix=""
 if [ "$cell_repeats" != 5 ]; then suffix="-r$cell_repeats"; fi
 dir="${ABLATE_BENCH_DIR:-/tmp/ablate-bench-$cases$suffix}"
-cd "$root"
-cargo build --release --quiet
-ablate="$root/target/release/ablate"
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install --quiet polars duckdb pandas numpy pyarrow
-fi
-py="$here/.venv/bin/python"
-if [ ! -f "$dir/results.parquet" ]; then
-  "$ablate" simulate --quiet --out "$dir" --cases "$cases" --stress-cases 0 --arms 100 \
-    --repeats "$cell_repeats" --shadow-requests 10 --context-requests 5 > /dev/null
-fi
+# shellcheck source=benches/setup.sh
+source "$here/setup.sh"
 
 # name → command
 declare -A cmd=(

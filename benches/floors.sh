@@ -13,15 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cases="${CASES:-20000}"
 dir="${ABLATE_BENCH_DIR:-/tmp/ablate-bench-$cases}"
-cd "$root"
-cargo build --release --quiet
-ablate="$root/target/release/ablate"
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install --quiet polars duckdb pandas numpy pyarrow
-fi
-if [ ! -f "$dir/results.parquet" ]; then
-  "$ablate" simulate --quiet --out "$dir" --cases "$cases" --stress-cases 0 --arms 100 \
-    --repeats 5 --shadow-requests 10 --context-requests 5 > /dev/null
-fi
-"$here/.venv/bin/python" "$here/floors.py" "$dir" "$ablate" "${REPEATS:-5}"
+cell_repeats=5
+# shellcheck source=benches/setup.sh
+source "$here/setup.sh"
+"$py" "$here/floors.py" "$dir" "$ablate" "${REPEATS:-5}"

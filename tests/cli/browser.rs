@@ -201,16 +201,11 @@ fn a_two_arm_report_draws_its_arm_with_a_label_and_the_threshold_in_a_real_brows
     let Some(browser) = browser() else { return };
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("ab");
-    let sim = common::ablate()
-        .args(["simulate", "--arms", "2", "--cases", "60", "--out"])
-        .arg(&dir)
-        .args(["--shadow-requests", "0", "--context-requests", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    common::succeeds(
+        common::ablate()
+            .args(["simulate", "--arms", "2", "--cases", "60", "--out"])
+            .arg(&dir)
+            .args(["--shadow-requests", "0", "--context-requests", "0"]),
     );
     let out = root.path().join("rep");
     common::report_into(&out, &dir);
@@ -250,19 +245,23 @@ fn at_width(browser: &Path, out: &Path, phone: bool, name: &str) -> String {
             "<!doctype html><html><body style=\"margin:0\"><iframe src=\"{src}\" style=\"width:{w}px;height:{h}px;border:0\"></iframe></body></html>"
         )
     };
-    let (target, window) = if phone {
-        std::fs::write(out.join("phone.html"), frame("widths.html", 390, 844)).unwrap();
-        ("phone.html", "--window-size=500,844")
-    } else {
-        ("widths.html", "--window-size=1400,900")
+    // A page as the phone shows it (in a 390 × 844 frame, written as `wrapper`), or at 1400 × 900.
+    let at_width = |page: &str, wrapper: &str| {
+        if phone {
+            std::fs::write(out.join(wrapper), frame(page, 390, 844)).unwrap();
+            (wrapper.to_string(), "--window-size=500,844")
+        } else {
+            (page.to_string(), "--window-size=1400,900")
+        }
     };
+    let (target, window) = at_width("widths.html", "phone.html");
     let run = headless(
         browser,
         &[
             window.into(),
             "--allow-file-access-from-files".into(),
             "--dump-dom".into(),
-            format!("file://{}", out.join(target).display()),
+            format!("file://{}", out.join(&target).display()),
         ],
     );
     let dom = String::from_utf8_lossy(&run.stdout);
@@ -272,19 +271,14 @@ fn at_width(browser: &Path, out: &Path, phone: bool, name: &str) -> String {
     // The screenshot of the page as a reader first sees it.
     let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    let (shot_page, size) = if phone {
-        std::fs::write(out.join("phone-top.html"), frame("index.html", 390, 844)).unwrap();
-        ("phone-top.html", "--window-size=500,844")
-    } else {
-        ("index.html", "--window-size=1400,900")
-    };
+    let (shot_page, size) = at_width("index.html", "phone-top.html");
     let shot = headless(
         browser,
         &[
             size.into(),
             "--allow-file-access-from-files".into(),
             format!("--screenshot={}", artifacts.join(name).display()),
-            format!("file://{}", out.join(shot_page).display()),
+            format!("file://{}", out.join(&shot_page).display()),
         ],
     );
     assert!(shot.status.success());

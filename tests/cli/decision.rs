@@ -267,29 +267,19 @@ fn the_cut_is_measured_or_named_as_the_arm_to_run() {
 fn no_arm_has_two_main_set_verdicts_anywhere() {
     let root = tempfile::tempdir().unwrap();
     let other = root.path().join("seed11");
-    let sim = ablate()
-        .args(["simulate", "--seed", "11", "--cases", "400", "--out"])
-        .arg(&other)
-        .args(["--shadow-requests", "500", "--context-requests", "200"])
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    common::succeeds(
+        ablate()
+            .args(["simulate", "--seed", "11", "--cases", "400", "--out"])
+            .arg(&other)
+            .args(["--shadow-requests", "500", "--context-requests", "200"]),
     );
     // A larger set, where the decision has cut candidates and plan --confirm proposes an arm.
     let large = root.path().join("cases2000");
-    let sim = ablate()
-        .args(["simulate", "--cases", "2000", "--out"])
-        .arg(&large)
-        .args(["--shadow-requests", "0", "--context-requests", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    common::succeeds(
+        ablate()
+            .args(["simulate", "--cases", "2000", "--out"])
+            .arg(&large)
+            .args(["--shadow-requests", "0", "--context-requests", "0"]),
     );
     let mut proposed = 0;
     for (name, dir) in [

@@ -414,15 +414,10 @@ fn terminal_csv_json_and_dataframes_share_their_column_names() {
     // The report's CSVs, of the demo and of another simulated world: their headers are the same
     // names.
     let other = root.path().join("seed11");
-    let sim = ablate()
-        .args(["simulate", "--seed", "11", "--cases", "300", "--out"])
-        .arg(&other)
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    common::succeeds(
+        ablate()
+            .args(["simulate", "--seed", "11", "--cases", "300", "--out"])
+            .arg(&other),
     );
     let csvs = [
         "drops",

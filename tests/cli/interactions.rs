@@ -411,26 +411,21 @@ fn fractional_round_trip() {
         String::from_utf8_lossy(&out.stderr)
     );
     let exp = root.path().join("exp");
-    let out = ablate()
-        .args([
-            "simulate",
-            "--cases",
-            "300",
-            "--shadow-requests",
-            "5",
-            "--context-requests",
-            "2",
-            "--out",
-        ])
-        .arg(&exp)
-        .arg("--design")
-        .arg(&arms)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::succeeds(
+        ablate()
+            .args([
+                "simulate",
+                "--cases",
+                "300",
+                "--shadow-requests",
+                "5",
+                "--context-requests",
+                "2",
+                "--out",
+            ])
+            .arg(&exp)
+            .arg("--design")
+            .arg(&arms),
     );
     let check = ablate().arg("check").arg(&exp).output().unwrap();
     assert!(

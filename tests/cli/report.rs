@@ -454,18 +454,13 @@ fn every_option_an_error_suggests_is_one_the_verb_takes() {
     assert!(checked >= 4, "{checked}");
     // And report takes the options its message names: the unmeasured stratum, renormalised.
     let out = root.path().join("allowed");
-    let run = ablate()
-        .arg("report")
-        .arg(&unmeasured.dir)
-        .arg("--allow-unmeasured")
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    common::succeeds(
+        ablate()
+            .arg("report")
+            .arg(&unmeasured.dir)
+            .arg("--allow-unmeasured")
+            .arg("--out")
+            .arg(&out),
     );
     let a = common::analysis_json(&out);
     assert!(a["reweight"]["unmeasured_share"].as_f64().unwrap() > 0.19);
@@ -514,24 +509,19 @@ fn check_reports_a_mix_without_the_manifests_strata() {
 fn a_report_never_replaces_another_experiments_report() {
     let root = tempfile::tempdir().unwrap();
     let other = root.path().join("seed11");
-    let sim = ablate()
-        .args([
-            "simulate",
-            "--seed",
-            "11",
-            "--cases",
-            "60",
-            "--shadow-requests",
-            "0",
-        ])
-        .args(["--context-requests", "0", "--out"])
-        .arg(&other)
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    common::succeeds(
+        ablate()
+            .args([
+                "simulate",
+                "--seed",
+                "11",
+                "--cases",
+                "60",
+                "--shadow-requests",
+                "0",
+            ])
+            .args(["--context-requests", "0", "--out"])
+            .arg(&other),
     );
     let toml = std::fs::read_to_string(other.join("experiment.toml")).unwrap();
     assert!(
@@ -546,29 +536,13 @@ fn a_report_never_replaces_another_experiments_report() {
         "{refused}"
     );
     assert!(refused.contains("--force"), "{refused}");
-    let forced = ablate()
-        .arg("report")
-        .arg(&other)
-        .args(["--force", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        forced.status.success(),
-        "{}",
-        String::from_utf8_lossy(&forced.stderr)
+    common::succeeds(
+        ablate()
+            .arg("report")
+            .arg(&other)
+            .args(["--force", "--out"])
+            .arg(&out),
     );
     // The same experiment again replaces its own report without --force.
-    let again = ablate()
-        .arg("report")
-        .arg(&other)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    common::succeeds(ablate().arg("report").arg(&other).arg("--out").arg(&out));
 }

@@ -368,15 +368,10 @@ fn manifest_strata_missing_from_the_mix() {
         &["mix.csv", "turns", "--by"],
     );
     // --by chooses explicitly.
-    let out = ablate()
-        .args(["reweight", "--json", "--by", "slice"])
-        .arg(&w.dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::succeeds(
+        ablate()
+            .args(["reweight", "--json", "--by", "slice"])
+            .arg(&w.dir),
     );
 }
 

@@ -134,19 +134,14 @@ fn concurrent_imports_into_one_experiment_keep_both_arms() {
     for round in 0..4 {
         let root = tempfile::tempdir().unwrap();
         let exp = root.path().join("exp");
-        let out = ablate()
-            .args(["import", "lm-eval", "--quiet"])
-            .arg(pe.join("run-a1"))
-            .arg(pe.join("run-b"))
-            .arg("--out")
-            .arg(&exp)
-            .args(["--baseline", "run-a1", "--threshold", "0.02"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeeds(
+            ablate()
+                .args(["import", "lm-eval", "--quiet"])
+                .arg(pe.join("run-a1"))
+                .arg(pe.join("run-b"))
+                .arg("--out")
+                .arg(&exp)
+                .args(["--baseline", "run-a1", "--threshold", "0.02"]),
         );
         let spawn = |name: &str, source: PathBuf| {
             std::process::Command::new(assert_cmd::cargo::cargo_bin("ablate"))

@@ -149,18 +149,13 @@ fn an_append_stacks_the_new_samples_under_the_old() {
     );
     let before = samples(&out).len();
     let noex = fixture("inspect/v0.3.285/arm_no_examples.eval");
-    let run = common::ablate()
-        .args(["import", "inspect", "--json", "--into"])
-        .arg(&out)
-        .arg(&noex)
-        .arg("--arm")
-        .arg(format!("no_examples={}", noex.display()))
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    common::succeeds(
+        common::ablate()
+            .args(["import", "inspect", "--json", "--into"])
+            .arg(&out)
+            .arg(&noex)
+            .arg("--arm")
+            .arg(format!("no_examples={}", noex.display())),
     );
     let after = samples(&out);
     assert!(after.len() > before);

@@ -576,9 +576,10 @@ impl Paired {
     }
 }
 
-/// [`score_bounds`] of the experiment's results, found once per experiment and kept with it
-/// (a pass over every cell of the case × arm matrix, which per-arm callers would otherwise repeat
-/// for every arm: at 20,000 cases × 100 arms, a third of `report`'s time).
+/// The range scores can take, [min(0, lowest case mean), max(1, highest case mean)] over every
+/// case and arm of the experiment's results: found once per experiment and kept with it (a pass
+/// over every cell of the case × arm matrix, which per-arm callers repeated for every arm: at
+/// 20,000 cases × 100 arms, a third of `report`'s time).
 pub fn experiment_score_bounds(exp: &Experiment) -> (f64, f64) {
     /// The cached value's own type (the cache is keyed by type).
     struct ScoreBounds((f64, f64));
@@ -589,7 +590,7 @@ pub fn experiment_score_bounds(exp: &Experiment) -> (f64, f64) {
 
 /// The range scores can take: [min(0, lowest case mean), max(1, highest case mean)] over every
 /// case and arm. Scores are taken as lying in [0, 1] unless the data shows otherwise.
-pub fn score_bounds(m: &CaseMatrix) -> (f64, f64) {
+fn score_bounds(m: &CaseMatrix) -> (f64, f64) {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     for (i, &x) in m.mean.iter().enumerate() {
         if m.repeats[i] > 0 && x.is_finite() {

@@ -294,18 +294,24 @@ impl Table {
     pub fn text(&self) -> String {
         let n = self.headers.len();
         let fit = |c: &str| truncate(c, MAX_CELL_WIDTH);
-        let mut width: Vec<usize> = self.headers.iter().map(|h| fit(h).width()).collect();
-        for r in &self.rows {
-            for (i, c) in r.iter().take(n).enumerate() {
-                width[i] = width[i].max(fit(c.shown()).width());
-            }
-        }
+        // The header, then the rows, as shown (cut to MAX_CELL_WIDTH; missing cells blank).
+        let lines: Vec<Vec<String>> =
+            std::iter::once(self.headers.iter().map(|h| fit(h)).collect())
+                .chain(self.rows.iter().map(|r| {
+                    (0..n)
+                        .map(|i| r.get(i).map_or_else(String::new, |c| fit(c.shown())))
+                        .collect()
+                }))
+                .collect();
+        let width: Vec<usize> = (0..n)
+            .map(|i| lines.iter().map(|l| l[i].width()).max().unwrap_or(0))
+            .collect();
         let total = |cols: &[usize]| -> usize {
             cols.iter().map(|&i| width[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
         };
         let all: Vec<usize> = (0..n).collect();
         if WIDE.load(Ordering::Relaxed) || total(&all) <= TERMINAL_WIDTH {
-            return self.draw(&all, &width);
+            return self.draw(&lines, &all, &width);
         }
         let mut order: Vec<usize> = self
             .first
@@ -328,7 +334,7 @@ impl Table {
             .filter(|i| !kept.contains(i))
             .map(|i| self.headers[i].as_str())
             .collect();
-        let mut out = self.draw(&kept, &width);
+        let mut out = self.draw(&lines, &kept, &width);
         let _ = writeln!(
             out,
             "({} column{} left out to fit {TERMINAL_WIDTH} characters: {}; --wide shows them)",
@@ -339,26 +345,16 @@ impl Table {
         out
     }
 
-    /// Draws the columns `cols` (in table order) at their `width`s.
-    fn draw(&self, cols: &[usize], width: &[usize]) -> String {
+    /// Draws the columns `cols` (in table order) of `lines` (the header, then the rows, as shown)
+    /// at their `width`s.
+    fn draw(&self, lines: &[Vec<String>], cols: &[usize], width: &[usize]) -> String {
         let n = cols.len();
-        let fit = |c: &str| truncate(c, MAX_CELL_WIDTH);
-        let headers: Vec<String> = cols.iter().map(|&i| fit(&self.headers[i])).collect();
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| {
-                cols.iter()
-                    .map(|&i| r.get(i).map_or_else(String::new, |c| fit(c.shown())))
-                    .collect()
-            })
-            .collect();
         let width: Vec<usize> = cols.iter().map(|&i| width[i]).collect();
         let align: Vec<Align> = cols.iter().map(|&i| self.align[i]).collect();
         let line = |cells: &[String]| {
             let mut out = String::new();
             for (i, w) in width.iter().enumerate() {
-                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let c = cells[cols[i]].as_str();
                 let pad = w - c.width();
                 if i > 0 {
                     out.push_str("  ");
@@ -379,11 +375,11 @@ impl Table {
             out.push('\n');
             out
         };
-        let mut out = line(&headers);
+        let mut out = line(&lines[0]);
         let total: usize = width.iter().sum::<usize>() + 2 * n.saturating_sub(1);
         out.push_str(&"─".repeat(total));
         out.push('\n');
-        for r in &rows {
+        for r in &lines[1..] {
             out.push_str(&line(r));
         }
         out

@@ -308,7 +308,7 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
         .map(|&a| moments::sample_variance(&paired.arm(m, a).drop).sqrt())
         .filter(|s| s.is_finite())
         .collect();
-    let (lo, hi) = crate::analysis::paired::score_bounds(m);
+    let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
     let drops = chosen
         .iter()
         .map(|&a| {
