@@ -99,7 +99,7 @@ pub(crate) fn cases_to_clear(
     let n = n.max(1) as u64;
     let clears_at = |cases: u64| clears(cases as f64 / n as f64);
     let least = n.min(2);
-    let (mut fails, mut clear) = if clears_at(n) {
+    let (fails, clear) = if clears_at(n) {
         if clears_at(least) {
             return Some(least);
         }
@@ -107,15 +107,21 @@ pub(crate) fn cases_to_clear(
     } else {
         (n, REACH * n)
     };
-    while clear - fails > 1 {
-        let mid = fails + (clear - fails) / 2;
-        if clears_at(mid) {
-            clear = mid;
+    Some(fewest(fails, clear, clears_at))
+}
+
+/// The smallest whole number in (`fails`, `holds`] at which the monotone `holds_at` holds, given
+/// that it fails at `fails` and holds at `holds`: bisection, about log₂(holds − fails) calls.
+pub(crate) fn fewest(mut fails: u64, mut holds: u64, holds_at: impl Fn(u64) -> bool) -> u64 {
+    while holds - fails > 1 {
+        let mid = fails + (holds - fails) / 2;
+        if holds_at(mid) {
+            holds = mid;
         } else {
             fails = mid;
         }
     }
-    Some(clear)
+    holds
 }
 
 /// The half-width facing `threshold` of a sample's family interval (under `guarantee`, over

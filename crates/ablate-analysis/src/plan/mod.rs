@@ -654,16 +654,11 @@ impl<'a> Certifiable<'a> {
         if self.threshold.is_none_or(|t| t <= threshold) || !fits(planned * 100) {
             return None;
         }
-        let (mut lo, mut hi) = (planned, planned * 100);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Some(hi as u64)
+        Some(crate::analysis::decision::settle::fewest(
+            planned as u64,
+            planned as u64 * 100,
+            |n| fits(n as usize),
+        ))
     }
 
     /// The warning for a threshold below what the plan can certify.
