@@ -18,6 +18,7 @@ use crate::analysis::decision::{self};
 use crate::analysis::drill::{self, Drill};
 use crate::analysis::interactions::{self, InteractionsOutput};
 use crate::analysis::need::{self, NeedOptions, NeedOutput};
+use crate::analysis::paired::{CaseSet, Paired};
 use crate::analysis::plan::{self, ConfirmOutput, PlanOptions, PlanOutput};
 use crate::analysis::record::{self, DecisionRecord, Upstream};
 use crate::analysis::reweight::{self, ReweightOptions, ReweightOutput};
@@ -95,6 +96,8 @@ pub fn run(
     let mut skipped = Vec::new();
     step(Verb::Check);
     let check = check::run(exp);
+    // The pairs every analysis below reads, built with every thread before they start.
+    Paired::new(exp, CaseSet::Main).build_all(&exp.results.matrix);
     let slots = side_by_side(exp, cfg, pricing, production, &step);
     let sweep = taken(slots.sweep);
     let (variance, curve, drill) = (

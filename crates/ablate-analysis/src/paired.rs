@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
+use rayon::prelude::*;
+
 use crate::io::manifest::Guarantee;
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::RatioSums;
@@ -22,6 +24,11 @@ use crate::stats::moments;
 /// the small-sample intervals cover ≥ 0.944 at every n measured; so the bootstrap is kept for
 /// experiments far larger than any measured here.
 pub const BOOTSTRAP_MIN_UNITS: usize = 100_000;
+
+/// Arms whose paired values one pass over the per-case matrix builds ([`Paired::arms`]): the
+/// passes run in parallel, and each writes five arrays per arm, so a pass over every arm at once
+/// spread its writes over hundreds of arrays.
+const ARMS_PER_BUILD: usize = 16;
 
 /// Units (cases, or clusters) an arm needs before any verdict about it is called confident: with
 /// fewer, the decision says "too few cases to decide", whatever the interval.
@@ -44,17 +51,36 @@ pub struct Sample<'a> {
 
 /// A sample's intervals at several levels ([`Paired::estimate`], [`Paired::family`]), sharing
 /// what every level needs: the units, whether every value is the same, the score interval's
-/// support, and for clusters the se and design effect (each found once, when first needed).
-pub struct Intervals<'s, 'a> {
-    s: &'s Sample<'a>,
+/// support, and for clusters the se and design effect (each found once, when first needed; for
+/// an arm's drops once per experiment, [`Paired::drop_intervals`]).
+pub struct Intervals<'a> {
+    s: Sample<'a>,
     n_units: usize,
     flat: bool,
-    spread: std::cell::OnceCell<Spread>,
+    spread: SpreadCell<'a>,
     /// Whether `s.se` is a design se other than the values' own ([`Intervals::weighted`]).
     designed: bool,
 }
 
+/// Where an [`Intervals`] keeps its [`Spread`]: its own, or one kept with the experiment's
+/// pairs and shared by every analysis that asks for the same arm's drops.
+enum SpreadCell<'a> {
+    Own(OnceLock<Spread>),
+    Shared(&'a OnceLock<Spread>),
+}
+
+/// What [`Paired::drop_intervals`] keeps of an arm's drops for every analysis that asks: the
+/// range they were asked with, their units, whether they all are the same, and their spread.
+#[derive(Debug, Clone)]
+struct DropParts {
+    reach: (f64, f64),
+    n_units: usize,
+    flat: bool,
+    spread: OnceLock<Spread>,
+}
+
 /// The level-free parts of the small-sample intervals (see [`Intervals`]).
+#[derive(Debug, Clone)]
 struct Spread {
     score: Option<interval::ScoreData>,
     /// With clusters: se_c, the larger of the sandwich and the jackknife se, and the design
@@ -62,15 +88,15 @@ struct Spread {
     clustered: Option<(Option<f64>, f64)>,
 }
 
-impl<'s, 'a> Intervals<'s, 'a> {
+impl<'a> Intervals<'a> {
     /// The intervals of `s`.
-    pub fn new(s: &'s Sample<'a>) -> Intervals<'s, 'a> {
+    pub fn new(s: &Sample<'a>) -> Intervals<'a> {
         let n_units = Paired::distinct_units(s.units);
         Intervals {
-            s,
+            s: *s,
             n_units,
             flat: n_units >= 2 && estimate::no_variation(s.values),
-            spread: std::cell::OnceCell::new(),
+            spread: SpreadCell::Own(OnceLock::new()),
             designed: false,
         }
     }
@@ -80,7 +106,7 @@ impl<'s, 'a> Intervals<'s, 'a> {
     /// point. The design effect deff = max(1, se² / se_iid²) of the weighting (and clusters) then
     /// scales the score part's critical value, as for clusters: the score interval of n/deff
     /// independent cases (Korn and Graubard, 1998), beside the t interval on the design se.
-    pub fn weighted(s: &'s Sample<'a>) -> Intervals<'s, 'a> {
+    pub fn weighted(s: &Sample<'a>) -> Intervals<'a> {
         Intervals {
             designed: true,
             ..Intervals::new(s)
@@ -148,22 +174,17 @@ impl<'s, 'a> Intervals<'s, 'a> {
         family: usize,
         confidence: f64,
     ) -> Option<(f64, f64)> {
-        if self.flat || self.n_units < 2 {
-            return None;
-        }
-        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
+        let level = self.planning_level(family, confidence)?;
         match guarantee {
             Guarantee::AnyDistribution => self.any_distribution(factor, level).0,
-            Guarantee::Normal => {
-                let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
-                self.t_part(self.normal_se(), factor, units, level)
-            }
+            Guarantee::Normal => self.normal_scaled(factor, level),
         }
     }
 
     /// One end of [`Intervals::family_scaled`], the upper when `upper`: the same number, without
-    /// the other end's root search (the sample-size searches of [`crate::analysis::decision`]
-    /// and [`crate::analysis::plan`] ask for the end facing the threshold at many factors).
+    /// the other end's root search ([`crate::analysis::plan`]'s certifiable threshold asks for
+    /// the end facing the threshold; the sample-size searches ask
+    /// [`Intervals::family_scaled_within`]).
     pub fn family_scaled_end(
         &self,
         guarantee: Guarantee,
@@ -172,40 +193,102 @@ impl<'s, 'a> Intervals<'s, 'a> {
         confidence: f64,
         upper: bool,
     ) -> Option<f64> {
-        if self.flat || self.n_units < 2 {
-            return None;
-        }
-        let level = 1.0 - (1.0 - confidence) / family.max(1) as f64;
+        let level = self.planning_level(family, confidence)?;
         let pick = |(a, b): (f64, f64)| if upper { b } else { a };
         match guarantee {
             Guarantee::AnyDistribution => {
-                let spread = self.spread.get_or_init(|| self.spread());
-                let n_units = ((self.n_units as f64) * factor).round() as usize;
-                let crit = interval::critical(n_units, level);
-                let score = |critical: f64| {
-                    self.on_score(spread, factor, n_units, |d| d.end(critical, upper))
-                };
-                let Some((se, deff)) = spread.clustered else {
-                    return score(crit);
-                };
-                let t = self.t_part(se, factor, n_units, level).map(pick);
-                match (t, score(crit * deff.sqrt())) {
+                let (score, t) = self.scaled_parts(factor, level, |d, c| d.end(c, upper));
+                let Some(t) = t else { return score };
+                match (t.map(pick), score) {
                     (Some(t), Some(s)) => Some(if upper { t.max(s) } else { t.min(s) }),
                     (t, s) => t.or(s),
                 }
             }
-            Guarantee::Normal => {
-                let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
-                self.t_part(self.normal_se(), factor, units, level)
-                    .map(pick)
-            }
+            Guarantee::Normal => self.normal_scaled(factor, level).map(pick),
         }
+    }
+
+    /// Whether [`Intervals::family_scaled_end`] lies within `room` of the point (at or below
+    /// point + room for the upper end, at or above point − room for the lower), found without
+    /// solving for the score part's end ([`interval::ScoreData::within`]): what the sample-size
+    /// searches ask at each size. False where the end is undefined.
+    pub fn family_scaled_within(
+        &self,
+        guarantee: Guarantee,
+        factor: f64,
+        family: usize,
+        confidence: f64,
+        upper: bool,
+        room: f64,
+    ) -> bool {
+        let Some(level) = self.planning_level(family, confidence) else {
+            return false;
+        };
+        let edge = if upper {
+            self.s.point + room
+        } else {
+            self.s.point - room
+        };
+        let inside = |(a, b): (f64, f64)| if upper { b <= edge } else { a >= edge };
+        match guarantee {
+            Guarantee::AnyDistribution => {
+                let (score, t) = self.scaled_parts(factor, level, |d, c| d.within(c, upper, edge));
+                let Some(t) = t else {
+                    return score.unwrap_or(false);
+                };
+                // The family interval is the wider of the two: within when both are.
+                match (t.map(inside), score) {
+                    (Some(t), Some(s)) => t && s,
+                    (t, s) => t.or(s).unwrap_or(false),
+                }
+            }
+            Guarantee::Normal => self.normal_scaled(factor, level).is_some_and(inside),
+        }
+    }
+
+    /// The family level 1 − (1 − confidence)/family at which sample sizes are planned; `None`
+    /// when the sample has no spread (every value the same, or fewer than two units).
+    fn planning_level(&self, family: usize, confidence: f64) -> Option<f64> {
+        (!self.flat && self.n_units >= 2).then(|| 1.0 - (1.0 - confidence) / family.max(1) as f64)
+    }
+
+    /// The any-distribution interval's parts at `factor` times the cases and `level`: `score`
+    /// of the (scaled) score data with the critical value in force (for clusters scaled by
+    /// √deff), and for clusters the t interval (`None` when every case is its own unit).
+    #[allow(clippy::type_complexity)]
+    fn scaled_parts<T>(
+        &self,
+        factor: f64,
+        level: f64,
+        score: impl FnOnce(&interval::ScoreData, f64) -> T,
+    ) -> (Option<T>, Option<Option<(f64, f64)>>) {
+        let spread = self.spread();
+        let n_units = ((self.n_units as f64) * factor).round() as usize;
+        let crit = interval::critical(n_units, level);
+        let Some((se, deff)) = spread.clustered else {
+            return (
+                self.on_score(spread, factor, n_units, |d| score(d, crit)),
+                None,
+            );
+        };
+        let t = self.t_part(se, factor, n_units, level);
+        let critical = crit * deff.sqrt();
+        (
+            self.on_score(spread, factor, n_units, |d| score(d, critical)),
+            Some(t),
+        )
+    }
+
+    /// The normal guarantee's interval at `factor` times the cases and `level`.
+    fn normal_scaled(&self, factor: f64, level: f64) -> Option<(f64, f64)> {
+        let units = ((self.n_units as f64) * factor).round().max(2.0) as usize;
+        self.t_part(self.normal_se(), factor, units, level)
     }
 
     /// The normal guarantee's se: the clustered se_c (the larger of the sandwich and the
     /// jackknife), or the iid se when every case is its own unit.
     fn normal_se(&self) -> Option<f64> {
-        let spread = self.spread.get_or_init(|| self.spread());
+        let spread = self.spread();
         match spread.clustered {
             Some((se, _)) => se,
             None => self.s.se,
@@ -286,7 +369,7 @@ impl<'s, 'a> Intervals<'s, 'a> {
     /// With more cases the se shrinks by √factor and the score part keeps the empirical
     /// distribution ([`interval::ScoreData::scaled`]).
     fn any_distribution(&self, factor: f64, level: f64) -> (Option<(f64, f64)>, CiMethod) {
-        let spread = self.spread.get_or_init(|| self.spread());
+        let spread = self.spread();
         let n_units = ((self.n_units as f64) * factor).round() as usize;
         let crit = interval::critical(n_units, level);
         let score =
@@ -320,8 +403,17 @@ impl<'s, 'a> Intervals<'s, 'a> {
         )
     }
 
-    /// The level-free parts, found once.
-    fn spread(&self) -> Spread {
+    /// The level-free parts, found the first time they are asked for (kept here, or with the
+    /// experiment's pairs).
+    fn spread(&self) -> &Spread {
+        match &self.spread {
+            SpreadCell::Own(cell) => cell.get_or_init(|| self.find_spread()),
+            SpreadCell::Shared(cell) => cell.get_or_init(|| self.find_spread()),
+        }
+    }
+
+    /// The level-free parts.
+    fn find_spread(&self) -> Spread {
         let s = self.s;
         let clustered = (self.designed || self.n_units != s.values.len()).then(|| {
             let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
@@ -370,6 +462,9 @@ pub struct Paired {
     /// Each arm's mean paired drop and its se ([`Paired::drop_mean_se`]), found the first time
     /// an analysis asks.
     drop_moments: Vec<OnceLock<(f64, Option<f64>)>>,
+    /// What each arm's drops' intervals share ([`Paired::drop_intervals`]), found the first time
+    /// an analysis asks.
+    drop_parts: Vec<OnceLock<DropParts>>,
 }
 
 /// One arm's paired cases: positions into [`Paired::cases`] and the paired values.
@@ -431,6 +526,7 @@ impl Paired {
             baseline,
             arms: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
             drop_moments: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
+            drop_parts: (0..m.n_arms).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -446,19 +542,32 @@ impl Paired {
         self.arms[arm].get_or_init(|| self.build_arms(m, &[arm]).pop().unwrap_or_default())
     }
 
-    /// The paired values of each of `arms`: those not built yet in one pass over the per-case
-    /// matrix (row by row, as it is laid out), the others as built before.
+    /// The paired values of each of `arms`: those not built yet in passes over the per-case
+    /// matrix (row by row, as it is laid out), 16 arms a pass, the passes in parallel; the others
+    /// as built before. Each arm's values are the same whichever pass builds them.
     pub fn arms(&self, m: &CaseMatrix, arms: &[usize]) -> Vec<&PairedArm> {
         let missing: Vec<usize> = arms
             .iter()
             .copied()
             .filter(|&a| self.arms[a].get().is_none())
             .collect();
-        for (a, built) in missing.iter().zip(self.build_arms(m, &missing)) {
+        let built: Vec<PairedArm> = missing
+            .par_chunks(ARMS_PER_BUILD)
+            .flat_map_iter(|chunk| self.build_arms(m, chunk))
+            .collect();
+        for (a, built) in missing.iter().zip(built) {
             // Another analysis may have built it meanwhile: the values are the same.
             let _ = self.arms[*a].set(built);
         }
         arms.iter().map(|&a| self.arm(m, a)).collect()
+    }
+
+    /// Builds the paired values of every arm ([`Paired::arms`]): what `report` does once, with
+    /// every thread, before its analyses start side by side (each of which would otherwise
+    /// build them on its own thread, several at once).
+    pub fn build_all(&self, m: &CaseMatrix) {
+        let all: Vec<usize> = (0..m.n_arms).collect();
+        self.arms(m, &all);
     }
 
     /// The paired values of each of `arms`, in one pass over the per-case matrix.
@@ -514,6 +623,33 @@ impl Paired {
             values: &p.drop,
             units: &p.unit,
             reach,
+        }
+    }
+
+    /// The intervals of `arm`'s paired drops ([`Paired::drop_sample`] within `reach`), sharing
+    /// with every analysis that asks for the same arm and reach what every level needs (the
+    /// units, the score data's support, the jackknife se): the sweep, variance's power, the
+    /// decision's cases to settle and the stress slice each judge the same arm's drops.
+    pub fn drop_intervals(&self, m: &CaseMatrix, arm: usize, reach: (f64, f64)) -> Intervals<'_> {
+        let sample = self.drop_sample(m, arm, reach);
+        let parts = self.drop_parts[arm].get_or_init(|| {
+            let own = Intervals::new(&sample);
+            DropParts {
+                reach,
+                n_units: own.n_units,
+                flat: own.flat,
+                spread: OnceLock::new(),
+            }
+        });
+        if parts.reach != reach {
+            return Intervals::new(&sample);
+        }
+        Intervals {
+            s: sample,
+            n_units: parts.n_units,
+            flat: parts.flat,
+            spread: SpreadCell::Shared(&parts.spread),
+            designed: false,
         }
     }
 
@@ -718,6 +854,49 @@ mod tests {
             );
             assert_eq!(ends, (Some(both.0), Some(both.1)));
         }
+    }
+
+    /// `family_scaled_within` answers what comparing `family_scaled_end` with point ± room
+    /// answers, without the end's root search: clustered and not, under both guarantees, at
+    /// several sizes, both ends, rooms on either side of each end (and where an end reaches the
+    /// bound of the range).
+    #[test]
+    fn within_room_is_the_end_compared_with_the_room() {
+        let values = [
+            0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0,
+        ];
+        let clustered = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6];
+        let cases: Vec<u32> = (0..values.len() as u32).collect();
+        let mut checked = 0;
+        for units in [&clustered[..], &cases[..]] {
+            let (point, se) = moments::mean_se(&values, Some(units));
+            let s = Sample {
+                point,
+                se,
+                values: &values,
+                units,
+                reach: (-1.0, 1.0),
+            };
+            let iv = Intervals::new(&s);
+            for g in [Guarantee::AnyDistribution, Guarantee::Normal] {
+                for f in [0.5, 1.0, 4.0, 37.5, 2000.0] {
+                    for upper in [false, true] {
+                        let end = iv.family_scaled_end(g, f, 3, 0.95, upper).unwrap();
+                        let half = (end - point).abs();
+                        for room in [0.0, half * 0.5, half * 0.999, half * 1.001, half * 2.0, 3.0] {
+                            let within = iv.family_scaled_within(g, f, 3, 0.95, upper, room);
+                            assert_eq!(
+                                within,
+                                half <= room,
+                                "{g:?} f {f} upper {upper} end {end} room {room}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 2 * 5 * 2 * 6);
     }
 
     #[test]

@@ -102,6 +102,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
 
     let mut order: Vec<usize> = vec![base];
     order.extend((0..m.n_arms).filter(|&a| a != base));
+    // Every arm's pairs in passes over the matrix, before the arms are judged in parallel (each
+    // would otherwise read the matrix an arm at a time).
+    paired.arms(m, &order);
     // Each arm's power figures on its own (rayon, collected in arm order: the same output at any
     // thread count); the cases to settle search the family interval at many sizes.
     let power: Vec<Power> = order
@@ -298,9 +301,8 @@ fn mde_and_cases_needed(
         (None, None)
     } else if let Some(se) = se.filter(|s| *s > 0.0) {
         let (lo, hi) = paired::experiment_score_bounds(exp);
-        let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
-        let intervals = paired::Intervals::new(&sample);
-        let half = settle::facing_half(
+        let intervals = paired.drop_intervals(m, a, (lo - hi, hi - lo));
+        let within = settle::facing_within(
             &intervals,
             threshold,
             judged.guarantee,
@@ -308,12 +310,12 @@ fn mde_and_cases_needed(
             judged.confidence,
         );
         let needed = settle::cases_to_clear(
-            sample.point,
+            intervals.point(),
             threshold,
             se,
             p.drop.len(),
             dist::z_quantile(POWER),
-            &half,
+            &within,
         );
         (Some(multiplier * se), Some(needed))
     } else {

@@ -312,35 +312,30 @@ impl Judging<'_> {
             se,
             values.len(),
             dist::z_quantile(POWER),
-            &|f| {
-                intervals
-                    .family_scaled_end(guarantee, f, family, confidence, true)
-                    .map(|h| h - point)
-            },
+            &|f, room| intervals.family_scaled_within(guarantee, f, family, confidence, true, room),
         )
     }
 
     /// What would settle `a`: the family interval, under the sweep's guarantee and family,
     /// planned at f times the cases ([`settle`]).
     fn settle(&self, a: &SweepArm) -> Settle {
-        use crate::analysis::paired::{self, CaseSet, Intervals, Paired};
+        use crate::analysis::paired::{self, CaseSet, Paired};
         let exp = self.exp;
         let m = &exp.results.matrix;
         let Some(index) = exp.results.arm_index(&a.arm) else {
-            return settle(a, self.thr, dist::z_quantile(POWER), |_| None);
+            return settle(a, self.thr, dist::z_quantile(POWER), |_, _| false);
         };
         let pairs = Paired::new(exp, CaseSet::Main);
         let (lo, hi) = paired::experiment_score_bounds(exp);
-        let sample = pairs.drop_sample(m, index, (lo - hi, hi - lo));
-        let intervals = Intervals::new(&sample);
+        let intervals = pairs.drop_intervals(m, index, (lo - hi, hi - lo));
         let family = if self.sweep.family.procedure == "per-arm" {
             1
         } else {
             self.sweep.family.size
         };
         let (guarantee, confidence) = (self.sweep.family.guarantee, self.sweep.confidence_level);
-        let half = settle::facing_half(&intervals, self.thr, guarantee, family, confidence);
-        settle(a, self.thr, dist::z_quantile(POWER), half)
+        let within = settle::facing_within(&intervals, self.thr, guarantee, family, confidence);
+        settle(a, self.thr, dist::z_quantile(POWER), within)
     }
 
     fn slices(&self, a: &SweepArm) -> Slices {
@@ -768,25 +763,25 @@ mod tests {
         // true drop 0.01 below the threshold. It clears with probability 0.8 when
         // 0.01 ≥ (c + z(0.8))·0.01/√f, f = (1.959964 + 0.841621)² = 7.8489 → 785 cases.
         let c = dist::z_quantile(0.975);
-        let half = |f: f64| Some(c * 0.01 / f.sqrt());
+        let within = |f: f64, room: f64| c * 0.01 / f.sqrt() <= room;
         let z80 = dist::z_quantile(0.8);
         assert_eq!(
-            settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &half),
+            settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &within),
             Some(785)
         );
         // Already clear at the cases at hand: fewer. A gap of 0.11 needs √f ≥ 2.8016·0.01/0.11,
         // f ≥ 0.06487: 7 cases.
         assert_eq!(
-            settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &half),
+            settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &within),
             Some(7)
         );
         // Beyond 100 times the set: not within reach; no gap: undefined.
         assert_eq!(
-            settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &half),
+            settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &within),
             None
         );
         assert_eq!(
-            settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &half),
+            settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &within),
             None
         );
     }

@@ -31,14 +31,14 @@ pub(super) struct Settle {
 /// "not within reach".
 pub const REACH: u64 = 100;
 
-/// The settling figures of `a` (see the module documentation); `z80` is z₀.₈, and `half(f)` the
-/// half-width of the family interval facing the threshold with `f` times the cases
-/// ([`crate::analysis::paired::Intervals::family_scaled`]).
+/// The settling figures of `a` (see the module documentation); `z80` is z₀.₈, and `within(f,
+/// room)` whether the half-width of the family interval facing the threshold with `f` times the
+/// cases is at most `room` ([`facing_within`]).
 pub(super) fn settle(
     a: &SweepArm,
     threshold: f64,
     z80: f64,
-    half: impl Fn(f64) -> Option<f64>,
+    within: impl Fn(f64, f64) -> bool,
 ) -> Settle {
     let none = Settle {
         point: None,
@@ -60,7 +60,7 @@ pub(super) fn settle(
     };
     // Total cases, never fewer than the set at hand (an end already far enough).
     let cases =
-        |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &half).map(|c| c.max(a.n as u64));
+        |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &within).map(|c| c.max(a.n as u64));
     let point = cases(a.drop);
     Settle {
         point,
@@ -76,20 +76,24 @@ pub(super) fn settle(
 }
 
 /// The smallest number of cases (a factor f of the `n` at hand, 2/n ≤ f ≤ [`REACH`], by
-/// bisection on whole cases) at which an estimate whose true value is `x`, with standard error `se` at n, clears
-/// `threshold` with probability 0.8 by an interval whose half-width facing the threshold is
-/// `half(f)`: |threshold − x| − h(f) ≥ z₀.₈ · se/√f. `None` beyond [`REACH`] times n. Fewer
-/// cases than n when the n at hand are more than enough (an arm already settled).
+/// bisection on whole cases) at which an estimate whose true value is `x`, with standard error
+/// `se` at n, clears `threshold` with probability 0.8 by an interval whose half-width h(f) facing
+/// the threshold leaves room for it: h(f) ≤ |threshold − x| − z₀.₈ · se/√f, asked of
+/// `within(f, room)`. `None` beyond [`REACH`] times n. Fewer cases than n when the n at hand are
+/// more than enough (an arm already settled).
 pub(crate) fn cases_to_clear(
     x: f64,
     threshold: f64,
     se: f64,
     n: usize,
     z80: f64,
-    half: &dyn Fn(f64) -> Option<f64>,
+    within: &dyn Fn(f64, f64) -> bool,
 ) -> Option<u64> {
     let gap = (threshold - x).abs();
-    let clears = |f: f64| half(f).is_some_and(|h| gap - h >= z80 * se / f.sqrt());
+    let clears = |f: f64| {
+        let room = gap - z80 * se / f.sqrt();
+        room >= 0.0 && within(f, room)
+    };
     if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
         return None;
     }
@@ -124,21 +128,17 @@ pub(crate) fn fewest(mut fails: u64, mut holds: u64, holds_at: impl Fn(u64) -> b
     holds
 }
 
-/// The half-width facing `threshold` of a sample's family interval (under `guarantee`, over
-/// `family` arms) with f times the cases ([`Intervals::family_scaled_end`]): hi − point when the
-/// point is below the threshold, else point − lo. The `half` of [`cases_to_clear`].
-pub(crate) fn facing_half<'i>(
-    intervals: &'i Intervals<'_, '_>,
+/// Whether the half-width facing `threshold` of a sample's family interval (under `guarantee`,
+/// over `family` arms) with f times the cases is at most `room` (hi − point when the point is
+/// below the threshold, else point − lo: [`Intervals::family_scaled_within`]). The `within` of
+/// [`cases_to_clear`].
+pub(crate) fn facing_within<'i>(
+    intervals: &'i Intervals<'_>,
     threshold: f64,
     guarantee: Guarantee,
     family: usize,
     confidence: f64,
-) -> impl Fn(f64) -> Option<f64> + 'i {
-    let point = intervals.point();
-    let below = point < threshold;
-    move |f| {
-        intervals
-            .family_scaled_end(guarantee, f, family, confidence, below)
-            .map(|end| if below { end - point } else { point - end })
-    }
+) -> impl Fn(f64, f64) -> bool + 'i {
+    let below = intervals.point() < threshold;
+    move |f, room| intervals.family_scaled_within(guarantee, f, family, confidence, below, room)
 }

@@ -512,25 +512,25 @@ fn arm_row(
     let shift = drop_production.map_or(0.0, |d| d - drop_eval);
     let recentred: Vec<f64> = p.drop.iter().map(|d| d + shift).collect();
     let level = |family: usize| 1.0 - (1.0 - opts.confidence) / family as f64;
+    // One set of intervals for the shown and the judging interval (their spread found once).
+    let intervals = drop_production.filter(|_| weighted && !flat).map(|d| {
+        Intervals::weighted(&Sample {
+            point: d,
+            se: se_production,
+            values: &recentred,
+            units: &p.unit,
+            reach: (lo - hi + shift, hi - lo + shift),
+        })
+    });
     // `family`: None for the shown interval (as the sweep's `ci`), Some(K) for the judging one.
-    let at = |family: Option<usize>| match (drop_production, weighted) {
+    let at = |family: Option<usize>| match (drop_production, &intervals) {
         (Some(d), _) if flat => {
             Estimate::no_variation(d, units, lo - hi, hi - lo, level(family.unwrap_or(1)))
         }
-        (Some(d), true) => {
-            let sample = Sample {
-                point: d,
-                se: se_production,
-                values: &recentred,
-                units: &p.unit,
-                reach: (lo - hi + shift, hi - lo + shift),
-            };
-            let intervals = Intervals::weighted(&sample);
-            match family {
-                None => intervals.estimate(None, opts.confidence),
-                Some(k) => intervals.family_under(guarantee, k, opts.confidence),
-            }
-        }
+        (Some(_), Some(intervals)) => match family {
+            None => intervals.estimate(None, opts.confidence),
+            Some(k) => intervals.family_under(guarantee, k, opts.confidence),
+        },
         _ => Estimate::normal(f64::NAN, None, opts.confidence),
     };
     let production_ci = at(None);

@@ -48,7 +48,7 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{self, CaseSet, Intervals, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
+use crate::analysis::paired::{self, CaseSet, MIN_UNITS_TO_DECIDE, Paired, PairedArm};
 use crate::io::{CaseMatrix, Experiment};
 use crate::stats::bootstrap::{Draws, RatioSums};
 use crate::stats::dist;
@@ -379,9 +379,8 @@ impl OneArm<'_> {
             self.family_size,
         );
         let draws = self.draws;
-        let sample = paired.drop_sample(m, a, (lo - hi, hi - lo));
-        let drop = sample.point;
-        let intervals = Intervals::new(&sample);
+        let intervals = paired.drop_intervals(m, a, (lo - hi, hi - lo));
+        let drop = intervals.point();
         let est = intervals.estimate(
             draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
             cfg.confidence,
@@ -447,7 +446,7 @@ impl OneArm<'_> {
 }
 
 /// The warning `sweep.normal_doubtful` naming the arms (of `of`) whose drops are too skewed or heavy-tailed for
-/// their number of units for the normal approximation to be trusted ([`Intervals::normal_doubtful`]).
+/// their number of units for the normal approximation to be trusted ([`paired::Intervals::normal_doubtful`]).
 fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning> {
     const SHOWN: usize = 8;
     (!arms.is_empty()).then(|| {
