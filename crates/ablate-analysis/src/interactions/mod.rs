@@ -309,9 +309,10 @@ impl Work {
 /// For each composed arm, its cases paired with every component and the baseline, e[i] there,
 /// the arms' score sums and the lost cases; an arm with none gets a warning and is left out.
 ///
-/// One pass over the paired cases, every composed arm per case: each case's row of the
-/// case-major matrix is read once, not once per composed arm and quantity. The sums are added
-/// in case order, so each mean is `moments::mean` of the same values, to the bit.
+/// Passes over the paired cases, [`ARMS_PER_PASS`] composed arms per pass and the passes in
+/// parallel: each case's row of the case-major matrix is read once a pass, not once per composed
+/// arm and quantity. The sums are added in case order, so each mean is `moments::mean` of the
+/// same values, to the bit, whichever pass computes it.
 fn interaction_samples(
     exp: &Experiment,
     paired: &Paired,
@@ -341,30 +342,32 @@ fn interaction_samples(
             },
         )
         .collect();
-    for (p, &c) in paired.cases.iter().enumerate() {
-        let row = m.cell(c, 0);
-        let present = |a: usize| m.repeats[row + a] > 0;
-        let passes = |a: usize| m.case_passes(row + a, pass_mark);
-        let b = m.mean[row + base];
-        let base_passes = passes(base);
-        let d = |a: usize| b - m.mean[row + a];
-        for w in &mut all {
-            if !present(w.arm) || !w.components.iter().all(|&k| present(k)) {
-                continue;
-            }
-            let parts = moments::sum(w.components.iter().map(|&k| d(k)));
-            w.e.push(d(w.arm) - parts);
-            w.units.push(paired.unit[p]);
-            w.base_sum.add(b);
-            w.arm_sum.add(m.mean[row + w.arm]);
-            for (sum, &k) in w.component_sums.iter_mut().zip(&w.components) {
-                sum.add(m.mean[row + k]);
-            }
-            if base_passes && !passes(w.arm) {
-                w.lost.push((c, w.components.iter().all(|&k| passes(k))));
+    all.par_chunks_mut(ARMS_PER_PASS).for_each(|chunk| {
+        for (p, &c) in paired.cases.iter().enumerate() {
+            let row = m.cell(c, 0);
+            let present = |a: usize| m.repeats[row + a] > 0;
+            let passes = |a: usize| m.case_passes(row + a, pass_mark);
+            let b = m.mean[row + base];
+            let base_passes = passes(base);
+            let d = |a: usize| b - m.mean[row + a];
+            for w in chunk.iter_mut() {
+                if !present(w.arm) || !w.components.iter().all(|&k| present(k)) {
+                    continue;
+                }
+                let parts = moments::sum(w.components.iter().map(|&k| d(k)));
+                w.e.push(d(w.arm) - parts);
+                w.units.push(paired.unit[p]);
+                w.base_sum.add(b);
+                w.arm_sum.add(m.mean[row + w.arm]);
+                for (sum, &k) in w.component_sums.iter_mut().zip(&w.components) {
+                    sum.add(m.mean[row + k]);
+                }
+                if base_passes && !passes(w.arm) {
+                    w.lost.push((c, w.components.iter().all(|&k| passes(k))));
+                }
             }
         }
-    }
+    });
     let mut work = Vec::new();
     for w in all {
         if w.e.is_empty() {
@@ -381,6 +384,9 @@ fn interaction_samples(
     }
     work
 }
+
+/// Composed arms whose samples one pass over the cases builds ([`interaction_samples`]).
+const ARMS_PER_PASS: usize = 16;
 
 /// One joint bootstrap of every composed arm's mean e (none with `--bootstrap 0`, or below the
 /// units at which an interval uses it: [`Paired::bootstraps_means`]).
