@@ -95,9 +95,11 @@ pub fn run(
 ) -> Result<Analyses> {
     let mut skipped = Vec::new();
     step(Verb::Check);
-    let check = check::run(exp);
-    // The pairs every analysis below reads, built with every thread before they start.
-    Paired::new(exp, CaseSet::Main).build_all(&exp.results.matrix);
+    // The pairs every analysis below reads, built before they start, beside the check.
+    let (check, ()) = rayon::join(
+        || check::run(exp),
+        || Paired::new(exp, CaseSet::Main).build_all(&exp.results.matrix),
+    );
     let slots = side_by_side(exp, cfg, pricing, production, &step);
     let sweep = taken(slots.sweep);
     let (variance, curve, drill) = (
