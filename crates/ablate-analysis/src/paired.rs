@@ -369,16 +369,11 @@ impl<'a> Intervals<'a> {
     /// With more cases the se shrinks by √factor and the score part keeps the empirical
     /// distribution ([`interval::ScoreData::scaled`]).
     fn any_distribution(&self, factor: f64, level: f64) -> (Option<(f64, f64)>, CiMethod) {
-        let spread = self.spread();
-        let n_units = ((self.n_units as f64) * factor).round() as usize;
-        let crit = interval::critical(n_units, level);
-        let score =
-            |critical: f64| self.on_score(spread, factor, n_units, |d| d.interval(critical));
-        let Some((se, deff)) = spread.clustered else {
-            return (score(crit), CiMethod::Score);
+        let (score, t) = self.scaled_parts(factor, level, |d, c| d.interval(c));
+        let Some(t) = t else {
+            return (score, CiMethod::Score);
         };
-        let t = self.t_part(se, factor, n_units, level);
-        match (t, score(crit * deff.sqrt())) {
+        match (t, score) {
             (Some((a, b)), Some((c, d))) => {
                 let method = if c < a && d > b {
                     CiMethod::Score
@@ -629,7 +624,8 @@ impl Paired {
     /// The intervals of `arm`'s paired drops ([`Paired::drop_sample`] within `reach`), sharing
     /// with every analysis that asks for the same arm and reach what every level needs (the
     /// units, the score data's support, the jackknife se): the sweep, variance's power, the
-    /// decision's cases to settle and the stress slice each judge the same arm's drops.
+    /// decision's cases to settle each judge the same arm's drops. A `reach` other than the one
+    /// first asked for gets intervals of its own.
     pub fn drop_intervals(&self, m: &CaseMatrix, arm: usize, reach: (f64, f64)) -> Intervals<'_> {
         let sample = self.drop_sample(m, arm, reach);
         let parts = self.drop_parts[arm].get_or_init(|| {

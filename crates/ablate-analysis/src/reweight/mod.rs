@@ -413,11 +413,13 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     };
 
     // Each arm on its own (rayon, collected in arm order: the same output at any thread count).
+    // Their pairs first, in passes over the matrix (built already when `report` runs this).
     let others: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
+    let pairs = paired.arms(m, &others);
     let rows: Vec<(Option<crate::warning::Warning>, ReweightArm)> = others
         .par_iter()
-        .filter_map(|&a| {
-            let p = paired.arm(m, a);
+        .zip(pairs.par_iter())
+        .filter_map(|(&a, &p)| {
             if p.pos.is_empty() {
                 return None;
             }
