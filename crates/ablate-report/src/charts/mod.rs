@@ -274,11 +274,11 @@ fn svg_to_png(svg: &str) -> std::result::Result<Vec<u8>, String> {
     resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
     // Every pixel is opaque (the white fill is under everything), so its premultiplied RGB is
     // its colour and the alpha channel carries nothing.
-    let rgb: Vec<u8> = pixmap
-        .data()
-        .chunks_exact(4)
-        .flat_map(|p| [p[0], p[1], p[2]])
-        .collect();
+    let rgba = pixmap.data();
+    let mut rgb = vec![0u8; rgba.len() / 4 * 3];
+    for (to, from) in rgb.chunks_exact_mut(3).zip(rgba.chunks_exact(4)) {
+        to.copy_from_slice(&from[..3]);
+    }
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, size.width(), size.height());
     encoder.set_color(png::ColorType::Rgb);
