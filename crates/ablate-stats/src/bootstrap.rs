@@ -298,8 +298,9 @@ mod tests {
     }
 
     /// Each replicate is the resample its own stream draws, unit by unit: checked against a
-    /// direct count of the draws and sums in unit order (two blocks, a partial last one, and
-    /// ratios with their own denominators), so counting in any buffer changes no bit.
+    /// direct count of the draws, summed in unit order (to 1e-12, since the matrix product sums
+    /// in its own order), over two blocks (the last one partial) and ratios with their own
+    /// denominators. The counts are integers, so where they are kept changes no bit.
     #[test]
     fn replicates_are_the_streams_own_draws() {
         let units = 37;
