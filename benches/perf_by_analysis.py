@@ -31,7 +31,8 @@ PARTS = [
     ("record", "ablate_analysis::record::"),
     ("drill", "ablate_analysis::drill"),
     ("check", "ablate_analysis::check::"),
-    ("pairs (build_all)", "Paired::build_all"),
+    # Every arm's pairs, built before the analyses (`Paired::build_all`) or on demand.
+    ("pairs", "Paired::build_"),
     ("shadow", "ablate_analysis::shadow"),
     ("context", "ablate_analysis::context"),
     ("charts and pages", "ablate_report::"),
