@@ -119,6 +119,27 @@ pub fn resample_rng(seed: u64, r: usize) -> ChaCha8Rng {
     rng
 }
 
+/// One unit drawn uniformly from `0..units`: the same number as rand 0.9's
+/// `rng.random_range(0..units)`, written out so that it inlines into the draw loop (rand's is a
+/// call per draw there). For `units` ≤ 2³² that is the widening multiply of a 32-bit draw x by
+/// n = units: the unit is ⌊x·n / 2³²⌋, and when the low half of x·n exceeds 2³² − n, a second
+/// draw y adds 1 if (x·n mod 2³²) + ⌊y·n / 2³²⌋ overflows 32 bits (bias at most 2⁻³²).
+/// Larger counts of units take rand's own 64-bit path.
+#[inline]
+fn draw(rng: &mut ChaCha8Rng, units: usize) -> usize {
+    use rand::RngCore;
+    let Ok(n) = u32::try_from(units) else {
+        return rng.random_range(0..units);
+    };
+    let wide = u64::from(rng.next_u32()) * u64::from(n);
+    let (mut unit, low) = ((wide >> 32) as u32, wide as u32);
+    if low > n.wrapping_neg() {
+        let carry = ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32;
+        unit += u32::from(low.checked_add(carry).is_none());
+    }
+    unit as usize
+}
+
 /// Resamples per block: each block's weights form one matrix, multiplied once by the sums.
 /// Fixed, so the arithmetic of every replicate is the same whatever the number of threads.
 const BLOCK: usize = 64;
@@ -192,7 +213,7 @@ pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: &(dyn Fn(u64) + Sync
                 let mut rng = resample_rng(seed, block * BLOCK + i);
                 counts.fill(0);
                 for _ in 0..units {
-                    counts[rng.random_range(0..units)] += 1;
+                    counts[draw(&mut rng, units)] += 1;
                 }
                 for (x, c) in row.iter_mut().zip(counts.iter()) {
                     *x = f64::from(*c);
@@ -295,6 +316,31 @@ mod tests {
         let ci = d.percentile_ci(0, 0.9).unwrap();
         assert_eq!(ci, (1.0, 1.0));
         assert!(d.column(0).iter().any(|x| x.is_nan()));
+    }
+
+    /// `draw` is rand's `random_range(0..units)`, draw for draw, including the second draw that
+    /// ranges near 2³² need often.
+    #[test]
+    fn draw_is_rands_random_range() {
+        for units in [
+            1usize,
+            2,
+            3,
+            37,
+            16_081,
+            200_000,
+            3_000_000_001,
+            u32::MAX as usize,
+        ] {
+            let (mut ours, mut rands) = (resample_rng(5, 1), resample_rng(5, 1));
+            for _ in 0..20_000 {
+                assert_eq!(
+                    draw(&mut ours, units),
+                    rands.random_range(0..units),
+                    "{units}"
+                );
+            }
+        }
     }
 
     /// Each replicate is the resample its own stream draws, unit by unit: checked against a
