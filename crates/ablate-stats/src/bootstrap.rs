@@ -121,7 +121,7 @@ pub fn resample_rng(seed: u64, r: usize) -> ChaCha8Rng {
 
 /// One unit drawn uniformly from `0..units`: the same number as rand 0.9's
 /// `rng.random_range(0..units)`, written out so that it inlines into the draw loop (rand's is a
-/// call per draw there). For `units` ≤ 2³² that is the widening multiply of a 32-bit draw x by
+/// call per draw there). For `units` < 2³² that is the widening multiply of a 32-bit draw x by
 /// n = units: the unit is ⌊x·n / 2³²⌋, and when the low half of x·n exceeds 2³² − n, a second
 /// draw y adds 1 if (x·n mod 2³²) + ⌊y·n / 2³²⌋ overflows 32 bits (bias at most 2⁻³²).
 /// Larger counts of units take rand's own 64-bit path.
