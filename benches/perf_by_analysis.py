@@ -52,16 +52,17 @@ def part_of(frames):
 def samples(path):
     """Yields each sample's frames, innermost first."""
     frames = None
-    for line in open(path, errors="replace"):
-        if not line.strip():
-            if frames is not None:
-                yield frames
-            frames = None
-        elif not line.startswith((" ", "\t")):
-            frames = []
-        elif frames is not None:
-            parts = line.strip().split(None, 1)
-            frames.append(parts[1] if len(parts) > 1 else "?")
+    with open(path, errors="replace") as lines:
+        for line in lines:
+            if not line.strip():
+                if frames is not None:
+                    yield frames
+                frames = None
+            elif not line.startswith((" ", "\t")):
+                frames = []
+            elif frames is not None:
+                parts = line.strip().split(None, 1)
+                frames.append(parts[1] if len(parts) > 1 else "?")
     if frames is not None:
         yield frames
 
