@@ -4,6 +4,7 @@
 #
 #   bash benches/floors.sh                 # medians of 5
 #   REPEATS=9 CASES=2000 bash benches/floors.sh
+#   ABLATE=target/release/ablate bash benches/floors.sh   # a binary already built
 #
 # Builds the release binary, and installs polars, duckdb and pyarrow into benches/.venv from
 # PyPI when missing (the same environment as benches/compare.sh). Run it on a quiet machine: the
