@@ -3,9 +3,10 @@
 //! output, mapped to a [`Chart`] by [`crate::report::document`].
 //!
 //! Text uses the embedded DejaVu Sans (Bitstream Vera licence, assets/fonts). PNGs are rendered
-//! from the SVG with resvg, so both always match; glyphs DejaVu Sans lacks (CJK, emoji) fall back
-//! to the system's fonts where it has them (e.g. Debian's fonts-noto-cjk). Axis labels are cut
-//! to [`MAX_LABEL_WIDTH`] columns; the tables keep names whole.
+//! from the SVG with resvg, so both always match, their text from glyph masks cached across
+//! charts (the `text` module, checked against usvg's rendering); glyphs DejaVu Sans lacks (CJK,
+//! emoji) fall back to the system's fonts where it has them (e.g. Debian's fonts-noto-cjk). Axis
+//! labels are cut to [`MAX_LABEL_WIDTH`] columns; the tables keep names whole.
 
 use std::fmt::Write as _;
 use std::path::Path;
