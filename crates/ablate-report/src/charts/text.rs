@@ -202,10 +202,15 @@ impl Text {
 }
 
 /// Whether this module draws `c`: a printable character the embedded font has, from a script
-/// written left to right (up to Hebrew, and the Latin and punctuation blocks after it).
+/// written left to right (up to Hebrew, and the Latin and punctuation blocks after it), and none
+/// of the invisible marks that steer bidirectional text (U+200B–U+200F, U+2028–U+202E,
+/// U+2060–U+206F), which usvg's layout reorders by.
 fn drawable(face: &rustybuzz::Face, c: char) -> bool {
     let left_to_right = (' '..'\u{0590}').contains(&c) || ('\u{1E00}'..'\u{2100}').contains(&c);
-    left_to_right && !c.is_control() && face.glyph_index(c).is_some()
+    let steering = ('\u{200B}'..='\u{200F}').contains(&c)
+        || ('\u{2028}'..='\u{202E}').contains(&c)
+        || ('\u{2060}'..='\u{206F}').contains(&c);
+    left_to_right && !steering && !c.is_control() && face.glyph_index(c).is_some()
 }
 
 /// A `dy` value in pixels: a number, or in `em` (the font size) or `ex` (half of it, as usvg
@@ -397,5 +402,96 @@ impl ttf_parser::OutlineBuilder for Outline {
     }
     fn close(&mut self) {
         self.0.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn white_space_as_usvg_takes_it() {
+        assert_eq!(collapse_spaces("\n  a\t b  \n"), "a b");
+        assert_eq!(collapse_spaces("\nwithout-tone\n"), "without-tone");
+        assert_eq!(collapse_spaces(" "), "");
+    }
+
+    #[test]
+    fn entities_resolved_and_markup_refused() {
+        assert_eq!(
+            unescape("a &amp; &lt;b&gt; &quot;&apos; &#233; &#x4E2D;").as_deref(),
+            Some("a & <b> \"' é 中")
+        );
+        assert_eq!(unescape("&nbsp;"), None);
+        assert_eq!(unescape("a <tspan>b</tspan>"), None);
+    }
+
+    #[test]
+    fn lengths_in_em_and_ex() {
+        assert_eq!(length("0.76em", 10.0), Some(7.6));
+        assert_eq!(length("-0.5ex", 10.0), Some(-2.5));
+        assert_eq!(length("3", 10.0), Some(3.0));
+        assert_eq!(length("3px", 10.0), None);
+    }
+
+    /// A plain line of text leaves the SVG as glyphs; rotated text, a script the font lacks and
+    /// text steered right to left stay for usvg, and everything else is kept as it was.
+    #[test]
+    fn only_plain_text_leaves_the_svg() {
+        let text = |attributes: &str, content: &str| {
+            format!(
+                r##"<text x="10" y="20" dy="0.76em" text-anchor="middle" font-family="sans-serif" font-size="12" opacity="1" fill="#000000"{attributes}>{content}</text>"##
+            )
+        };
+        let kept = [
+            text(r#" transform="rotate(270, 10, 20)""#, "\nrotated\n"),
+            text("", "\n検索\n"),
+            text("", "\nab\u{202E}cd\n"),
+            text("", "\nab\u{5D0}\n"),
+            text("", "\na<tspan>b</tspan>\n"),
+        ];
+        let plain = text("", "\nwithout-tone &amp; format\n");
+        let svg = format!(
+            "<svg width=\"100\" height=\"40\"><rect x=\"0\"/>{}{plain}<line x1=\"0\"/></svg>",
+            kept.concat()
+        );
+        let split = split(&svg);
+        assert_eq!(
+            split.svg,
+            format!(
+                "<svg width=\"100\" height=\"40\"><rect x=\"0\"/>{}<line x1=\"0\"/></svg>",
+                kept.concat()
+            )
+        );
+        // "without-tone & format": 21 characters, 21 glyphs (two of them spaces).
+        assert_eq!(split.glyphs.len(), 21);
+        assert!(
+            split
+                .glyphs
+                .iter()
+                .all(|g| g.size == 12.0 && g.color == [0, 0, 0])
+        );
+    }
+
+    /// The anchor moves the line by its share of the width, the baseline by `dy`, and glyphs
+    /// advance left to right.
+    #[test]
+    fn anchors_and_baseline() {
+        let line = |anchor: &str| {
+            let mut glyphs = Vec::new();
+            let element = format!(
+                r##"<text x="100" y="50" dy="-0.5ex" text-anchor="{anchor}" font-family="sans-serif" font-size="20" opacity="1" fill="#3168B0">Hello"##
+            );
+            assert!(place(&element, &mut glyphs));
+            glyphs
+        };
+        let (start, middle, end) = (line("start"), line("middle"), line("end"));
+        assert_eq!(start[0].x, 100.0);
+        assert_eq!(start[0].y, 45.0);
+        assert_eq!(start[0].color, [0x31, 0x68, 0xB0]);
+        assert!(start.windows(2).all(|w| w[0].x < w[1].x));
+        let shift = start[0].x - end[0].x;
+        assert!(shift > 40.0 && shift < 70.0, "{shift}");
+        assert!((start[0].x - middle[0].x - shift / 2.0).abs() < 1e-3);
     }
 }
