@@ -299,7 +299,7 @@ fn rasterise(
     } else {
         text::Split {
             svg: svg.to_string(),
-            glyphs: Vec::new(),
+            texts: Vec::new(),
         }
     };
     let tree =
@@ -308,8 +308,39 @@ fn rasterise(
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or_else(|| "empty chart".to_string())?;
     pixmap.fill(tiny_skia::Color::WHITE);
-    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-    text::draw(&mut pixmap, &split.glyphs);
+    if split.texts.is_empty() {
+        resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+        return Ok(pixmap);
+    }
+    // Each text is painted where it stood: after the group of elements before it, before the
+    // next (a shape drawn after a label covers it, as in the browser).
+    let texts = &split.texts;
+    let mut painted = 0;
+    for node in tree.root().children() {
+        let run = match node {
+            usvg::Node::Group(group) => group.id().strip_prefix(text::RUN),
+            _ => None,
+        };
+        if let Some(before) = run.and_then(|k| k.parse::<usize>().ok()) {
+            let before = before.min(texts.len());
+            for glyphs in texts.get(painted..before).unwrap_or_default() {
+                text::draw(&mut pixmap, glyphs);
+            }
+            painted = painted.max(before);
+        }
+        // `render_node` draws a node at its bounding box's corner; from the corner back to
+        // where it is.
+        if let Some(bounds) = node.abs_layer_bounding_box() {
+            resvg::render_node(
+                node,
+                tiny_skia::Transform::from_translate(bounds.x(), bounds.y()),
+                &mut pixmap.as_mut(),
+            );
+        }
+    }
+    for glyphs in &split.texts[painted..] {
+        text::draw(&mut pixmap, glyphs);
+    }
     Ok(pixmap)
 }
 
@@ -565,7 +596,8 @@ mod tests {
 
     /// One chart of each kind, with the text a report's charts carry: labels with markup
     /// characters, accents, a name in a script the embedded font lacks (drawn by usvg with the
-    /// system's fonts), a rotated axis description (drawn by usvg), off-scale marks and legends.
+    /// system's fonts), a rotated axis description (drawn by usvg), off-scale marks at both
+    /// edges (the left one drawn over its label) and legends.
     fn every_kind() -> Vec<Chart> {
         let names = [
             "without-examples & <notes>",
@@ -582,7 +614,12 @@ mod tests {
                 .enumerate()
                 .map(|(i, name)| ForestRow {
                     label: (*name).into(),
-                    value: 0.02 * i as f64 - 0.03 + if i == 4 { 0.5 } else { 0.0 },
+                    value: 0.02 * i as f64 - 0.03
+                        + match i {
+                            0 => -0.5,
+                            4 => 0.5,
+                            _ => 0.0,
+                        },
                     interval: Some((0.02 * i as f64 - 0.05, 0.02 * i as f64 - 0.01)),
                     color: [ORANGE, LIGHT_BLUE, BLUE, LIGHT_ORANGE, ORANGE][i],
                     flag: (i == 1).then(|| "flips".to_string()),
@@ -665,8 +702,12 @@ mod tests {
             for layout in [WIDE, NARROW] {
                 let svg = chart.svg_in(&layout).unwrap();
                 let split = text::split(&svg);
-                assert!(!split.glyphs.is_empty());
-                assert!(!split.svg.contains("without-examples"), "{}", split.svg);
+                assert!(!split.texts.is_empty());
+                assert!(
+                    !split.svg.contains("résumé"),
+                    "drawn from masks: {}",
+                    split.svg
+                );
                 if let Chart::Lines { .. } = chart {
                     assert!(split.svg.contains("score retained"), "rotated: usvg's");
                 }
@@ -690,6 +731,36 @@ mod tests {
                 assert!(over * 500 < n, "{over} of {n}");
             }
         }
+    }
+
+    /// Text is painted where it stands in the document: a shape drawn after it covers it (as
+    /// an off-scale marker at the axis covers the end of its label), one drawn before does not.
+    #[test]
+    fn a_shape_drawn_after_a_label_covers_it() {
+        let text = r##"<text x="2" y="4" dy="0.76em" text-anchor="start" font-family="sans-serif" font-size="12" opacity="1" fill="#000000">Hidden</text>"##;
+        let cover = r##"<rect x="0" y="0" width="60" height="20" opacity="1" fill="#3168B0" stroke="none"/>"##;
+        let chart = |body: String| {
+            format!(
+                r#"<svg width="60" height="20" viewBox="0 0 60 20" xmlns="http://www.w3.org/2000/svg">{body}</svg>"#
+            )
+        };
+        let blue = |p: &resvg::tiny_skia::Pixmap| {
+            p.data()
+                .chunks_exact(4)
+                .all(|px| px == [0x31, 0x68, 0xB0, 255])
+        };
+        let covered = rasterise(&chart(format!("{text}{cover}")), true).unwrap();
+        assert!(blue(&covered));
+        let over = rasterise(&chart(format!("{cover}{text}")), true).unwrap();
+        assert!(!blue(&over));
+        let usvg = rasterise(&chart(format!("{cover}{text}")), false).unwrap();
+        let largest = over
+            .data()
+            .iter()
+            .zip(usvg.data())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max();
+        assert!(largest <= Some(64), "{largest:?}");
     }
 
     /// A half-transparent black line over white is the same grey drawn either way (within the

@@ -9,14 +9,18 @@
 //! rasterised once per glyph, size and position within a pixel (x to 1/64 of a pixel, y
 //! exact: a text's baseline sits at its integer y plus a fixed share of its size), over the
 //! chart usvg rendered without them. What this path does not draw stays in the SVG for usvg:
-//! rotated text, transparent text, other fonts, and text with a character the embedded font
-//! lacks or written right to left.
+//! rotated text, transparent or semi-transparent text, other fonts, weights and styles, and
+//! text with a character the embedded font lacks or written right to left.
 //!
-//! The text is painted after the chart's other elements: no shape plotters draws covers text.
-//! `tests::masks_match_usvg` compares every pixel of every kind of chart with usvg's rendering.
+//! Each text is painted where it stood in the document: the elements between two texts are
+//! grouped, and each group is rendered by resvg in turn (a shape plotters draws after a label,
+//! such as an off-scale marker at the axis, covers it as in the browser).
+//! `charts::tests::text_from_cached_masks_matches_usvgs_rendering` compares every pixel of every
+//! kind of chart with usvg's rendering.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use resvg::tiny_skia::{FillRule, Mask, PathBuilder, Pixmap, Transform};
@@ -25,7 +29,7 @@ use rustybuzz::ttf_parser::{self, GlyphId};
 /// Horizontal positions within a pixel that get their own mask: 1/64 of a pixel apart, so that
 /// a glyph lands within 1/128 px of where usvg puts it. Finer costs nothing measurable (the
 /// masks of a report's charts: 121 ms at 16, 32 or 64 per pixel) and halves the pixels that
-/// differ from usvg's at each step (`tests::text_from_cached_masks_matches_usvgs_rendering`).
+/// differ from usvg's at each step (`charts::tests::text_from_cached_masks_matches_usvgs_rendering`).
 const SUBPIXELS: f32 = 64.0;
 
 /// The embedded DejaVu Sans, shaped and outlined.
@@ -35,6 +39,13 @@ fn face() -> &'static rustybuzz::Face<'static> {
         rustybuzz::Face::from_slice(super::FONT, 0).expect("the embedded font parses")
     })
 }
+
+/// The largest font size, in pixels, drawn from masks (a chart's are 11–18).
+const MAX_SIZE: f32 = 200.0;
+
+/// The farthest a text's position may be from the chart's origin, in pixels, to be drawn from
+/// masks (a chart is a few thousand pixels across; NaN fails the test too).
+const MAX_COORDINATE: f32 = 1e6;
 
 /// The font's units per em, as usvg scales by them (ttf-parser's, not rustybuzz's).
 fn units_per_em(face: &rustybuzz::Face) -> f32 {
@@ -53,34 +64,70 @@ pub(super) struct Placed {
 
 /// The chart's SVG without the text elements this module draws, and their glyphs, placed.
 pub(super) struct Split {
-    /// The SVG left for usvg.
+    /// The SVG left for usvg. When texts were taken out, the elements before each of them (and
+    /// after the last) are wrapped in a group `<g id="ablate-run-K">`, K the number of texts
+    /// taken out before it, so that each text can be painted where it stood ([`RUN`]).
     pub svg: String,
-    /// The glyphs of the text taken out of it.
-    pub glyphs: Vec<Placed>,
+    /// The glyphs of each text taken out, in the order of the document.
+    pub texts: Vec<Vec<Placed>>,
 }
 
+/// The start of the id of a group of [`Split::svg`]; the number of texts before it follows.
+pub(super) const RUN: &str = "ablate-run-";
+
 /// Takes out of `svg` every `<text>` element this module can draw (the module doc) and places
-/// its glyphs; leaves the rest as it is.
+/// its glyphs; leaves the rest as it was, in groups between them ([`Split::svg`]).
 pub(super) fn split(svg: &str) -> Split {
     const OPEN: &str = "<text ";
     const CLOSE: &str = "</text>";
-    let mut out = String::with_capacity(svg.len());
-    let mut glyphs = Vec::new();
-    let mut rest = svg;
+    let unchanged = || Split {
+        svg: svg.to_string(),
+        texts: Vec::new(),
+    };
+    // The root element's start tag and end tag: what lies between is plotters' flat list.
+    let Some(body_start) = svg
+        .find("<svg")
+        .and_then(|at| svg[at..].find('>').map(|end| at + end + 1))
+    else {
+        return unchanged();
+    };
+    let Some(body_end) = svg.rfind("</svg>").filter(|end| *end >= body_start) else {
+        return unchanged();
+    };
+    let mut out = String::with_capacity(svg.len() + 1024);
+    out.push_str(&svg[..body_start]);
+    let mut texts: Vec<Vec<Placed>> = Vec::new();
+    let mut run = String::new();
+    let flush = |out: &mut String, run: &mut String, k: usize| {
+        if !run.trim().is_empty() {
+            let _ = write!(out, "<g id=\"{RUN}{k}\">{run}</g>");
+        }
+        run.clear();
+    };
+    let mut rest = &svg[body_start..body_end];
     while let Some(i) = rest.find(OPEN) {
         let element = &rest[i..];
         let Some(end) = element.find(CLOSE) else {
             break;
         };
         let whole = &element[..end + CLOSE.len()];
-        out.push_str(&rest[..i]);
-        if !place(&element[..end], &mut glyphs) {
-            out.push_str(whole);
+        run.push_str(&rest[..i]);
+        let mut glyphs = Vec::new();
+        if place(&element[..end], &mut glyphs) {
+            flush(&mut out, &mut run, texts.len());
+            texts.push(glyphs);
+        } else {
+            run.push_str(whole);
         }
         rest = &element[whole.len()..];
     }
-    out.push_str(rest);
-    Split { svg: out, glyphs }
+    if texts.is_empty() {
+        return unchanged();
+    }
+    run.push_str(rest);
+    flush(&mut out, &mut run, texts.len());
+    out.push_str(&svg[body_end..]);
+    Split { svg: out, texts }
 }
 
 /// One text element's glyphs, placed onto `glyphs`; `false` (and nothing added) when it is not
@@ -139,11 +186,14 @@ impl Text {
             }
             rest = after.trim_start();
         }
-        let size = size.filter(|s| *s > 0.0 && s.is_finite())?;
+        // Sizes and places a chart has (plotters writes whole pixels and a few sizes); anything
+        // else, usvg's (it draws only what is in view, and takes NaN and infinities its way).
+        let size = size.filter(|s| *s > 0.0 && *s <= MAX_SIZE)?;
+        let on_chart = |v: f32| v.abs() <= MAX_COORDINATE;
         Some(Text {
-            x: x?,
-            y: y?,
-            dy: length(dy, size)?,
+            x: x.filter(|v| on_chart(*v))?,
+            y: y.filter(|v| on_chart(*v))?,
+            dy: length(dy, size).filter(|v| on_chart(*v))?,
             anchor,
             size,
             color: color?,
@@ -202,7 +252,8 @@ impl Text {
 }
 
 /// Whether this module draws `c`: a printable character the embedded font has, from a script
-/// written left to right (up to Hebrew, and the Latin and punctuation blocks after it), and none
+/// written left to right (up to Hebrew, and U+1E00–U+20FF: Latin and Greek extended,
+/// punctuation, super- and subscripts, currency signs, combining marks for symbols), and none
 /// of the invisible marks that steer bidirectional text (U+200B–U+200F, U+2028–U+202E,
 /// U+2060–U+206F), which usvg's layout reorders by.
 fn drawable(face: &rustybuzz::Face, c: char) -> bool {
@@ -250,14 +301,16 @@ fn unescape(text: &str) -> Option<String> {
             "quot" => '"',
             "apos" => '\'',
             _ => {
-                let code = match entity
-                    .strip_prefix("#x")
-                    .or_else(|| entity.strip_prefix("#X"))
-                {
-                    Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                    None => entity.strip_prefix('#')?.parse::<u32>().ok()?,
+                // XML's forms only (`&#x` lower-case, digits alone): what usvg's parser refuses
+                // stays in the SVG for it to refuse.
+                let (digits, radix) = match entity.strip_prefix("#x") {
+                    Some(hex) => (hex, 16),
+                    None => (entity.strip_prefix('#')?, 10),
                 };
-                char::from_u32(code)?
+                if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                    return None;
+                }
+                char::from_u32(u32::from_str_radix(digits, radix).ok()?)?
             }
         };
         out.push(c);
@@ -423,6 +476,10 @@ mod tests {
             Some("a & <b> \"' é 中")
         );
         assert_eq!(unescape("&nbsp;"), None);
+        // Not XML's forms: left to usvg's parser.
+        for bad in ["&#X41;", "&#+65;", "&#x+41;", "&#;", "&#x;"] {
+            assert_eq!(unescape(bad), None, "{bad}");
+        }
         assert_eq!(unescape("a <tspan>b</tspan>"), None);
     }
 
@@ -456,21 +513,26 @@ mod tests {
             kept.concat()
         );
         let split = split(&svg);
+        // What stood before the text and after it, each in a group named by the texts before.
         assert_eq!(
             split.svg,
             format!(
-                "<svg width=\"100\" height=\"40\"><rect x=\"0\"/>{}<line x1=\"0\"/></svg>",
+                "<svg width=\"100\" height=\"40\"><g id=\"ablate-run-0\"><rect x=\"0\"/>{}</g><g id=\"ablate-run-1\"><line x1=\"0\"/></g></svg>",
                 kept.concat()
             )
         );
         // "without-tone & format": 21 characters, 21 glyphs (two of them spaces).
-        assert_eq!(split.glyphs.len(), 21);
+        assert_eq!(split.texts.len(), 1);
+        assert_eq!(split.texts[0].len(), 21);
         assert!(
-            split
-                .glyphs
+            split.texts[0]
                 .iter()
                 .all(|g| g.size == 12.0 && g.color == [0, 0, 0])
         );
+        // Nothing taken out: the SVG as it was, without groups.
+        let none = super::split(&format!("<svg width=\"9\">{}</svg>", kept[0]));
+        assert!(none.texts.is_empty());
+        assert_eq!(none.svg, format!("<svg width=\"9\">{}</svg>", kept[0]));
     }
 
     /// The anchor moves the line by its share of the width, the baseline by `dy`, and glyphs
