@@ -35,13 +35,15 @@ pub fn post_stratified(
     share: &[f64],
     clusters: Option<&[u32]>,
 ) -> (Option<f64>, Option<f64>) {
-    let grouped = Grouped::new(x, strata, share.len());
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); share.len()];
+    for (v, &s) in x.iter().zip(strata) {
+        groups[s].push(*v);
+    }
     let mut est = Neumaier::default();
     let mut var = Neumaier::default();
     let mut se_defined = true;
     let mut means = vec![0.0; share.len()];
-    for h in 0..share.len() {
-        let g = grouped.group(h);
+    for (h, g) in groups.iter().enumerate() {
         if share[h] == 0.0 {
             continue;
         }
@@ -61,7 +63,7 @@ pub fn post_stratified(
         None => Some(var.total().max(0.0).sqrt()),
         Some(ids) => {
             let z = x.iter().zip(strata).map(|(v, &h)| {
-                let n = grouped.group(h).len() as f64;
+                let n = groups[h].len() as f64;
                 if share[h] == 0.0 {
                     0.0
                 } else {
@@ -73,38 +75,6 @@ pub fn post_stratified(
         }
     };
     (Some(est.total()), se)
-}
-
-/// Values grouped by stratum in one buffer, each stratum's in their order in the input (a
-/// stable counting sort): each group is the slice a push per value into a vector per stratum
-/// would give, without a vector per stratum.
-struct Grouped {
-    values: Vec<f64>,
-    /// Group h is `values[starts[h]..starts[h + 1]]`.
-    starts: Vec<usize>,
-}
-
-impl Grouped {
-    fn new(x: &[f64], strata: &[usize], groups: usize) -> Grouped {
-        let mut starts = vec![0usize; groups + 1];
-        for &s in strata {
-            starts[s + 1] += 1;
-        }
-        for h in 0..groups {
-            starts[h + 1] += starts[h];
-        }
-        let mut next = starts.clone();
-        let mut values = vec![0.0; x.len()];
-        for (v, &s) in x.iter().zip(strata) {
-            values[next[s]] = *v;
-            next[s] += 1;
-        }
-        Grouped { values, starts }
-    }
-
-    fn group(&self, h: usize) -> &[f64] {
-        &self.values[self.starts[h]..self.starts[h + 1]]
-    }
 }
 
 /// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
@@ -271,16 +241,6 @@ mod tests {
             post_stratified(&[1.0], &[0], &[0.5, 0.5], None),
             (None, None)
         );
-    }
-
-    /// Each stratum's values in their input order (so each mean is the same sum, to the bit, as
-    /// over a vector per stratum), an empty stratum empty.
-    #[test]
-    fn grouping_keeps_each_stratum_in_input_order() {
-        let g = Grouped::new(&[1.0, 2.0, 3.0, 4.0, 5.0], &[2, 0, 2, 0, 2], 3);
-        assert_eq!(g.group(0), [2.0, 4.0]);
-        assert!(g.group(1).is_empty());
-        assert_eq!(g.group(2), [1.0, 3.0, 5.0]);
     }
 
     #[test]
