@@ -80,6 +80,35 @@ fn composed_arm_by_hand() {
     assert!((sh.interactions[0].index + 0.5).abs() < 1e-12);
 }
 
+/// A case with results in the baseline alone leaves every arm short of a paired case, so the
+/// composed arms are read from the matrix instead of the prebuilt pairs: the same numbers.
+#[test]
+fn composed_arms_from_the_pairs_and_from_the_matrix_agree() {
+    let w = redundant();
+    let whole = analysis::interactions::run(&Experiment::load(&w.dir).unwrap(), &cfg(0)).unwrap();
+    w.write(
+        "cases.csv",
+        "case_id,slice\nc1,refunds\nc2,refunds\nc3,billing\nc4,billing\nc5,billing\n",
+    );
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    w.write("results.csv", &format!("{results}c5,baseline,0,1\n"));
+    let partial = analysis::interactions::run(&Experiment::load(&w.dir).unwrap(), &cfg(0)).unwrap();
+    assert_eq!(whole.composed.len(), 2);
+    assert_eq!(whole.composed.len(), partial.composed.len());
+    for (a, b) in whole.composed.iter().zip(&partial.composed) {
+        assert_eq!(a.arm, b.arm);
+        assert_eq!(a.n, b.n);
+        assert_eq!(a.interaction.to_bits(), b.interaction.to_bits());
+        assert_eq!(a.se.map(f64::to_bits), b.se.map(f64::to_bits));
+        assert_eq!(a.predicted_drop.to_bits(), b.predicted_drop.to_bits());
+        assert_eq!(a.measured_drop.to_bits(), b.measured_drop.to_bits());
+        assert_eq!(a.measured_score.to_bits(), b.measured_score.to_bits());
+        assert_eq!(a.lost_cases, b.lost_cases);
+        assert_eq!(a.lost_only_jointly, b.lost_only_jointly);
+        assert_eq!(a.lost_by_slice, b.lost_by_slice);
+    }
+}
+
 #[test]
 fn group_arm_without_cover_is_not_composed() {
     let w = redundant();

@@ -119,52 +119,61 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
             (mde, cases_needed, warnings)
         })
         .collect();
+    // The arms' columns in passes over the matrix, [`ARMS_PER_PASS`] arms a pass and the passes
+    // in parallel, each column with the variance of its case means (collected in arm order: each
+    // is the same whichever pass reads it).
+    let columns: Vec<(Column, f64)> = order
+        .par_chunks(ARMS_PER_PASS)
+        .flat_map_iter(|block| {
+            columns(m, &paired.cases, block).into_iter().map(|column| {
+                let case_means_var = moments::sample_variance(&column.means);
+                (column, case_means_var)
+            })
+        })
+        .collect();
     let mut power = power.into_iter();
     let mut arms = Vec::with_capacity(order.len());
     let mut warnings = Vec::new();
-    for block in order.chunks(ARMS_PER_PASS) {
-        for (a, column) in block.iter().copied().zip(columns(m, &paired.cases, block)) {
-            let Column {
-                means,
-                within,
-                within_cases,
-                repeats,
-                churn,
-            } = column;
-            let k = if means.is_empty() {
-                0.0
-            } else {
-                repeats.total() / means.len() as f64
-            };
-            // The compensated mean, as `moments::mean` of the variances in case order.
-            let within_case_var = (within_cases > 0).then(|| within.total() / within_cases as f64);
-            let case_means_var = Some(moments::sample_variance(&means)).filter(|v| !v.is_nan());
-            let between_case_var = match (case_means_var, within_case_var) {
-                (Some(cm), Some(w)) => Some(cm - w / k),
-                _ => None,
-            };
-            let repeat_noise_share = match (case_means_var, within_case_var) {
-                (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
-                _ => None,
-            };
-            let (mde, cases_needed, arm_warnings) =
-                power.next().expect("power figures for every arm");
-            warnings.extend(arm_warnings);
-            let settleable = cases_needed.map(|c| c.is_some());
-            arms.push(VarianceArm {
-                arm: exp.results.arms[a].clone(),
-                within_case_var,
-                case_means_var,
-                between_case_var,
-                repeat_noise_share,
-                churn,
-                mde,
-                cases_needed: cases_needed.flatten(),
-                settleable,
-                repeats_mean: k,
-                n: means.len(),
-            });
-        }
+    for (a, (column, case_means_var)) in order.iter().copied().zip(columns) {
+        let Column {
+            means,
+            within,
+            within_cases,
+            repeats,
+            churn,
+        } = column;
+        let k = if means.is_empty() {
+            0.0
+        } else {
+            repeats.total() / means.len() as f64
+        };
+        // The compensated mean, as `moments::mean` of the variances in case order.
+        let within_case_var = (within_cases > 0).then(|| within.total() / within_cases as f64);
+        let case_means_var = Some(case_means_var).filter(|v| !v.is_nan());
+        let between_case_var = match (case_means_var, within_case_var) {
+            (Some(cm), Some(w)) => Some(cm - w / k),
+            _ => None,
+        };
+        let repeat_noise_share = match (case_means_var, within_case_var) {
+            (Some(cm), Some(w)) if cm > 0.0 => Some((w / k) / cm),
+            _ => None,
+        };
+        let (mde, cases_needed, arm_warnings) = power.next().expect("power figures for every arm");
+        warnings.extend(arm_warnings);
+        let settleable = cases_needed.map(|c| c.is_some());
+        arms.push(VarianceArm {
+            arm: exp.results.arms[a].clone(),
+            within_case_var,
+            case_means_var,
+            between_case_var,
+            repeat_noise_share,
+            churn,
+            mde,
+            cases_needed: cases_needed.flatten(),
+            settleable,
+            repeats_mean: k,
+            n: means.len(),
+        });
     }
     // "Typical" = the median over leave-one-out arms (one unit removed) when there are any: those
     // are the arms whose drops sit near the threshold; otherwise over every non-baseline arm.

@@ -342,7 +342,23 @@ fn interaction_samples(
             },
         )
         .collect();
-    all.par_chunks_mut(ARMS_PER_PASS).for_each(|chunk| {
+    // Composed arms present, with every component, in every paired case (the usual design) take
+    // their values from the prebuilt pairs; the others from passes over the matrix.
+    let (mut whole, mut partial): (Vec<&mut Work>, Vec<&mut Work>) = {
+        let needed = arms_read(all.iter());
+        let built = paired.arms(m, &needed);
+        let complete: BTreeSet<usize> = needed
+            .iter()
+            .zip(&built)
+            .filter(|(_, p)| p.pos.len() == paired.cases.len())
+            .map(|(&a, _)| a)
+            .collect();
+        all.iter_mut().partition(|w| {
+            complete.contains(&w.arm) && w.components.iter().all(|k| complete.contains(k))
+        })
+    };
+    from_pairs(exp, paired, &mut whole);
+    partial.par_chunks_mut(ARMS_PER_PASS).for_each(|chunk| {
         for (p, &c) in paired.cases.iter().enumerate() {
             let row = m.cell(c, 0);
             let present = |a: usize| m.repeats[row + a] > 0;
@@ -387,6 +403,61 @@ fn interaction_samples(
 
 /// Composed arms whose samples one pass over the cases builds ([`interaction_samples`]).
 const ARMS_PER_PASS: usize = 16;
+
+/// The arms `work` reads (each composed arm and its components), ascending, each once.
+fn arms_read<'a>(work: impl Iterator<Item = &'a Work>) -> Vec<usize> {
+    let mut arms: Vec<usize> = work
+        .flat_map(|w| std::iter::once(w.arm).chain(w.components.iter().copied()))
+        .collect();
+    arms.sort_unstable();
+    arms.dedup();
+    arms
+}
+
+/// [`interaction_samples`] for composed arms that, with every component, are present in every
+/// paired case: e from the prebuilt paired drops, the score sums found once per arm (each runs
+/// over every paired case in case order, so it is the per-case pass's sum, to the bit) and the
+/// lost cases from each case's pass/fail. The arms in parallel.
+fn from_pairs(exp: &Experiment, paired: &Paired, whole: &mut [&mut Work]) {
+    let m = &exp.results.matrix;
+    let pass_mark = exp.manifest.pass_mark;
+    let base = paired.baseline;
+    let arms = arms_read(whole.iter().map(|w| &**w));
+    let Some(&first) = arms.first() else {
+        return;
+    };
+    let compensated = |values: &[f64]| {
+        let mut sum = Neumaier::default();
+        values.iter().for_each(|&x| sum.add(x));
+        sum
+    };
+    let sums: BTreeMap<usize, Neumaier> = arms
+        .par_iter()
+        .map(|&a| (a, compensated(&paired.arm(m, a).arm)))
+        .collect();
+    let base_sum = compensated(&paired.arm(m, first).base);
+    whole.par_iter_mut().for_each(|w| {
+        let drops = |a: usize| paired.arm(m, a).drop.as_slice();
+        let (joint, parts) = (
+            drops(w.arm),
+            w.components.iter().map(|&k| drops(k)).collect::<Vec<_>>(),
+        );
+        w.e = (0..joint.len())
+            .map(|i| joint[i] - moments::sum(parts.iter().map(|d| d[i])))
+            .collect();
+        w.units = paired.unit.clone();
+        w.base_sum = base_sum;
+        w.arm_sum = sums[&w.arm];
+        w.component_sums = w.components.iter().map(|k| sums[k]).collect();
+        for &c in &paired.cases {
+            let row = m.cell(c, 0);
+            let passes = |a: usize| m.case_passes(row + a, pass_mark);
+            if passes(base) && !passes(w.arm) {
+                w.lost.push((c, w.components.iter().all(|&k| passes(k))));
+            }
+        }
+    });
+}
 
 /// One joint bootstrap of every composed arm's mean e (none with `--bootstrap 0`, or below the
 /// units at which an interval uses it: [`Paired::bootstraps_means`]).
