@@ -51,7 +51,9 @@ pub(super) struct ReportArgs {
 }
 
 /// Refuses to replace the report of another experiment: `out`'s analysis.json names a different
-/// set (by `check.set_sha256`, or by name for a report from before it was recorded).
+/// set (by `check.set_sha256`, or by name for a report from before it was recorded), or the same
+/// set run on another model (the same frozen set on two models is two experiments, and both
+/// reports default to `reports/<set>`).
 ///
 /// # Errors
 /// [`Error::Usage`] naming the folder, both sets and what to do.
@@ -69,17 +71,30 @@ fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experimen
         Some(h) => h != hash,
         None => old_set.is_some_and(|s| s != exp.manifest.set),
     };
+    let old_model = check["model"].as_str();
+    if !other
+        && let (Some(old_model), Some(model)) = (old_model, exp.manifest.model.as_deref())
+        && old_model != model
+    {
+        return Err(ablate::error::Error::Usage(format!(
+            "{} holds the report of the same set run on another model ({old_model}), not of {} (model {model}): choose another --out (e.g. --out reports/<set>-<model>), or pass --force to replace it",
+            out.display(),
+            exp.dir.display(),
+        )));
+    }
+    // The first 12 characters (not bytes: the file may hold anything).
+    let short = |h: &str| h.chars().take(12).collect::<String>();
     if other {
         return Err(ablate::error::Error::Usage(format!(
             "{} holds the report of another experiment (set {}{}), not of {} (set {}, set_sha256 {}): choose another --out, or pass --force to replace it",
             out.display(),
             old_set.unwrap_or("a set"),
             old_hash
-                .map(|h| format!(", set_sha256 {}", &h[..h.len().min(12)]))
+                .map(|h| format!(", set_sha256 {}", short(h)))
                 .unwrap_or_default(),
             exp.dir.display(),
             exp.manifest.set,
-            &hash[..hash.len().min(12)]
+            short(&hash)
         )));
     }
     Ok(())

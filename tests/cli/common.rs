@@ -267,3 +267,17 @@ pub fn run_demo_verb(verb: &str, export: Option<&Path>) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
+
+/// Copies the folder `from` (files and folders) to `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -128,27 +128,13 @@ fn run(sample: &Sample, cwd: &Path) -> Vec<String> {
     lines
 }
 
-/// Copies the folder `from` (files and folders) to `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn the_tour_runs_every_verb_and_shows_its_current_output() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let page = root.join("docs/tour.md");
     let md = std::fs::read_to_string(&page).unwrap();
     let work = tempfile::tempdir().unwrap();
-    copy_tree(
+    common::copy_tree(
         &common::demo(),
         &work.path().join("notebooks-data/support-eval-v3"),
     );

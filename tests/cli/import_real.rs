@@ -928,6 +928,29 @@ fn lm_eval_a_run_over_fewer_docs_with_the_same_prompts_is_a_repeat() {
     let text = std::fs::read_to_string(pe.join("run-a2/fixture-a").join(name)).unwrap();
     let two: Vec<&str> = text.lines().take(2).collect();
     std::fs::write(short.join(name), two.join("\n")).unwrap();
+    // Without its results file the run's model is unknown: refused, not taken to be run-a1's.
+    let e = import_fails(
+        "lm-eval",
+        &[pe.join("run-a1"), short.clone(), pe.join("run-b")],
+        &root.path().join("x"),
+        &["--baseline", "run-a1"],
+    );
+    assert_mentions(
+        &e,
+        &["no results file beside it", "model is unknown", "--arm"],
+    );
+    // With the results file lm-eval wrote beside it, it is a repeat of run-a1.
+    let results = std::fs::read_dir(pe.join("run-a2/fixture-a"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("results_")
+        })
+        .unwrap();
+    std::fs::copy(&results, short.join(results.file_name().unwrap())).unwrap();
     let s = import(
         "lm-eval",
         &[pe.join("run-a1"), short, pe.join("run-b")],

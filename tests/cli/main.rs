@@ -24,6 +24,7 @@ mod properties;
 mod regressions;
 mod report;
 mod reweight;
+mod round_five;
 mod safety;
 mod samples;
 mod sequential;

@@ -245,10 +245,50 @@ fn place_by_config(
             o.arm = a.clone();
         }
     }
+    // The runs table names the arm its results went to (it had kept the name the new logs
+    // alone would have given, an arm the experiment does not have).
+    for r in &mut imp.runs {
+        if let Some(a) = renamed.get(&r.file) {
+            r.arm = a.clone();
+        }
+    }
     if !renamed.is_empty() {
         imp.arm_choice.push_str(
             "; logs of a configuration the experiment holds join that configuration's arm",
         );
+    }
+    Ok(())
+}
+
+/// Refuses new samples keyed otherwise than the experiment's cases: an experiment imported with
+/// `--pair-by input` names every case `input-<input_hash>`, one imported by id does not; mixing
+/// them would hold each question twice, as two cases.
+fn refuse_other_pairing(existing: &Existing, into: &Path, imp: &Imported) -> Result<()> {
+    if existing.cases.column("input_hash").is_err() {
+        return Ok(());
+    }
+    let path = into.join("cases.parquet");
+    let ids = text_column(&existing.cases, "case_id", &path)?;
+    let hashes = text_column(&existing.cases, "input_hash", &path)?;
+    let by_input_before = ids
+        .iter()
+        .zip(&hashes)
+        .all(|(i, h)| matches!((i, h), (Some(i), Some(h)) if *i == format!("input-{h}")));
+    let by_input_now = imp.observations.iter().any(|o| {
+        o.strata
+            .get("input_hash")
+            .is_some_and(|h| o.case_id == format!("input-{h}"))
+    });
+    if by_input_before != by_input_now && !imp.observations.is_empty() {
+        let (before, now) = if by_input_before {
+            ("by content (--pair-by input)", "by id")
+        } else {
+            ("by sample id", "by content (--pair-by input)")
+        };
+        return Err(Error::Usage(format!(
+            "{}: the experiment's cases were paired {before}, and these logs would be paired {now}, so each question would be two cases; import with the same --pair-by as the experiment",
+            into.display()
+        )));
     }
     Ok(())
 }
@@ -573,6 +613,7 @@ pub fn append(
     check_same_harness(&existing, &sources_path, harness, opts, into)?;
     drop_known_sources(&existing, &sources_path, into, &mut imp)?;
     place_by_config(&existing, &sources_path, opts, &mut imp)?;
+    refuse_other_pairing(&existing, into, &imp)?;
     split_changed_documents(&existing, into, &mut imp)?;
     let prior = Prior {
         observations: &existing.observations,

@@ -338,6 +338,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             imp.skipped.join("; ")
         )));
     }
+    let files = each_eval_once(files, &mut imp)?;
     let providers: BTreeSet<String> = files
         .iter()
         .flat_map(|f| f.rows.iter().map(provider_name))
@@ -395,6 +396,64 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     imp.tokens_counted =
         "tokens_in = response.tokenUsage.prompt, as the provider reported it".into();
     Ok(imp)
+}
+
+/// Each eval once. promptfoo writes one eval as `results.json` and `results.jsonl` alike (`-o`
+/// takes both), and every row carries the eval's own row `id`: a file whose row ids were all read
+/// from an earlier file is that eval again, skipped and named (read twice, its rows had counted
+/// as repeats that never ran); a file sharing only some of them holds part of an eval already
+/// read, and is refused, as is a row id twice in one file.
+///
+/// # Errors
+/// A row id twice in a file; two files sharing some row ids but not all.
+fn each_eval_once(files: Vec<File>, imp: &mut Imported) -> Result<Vec<File>> {
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for f in files {
+        let ids: Vec<String> = f
+            .rows
+            .iter()
+            .filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let mut own = BTreeSet::new();
+        if let Some((i, dup)) = ids.iter().enumerate().find(|(_, id)| !own.insert(*id)) {
+            return Err(Error::BadValue {
+                path: f.path.clone(),
+                column: "id".into(),
+                row: crate::error::Row::at(i),
+                value: dup.clone(),
+                problem: "this row id appears twice in the file; promptfoo writes each row once, and a second copy would count as a repeat that never ran".into(),
+                fix: "the file was edited or joined from two: import the files promptfoo wrote, each once".into(),
+            });
+        }
+        let earlier: Vec<&PathBuf> = ids.iter().filter_map(|id| seen.get(id)).collect();
+        if !ids.is_empty() && earlier.len() == ids.len() {
+            imp.skipped.push(format!(
+                "{}: the same eval as {} (every row id is there too), read once",
+                f.path.display(),
+                earlier[0].display()
+            ));
+            continue;
+        }
+        if let Some(first) = earlier.first() {
+            return Err(Error::Usage(format!(
+                "{} shares {} of its {} row ids with {} (e.g. {}): the two files hold parts of the same eval, and reading both would count its rows twice. Import each eval once, as promptfoo wrote it",
+                f.path.display(),
+                earlier.len(),
+                ids.len(),
+                first.display(),
+                ids.iter()
+                    .find(|id| seen.contains_key(*id))
+                    .cloned()
+                    .unwrap_or_default()
+            )));
+        }
+        for id in ids {
+            seen.insert(id, f.path.clone());
+        }
+        kept.push(f);
+    }
+    Ok(kept)
 }
 
 /// The score to import: promptfoo's `score` (the default), or a named score given with

@@ -177,6 +177,84 @@ pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
             .unwrap_or_default(),
     }
 }
+/// What a log ran beyond its task, model and task arguments, as canonical JSON: the solver given
+/// on the command line and its arguments, the generation settings (temperature, system message…)
+/// and the plan's steps with the parameters given to them (a system message's template); `null`,
+/// `{}` and `[]` count as not set. Two logs of one arm ran one configuration only if they agree on it.
+pub(super) fn setup(log: &Log) -> Value {
+    let set = |v: Option<&Value>| {
+        v.filter(|v| match v {
+            Value::Null => false,
+            Value::Object(m) => !m.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            _ => true,
+        })
+        .cloned()
+        .unwrap_or(Value::Null)
+    };
+    let e = &log.header.eval;
+    // Each step as its solver and the parameters given to it (`params_passed`; `params` adds
+    // the defaults, which Inspect's versions write differently: 0.3.160 adds `"kwargs": {}`).
+    let steps: Vec<Value> = log
+        .header
+        .plan
+        .as_ref()
+        .and_then(|p| p.get("steps"))
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| {
+                    let given = s.get("params_passed").or_else(|| s.get("params"));
+                    serde_json::json!([s.get("solver").cloned().unwrap_or(Value::Null), set(given)])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({
+        "solver": set(e.solver.as_ref()),
+        "solver_args": set(e.solver_args.as_ref()),
+        "generate_config": set(e.model_generate_config.as_ref()),
+        "plan": Value::Array(steps),
+    })
+}
+
+/// What two logs' configurations differ in (task, task arguments, solver, generation settings,
+/// plan), in words; empty when they ran one configuration. The model is left out: arms are split
+/// by model apart from this.
+pub(super) fn differences(a: &Log, b: &Log) -> Vec<String> {
+    let (ea, eb) = (&a.header.eval, &b.header.eval);
+    let mut out = Vec::new();
+    if ea.task != eb.task {
+        out.push(format!("the task ({} against {})", ea.task, eb.task));
+    }
+    if ea.task_args != eb.task_args {
+        out.push(format!(
+            "the task arguments ({} against {})",
+            serde_json::to_string(&ea.task_args).unwrap_or_default(),
+            serde_json::to_string(&eb.task_args).unwrap_or_default()
+        ));
+    }
+    let (sa, sb) = (setup(a), setup(b));
+    for (key, words) in [
+        ("solver", "the solver (--solver)"),
+        ("solver_args", "the solver's arguments (-S)"),
+        (
+            "generate_config",
+            "the generation settings (temperature, system message…)",
+        ),
+        (
+            "plan",
+            "the plan's steps or their parameters (a system message's template…)",
+        ),
+    ] {
+        if sa[key] != sb[key] {
+            out.push(words.to_string());
+        }
+    }
+    out
+}
+
 /// What identifies a run across files: the eval id (else the run id) with the task, model and
 /// task arguments. One `eval()` call shares a run id across its tasks and models; a log and its
 /// `inspect log convert` copy share the eval id too.

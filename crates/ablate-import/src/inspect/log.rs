@@ -20,6 +20,9 @@ pub(super) struct Header {
     pub(super) eval: EvalSpec,
     #[serde(default)]
     pub(super) error: Option<Value>,
+    /// The solver steps the eval ran, with their parameters (a system message's template…).
+    #[serde(default)]
+    pub(super) plan: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -52,6 +55,18 @@ pub(super) struct EvalSpec {
     /// The eval's settings (`epochs`, `limit`, …).
     #[serde(default)]
     pub(super) config: Option<serde_json::Map<String, Value>>,
+    /// The dataset (`name`, `samples`, `sample_ids`: the ids the eval ran).
+    #[serde(default)]
+    pub(super) dataset: Option<Value>,
+    /// The solver given on the command line (`--solver`), when not the task's own.
+    #[serde(default)]
+    pub(super) solver: Option<Value>,
+    /// Its arguments (`-S`).
+    #[serde(default)]
+    pub(super) solver_args: Option<Value>,
+    /// The generation settings (`--temperature`, `--system-message`, …).
+    #[serde(default)]
+    pub(super) model_generate_config: Option<Value>,
 }
 
 /// The code revision a log's task ran from.
@@ -120,6 +135,8 @@ pub(super) struct JsonLog {
     pub(super) eval: EvalSpec,
     #[serde(default)]
     pub(super) error: Option<Value>,
+    #[serde(default)]
+    pub(super) plan: Option<Value>,
     #[serde(default)]
     pub(super) samples: Option<Vec<Sample>>,
 }
@@ -313,7 +330,21 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
     let mut reader = BufReader::with_capacity(1 << 16, crate::import::Hashed::open(path)?);
     let log: JsonLog = match serde_json::from_reader(&mut reader) {
         Ok(l) => l,
-        Err(e) if e.is_data() => return Ok(None),
+        // JSON of another shape: not an Inspect log, unless it has Inspect's `eval` header, in
+        // which case a field of it is damaged (a count written as 20.0, a sample's epoch
+        // missing) and the log is refused, not skipped as "not a log".
+        Err(e) if e.is_data() => {
+            return if has_eval_header(path)? {
+                Err(unreadable(
+                    path,
+                    format!(
+                        "an Inspect log (it has an `eval` header) with a field that cannot be read: {e}"
+                    ),
+                ))
+            } else {
+                Ok(None)
+            };
+        }
         Err(e) => {
             return Err(unreadable(path, format!("not valid JSON: {e}")));
         }
@@ -330,11 +361,20 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
             status: log.status,
             eval: log.eval,
             error: log.error,
+            plan: log.plan,
         },
         samples: log.samples.unwrap_or_default(),
         read_from: "samples[] of the .json log",
         usage_from_samples: false,
     }))
+}
+
+/// Whether a JSON file's top level is an object with an `eval` object: the mark of an Inspect log.
+fn has_eval_header(path: &Path) -> Result<bool> {
+    let file = std::fs::File::open(path).map_err(|e| unreadable(path, e.to_string()))?;
+    let value: Value = serde_json::from_reader(BufReader::with_capacity(1 << 16, file))
+        .map_err(|e| unreadable(path, format!("not valid JSON: {e}")))?;
+    Ok(value.get("eval").is_some_and(Value::is_object))
 }
 
 /// Whether a file looks like an Inspect log by its name.

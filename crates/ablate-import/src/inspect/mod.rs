@@ -25,6 +25,7 @@ mod identity;
 use identity::{INPUT_HASH, identity};
 mod arms;
 use arms::{ArmFrom, arm_from, arm_labels, e_version, run_key};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -369,10 +370,13 @@ fn arm_names(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Result<V
     }
     let paths: Vec<PathBuf> = logs.iter().map(|l| l.path.clone()).collect();
     let rules = super::ArmNames::for_files(&opts.arm_globs, &paths, "log(s)")?;
+    // Whether each log's arm was named by the user (--arm-from, or an --arm rule).
+    let mut named = vec![opts.arm_from.is_some(); logs.len()];
     if rules.any() {
-        for (label, log) in labels.iter_mut().zip(logs) {
+        for ((label, log), named) in labels.iter_mut().zip(logs).zip(&mut named) {
             if let Some(name) = rules.name_of(&log.path)? {
                 *label = name;
+                *named = true;
             }
         }
         imp.arm_choice = format!(
@@ -396,8 +400,45 @@ fn arm_names(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Result<V
             ));
         }
     }
+    one_configuration_per_arm(logs, &labels, &named, imp)?;
 
     Ok(labels)
+}
+
+/// An arm is one configuration: logs whose arm was chosen automatically must agree on the task,
+/// the task arguments, the solver and its arguments, the generation settings and the plan
+/// ([`arms::differences`]), or the import is refused naming two of them and what differs; logs
+/// the user put in one arm (--arm-from, --arm) are pooled as asked, with a note.
+fn one_configuration_per_arm(
+    logs: &[Log],
+    labels: &[String],
+    named: &[bool],
+    imp: &mut Imported,
+) -> Result<()> {
+    let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut noted: BTreeSet<&str> = BTreeSet::new();
+    for (i, label) in labels.iter().enumerate() {
+        let first = *first_of.entry(label.as_str()).or_insert(i);
+        let differ = arms::differences(&logs[first], &logs[i]);
+        if differ.is_empty() {
+            continue;
+        }
+        let (a, b) = (logs[first].path.display(), logs[i].path.display());
+        if named[first] && named[i] {
+            if noted.insert(label.as_str()) {
+                imp.notes.push(format!(
+                    "arm `{label}` pools logs run with different configurations ({}: {a} and {b}), as asked with --arm-from or --arm",
+                    differ.join("; ")
+                ));
+            }
+            continue;
+        }
+        return Err(Error::Usage(format!(
+            "{a} and {b} would both be arm `{label}`, but they ran different configurations: {}. An arm is one configuration, and pooling them would average different prompts as repeats of one: name each configuration's arm with --arm NAME=GLOB (or --arm-from file: one arm per log); to pool them on purpose, give them one name with --arm",
+            differ.join("; ")
+        )));
+    }
+    Ok(())
 }
 
 /// Turns one log's samples into observations of arm `arm` (errored, limited and unscored
@@ -476,6 +517,20 @@ fn take_samples(
         });
         taken += 1;
     }
+    if log.samples.is_empty() {
+        imp.skipped.push(format!(
+            "{}: no samples, only the header and aggregate scores, so arm `{arm}` has no results from it; run it again with samples logged (Inspect logs them unless --no-log-samples)",
+            log.path.display()
+        ));
+    } else if let Some(expected) = expected_samples(e)
+        && log.samples.len() < expected
+    {
+        imp.skipped.push(format!(
+            "{}: holds {} of the {expected} sample-epochs its header lists (its dataset's sample ids × epochs); the rest are missing from the log",
+            log.path.display(),
+            log.samples.len()
+        ));
+    }
     for (n, what) in [
         (errored, "with an error (not scored by Inspect)"),
         (limited, "that hit a limit (token, message, time…)"),
@@ -512,6 +567,19 @@ fn take_samples(
         outlier: false,
     });
     Ok(())
+}
+
+/// The sample-epochs a log's header says the eval ran: its dataset's `sample_ids` times its
+/// `epochs` (`None` when the header lists no ids).
+fn expected_samples(e: &EvalSpec) -> Option<usize> {
+    let ids = e.dataset.as_ref()?.get("sample_ids")?.as_array()?.len();
+    let epochs = e
+        .config
+        .as_ref()
+        .and_then(|c| c.get("epochs"))
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    ids.checked_mul(usize::try_from(epochs).ok()?)
 }
 
 /// A sample's input as text: the string, or each chat message as "role: text" on its own
@@ -577,6 +645,14 @@ fn sample_tokens(
     })
 }
 
+/// A short digest of what a log ran beyond its task, model and task arguments
+/// ([`arms::setup`]): logs added with `--into` join an arm only when it matches too.
+fn setup_digest(log: &Log) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(arms::setup(log).to_string().as_bytes());
+    crate::text::hex(&digest)[..12].to_string()
+}
+
 /// The provenance of one log: what was taken from it, as which arm, under which task and model.
 fn source_of(log: &Log, taken: usize, epochs: usize, arm: &str, choice: &str) -> Result<Source> {
     let e = &log.header.eval;
@@ -592,10 +668,11 @@ fn source_of(log: &Log, taken: usize, epochs: usize, arm: &str, choice: &str) ->
         run: run_key(e),
         arm: Some(arm.to_string()),
         config: Some(format!(
-            "task {}, model {}, task args {}",
+            "task {}, model {}, task args {}, setup {}",
             e.task,
             e.model,
-            serde_json::to_string(&e.task_args).unwrap_or_default()
+            serde_json::to_string(&e.task_args).unwrap_or_default(),
+            setup_digest(log)
         )),
     })
 }

@@ -40,17 +40,18 @@ pub(super) fn default_arms(files: &[File], taken: &[Taken], by_file: bool) -> De
         let models = known.entry(f.task.as_str()).or_default();
         models.extend(f.run.model.as_deref());
     }
-    // Each file's model, found once: a run without a results file joins its task's one known
-    // model (or none).
+    // Each file's model, found once. A run without a results file records no model: it is
+    // "(model not recorded)" beside runs that record one, never taken to be theirs (a run of
+    // another model had become a repeat of the only model recorded), and "" when no run of
+    // the task records one.
     let model_at: BTreeMap<usize, &str> = taken
         .iter()
         .map(|t| {
             let f = &files[t.file];
             let task_models = &known[f.task.as_str()];
             let model = match (f.run.model.as_deref(), task_models.len()) {
-                (_, 0) => "",
-                (_, 1) => task_models.iter().next().copied().unwrap_or_default(),
                 (Some(m), _) => m,
+                (None, 0) => "",
                 (None, _) => "(model not recorded)",
             };
             (t.file, model)

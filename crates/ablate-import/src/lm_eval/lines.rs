@@ -109,9 +109,26 @@ pub(super) fn take_lines(
     };
     let mut taken = Vec::new();
     let mut nonfinite_skipped = Vec::new();
+    // The line each doc was first taken from: lm-eval writes a doc once per filter, so a second
+    // line of one doc under the chosen filter is a copy (a file written twice, or edited), and
+    // would count as a repeat that never ran.
+    let mut first_line: BTreeMap<String, usize> = BTreeMap::new();
     for (line_no, l, filter) in lines {
         if chosen_filter.as_ref().is_some_and(|c| *c != filter) {
             continue;
+        }
+        let doc = l.get("doc_id").map(|v| v.to_string()).unwrap_or_default();
+        if let Some(first) = first_line.insert(doc.clone(), line_no) {
+            return Err(Error::BadValue {
+                path: f.path.clone(),
+                column: "doc_id".into(),
+                row: Row(Some(line_no)),
+                value: doc,
+                problem: format!(
+                    "this doc was written before, on line {first}, under the same filter; lm-eval writes each doc once per filter, and a second copy would count as a repeat that never ran"
+                ),
+                fix: "the file was written twice or edited: import the samples file lm-eval wrote, as it wrote it".into(),
+            });
         }
         let Some(v) = l.get(metric) else {
             continue;

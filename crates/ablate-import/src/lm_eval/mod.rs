@@ -266,6 +266,7 @@ fn name_arms(
     for p in &file_paths {
         arm_of.push(rules.name_of(p)?);
     }
+    refuse_unknown_models(files, taken_files, &arm_of, by_file)?;
     let defaults = default_arms(files, taken_files, by_file);
     let mut how = Vec::new();
     if rules.any() {
@@ -290,6 +291,47 @@ fn name_arms(
         ));
     }
 
+    Ok(())
+}
+
+/// Refuses a run whose model is unknown (a samples file without the results file lm-eval writes
+/// beside it) among runs of its task that record one, unless an --arm rule names it: its arm
+/// cannot be told. Taken as the only model recorded, a run of another model had become a repeat
+/// of it. With `--arm-from file` each file is its own arm, and nothing is refused.
+fn refuse_unknown_models(
+    files: &[File],
+    taken_files: &[Taken],
+    named: &[Option<String>],
+    by_file: bool,
+) -> Result<()> {
+    if by_file {
+        return Ok(());
+    }
+    for (t, named) in taken_files.iter().zip(named) {
+        let f = &files[t.file];
+        if named.is_some() || f.run.model.is_some() {
+            continue;
+        }
+        let recorded: BTreeSet<&str> = taken_files
+            .iter()
+            .map(|o| &files[o.file])
+            .filter(|o| o.task == f.task)
+            .filter_map(|o| o.run.model.as_deref())
+            .collect();
+        if !recorded.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: no results file beside it (lm-eval writes results_<date>.json next to the samples), so its model is unknown, while other runs of task {} record {} ({}): ablate cannot tell whether it is a repeat of theirs or another model's run. Copy its results file beside it, or name its arm with --arm NAME=GLOB",
+                f.path.display(),
+                f.task,
+                if recorded.len() == 1 {
+                    "a model"
+                } else {
+                    "models"
+                },
+                recorded.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     Ok(())
 }
 

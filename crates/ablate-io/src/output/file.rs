@@ -85,6 +85,13 @@ pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
             "is a symbolic link; ablate does not replace links",
             "give the real file's path, or another name",
         )),
+        // A FIFO, a socket or a device: opening it to look inside could block for ever, and
+        // replacing it (/dev/null as root) breaks the system; never, not even with --force.
+        Ok(m) if !m.is_file() => Err(refuse(
+            path,
+            "is not a regular file (a device, a FIFO or a socket); ablate writes a file here and never replaces one of those",
+            "give the path of a regular file, or a new name",
+        )),
         Ok(_) if !force && !disposable_output(path) => Err(refuse(
             path,
             "exists and ablate did not write it as a disposable output (only a batch from `next` or an arms table from `plan`, as Parquet, is replaced without asking)",

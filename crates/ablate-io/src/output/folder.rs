@@ -57,6 +57,7 @@ impl AtomicDir {
     /// The target may not be replaced, the parent folder cannot be created, or the temporary folder
     /// cannot be made.
     pub fn create(target: &Path, kind: FolderKind) -> Result<AtomicDir> {
+        let target = &super::settled(target);
         check_folder_target(target, kind)?;
         let parent = parent_of(target);
         std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
@@ -181,7 +182,14 @@ impl AtomicDir {
                 }
                 // Checked where no other process looks (the name is ours alone); put back
                 // anything ablate may not delete.
-                if let Err(refused) = check_folder_target(&old, self.kind) {
+                let refused = check_folder_target(&old, self.kind).and_then(|()| {
+                    if self.kind == FolderKind::Experiment {
+                        super::same_imported_set(&old, &self.temp, &self.target)
+                    } else {
+                        Ok(())
+                    }
+                });
+                if let Err(refused) = refused {
                     let _ = std::fs::rename(&old, &self.target);
                     return Err(match refused {
                         Error::Output { problem, fix, .. } => Error::Output {
@@ -252,6 +260,7 @@ impl FolderUpdate {
     /// # Errors
     /// The target is missing, a link or a file; the temporary folder cannot be made.
     pub fn start(target: &Path) -> Result<FolderUpdate> {
+        let target = &super::settled(target);
         let meta = std::fs::symlink_metadata(target).map_err(|e| Error::io(target, e))?;
         if let Ok(cwd) = std::env::current_dir()
             && resolved(&cwd).starts_with(resolved(target))

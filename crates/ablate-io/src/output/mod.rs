@@ -168,6 +168,23 @@ pub fn command_line() -> Vec<String> {
         .collect()
 }
 
+/// `target` as a path that keeps naming the same folder while ablate renames things beside it:
+/// a path that climbs (`exp/../exp`) or ends in `/` or `/.` gets its parent resolved and its own
+/// name joined on. Moving `exp` aside had left `exp/..` naming nothing: the commit could neither
+/// finish nor put the folder back, and it stayed hidden as `.ablate-old-*`.
+pub fn settled(target: &Path) -> PathBuf {
+    let raw = target.as_os_str().as_encoded_bytes();
+    let climbs = target
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    match target.file_name() {
+        Some(name) if climbs || raw.ends_with(b"/") || raw.ends_with(b"/.") => {
+            resolved(&parent_of(target)).join(name)
+        }
+        _ => target.to_path_buf(),
+    }
+}
+
 /// The folder `target` lives in (`.` for a bare name).
 fn parent_of(target: &Path) -> PathBuf {
     match target.parent() {
@@ -307,7 +324,93 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
             )));
         }
     };
-    vouched(target, &files, &marker)
+    match vouched(target, &files, &marker) {
+        Some(Ok(())) if kind == FolderKind::Experiment => {
+            Some(experiment_may_be_replaced(target, &marker))
+        }
+        other => other,
+    }
+}
+
+/// What wrote an experiment folder, read from a command line (the marker's, or this process's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ExperimentWriter {
+    /// `ablate simulate`: synthetic data its command line writes again.
+    Simulate,
+    /// `ablate import … --out`: the data of harness logs.
+    Import,
+    /// `ablate import … --into`: grown in place, with what several imports brought.
+    Grown,
+    /// Anything else (a test's own process).
+    Other,
+}
+
+/// The writer a command line names: its first `simulate` or `import` argument, and `--into`.
+pub(super) fn writer_of(command: &[String]) -> ExperimentWriter {
+    let verb = command
+        .iter()
+        .skip(1)
+        .find(|a| matches!(a.as_str(), "simulate" | "import"));
+    let into = command
+        .iter()
+        .any(|a| a == "--into" || a.starts_with("--into="));
+    match verb.map(String::as_str) {
+        Some("simulate") => ExperimentWriter::Simulate,
+        Some("import") if into => ExperimentWriter::Grown,
+        Some("import") => ExperimentWriter::Import,
+        _ => ExperimentWriter::Other,
+    }
+}
+
+/// Whether this process may replace the experiment in `target` (vouched for by `marker`): never
+/// one grown with `import --into` (it holds what several imports brought), and never an imported
+/// one with synthetic data (a mistyped `simulate --out` had replaced a real experiment). An
+/// import over an import is checked again at the commit, where both sets are known
+/// ([`same_imported_set`]).
+fn experiment_may_be_replaced(target: &Path, marker: &Marker) -> Result<()> {
+    const FIX: &str =
+        "check --out: give a new folder, or delete this one yourself if you mean to replace it";
+    match (writer_of(&marker.command), writer_of(&command_line())) {
+        (ExperimentWriter::Grown, _) => Err(refuse(
+            target,
+            "is an experiment grown with `ablate import --into` (it holds what several imports brought); ablate never replaces it",
+            FIX,
+        )),
+        (ExperimentWriter::Import, ExperimentWriter::Simulate) => Err(refuse(
+            target,
+            "is an experiment imported from harness logs; simulate never replaces it with synthetic data",
+            FIX,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// An import may replace an earlier import only of the same set (`set` in experiment.toml): the
+/// same logs imported again. `old` is the earlier folder, `new` the one about to take its place.
+pub(super) fn same_imported_set(old: &Path, new: &Path, target: &Path) -> Result<()> {
+    let MarkerRead::Valid(marker) = read_marker(old) else {
+        return Ok(());
+    };
+    if writer_of(&marker.command) != ExperimentWriter::Import
+        || writer_of(&command_line()) != ExperimentWriter::Import
+    {
+        return Ok(());
+    }
+    let set = |dir: &Path| -> Option<String> {
+        let text = std::fs::read_to_string(dir.join("experiment.toml")).ok()?;
+        let table: toml::Table = text.parse().ok()?;
+        table.get("set")?.as_str().map(str::to_string)
+    };
+    match (set(old), set(new)) {
+        (Some(a), Some(b)) if a != b => Err(refuse(
+            target,
+            format!(
+                "holds the experiment `{a}`, imported from other logs; this import writes `{b}`, and would delete it"
+            ),
+            "check --out: give a new folder, or delete this one yourself if you mean to replace it",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `marker` vouches for every one of `files` in `target` (listed, and its SHA-256
