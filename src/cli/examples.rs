@@ -40,7 +40,7 @@ pub(super) const PLAN: &str = "\
 Examples:
   ablate plan --units notebooks-data/support-eval-v3/units.parquet --design loo --out arms.csv
   ablate plan --units units.parquet --design fractional --unit system --unit few_shot/02 \\
-      --unit conversation --pilot exp --price-per-mtok 3 --out arms.csv
+      --unit conversation --unit passages/rank2 --pilot exp --price-per-mtok 3 --out arms.csv
   ablate plan --confirm exp --out arms-confirm.csv   # the arm that tests the cut together";
 
 pub(super) const NEED: &str = "\

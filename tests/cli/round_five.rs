@@ -502,3 +502,150 @@ fn into_keeps_the_runs_table_and_the_pairing_of_the_experiment() {
         "{arms:?}"
     );
 }
+
+// ---- statistics on degenerate data ----
+
+/// Results of `cases` cases in arms `baseline` and `arms`, one repeat: `score(case, arm)`.
+fn results_csv(cases: usize, arms: &[&str], score: impl Fn(usize, &str) -> f64) -> String {
+    let mut text = String::from("case_id,arm,repeat,score\n");
+    for i in 0..cases {
+        for arm in std::iter::once("baseline").chain(arms.iter().copied()) {
+            text.push_str(&format!("c{i},{arm},0,{}\n", score(i, arm)));
+        }
+    }
+    text
+}
+
+/// Production weights only on stratum s1: the 15 cases of s2 are no evidence of the production
+/// drop. The exact bound had counted them (30 units), so a drop seen on 15 cases was
+/// "confidently" removable in production and "flipped confidently"; it is the bound on 15.
+#[test]
+fn reweight_counts_only_the_cases_that_carry_weight() {
+    let w = common::Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"r1\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.13\n",
+    );
+    w.write("arms.csv", "arm,removed\nbaseline,\nA,u1\n");
+    w.write("units.csv", "unit,block,tokens\nu1,b,100\n");
+    w.write("mix.csv", "slice,share\ns1,1.0\ns2,0.0\n");
+    let mut cases = String::from("case_id,slice\n");
+    for i in 0..30 {
+        cases.push_str(&format!("c{i},{}\n", if i < 15 { "s1" } else { "s2" }));
+    }
+    w.write("cases.csv", &cases);
+    // A loses every odd case of s2 and nothing in s1.
+    w.write(
+        "results.csv",
+        &results_csv(30, &["A"], |i, arm| {
+            f64::from(u8::from(arm == "baseline" || i < 15 || i % 2 == 0))
+        }),
+    );
+    let out = json(ablate().args(["reweight", "--json"]).arg(&w.dir));
+    let a = &out["arms"][0];
+    assert_eq!(a["drop_production"], 0.0, "{a}");
+    assert_eq!(a["confidence_production"], "inconclusive", "{a}");
+    assert_eq!(a["flip_confident"], false, "{a}");
+    // The exact bound of 15 units, as the sweep gives on those 15 cases alone.
+    let high = a["ci_production_family_high"].as_f64().unwrap();
+    assert!((high - 0.218).abs() < 0.001, "{a}");
+}
+
+/// A budget arm whose baseline scores 0 on its cases has no retention; it was "confidently"
+/// enough and the cheapest budget priced on it. Now neither.
+#[test]
+fn curve_never_confirms_an_undefined_retention() {
+    let w = common::Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"r2\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\nquality_threshold = 0.9\n",
+    );
+    w.write(
+        "arms.csv",
+        "arm,removed,budget_ratio,selector\nbaseline,,,\nA,u1,0.5,k\nB,u2,0.25,k\n",
+    );
+    w.write("units.csv", "unit,block,tokens\nu1,b,1000\nu2,b,3000\n");
+    let mut cases = String::from("case_id\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..100 {
+        cases.push_str(&format!("c{i}\n"));
+        let base = u8::from(i < 60);
+        results.push_str(&format!("c{i},baseline,0,{base}\nc{i},A,0,{base}\n"));
+        // B ran only where the baseline scores 0.
+        if i >= 60 {
+            results.push_str(&format!("c{i},B,0,{}\n", i % 2));
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    let out = json(
+        ablate()
+            .args([
+                "curve",
+                "--json",
+                "--price-per-mtok",
+                "3",
+                "--requests-per-day",
+                "1000",
+            ])
+            .arg(&w.dir),
+    );
+    let curve = &out["selectors"][0];
+    let b = curve["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["arm"] == "B")
+        .unwrap();
+    assert!(
+        b["retention"].is_null() && b["retention_confident"].is_null(),
+        "{b}"
+    );
+    assert_ne!(curve["min_budget_confident"], 0.25, "{curve}");
+}
+
+/// Units of 0 tokens: the needed fraction is undefined, said, and never printed as `NaN%`.
+#[test]
+fn need_of_zero_tokens_is_undefined_not_nan() {
+    let w = common::Workdir::tiny();
+    let units = std::fs::read_to_string(w.path("units.csv")).unwrap();
+    let mut lines = units.lines();
+    let header = lines.next().unwrap();
+    let column = header.split(',').position(|c| c == "tokens").unwrap();
+    let mut zeroed = vec![header.to_string()];
+    for line in lines {
+        let mut cells: Vec<&str> = line.split(',').collect();
+        cells[column] = "0";
+        zeroed.push(cells.join(","));
+    }
+    w.write("units.csv", &(zeroed.join("\n") + "\n"));
+    let run = succeeds(ablate().arg("need").arg(&w.dir));
+    let text =
+        String::from_utf8_lossy(&run.stdout).to_string() + &String::from_utf8_lossy(&run.stderr);
+    assert!(!text.contains("NaN"), "{text}");
+    assert_mentions(&text, &["undefined"]);
+    let out = json(ablate().args(["need", "--json"]).arg(&w.dir));
+    assert!(out["value"].is_null(), "{out}");
+    assert_mentions(&out["warnings"].to_string(), &["need.no_tokens"]);
+}
+
+/// Interaction values that do not vary have an unknown se (null, as the sweep's), not 0.
+#[test]
+fn interactions_without_spread_have_no_se() {
+    let w = common::Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"flat\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\n",
+    );
+    w.write("arms.csv", "arm,removed\nbaseline,\nA,u1\nB,u2\nAB,u1;u2\n");
+    w.write("units.csv", "unit,block,tokens\nu1,b,100\nu2,b,200\n");
+    w.write("cases.csv", "case_id\nc0\nc1\nc2\nc3\nc4\nc5\n");
+    w.write(
+        "results.csv",
+        &results_csv(6, &["A", "B", "AB"], |_, _| 1.0),
+    );
+    let out = json(ablate().args(["interactions", "--json"]).arg(&w.dir));
+    assert!(out["composed"][0]["se"].is_null(), "{out}");
+    assert!(out["pairwise"][0]["se"].is_null(), "{out}");
+    assert_mentions(&out["warnings"].to_string(), &["interactions.no_spread"]);
+}

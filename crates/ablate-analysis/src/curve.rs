@@ -60,7 +60,8 @@ pub struct CurvePoint {
     pub ci: Option<Interval>,
     /// Whether the retention is confidently at least `quality_threshold`: the family interval
     /// of the mean of yᵢ − q·xᵢ lies at or above 0 (see the module documentation); null when it
-    /// is undefined (fewer than two units).
+    /// is undefined (fewer than two units, or the retention itself undefined: the baseline
+    /// scores 0 on the arm's cases).
     pub retention_confident: Option<bool>,
 }
 
@@ -323,7 +324,9 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
                 )));
             }
             let ci = retention_interval(&paired, p, retention, draws.as_ref().map(|d| (d, k)), cfg);
-            let retention_confident = clears_quality(exp, &paired, p, threshold, family, cfg);
+            // Undefined retention is never confidently enough: nothing is retained of nothing.
+            let retention_confident =
+                retention.and_then(|_| clears_quality(exp, &paired, p, threshold, family, cfg));
             points.push(CurvePoint {
                 arm: exp.results.arms[*a].clone(),
                 budget_ratio: *ratio,

@@ -190,20 +190,31 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
     if !d.inconclusive.is_empty() {
         let line = match &d.cheapest_to_settle {
             Some(c) => {
-                let more = c.cases_to_settle.unwrap_or(0).saturating_sub(cases as u64);
-                let calls = more.max(1) * u64::from(repeats.max(1)) * 2;
-                format!(
-                    "{} not settled: the cheapest to settle is {} (~{} more cases); run `ablate next {} --calls {} --out next.parquet`.",
-                    plural(d.inconclusive.len(), "arm"),
-                    if d.comparison {
-                        c.arm.clone()
-                    } else {
-                        unit_phrase(&c.removed)
-                    },
-                    thousands(more as f64),
-                    ablate_core::text::shell_word(dir),
-                    calls
-                )
+                let needed = c.cases_to_settle.unwrap_or(0);
+                let more = needed.saturating_sub(cases as u64);
+                let which = if d.comparison {
+                    c.arm.clone()
+                } else {
+                    unit_phrase(&c.removed)
+                };
+                if more > 0 {
+                    // Beyond the set: `next` schedules only the set's own cases, so the step is
+                    // new cases, not a batch.
+                    format!(
+                        "{} not settled: the cheapest to settle is {which}, which needs about {} cases, ~{} more than the set holds: add cases to the eval set (drawn as its cases were) and run that arm and the baseline on them.",
+                        plural(d.inconclusive.len(), "arm"),
+                        thousands(needed as f64),
+                        thousands(more as f64),
+                    )
+                } else {
+                    // Within the set: the arm has not run on all of its cases yet.
+                    let calls = (cases as u64).max(1) * u64::from(repeats.max(1)) * 2;
+                    format!(
+                        "{} not settled: the cheapest to settle is {which}, within this set's cases; run `ablate next {} --calls {calls} --out next.parquet` for the calls it still needs.",
+                        plural(d.inconclusive.len(), "arm"),
+                        ablate_core::text::shell_word(dir),
+                    )
+                }
             }
             None => format!(
                 "{} not settled, none within reach of 100 times these cases.",

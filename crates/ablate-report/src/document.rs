@@ -130,7 +130,7 @@ fn headline(a: &Analyses) -> Prose {
     if let Some(r) = &a.record {
         p = p
             .text("\nNeeded context fraction: ")
-            .bold(format!("{:.0}%", 100.0 * r.value))
+            .bold(crate::percent(r.value))
             .text(format!(
                 " ({} of {} tokens per request){}{}{}. Composition {}checked. {}\n",
                 num(Some(r.needed_tokens_mean), 0),

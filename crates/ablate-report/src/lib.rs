@@ -49,6 +49,16 @@ use crate::error::{Error, Result};
 ///   (`ci_family_low` was `ci_low_family`; `cs_low` was `lower`; `ci_main_low` was `ci_main[0]`).
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// A share as a whole percentage (`0.42` → `42%`); `undefined` when it is not a number (a
+/// fraction of nothing), never `NaN%`.
+pub(crate) fn percent(share: f64) -> String {
+    if share.is_finite() {
+        format!("{:.0}%", 100.0 * share)
+    } else {
+        "undefined".into()
+    }
+}
+
 /// Serialises an output struct as pretty JSON with a trailing newline, `schema_version` first.
 /// Key order is the struct's field order, so the same output always gives the same bytes.
 ///

@@ -94,10 +94,10 @@ pub fn human(r: &NeedOutput) -> String {
     s.push_str(&blocks_table(r).text());
     let _ = writeln!(
         s,
-        "\n{} tokens of the {} sent per request are needed: {:.0}% (over {} main-set cases){}.",
+        "\n{} tokens of the {} sent per request are needed: {} (over {} main-set cases){}.",
         thousands(r.needed_tokens_mean),
         thousands(r.total_tokens_mean),
-        100.0 * r.value,
+        crate::percent(r.value),
         r.cases,
         r.value_production
             .map(|v| format!("; {:.0}% weighted to production traffic", 100.0 * v))

@@ -413,7 +413,14 @@ impl Judging<'_> {
                 },
                 sweep.min_units
             );
-            return (Bucket::Inconclusive, item(reason, None));
+            // The cases that settle it, never fewer than the least that may decide (the same
+            // figure as variance's `cases_needed`, which "too few" had left null here).
+            let floor = sweep.min_units as u64;
+            let mut settle = self.settle(a);
+            for figure in [&mut settle.point, &mut settle.low, &mut settle.high] {
+                *figure = figure.map(|c| c.max(floor));
+            }
+            return (Bucket::Inconclusive, item(reason, Some(settle)));
         }
         let (bucket, reason, settle_it) = match (a.verdict, a.confidence) {
             (Verdict::Needed, Confidence::Confident) => (

@@ -85,7 +85,8 @@ pub struct ComposedArm {
     pub measured_score: f64,
     /// measured_drop − predicted_drop.
     pub interaction: f64,
-    /// Its standard error.
+    /// Its standard error: null when the interaction values do not vary (unknown, not zero) or
+    /// with fewer than two units.
     pub se: Option<f64>,
     /// Its interval (`ci_low`, `ci_high`, `ci_level`, `ci_method`).
     #[serde(flatten, serialize_with = "crate::analysis::interval::ci")]
@@ -124,7 +125,8 @@ pub struct PairInteraction {
     pub arm: String,
     /// drop(ab) − drop(a) − drop(b), over the cases present in all three arms.
     pub interaction: f64,
-    /// Its standard error.
+    /// Its standard error: null when the values do not vary (unknown, not zero) or with fewer
+    /// than two units.
     pub se: Option<f64>,
 }
 
@@ -585,7 +587,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     predicted_score: base_score - predicted_drop,
                     measured_score,
                     interaction,
-                    se,
+                    // The interval's se: null when the values do not vary (the exact bound
+                    // judges then; the variance is unknown, not zero), as the sweep's.
+                    se: est.se,
                     ci: est.interval(),
                     ci_family: judging.interval(),
                     interaction_verdict,
@@ -613,6 +617,15 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         },
     );
     warnings.extend(design_warnings);
+    for c in composed.iter().filter(|c| c.se.is_none() && c.n > 0) {
+        warnings.push(crate::warning::Warning::new(
+            "interactions.no_spread",
+            format!(
+                "composed arm \"{}\": its interaction does not vary over the cases (or has fewer than two units), so its se is undefined (not zero); its interval is the exact bound",
+                c.arm
+            ),
+        ));
+    }
     Ok(InteractionsOutput {
         pairwise,
         shapley: shapley?,

@@ -58,6 +58,8 @@ pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction
                 return None;
             }
             let (interaction, se) = paired.mean_se(&e, &u);
+            // Values that do not vary have an unknown variance, not a zero one.
+            let se = se.filter(|_| !crate::stats::estimate::no_variation(&e));
             Some(PairInteraction {
                 a: units[0].clone(),
                 b: units[1].clone(),

@@ -383,6 +383,12 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
     warnings.extend(fraction_warnings(&f));
     let n = paired.cases.len().max(1) as f64;
     let value = f.value();
+    if !value.is_finite() {
+        warnings.push(crate::warning::Warning::new(
+            "need.no_tokens",
+            "the units' tokens sum to 0 on every case, so the needed context fraction is undefined (not 0%): give each unit its token count in the units table",
+        ));
+    }
 
     let production = reweight::production_strata(exp, &paired, opts.allow_unmeasured)?;
     if let Some(p) = production.as_ref().filter(|p| p.unmeasured_share > 0.0) {
@@ -489,6 +495,9 @@ fn by_block(
 /// untested joint cut, and the point-verdict figure beside it.
 fn headline(f: &Fraction, point: f64, oracle: bool, sweep: &SweepOutput) -> String {
     let value = f.value();
+    if !value.is_finite() {
+        return "The needed context fraction is undefined: the units' tokens sum to 0".into();
+    }
     format!(
         "{:.1}% of the context is needed{}{}; with the point verdicts it would be {:.1}%{}",
         100.0 * value,

@@ -430,12 +430,21 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                     exp.results.arms[a]
                 ))
             });
+            // The resampling units that carry weight in production: cases of strata with no
+            // production share say nothing of the production drop.
+            let weighted_units: Vec<u32> = p
+                .unit
+                .iter()
+                .zip(&p.pos)
+                .filter(|&(_, &pos)| weights[pos] > 0.0)
+                .map(|(&u, _)| u)
+                .collect();
             let row = arm_row(
                 exp,
                 opts,
                 &exp.results.arms[a],
                 p,
-                drop_production.is_some(),
+                Paired::distinct_units(&weighted_units),
                 drop_production,
                 se_production,
             );
@@ -491,23 +500,28 @@ fn kish_effective_n(weights: &[f64]) -> f64 {
 /// arm's drops recentred on the production drop, with the production se (post-stratified or
 /// raked, clustered when the cases are), whose design effect widens the score part. Under
 /// `any-distribution` that is the small-sample interval on the effective sample size, under
-/// `normal` the t interval at C − 1 degrees of freedom; with no spread the exact bound, never a
-/// zero-width interval.
+/// `normal` the t interval at C − 1 degrees of freedom; with no spread the exact bound on the
+/// units that carry weight (`weighted_units`: a case of a stratum with no production share is no
+/// evidence of the production drop), never a zero-width interval; undefined (inconclusive) with
+/// fewer than two such units.
 fn arm_row(
     exp: &Experiment,
     opts: &ReweightOptions,
     arm: &str,
     p: &PairedArm,
-    weighted: bool,
+    weighted_units: usize,
     drop_production: Option<f64>,
     se_production: Option<f64>,
 ) -> ReweightArm {
     let threshold = exp.manifest.threshold_drop;
     let drop_eval = moments::mean(&p.drop);
     let guarantee = opts.guarantee.unwrap_or(exp.manifest.guarantee);
-    let units = Paired::distinct_units(&p.unit);
-    let flat =
-        units >= 2 && (crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0));
+    let weighted = drop_production.is_some();
+    let units = weighted_units;
+    let no_spread = crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0);
+    // No spread: the exact bound on two or more weighted units; with fewer, nothing bounds the
+    // drop (the interval is undefined, the verdict inconclusive).
+    let flat = units >= 2 && no_spread;
     let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
     // The unweighted drops recentred on the production drop: the weighting's design effect
     // (in se_production) widens their intervals ([`Intervals::weighted`]).
@@ -515,7 +529,7 @@ fn arm_row(
     let recentred: Vec<f64> = p.drop.iter().map(|d| d + shift).collect();
     let level = |family: usize| 1.0 - (1.0 - opts.confidence) / family as f64;
     // One set of intervals for the shown and the judging interval (their spread found once).
-    let intervals = drop_production.filter(|_| weighted && !flat).map(|d| {
+    let intervals = drop_production.filter(|_| weighted && !no_spread).map(|d| {
         Intervals::weighted(&Sample {
             point: d,
             se: se_production,
