@@ -260,16 +260,30 @@ fn place_by_config(
     Ok(())
 }
 
+/// The experiment's case ids and their `column` (`input_hash`, `doc_hash`) from `cases`, in
+/// row order; `None` when the cases carry no such column.
+#[allow(clippy::type_complexity)]
+fn case_hashes(
+    existing: &Existing,
+    into: &Path,
+    column: &str,
+) -> Result<Option<(Vec<Option<String>>, Vec<Option<String>>)>> {
+    if existing.cases.column(column).is_err() {
+        return Ok(None);
+    }
+    let path = into.join("cases.parquet");
+    let ids = text_column(&existing.cases, "case_id", &path)?;
+    let hashes = text_column(&existing.cases, column, &path)?;
+    Ok(Some((ids, hashes)))
+}
+
 /// Refuses new samples keyed otherwise than the experiment's cases: an experiment imported with
 /// `--pair-by input` names every case `input-<input_hash>`, one imported by id does not; mixing
 /// them would hold each question twice, as two cases.
 fn refuse_other_pairing(existing: &Existing, into: &Path, imp: &Imported) -> Result<()> {
-    if existing.cases.column("input_hash").is_err() {
+    let Some((ids, hashes)) = case_hashes(existing, into, "input_hash")? else {
         return Ok(());
-    }
-    let path = into.join("cases.parquet");
-    let ids = text_column(&existing.cases, "case_id", &path)?;
-    let hashes = text_column(&existing.cases, "input_hash", &path)?;
+    };
     let by_input_before = ids
         .iter()
         .zip(&hashes)
@@ -296,12 +310,9 @@ fn refuse_other_pairing(existing: &Existing, into: &Path, imp: &Imported) -> Res
 /// Refuses a new Inspect sample whose id the experiment holds for a different question (its
 /// `input_hash` differs from the one in `cases`): pairing them would compare different questions.
 fn refuse_changed_samples(existing: &Existing, into: &Path, imp: &Imported) -> Result<()> {
-    if existing.cases.column("input_hash").is_err() {
+    let Some((ids, hashes)) = case_hashes(existing, into, "input_hash")? else {
         return Ok(());
-    }
-    let path = into.join("cases.parquet");
-    let ids = text_column(&existing.cases, "case_id", &path)?;
-    let hashes = text_column(&existing.cases, "input_hash", &path)?;
+    };
     let known: std::collections::BTreeMap<String, String> = ids
         .into_iter()
         .zip(hashes)
@@ -322,12 +333,9 @@ fn refuse_changed_samples(existing: &Existing, into: &Path, imp: &Imported) -> R
 /// differs from the one in `cases`) is a different case: `id#doc_hash`.
 fn split_changed_documents(existing: &Existing, into: &Path, imp: &mut Imported) -> Result<()> {
     refuse_changed_samples(existing, into, imp)?;
-    if existing.cases.column("doc_hash").is_err() {
+    let Some((ids, hashes)) = case_hashes(existing, into, "doc_hash")? else {
         return Ok(());
-    }
-    let path = into.join("cases.parquet");
-    let ids = text_column(&existing.cases, "case_id", &path)?;
-    let hashes = text_column(&existing.cases, "doc_hash", &path)?;
+    };
     let known: std::collections::BTreeMap<String, String> = ids
         .into_iter()
         .zip(hashes)
