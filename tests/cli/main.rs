@@ -25,6 +25,7 @@ mod regressions;
 mod report;
 mod reweight;
 mod round_five;
+mod round_six;
 mod safety;
 mod samples;
 mod sequential;

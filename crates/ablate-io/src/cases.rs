@@ -32,7 +32,7 @@ impl CasesLoad for Cases {
         let attribute_names: Vec<String> = schema
             .iter()
             .filter(|(name, dtype)| {
-                table::is_text(dtype) && !["case_id", "cluster"].contains(&name.as_str())
+                table::is_text(dtype) && !specs.iter().any(|spec| spec.name == name.as_str())
             })
             .map(|(name, _)| name.to_string())
             .collect();

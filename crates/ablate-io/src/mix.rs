@@ -117,7 +117,7 @@ impl MixLoad for Mix {
             .collect_schema()
             .map_err(|e| table::polars_unreadable(&file.path, e))?;
         let specs: Vec<Col> = by.iter().map(|c| Col::req(c.clone(), Kind::Str)).collect();
-        table::check_columns(&file.path, &schema, &specs)?;
+        table::check_columns(file, &schema, &specs)?;
         if matches!(schema.get("variant"), Some(DataType::String)) {
             lf = lf.filter(col("variant").eq(lit("production")));
         }

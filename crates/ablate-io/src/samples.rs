@@ -41,7 +41,7 @@ impl SamplesRead for Samples {
         let all = columns();
         // The text columns' types are checked from the schema; only the keys are read.
         let schema = table::schema(file, &["case_id", "arm", "input", "output", "source"])?;
-        table::check_columns(&file.path, &schema, &all)?;
+        table::check_columns(file, &schema, &all)?;
         let t = table::read(file, &all[..3])?;
         Ok(SampleKeys {
             file: file.clone(),

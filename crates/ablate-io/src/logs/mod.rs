@@ -241,7 +241,7 @@ fn open_known(
     let schema = lf
         .collect_schema()
         .map_err(|e| table::polars_unreadable(&file.path, e))?;
-    let exprs = table::check_columns(&file.path, &schema, specs)?;
+    let exprs = table::check_columns(file, &schema, specs)?;
     let mut checked = lf.clone().select(exprs);
     // Integers stored as floats (pandas, with nulls) are read as f64: each value must be whole,
     // then the column is an integer column like any other.

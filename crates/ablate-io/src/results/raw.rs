@@ -49,7 +49,7 @@ pub(super) fn load(
     if file.format == Format::Parquet {
         // Polars' schema check names missing and mistyped columns, whichever reader reads.
         let schema = table::schema(file, &["case_id", "arm"])?;
-        table::check_columns(&file.path, &schema, &specs)?;
+        table::check_columns(file, &schema, &specs)?;
         if let Ok(parquet) = ParquetResults::open(&file.path)?
             && parquet.row_groups() > 0
         {

@@ -43,7 +43,7 @@ pub fn read_coded(file: &TableFile, specs: &[Col], coded: &[&str]) -> Result<Tab
     let schema = lf
         .collect_schema()
         .map_err(|e| polars_unreadable(&file.path, e))?;
-    let exprs = match check_columns(&file.path, &schema, specs) {
+    let exprs = match check_columns(file, &schema, specs) {
         // A header-only CSV infers every column as text; report it as empty, not as mistyped.
         Err(Error::WrongType { .. })
             if file.format == Format::Csv && row_count(lf.clone()) == Some(0) =>

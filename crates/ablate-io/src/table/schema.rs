@@ -158,7 +158,10 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
                 t.parse::<i64>().is_ok() || t.parse::<f64>().is_ok_and(|x| x.fract() == 0.0)
             }
             Kind::Float => t.parse::<f64>().is_ok(),
-            Kind::Bool => matches!(t.to_ascii_lowercase().as_str(), "true" | "false"),
+            Kind::Bool => matches!(
+                t.to_ascii_lowercase().as_str(),
+                "true" | "false" | "0" | "1"
+            ),
             Kind::Str | Kind::StrList => true,
         }
     };
@@ -172,7 +175,10 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
             column: column.into(),
             row: Row::at(row),
             value: format!("{value:?}"),
-            problem: format!("expected {}, found text", kind.describe()),
+            problem: match kind {
+                Kind::Bool => "expected a boolean: true or false, or 1 or 0".into(),
+                _ => format!("expected {}, found text", kind.describe()),
+            },
             fix: format!(
                 "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
                 kind.pandas_fix(column)
@@ -221,9 +227,14 @@ pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) 
 
 /// Checks every spec against a schema and returns the projection (with casts) to read.
 ///
+/// An integer column stored in a type wider than i64 (unsigned 64-bit, 128-bit) is read when
+/// every value fits: Polars' cast would turn the others into nulls without a word, so the first
+/// value beyond i64 is refused here, with its row ([`refuse_beyond_i64`]).
+///
 /// # Errors
-/// Missing required columns and mistyped columns.
-pub fn check_columns(path: &Path, schema: &Schema, specs: &[Col]) -> Result<Vec<Expr>> {
+/// Missing required columns, mistyped columns and integers beyond i64.
+pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result<Vec<Expr>> {
+    let path = file.path.as_path();
     let mut exprs = Vec::new();
     for spec in specs {
         match schema.get(spec.name.as_str()) {
@@ -241,6 +252,24 @@ pub fn check_columns(path: &Path, schema: &Schema, specs: &[Col]) -> Result<Vec<
             }
             None => {}
             Some(dtype) => {
+                // A CSV column left empty in every row is inferred as text: it holds no value,
+                // like pandas' all-null column, whatever its kind.
+                let empty_csv_column = file.format == super::Format::Csv
+                    && matches!(dtype, DataType::String)
+                    && !matches!(spec.kind, Kind::Str | Kind::StrList)
+                    && all_empty(file, &spec.name)?;
+                let dtype = if empty_csv_column {
+                    &DataType::Null
+                } else {
+                    dtype
+                };
+                // Booleans written as 1 and 0 (CSV from R, SQL or spreadsheets; Parquet from
+                // tools without a boolean type): read when every value is one of the two.
+                if spec.kind == Kind::Bool && dtype.is_integer() {
+                    refuse_beyond_zero_one(file, &spec.name)?;
+                    exprs.push(col(spec.name.as_str()).cast(DataType::Boolean));
+                    continue;
+                }
                 if !spec.kind.accepts(dtype) {
                     return Err(Error::WrongType {
                         path: path.to_path_buf(),
@@ -250,10 +279,114 @@ pub fn check_columns(path: &Path, schema: &Schema, specs: &[Col]) -> Result<Vec<
                         fix: spec.kind.pandas_fix(&spec.name),
                     });
                 }
+                if spec.kind == Kind::Int
+                    && matches!(
+                        dtype,
+                        DataType::UInt64 | DataType::UInt128 | DataType::Int128
+                    )
+                {
+                    refuse_beyond_i64(file, &spec.name, dtype)?;
+                }
                 let target = spec.kind.target(dtype);
                 exprs.push(col(spec.name.as_str()).cast(target));
             }
         }
     }
     Ok(exprs)
+}
+
+/// Refuses the first value of an integer column that i64 cannot hold (a column stored as
+/// unsigned 64-bit or 128-bit integers): the rows where the value is present but its cast to
+/// i64 is null. Reads that one column, only for those rare types.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
+fn refuse_beyond_i64(file: &TableFile, name: &str, dtype: &DataType) -> Result<()> {
+    let unreadable = |e| polars_unreadable(&file.path, e);
+    let lost = scan(file, &[])?
+        .select([
+            col(name).cast(DataType::String).alias("value"),
+            (col(name)
+                .is_not_null()
+                .and(col(name).cast(DataType::Int64).is_null()))
+            .alias("lost"),
+        ])
+        .collect()
+        .map_err(unreadable)?;
+    let flags = lost
+        .column("lost")
+        .and_then(|c| c.bool().cloned())
+        .map_err(unreadable)?;
+    let Some(row) = flags.iter().position(|f| f == Some(true)) else {
+        return Ok(());
+    };
+    let value = lost
+        .column("value")
+        .and_then(|c| c.str().cloned())
+        .map_err(unreadable)?
+        .get(row)
+        .unwrap_or_default()
+        .to_string();
+    Err(Error::BadValue {
+        path: file.path.clone(),
+        column: name.into(),
+        row: Row::at(row),
+        value,
+        problem: match file.format {
+            super::Format::Parquet => format!(
+                "beyond the largest integer ablate reads, {} (the column is stored as {dtype})",
+                i64::MAX
+            ),
+            super::Format::Csv => {
+                format!("beyond the largest integer ablate reads, {}", i64::MAX)
+            }
+        },
+        fix: "fix the value or drop the row; no count, repeat or size reaches it".into(),
+    })
+}
+
+/// Whether a CSV column has no value in any row (every cell empty).
+///
+/// # Errors
+/// The file cannot be read.
+fn all_empty(file: &TableFile, name: &str) -> Result<bool> {
+    let any = scan(file, &[name])?
+        .select([col(name).is_not_null().any(true).alias("any")])
+        .collect()
+        .map_err(|e| polars_unreadable(&file.path, e))?;
+    Ok(any.column("any").ok().and_then(|c| c.bool().ok()?.get(0)) != Some(true))
+}
+
+/// Refuses the first value other than 0 and 1 in an integer column read as booleans.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
+fn refuse_beyond_zero_one(file: &TableFile, name: &str) -> Result<()> {
+    let unreadable = |e| polars_unreadable(&file.path, e);
+    let values = scan(file, &[])?
+        .select([col(name).cast(DataType::String)])
+        .collect()
+        .map_err(unreadable)?;
+    let cells = values
+        .column(name)
+        .and_then(|c| c.str().cloned())
+        .map_err(unreadable)?;
+    match cells
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.is_some_and(|t| t != "0" && t != "1"))
+    {
+        Some((row, Some(value))) => Err(Error::BadValue {
+            path: file.path.clone(),
+            column: name.into(),
+            row: Row::at(row),
+            value: value.to_string(),
+            problem: "expected a boolean: true or false, or 1 or 0".into(),
+            fix: format!(
+                "write 1 (true) or 0 (false), or leave the cell empty where the value is unknown; {}",
+                Kind::Bool.pandas_fix(name)
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
