@@ -26,6 +26,7 @@ mod report;
 mod reweight;
 mod round_five;
 mod round_six;
+mod round_six_import;
 mod safety;
 mod samples;
 mod sequential;

@@ -34,11 +34,15 @@ pub(super) fn check_strata_option(strata: &[String]) -> Result<()> {
 
 /// The checks `check` applies to the tables an import writes, on the samples themselves, so that
 /// an import never writes what `check` then rejects, and the message names the log and sample:
-/// ids and arm labels without control characters, finite scores within ±[`MAX_SCORE`], input
+/// ids and arm labels without control characters, arm labels not empty, finite scores within ±[`MAX_SCORE`], input
 /// tokens not negative, metadata values kept as case columns no longer than [`MAX_CASE_TEXT`].
 ///
 /// [`MAX_SCORE`]: crate::io::results::MAX_SCORE
-pub(super) fn check_observations(harness: &str, observations: &[Observation]) -> Result<()> {
+pub(super) fn check_observations(
+    harness: &str,
+    observations: &[Observation],
+    arm_choice: &str,
+) -> Result<()> {
     let (case_fix, arm_fix) = match harness {
         "promptfoo" => (
             "give the tests a description without control characters",
@@ -73,6 +77,17 @@ pub(super) fn check_observations(harness: &str, observations: &[Observation]) ->
                 format!("{:?}", o.case_id),
                 "a case id with a control character (a line break, a tab, an escape code) or a Unicode noncharacter (U+FFFE, U+FFFF, U+FDD0..U+FDEF) cannot be told apart in tables and reports".into(),
                 case_fix,
+            ));
+        }
+        if o.arm.trim().is_empty() {
+            return Err(refuse(
+                o,
+                "arm",
+                format!("{:?}", o.arm),
+                format!(
+                    "an empty arm label (or one of spaces only) names no arm: it cannot be given to --baseline or --arm, and reads as a blank in tables and reports (arms from: {arm_choice})"
+                ),
+                arm_fix,
             ));
         }
         if control(&o.arm) {

@@ -222,6 +222,51 @@ pub fn scalar_text(v: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// Two different texts as short quoted excerpts that show where they differ, for messages: their
+/// first 8 words when those differ, else 8 words from the word where the texts first part
+/// (`"…nothing else.…"`); "…" marks text left out, as elsewhere in the import's messages.
+pub(crate) fn differing_excerpts(a: &str, b: &str) -> (String, String) {
+    fn quote(text: &str, from: usize) -> String {
+        let rest: String = text.chars().skip(from).collect();
+        let words: Vec<&str> = rest.split_whitespace().take(8).collect();
+        if words.is_empty() {
+            return "(nothing more)".into();
+        }
+        format!(
+            "\"{}{}…\"",
+            if from > 0 { "…" } else { "" },
+            words.join(" ")
+        )
+    }
+    let (qa, qb) = (quote(a, 0), quote(b, 0));
+    if qa != qb {
+        return (qa, qb);
+    }
+    let chars: Vec<char> = a.chars().collect();
+    let same = chars
+        .iter()
+        .zip(b.chars())
+        .take_while(|(x, y)| **x == *y)
+        .count();
+    // Back to the start of the word the difference falls in.
+    let mut from = same;
+    while from > 0 && !chars[from - 1].is_whitespace() {
+        from -= 1;
+    }
+    let (qa, qb) = (quote(a, from), quote(b, from));
+    if qa != qb {
+        return (qa, qb);
+    }
+    // Texts that differ in their spacing alone: shown as written.
+    let raw = |t: &str| {
+        format!(
+            "{:?}",
+            crate::text::cut_chars(&t.chars().skip(from).collect::<String>(), 60)
+        )
+    };
+    (raw(a), raw(b))
+}
+
 /// The scalar fields of a JSON object (metadata, a dataset row) as text, candidate stratum
 /// columns; fields whose name starts with `_` are the harness's own and are left out.
 pub fn scalar_fields(v: Option<&serde_json::Value>) -> BTreeMap<String, String> {
@@ -271,5 +316,27 @@ pub fn content_text(content: &Value) -> Option<String> {
             (!texts.is_empty()).then(|| texts.join("\n"))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_show_where_texts_part() {
+        assert_eq!(
+            differing_excerpts("What is 2+3?", "What is 3*5?"),
+            ("\"What is 2+3?…\"".into(), "\"What is 3*5?…\"".into())
+        );
+        let a = "What is 2+3? Give the answer as one number, nothing else.";
+        let b = "What is 2+3? Give the answer as one number, with your working.";
+        assert_eq!(
+            differing_excerpts(a, b),
+            (
+                "\"…nothing else.…\"".into(),
+                "\"…with your working.…\"".into()
+            )
+        );
     }
 }

@@ -31,6 +31,7 @@ mod write;
 pub use ablate_io::harness::python_json::{MAX_JSON_DEPTH, json_depth};
 pub use arms::{ArmNames, parse_arm_rule};
 pub use checks::MAX_CASE_TEXT;
+pub(crate) use files::differing_excerpts;
 pub use files::{
     Hashed, chat_text, collect_files, content_text, date_prefix, log_line, not_utf8, read_hashed,
     read_text, scalar_fields, scalar_text, text_of, value_to_float,

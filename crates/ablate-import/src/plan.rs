@@ -98,7 +98,7 @@ impl Plan {
             )));
         }
         check_strata_option(&opts.strata)?;
-        check_observations(harness, &imp.observations)?;
+        check_observations(harness, &imp.observations, &imp.arm_choice)?;
         imp.observations
             .sort_by(|a, b| (&a.arm, &a.case_id, a.order).cmp(&(&b.arm, &b.case_id, b.order)));
         let repeats = repeat_numbers(&imp.observations, prior);

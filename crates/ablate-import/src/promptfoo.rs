@@ -114,9 +114,9 @@ fn read_file(path: &Path) -> Result<Option<File>> {
 /// A row's test in its file: [`test_of`], with the description from the file's table when the
 /// row carries none (results version 2).
 fn test_in(f: &File, row: &Value) -> Test {
-    let (description, vars) = test_of(row);
+    let (description, vars, asserts) = test_of(row);
     let description = description.or_else(|| f.table_descriptions.get(&vars).cloned());
-    (description, vars)
+    (description, vars, asserts)
 }
 
 fn text_of(v: Option<&Value>) -> Option<String> {
@@ -199,6 +199,69 @@ fn provider_name(row: &Value) -> String {
     }
 }
 
+/// The prompt a row sent: `prompt.raw`, its template rendered with the test's vars (text, or a
+/// chat array). promptfoo's `promptId` is the SHA-256 of the label when there is one, so it stays
+/// the same when the template under the label is edited; the rendered text does not.
+fn rendered_of(row: &Value) -> Option<String> {
+    match row.get("prompt")?.get("raw")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(canonical(other)),
+    }
+}
+
+/// Where a test's prompt was first sent in an arm: the file (its rank), the row, the SHA-256 of
+/// the rendered prompt, and whether an --arm rule named the arm.
+struct Sent {
+    rank: usize,
+    row: usize,
+    sha256: String,
+    named: bool,
+}
+
+/// "test `T` was sent "A…" in FILE (row R) but "B…" in FILE (row S)", for messages.
+fn sent_differently(files: &[File], a: &Sent, b: &Sent, case: &str) -> String {
+    let (fa, fb) = (&files[a.rank], &files[b.rank]);
+    let text = |f: &File, row: usize| rendered_of(&f.rows[row]).unwrap_or_default();
+    let (wa, wb) = crate::import::differing_excerpts(&text(fa, a.row), &text(fb, b.row));
+    format!(
+        "test `{case}` was sent {wa} in {} (row {}) but {wb} in {} (row {})",
+        fa.path.display(),
+        a.row + 1,
+        fb.path.display(),
+        b.row + 1
+    )
+}
+
+/// The refusal of an arm whose rows sent one test two different prompts: a prompt edited under
+/// its label between evals, or two prompts given one label.
+fn two_prompts_one_label(files: &[File], a: &Sent, b: &Sent, arm: &str, case: &str) -> Error {
+    let (ra, rb) = (&files[a.rank].rows[a.row], &files[b.rank].rows[b.row]);
+    let label = prompt_name(ra).0;
+    let short = |id: String| id.chars().take(12).collect::<String>();
+    let ids = match (text_of(ra.get("promptId")), text_of(rb.get("promptId"))) {
+        (Some(x), Some(y)) if x == y => format!(
+            " (promptId {}… in both: promptfoo derives it from the label)",
+            short(x)
+        ),
+        (Some(x), Some(y)) => format!(" (promptId {}… and {}…)", short(x), short(y)),
+        _ => String::new(),
+    };
+    let fix = if a.rank == b.rank {
+        format!("Give each prompt its own label in the config (prompts: - label: {label}-v2)")
+    } else {
+        format!(
+            "Give each version its own label in the config (prompts: - label: {label}-v2), or name each file's arm with --arm NAME=GLOB (e.g. --arm before={} --arm after={}); to pool them on purpose, give the files one name with --arm",
+            files[a.rank].path.display(),
+            files[b.rank].path.display()
+        )
+    };
+    Error::Usage(format!(
+        "arm `{arm}` would hold two different prompts under the label `{label}`{ids}: {}. The prompt (or a file its vars read) changed between the evals, or two prompts share the label, and pooling them would average two prompts as repeats of one. {fix}",
+        sent_differently(files, a, b, case)
+    ))
+}
+
 /// JSON with object keys sorted, so equal vars give equal text.
 fn canonical(v: &Value) -> String {
     match v {
@@ -222,11 +285,12 @@ fn canonical(v: &Value) -> String {
     }
 }
 
-/// A test: its description, if any, and the hash of its vars.
-type Test = (Option<String>, String);
+/// A test: its description, if any, the hash of its vars, and the hash of its assertions (`None`
+/// when the row does not say: results version 2 rows without `testCase`).
+type Test = (Option<String>, String, Option<String>);
 
-/// A row's test: its description (when it has one) and `vars-` with the first 12 hex digits of
-/// the SHA-256 of its vars (canonical JSON).
+/// A row's test: its description (when it has one), `vars-` with the first 12 hex digits of the
+/// SHA-256 of its vars (canonical JSON), and [`asserts_id`].
 fn test_of(row: &Value) -> Test {
     let test = row.get("testCase");
     let description = text_of(test.and_then(|t| t.get("description")))
@@ -236,7 +300,7 @@ fn test_of(row: &Value) -> Test {
         .or_else(|| row.get("vars"))
         .cloned()
         .unwrap_or(Value::Null);
-    (description, vars_id(&vars))
+    (description, vars_id(&vars), asserts_id(row))
 }
 
 /// `vars-` and the first 12 hex digits of the SHA-256 of the vars (canonical JSON).
@@ -245,22 +309,68 @@ fn vars_id(vars: &Value) -> String {
     format!("vars-{}", crate::io::output::hex(&hash[..6]))
 }
 
-/// Case ids for every test: its description, else its vars hash; a description that several tests
-/// with different vars share gets the vars hash too (`refund window [vars-1a2b3c4d5e6f]`), since
-/// those are different cases, not repeats of one. Returns the ids and the descriptions split.
-fn case_ids(files: &[File]) -> (BTreeMap<Test, String>, Vec<String>) {
+/// `asserts-` and the first 12 hex digits of the SHA-256 of a row's test's assertions and pass
+/// threshold (canonical JSON): what its score measures. No assertions, `[]` or left out, are one
+/// set. `None` when the row carries no `testCase` (results version 2 before promptfoo wrote it),
+/// which agrees with any.
+fn asserts_id(row: &Value) -> Option<String> {
+    let test = row.get("testCase").filter(|t| t.is_object())?;
+    let part = |key: &str| match test.get(key) {
+        Some(Value::Array(a)) if a.is_empty() => Value::Null,
+        Some(v) => v.clone(),
+        None => Value::Null,
+    };
+    let both = Value::Array(vec![part("assert"), part("threshold")]);
+    let hash = Sha256::digest(canonical(&both).as_bytes());
+    Some(format!("asserts-{}", crate::io::output::hex(&hash[..6])))
+}
+
+/// The assertions' hashes one file's rows carry for one test, each with its first row.
+type AssertsInFile = BTreeMap<String, usize>;
+
+/// Case ids for every test, and what the summary says about them.
+struct CaseIds {
+    /// Each test's case id.
+    ids: BTreeMap<Test, String>,
+    /// Descriptions shared by tests with different vars.
+    shared: Vec<String>,
+    /// Tests an eval holds several times with different assertions (by their id before the split).
+    split: Vec<String>,
+}
+
+/// Case ids for every test: its description, else its vars hash. A description that several
+/// tests with different vars share gets the vars hash too (`refund window [vars-1a2b3c4d5e6f]`).
+/// A test an eval holds several times with different assertions gets the assertions' hash
+/// (`refund window [asserts-0a1b2c3d4e5f]`). Those are different cases, not repeats of one.
+///
+/// # Errors
+/// A test whose assertions differ between files (edited between the evals): its scores in the
+/// two files measure different things.
+fn case_ids(files: &[File]) -> Result<CaseIds> {
     let mut vars_by_description: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // (description, vars) → file index → its assertions' hashes
+    let mut asserted: BTreeMap<(Option<String>, String), BTreeMap<usize, AssertsInFile>> =
+        BTreeMap::new();
     let mut tests = BTreeSet::new();
-    for f in files {
-        for row in &f.rows {
-            let (description, vars) = test_in(f, row);
+    for (fi, f) in files.iter().enumerate() {
+        for (ri, row) in f.rows.iter().enumerate() {
+            let (description, vars, asserts) = test_in(f, row);
             if let Some(d) = &description {
                 vars_by_description
                     .entry(d.clone())
                     .or_default()
                     .insert(vars.clone());
             }
-            tests.insert((description, vars));
+            if let Some(a) = &asserts {
+                asserted
+                    .entry((description.clone(), vars.clone()))
+                    .or_default()
+                    .entry(fi)
+                    .or_default()
+                    .entry(a.clone())
+                    .or_insert(ri);
+            }
+            tests.insert((description, vars, asserts));
         }
     }
     let shared: Vec<String> = vars_by_description
@@ -268,18 +378,106 @@ fn case_ids(files: &[File]) -> (BTreeMap<Test, String>, Vec<String>) {
         .filter(|(_, v)| v.len() > 1)
         .map(|(d, _)| d.clone())
         .collect();
+    let base = |description: &Option<String>, vars: &String| match description {
+        Some(d) if shared.contains(d) => format!("{d} [{vars}]"),
+        Some(d) => d.clone(),
+        None => vars.clone(),
+    };
+    // Within one eval, several assertion sets are several tests; between evals the sets must
+    // agree, or the test was edited.
+    let mut split = BTreeSet::new();
+    for ((description, vars), per_file) in &asserted {
+        let mut each = per_file.iter();
+        let Some((&fa, a)) = each.next() else {
+            continue;
+        };
+        if let Some((&fb, b)) = each.find(|(_, b)| b.keys().ne(a.keys())) {
+            return Err(edited_assertions(
+                files,
+                &base(description, vars),
+                (fa, a),
+                (fb, b),
+            ));
+        }
+        if a.len() > 1 {
+            split.insert((description.clone(), vars.clone()));
+        }
+    }
     let ids = tests
         .into_iter()
-        .map(|(description, vars)| {
-            let id = match &description {
-                Some(d) if shared.contains(d) => format!("{d} [{vars}]"),
-                Some(d) => d.clone(),
-                None => vars.clone(),
-            };
-            ((description, vars), id)
+        .map(|(description, vars, asserts)| {
+            let mut id = base(&description, &vars);
+            if let Some(a) = &asserts
+                && split.contains(&(description.clone(), vars.clone()))
+            {
+                id = format!("{id} [{a}]");
+            }
+            ((description, vars, asserts), id)
         })
         .collect();
-    (ids, shared)
+    let split: Vec<String> = split.iter().map(|(d, v)| base(d, v)).collect();
+    Ok(CaseIds { ids, shared, split })
+}
+
+/// A row's assertions in words (`contains "2+3", equals "5"`), for messages.
+fn assert_words(row: &Value) -> String {
+    let words: Vec<String> = row
+        .get("testCase")
+        .and_then(|t| t.get("assert"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let kind = a.get("type").and_then(Value::as_str).unwrap_or("assert");
+            match a.get("value") {
+                Some(Value::String(s)) => format!("{kind} {:?}", crate::text::cut_chars(s, 40)),
+                Some(v) if !v.is_null() => {
+                    format!("{kind} {}", crate::text::cut_chars(&v.to_string(), 40))
+                }
+                _ => kind.to_string(),
+            }
+        })
+        .collect();
+    if words.is_empty() {
+        "no assertions".into()
+    } else {
+        words.join(", ")
+    }
+}
+
+/// The refusal of a test scored by different assertions in two files: each file's index and
+/// its assertions' hashes with their first rows.
+fn edited_assertions(
+    files: &[File],
+    test: &str,
+    a: (usize, &AssertsInFile),
+    b: (usize, &AssertsInFile),
+) -> Error {
+    // An assertion set one file holds and the other lacks, then the other's first.
+    let first_row = |set: &AssertsInFile| set.values().next().copied().unwrap_or(0);
+    let (only, other) = match a.1.iter().find(|(h, _)| !b.1.contains_key(*h)) {
+        Some((_, &row)) => ((a.0, row), (b.0, first_row(b.1))),
+        None => {
+            let row =
+                b.1.iter()
+                    .find(|(h, _)| !a.1.contains_key(*h))
+                    .map_or(0, |(_, &r)| r);
+            ((b.0, row), (a.0, first_row(a.1)))
+        }
+    };
+    let shown = |(fi, row): (usize, usize)| {
+        format!(
+            "{} (row {}: {})",
+            files[fi].path.display(),
+            row + 1,
+            assert_words(&files[fi].rows[row])
+        )
+    };
+    Error::Usage(format!(
+        "test `{test}` is scored by different assertions in {} and in {}: the tests were edited between the evals, so the two files' scores of it measure different things, and pairing them as one case would compare them as if they did not. Run the earlier eval again with the current tests, or import the evals separately",
+        shown(only),
+        shown(other)
+    ))
 }
 
 /// Whether a row failed with an error rather than a score.
@@ -304,7 +502,9 @@ fn is_results(path: &Path) -> bool {
 /// Reads promptfoo results files.
 ///
 /// # Errors
-/// Unreadable files; a `--score` name no row has; a score that is not a finite number.
+/// Unreadable files; a `--score` name no row has; a score that is not a finite number; one test
+/// sent two different prompts under one label (unless --arm names the files alike); a test
+/// scored by different assertions in different files.
 pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     if opts.pair_by == crate::import::PairBy::Input {
         return Err(Error::Usage(
@@ -355,12 +555,19 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             .into()
     };
     let named_choice = choose_score(&files, opts, &mut imp)?;
-    let (case_id_of, shared) = case_ids(&files);
-    if !shared.is_empty() {
+    let cases = case_ids(&files)?;
+    if !cases.shared.is_empty() {
         imp.notes.push(format!(
             "{} test description(s) are shared by tests with different vars ({}): each such test is its own case, named by its description and a hash of its vars",
-            shared.len(),
-            shared.join("; ")
+            cases.shared.len(),
+            cases.shared.join("; ")
+        ));
+    }
+    if !cases.split.is_empty() {
+        imp.notes.push(format!(
+            "{} test(s) appear in one eval more than once with different assertions ({}): each is its own case, named with a hash of its assertions ([asserts-…]), not a repeat",
+            cases.split.len(),
+            cases.split.join("; ")
         ));
     }
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
@@ -373,13 +580,13 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     }
     let taking = Taking {
         named_choice: named_choice.as_deref(),
-        case_id_of: &case_id_of,
+        case_id_of: &cases.ids,
         with_provider,
     };
     let mut totals = Totals::default();
     for (rank, f) in files.iter().enumerate() {
         let named_by_rule = rules.name_of(&f.path)?;
-        take_rows(f, rank, named_by_rule, &taking, &mut imp, &mut totals)?;
+        take_rows(&files, rank, named_by_rule, &taking, &mut imp, &mut totals)?;
     }
     imp.set = (totals.descriptions.len() == 1)
         .then(|| totals.descriptions.into_iter().next())
@@ -511,18 +718,24 @@ struct Totals {
     created: BTreeSet<String>,
     /// The runs' descriptions.
     descriptions: BTreeSet<String>,
+    /// Where each (arm, case) was first sent its prompt: one test sent two different prompts in
+    /// one arm means two prompts under one label.
+    sent: BTreeMap<(String, String), Sent>,
+    /// Arms named by --arm that pool different prompts (noted once each).
+    pooled: BTreeSet<String>,
 }
 
 /// Turns one file's rows into observations (rows that failed with an error, or lack the score,
 /// are counted in `imp.skipped`), and records the file as a source.
 fn take_rows(
-    f: &File,
+    files: &[File],
     rank: usize,
     named_by_rule: Option<String>,
     taking: &Taking<'_>,
     imp: &mut Imported,
     totals: &mut Totals,
 ) -> Result<()> {
+    let f = &files[rank];
     let (named_choice, case_id_of, with_provider) =
         (taking.named_choice, taking.case_id_of, taking.with_provider);
     let prompts_in_file: BTreeSet<String> = f.rows.iter().map(|r| prompt_name(r).0).collect();
@@ -565,6 +778,34 @@ fn take_rows(
             arm = format!("{arm} | {}", provider_name(row));
         }
         arms.insert(arm.clone());
+        // One test, one prompt per arm: a second rendered text under the same label is another
+        // prompt (edited between evals, or two prompts sharing a label).
+        if let Some(text) = rendered_of(row) {
+            let sent = Sent {
+                rank,
+                row: i,
+                sha256: crate::text::hex(&Sha256::digest(text.as_bytes())),
+                named: named_by_rule.is_some(),
+            };
+            let key = (arm.clone(), case_id.clone());
+            match totals.sent.get(&key) {
+                None => {
+                    totals.sent.insert(key, sent);
+                }
+                Some(first) if first.sha256 == sent.sha256 => {}
+                Some(first) if first.named && sent.named => {
+                    if totals.pooled.insert(arm.clone()) {
+                        imp.notes.push(format!(
+                            "arm `{arm}` (named by --arm) pools prompts that differ: {}",
+                            sent_differently(files, first, &sent, &case_id)
+                        ));
+                    }
+                }
+                Some(first) => {
+                    return Err(two_prompts_one_label(files, first, &sent, &arm, &case_id));
+                }
+            }
+        }
         if let Some(t) = template {
             imp.prompts.entry(arm.clone()).or_insert(t);
         }
@@ -702,6 +943,22 @@ fn row_score(f: &File, i: usize, row: &Value, named: Option<&str>) -> Result<Opt
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn assertions_are_part_of_a_test_when_the_row_records_them() {
+        let t = |assert: Value| json!({"testCase": {"vars": {"a": 1}, "assert": assert}});
+        let equals = test_of(&t(json!([{"type": "equals", "value": "1"}])));
+        let contains = test_of(&t(json!([{"type": "contains", "value": "1"}])));
+        assert_eq!(equals.1, contains.1);
+        assert_ne!(equals.2, contains.2);
+        // No assertions, [] or left out, are one set; no testCase says nothing.
+        assert_eq!(
+            test_of(&t(json!([]))).2,
+            test_of(&json!({"testCase": {"vars": {"a": 1}}})).2
+        );
+        assert!(test_of(&t(json!([]))).2.is_some());
+        assert_eq!(test_of(&json!({"vars": {"a": 1}})).2, None);
+    }
 
     #[test]
     fn cases_never_come_from_test_idx() {

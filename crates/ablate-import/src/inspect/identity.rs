@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use sha2::Digest as _;
 
-use super::log::Sample;
+use super::log::{Log, Sample};
 use crate::error::{Error, Result};
 use crate::import::{Imported, PairBy};
 
@@ -96,9 +96,9 @@ fn first_words(text: Option<&str>) -> String {
 ///
 /// # Errors
 /// As above; `--pair-by input` on logs that carry no input.
-pub(super) fn pair(imp: &mut Imported, pair_by: PairBy) -> Result<String> {
+pub(super) fn pair(imp: &mut Imported, logs: &[Log], pair_by: PairBy) -> Result<String> {
     match pair_by {
-        PairBy::Id => refuse_shared_ids(imp).map(|()| {
+        PairBy::Id => refuse_shared_ids(imp, logs).map(|()| {
             "the sample id; samples that share an id hold the same input and target (checked)"
                 .to_string()
         }),
@@ -111,8 +111,9 @@ pub(super) fn pair(imp: &mut Imported, pair_by: PairBy) -> Result<String> {
 /// Where a sample of one identity was first seen: its arm, its file and its input's first words.
 type Seen<'a> = (&'a str, &'a str, String);
 
-/// Refuses ids that hold different samples in different arms (or logs).
-fn refuse_shared_ids(imp: &Imported) -> Result<()> {
+/// Refuses ids that hold different samples in different arms (or logs), naming what tells the
+/// two samples apart ([`told_apart`]).
+fn refuse_shared_ids(imp: &Imported, logs: &[Log]) -> Result<()> {
     // case id → identity → where it was first seen
     let mut seen: BTreeMap<&str, BTreeMap<&str, Seen<'_>>> = BTreeMap::new();
     for o in &imp.observations {
@@ -124,18 +125,32 @@ fn refuse_shared_ids(imp: &Imported) -> Result<()> {
             .entry(h)
             .or_insert_with(|| (&o.arm, &o.file, first_words(o.input.as_deref())));
     }
-    let clashes: Vec<(&str, Vec<&Seen<'_>>)> = seen
+    let clashes: Vec<(&str, Vec<(&str, &Seen<'_>)>)> = seen
         .iter()
         .filter(|(_, ids)| ids.len() > 1)
-        .map(|(id, ids)| (*id, ids.values().collect()))
+        .map(|(id, ids)| (*id, ids.iter().map(|(h, s)| (*h, s)).collect()))
         .collect();
     let Some((id, first)) = clashes.first() else {
         return Ok(());
     };
-    let (a, b) = (first[0], first[1]);
+    let ((ha, a), (hb, b)) = (first[0], first[1]);
     let ids: Vec<&str> = clashes.iter().take(10).map(|(id, _)| *id).collect();
+    let told = match (sample_of(logs, a.1, id, ha), sample_of(logs, b.1, id, hb)) {
+        (Some(sa), Some(sb)) => told_apart(sa, sb),
+        _ => ("input", a.2.clone(), b.2.clone()),
+    };
+    let differ = match told {
+        ("input", wa, wb) => format!(
+            "Id {id} is {wa} in arm `{}` ({}) but {wb} in arm `{}` ({})",
+            a.0, a.1, b.0, b.1
+        ),
+        (what, wa, wb) => format!(
+            "Id {id} holds the same input ({}) in both, but {what} {wa} in arm `{}` ({}) and {what} {wb} in arm `{}` ({})",
+            a.2, a.0, a.1, b.0, b.1
+        ),
+    };
     Err(Error::Usage(format!(
-        "{} sample id(s) hold different samples in different logs, so pairing by id would compare different questions (ids {}{}). Id {id} is {} in arm `{}` ({}) but {} in arm `{}` ({}). Pair by content with --pair-by input (the hash of each sample's input and target), or import the logs that share a dataset separately",
+        "{} sample id(s) hold different samples in different logs, so pairing by id would compare different questions (ids {}{}). {differ}. Pair by content with --pair-by input (the hash of each sample's input and target), or import the logs that share a dataset separately",
         clashes.len(),
         ids.join(", "),
         if clashes.len() > ids.len() {
@@ -143,13 +158,53 @@ fn refuse_shared_ids(imp: &Imported) -> Result<()> {
         } else {
             ""
         },
-        a.2,
-        a.0,
-        a.1,
-        b.2,
-        b.0,
-        b.1,
     )))
+}
+
+/// The sample read from `file` under `id` whose identity is `hash` (for messages).
+fn sample_of<'a>(logs: &'a [Log], file: &str, id: &str, hash: &str) -> Option<&'a Sample> {
+    logs.iter()
+        .filter(|l| l.path.display().to_string() == file)
+        .flat_map(|l| &l.samples)
+        .find(|s| s.id == id && identity(s).as_deref() == Some(hash))
+}
+
+/// What tells two samples of one id apart, for messages: their inputs when they differ (the
+/// first words, or the words where they part), else their targets, else their choices. Returns
+/// what differs (`input`, `target`, `choices`) and how it reads in each.
+fn told_apart(a: &Sample, b: &Sample) -> (&'static str, String, String) {
+    let input = |s: &Sample| {
+        s.input
+            .as_ref()
+            .and_then(super::input_text)
+            .unwrap_or_default()
+    };
+    let (ia, ib) = (input(a), input(b));
+    if ia != ib {
+        let (wa, wb) = crate::import::differing_excerpts(&ia, &ib);
+        return ("input", wa, wb);
+    }
+    // The value as text, and as shown.
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => (String::new(), "(none)".to_string()),
+        Some(Value::String(s)) => (s.clone(), format!("{s:?}")),
+        Some(v) => (v.to_string(), v.to_string()),
+    };
+    for (what, va, vb) in [
+        ("target", a.target.as_ref(), b.target.as_ref()),
+        ("choices", a.choices.as_ref(), b.choices.as_ref()),
+    ] {
+        let ((ta, sa), (tb, sb)) = (text(va), text(vb));
+        if ta != tb {
+            if sa.chars().count() <= 62 && sb.chars().count() <= 62 {
+                return (what, sa, sb);
+            }
+            let (wa, wb) = crate::import::differing_excerpts(&ta, &tb);
+            return (what, wa, wb);
+        }
+    }
+    // Nothing with text tells them apart (an image part): as before.
+    ("input", first_words(Some(&ia)), first_words(Some(&ib)))
 }
 
 /// Makes each sample's case its identity; refuses a log with two samples of one identity.

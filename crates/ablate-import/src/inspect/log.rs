@@ -81,7 +81,10 @@ pub(super) struct Revision {
 /// A sample summary (or a full sample: the fields read are the same).
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct Sample {
-    pub(super) id: Value,
+    /// The id as Inspect keys it, `str(id)` ([`id_text`]): `1` and `"1"` are one case, and a
+    /// number keeps its digits however large.
+    #[serde(deserialize_with = "id_as_text")]
+    pub(super) id: String,
     pub(super) epoch: i64,
     #[serde(default)]
     pub(super) scores: Option<BTreeMap<String, Score>>,
@@ -162,12 +165,24 @@ pub(super) fn journal_batch(name: &str) -> Option<u64> {
         .ok()
 }
 
-/// The case id as Inspect keys it: `str(id)`.
-pub(super) fn id_text(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// The case id as Inspect keys it, `str(id)`, from the id's JSON as the log wrote it: a string's
+/// text, a number digit for digit. Python's ints have no size limit; read as a u64, i64 or f64,
+/// an id beyond 64 bits became a float, and 2^64 and 2^64 + 1 the same id.
+fn id_text(raw: &str) -> String {
+    let raw = raw.trim();
+    if raw.starts_with('"') {
+        serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
+    } else if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        raw.to_string()
+    } else {
+        serde_json::from_str::<Value>(raw).map_or_else(|_| raw.to_string(), |v| v.to_string())
     }
+}
+
+/// Reads a sample's `id` as [`id_text`] keeps it.
+fn id_as_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let raw: Box<serde_json::value::RawValue> = serde::Deserialize::deserialize(d)?;
+    Ok(id_text(raw.get()))
 }
 
 pub(super) fn read_eval(path: &Path) -> Result<Log> {
@@ -235,7 +250,7 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
 fn refuse_repeats(path: &Path, samples: &[Sample], held_in: &str) -> Result<()> {
     let mut seen = BTreeSet::new();
     for s in samples {
-        if let Some((id, epoch)) = seen.replace((id_text(&s.id), s.epoch)) {
+        if let Some((id, epoch)) = seen.replace((s.id.clone(), s.epoch)) {
             return Err(Error::BadValue {
                 path: path.to_path_buf(),
                 column: "id, epoch".into(),
@@ -257,7 +272,7 @@ fn usage_from_sample_files(zip: &mut Zip, path: &Path, samples: &mut [Sample]) -
     let mut usage_from_samples = false;
     if !samples.is_empty() && samples.iter().all(|s| s.model_usage.is_none()) {
         for s in samples.iter_mut() {
-            let name = format!("samples/{}_epoch_{}.json", id_text(&s.id), s.epoch);
+            let name = format!("samples/{}_epoch_{}.json", s.id, s.epoch);
             if !zip.has(&name) {
                 continue;
             }
@@ -288,7 +303,7 @@ fn journal_samples(zip: &mut Zip, path: &Path, names: &[String]) -> Result<Optio
     for (_, name) in batches {
         let batch: Vec<Sample> = entry(zip, path, name)?.unwrap_or_default();
         for s in batch {
-            let key = (id_text(&s.id), s.epoch);
+            let key = (s.id.clone(), s.epoch);
             if by_key.insert(key.clone(), s).is_none() {
                 order.push(key);
             }

@@ -18,7 +18,7 @@
 
 mod log;
 pub use ablate_io::harness::eval_zip::{ARCHIVE_RATIO, MAX_ENTRY_BYTES, MIN_ARCHIVE_BYTES};
-use log::{EvalSpec, Log, Sample, Usage, id_text, is_log, read_eval, read_json};
+use log::{EvalSpec, Log, Sample, Usage, is_log, read_eval, read_json};
 mod tokens;
 use tokens::{TokenTally, input_tokens, tokens_sentence};
 mod identity;
@@ -156,7 +156,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     imp.measured_at = totals.dates.into_iter().next();
     imp.case_choice = format!(
         "{}; {}",
-        identity::pair(&mut imp, opts.pair_by)?,
+        identity::pair(&mut imp, &logs, opts.pair_by)?,
         repeats_are(&logs, &labels)
     );
     imp.tokens_counted = tokens_sentence(totals.cache_tokens, &totals.tally, &totals.usage_files);
@@ -329,7 +329,7 @@ fn choose_score(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Resul
                 Some((l, s)) => format!(
                     "no sample in the logs has a score: the samples failed. {}, sample {} epoch {}: {}. Fix the error and rerun (or resume with `inspect eval-retry`)",
                     l.path.display(),
-                    id_text(&s.id),
+                    s.id,
                     s.epoch,
                     error_text(s.error.as_ref())
                 ),
@@ -466,7 +466,7 @@ fn take_samples(
     let (mut taken, mut errored, mut limited, mut unscored) = (0usize, 0usize, 0usize, 0usize);
     let mut epochs = BTreeSet::new();
     for s in &log.samples {
-        let case = id_text(&s.id);
+        let case = s.id.clone();
         if s.error.as_ref().is_some_and(|e| !e.is_null()) {
             errored += 1;
             continue;
@@ -742,8 +742,17 @@ mod tests {
 
     #[test]
     fn ids_key_as_inspect_does() {
-        assert_eq!(id_text(&Value::from(1)), "1");
-        assert_eq!(id_text(&Value::from("1")), "1");
-        assert_eq!(id_text(&Value::from("q4")), "q4");
+        let id = |json: &str| {
+            serde_json::from_str::<Sample>(&format!(r#"{{"id": {json}, "epoch": 1}}"#))
+                .unwrap()
+                .id
+        };
+        assert_eq!(id("1"), "1");
+        assert_eq!(id("\"1\""), "1");
+        assert_eq!(id("\"q4\""), "q4");
+        assert_eq!(id("-7"), "-7");
+        // Beyond 64 bits: digit for digit, never one float for two ids.
+        assert_eq!(id("18446744073709551616"), "18446744073709551616");
+        assert_ne!(id("18446744073709551616"), id("18446744073709551617"));
     }
 }

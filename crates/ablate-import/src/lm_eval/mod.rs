@@ -152,14 +152,26 @@ fn samples_files(
             None => RunInfo::default(),
         };
         let task = task_of(&path, &run);
-        // The same run's samples file twice (a copy in another folder): read once.
+        // The same run's samples file twice (a copy in another folder): read once when the copy
+        // is identical byte for byte; refused when the copies differ (one was edited, cut short
+        // or written again), since ablate cannot tell which holds the run.
         if let Some(key) = run_key(&path, &task, &run)
             && let Some(first) = files
                 .iter()
                 .find(|f: &&File| run_key(&f.path, &f.task, &f.run).as_ref() == Some(&key))
         {
+            let sha256 = crate::import::sha256_file(&path)?;
+            if sha256 != first.sha256 {
+                return Err(Error::Usage(format!(
+                    "{} and {} hold the same run ({key}) but differ (SHA-256 {}… against {}…): one of them was edited, cut short or written again, and ablate cannot tell which is the run lm-eval wrote. Keep one copy (move the other out of the folders given) and import again",
+                    first.path.display(),
+                    path.display(),
+                    first.sha256.chars().take(12).collect::<String>(),
+                    sha256.chars().take(12).collect::<String>()
+                )));
+            }
             imp.skipped.push(format!(
-                "{}: the same run as {} ({key}), read once",
+                "{}: the same run as {} ({key}), an identical copy (same SHA-256), read once",
                 path.display(),
                 first.path.display()
             ));
