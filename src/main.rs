@@ -13,6 +13,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     ablate::io::logs::allocator_for_speed();
+    // Ctrl-C, SIGTERM and SIGHUP remove the hidden temporary outputs before the process ends.
+    ablate::io::output::install_interrupt_handler();
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(output) => {
@@ -30,7 +32,8 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            let e = e.for_user();
+            // The user's paths, never the hidden temporary ones the outputs were built in.
+            let e = ablate::io::output::in_user_terms(e).for_user();
             eprintln!("ablate: error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }

@@ -49,7 +49,7 @@ pub mod document {
     /// # Errors
     /// The folder may not be replaced, a file cannot be written, or a chart cannot be drawn.
     pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
-        let dir = AtomicDir::create(out, FolderKind::Output)?;
+        let dir = AtomicDir::create(out, FolderKind::Report)?;
         for sub in ["charts", "tables"] {
             let p = dir.path(sub);
             std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;

@@ -46,7 +46,8 @@ pub(super) struct ImportArgs {
     /// Log files, or folders holding them.
     #[arg(required = true)]
     sources: Vec<PathBuf>,
-    /// The experiment folder to write. An existing folder is replaced only if ablate wrote it.
+    /// The experiment folder to write. An existing folder is replaced only if it is an experiment
+    /// ablate simulated, or imported from the same set, and nothing in it changed since.
     #[arg(long, required_unless_present = "into", conflicts_with = "into")]
     out: Option<PathBuf>,
     /// Add the logs to an experiment `import` wrote, in place: new arms, repeats and cases are
@@ -121,7 +122,7 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         arm_globs: args.arms,
     };
     if let Some(out) = &args.out {
-        ablate::io::output::check_folder_target(out, ablate::io::output::FolderKind::Experiment)?;
+        ablate::io::output::check_folder_target(out, ablate::io::output::FolderKind::Import)?;
     }
     let (name, imported) = match args.harness {
         Harness::Inspect => ("inspect", import::inspect::read(&args.sources, &opts)?),
@@ -256,7 +257,7 @@ impl super::VerbArgs for ImportArgs {
             p.input("the log source", source);
         }
         if let Some(out) = &self.out {
-            p.experiment_folder("--out", out);
+            p.folder("--out", out, super::FolderKind::Import);
         }
         p
     }

@@ -166,21 +166,13 @@ impl IoPaths {
         });
     }
 
-    /// A report or export folder (never an experiment's place).
-    fn folder(&mut self, flag: &'static str, path: &std::path::Path) {
+    /// A folder the verb writes whole: a report, an export or an experiment. It may replace only
+    /// a folder of the same kind ([`FolderKind`]), and a report or export never an experiment.
+    fn folder(&mut self, flag: &'static str, path: &std::path::Path, kind: FolderKind) {
         self.destinations.push(Destination {
             flag,
             path: path.to_path_buf(),
-            kind: DestinationKind::Folder(FolderKind::Output),
-        });
-    }
-
-    /// A new experiment folder (`import --out`), which may replace an experiment of ablate's.
-    fn experiment_folder(&mut self, flag: &'static str, path: &std::path::Path) {
-        self.destinations.push(Destination {
-            flag,
-            path: path.to_path_buf(),
-            kind: DestinationKind::Folder(FolderKind::Experiment),
+            kind: DestinationKind::Folder(kind),
         });
     }
 
@@ -199,7 +191,7 @@ impl IoPaths {
             self.input("--from-aggregates", file);
         }
         if let Some(dir) = &g.export {
-            self.folder("--export", dir);
+            self.folder("--export", dir, FolderKind::Export);
         }
         ablate::io::output::preflight(&self.inputs, &self.destinations)
     }

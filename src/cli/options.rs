@@ -134,7 +134,8 @@ pub(super) struct Export {
     /// Also write the verb's tables as Parquet files into this folder (one per table, named as
     /// in its JSON: arms.parquet, …), with the set, its hash, the model, seed, bootstrap,
     /// confidence, version and command line in each file's metadata. Columns and types are
-    /// fixed per verb (docs/tables.md). The folder is replaced only when ablate wrote it.
+    /// fixed per verb (docs/tables.md). The folder is replaced only when it is an export ablate
+    /// wrote (never a report or an experiment).
     #[arg(long, value_name = "DIR")]
     pub(super) export: Option<std::path::PathBuf>,
 }

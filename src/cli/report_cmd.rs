@@ -24,8 +24,9 @@ pub(super) struct ReportArgs {
     /// Experiment folder.
     dir: PathBuf,
     /// Output folder (default: reports/<set>/, with the set name reduced to letters, digits,
-    /// `-`, `_` and `.`). An existing folder is replaced only if ablate wrote it (its
-    /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
+    /// `-`, `_` and `.`). An existing folder is replaced only if it is a report ablate wrote (its
+    /// .ablate-output marker lists every file in it) or it is empty; anything else (an export, an
+    /// experiment, a folder of yours, a read-only folder) is refused.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Replace the report folder even when it holds the report of another experiment (a
@@ -151,7 +152,11 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
             )?;
             // The default folder, checked against the inputs and --export as a given --out is.
             let mut paths = super::IoPaths::experiment(&dir);
-            paths.folder("the report folder (reports/<set>)", &out);
+            paths.folder(
+                "the report folder (reports/<set>)",
+                &out,
+                super::FolderKind::Report,
+            );
             paths.preflight(g)?;
             out
         }
@@ -206,7 +211,7 @@ impl super::VerbArgs for ReportArgs {
     fn paths(&self) -> super::IoPaths {
         let mut p = super::IoPaths::experiment(&self.dir);
         if let Some(out) = &self.out {
-            p.folder("--out", out);
+            p.folder("--out", out, super::FolderKind::Report);
         }
         self.production.inputs(&mut p);
         p

@@ -24,8 +24,9 @@ use super::{Apply as _, Global};
 /// docs/experiment.md.
 #[derive(Debug, Args)]
 pub(super) struct SimulateArgs {
-    /// Output folder. An existing folder is replaced only if ablate wrote it (its
-    /// .ablate-output marker lists every file in it) or it is empty; anything else is refused.
+    /// Output folder. An existing folder is replaced only if it is an experiment `ablate simulate`
+    /// wrote (its .ablate-output marker lists every file in it) or it is empty; anything else (an
+    /// imported experiment, a report, an export, a folder of yours) is refused.
     #[arg(long)]
     out: PathBuf,
     /// Main-set cases.
@@ -106,7 +107,7 @@ impl super::VerbArgs for SimulateArgs {
         if let Some(design) = &self.design {
             p.input("--design", design);
         }
-        p.experiment_folder("--out", &self.out);
+        p.folder("--out", &self.out, super::FolderKind::Simulate);
         p
     }
 

@@ -104,7 +104,7 @@ pub fn write(
     tables: Vec<(String, DataFrame)>,
     provenance: &Provenance,
 ) -> Result<PathBuf> {
-    let out = AtomicDir::create(dir, crate::io::output::FolderKind::Output)?;
+    let out = AtomicDir::create(dir, crate::io::output::FolderKind::Export)?;
     for (name, mut df) in tables {
         let path = out.path(&format!("{name}.parquet"));
         write::parquet_with(&mut df, &path, provenance.with_table(&name))?;

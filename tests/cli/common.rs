@@ -281,3 +281,22 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Hidden files and folders ablate left in `dir` (`.ablate-tmp-*`, `.ablate-old-*`).
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".ablate-"))
+        .collect()
+}
+
+/// `ablate simulate` of a small experiment (20 cases, 4 arms) into `out`.
+pub fn simulate_small(out: &Path) -> Command {
+    let mut cmd = ablate();
+    cmd.args([
+        "simulate", "--quiet", "--cases", "20", "--arms", "4", "--out",
+    ])
+    .arg(out);
+    cmd
+}

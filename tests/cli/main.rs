@@ -27,6 +27,7 @@ mod reweight;
 mod round_five;
 mod round_six;
 mod round_six_import;
+mod round_six_output;
 mod safety;
 mod samples;
 mod sequential;

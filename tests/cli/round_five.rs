@@ -8,31 +8,12 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{ablate, arm, assert_mentions, fails, import, import_fails, json, succeeds};
+use common::{
+    ablate, arm, assert_mentions, fails, import, import_fails, json, leftovers,
+    simulate_small as simulate, succeeds,
+};
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/import")
-        .join(rel)
-}
-
-/// Hidden folders ablate left in `dir` (`.ablate-tmp-*`, `.ablate-old-*`).
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".ablate-"))
-        .collect()
-}
-
-fn simulate(out: &Path) -> assert_cmd::Command {
-    let mut cmd = ablate();
-    cmd.args([
-        "simulate", "--quiet", "--cases", "20", "--arms", "4", "--out",
-    ])
-    .arg(out);
-    cmd
-}
+use crate::import::fixture;
 
 /// Imports the v0.3.160 Inspect logs (arms `full` and `no_examples`) into `out`.
 fn imported(out: &Path) {

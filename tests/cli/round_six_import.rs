@@ -10,11 +10,7 @@ use std::path::{Path, PathBuf};
 use common::{arm, assert_mentions, import, import_fails};
 use serde_json::Value;
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/import")
-        .join(rel)
-}
+use crate::import::fixture;
 
 // ---- promptfoo ----
 

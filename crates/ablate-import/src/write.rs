@@ -29,7 +29,7 @@ pub fn write(
     out: &Path,
 ) -> Result<ImportSummary> {
     let plan = Plan::new(harness, imp, opts, None)?;
-    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Experiment)?;
+    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Import)?;
     let mut written = Vec::new();
     put_parquet(
         &dir,

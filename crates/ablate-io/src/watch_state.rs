@@ -123,16 +123,35 @@ pub fn record(
     // A fresh file (O_EXCL: never through a link, never into a FIFO left there, which would
     // block); a leftover of a killed run with this pid is removed first (under the lock).
     let _ = std::fs::remove_file(&temp);
-    std::fs::OpenOptions::new()
+    // Made and registered at once: removed if the process is interrupted, and on failure (a
+    // stray file left in the experiment folder made it the user's: no later `simulate` or
+    // `import --out` could replace it).
+    let mut live = crate::io::output::temps::hold();
+    let opened = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&temp)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, (text + "\n").as_bytes()))
-        .map_err(|e| Error::io(&temp, e))?;
-    std::fs::rename(&temp, &path).map_err(|e| {
+        .open(&temp);
+    if opened.is_ok() {
+        live.add(&temp);
+    }
+    drop(live);
+    let mut file = opened.map_err(|e| Error::io(&path, e))?;
+    crate::io::output::temps::name(&temp, &path);
+    let written = std::io::Write::write_all(&mut file, (text + "\n").as_bytes());
+    drop(file);
+    if let Err(e) = written {
         let _ = std::fs::remove_file(&temp);
-        Error::io(&path, e)
-    })?;
+        crate::io::output::temps::unregister(&temp);
+        return Err(Error::io(&path, e));
+    }
+    let mut live = crate::io::output::temps::hold();
+    let renamed = std::fs::rename(&temp, &path);
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    live.forget(&temp);
+    drop(live);
+    renamed.map_err(|e| Error::io(&path, e))?;
     Ok(true)
 }
 

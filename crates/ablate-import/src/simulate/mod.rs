@@ -182,7 +182,7 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         None => demo_arms(&unit_names, cfg.arms),
     };
 
-    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Experiment)?;
+    let dir = AtomicDir::create(out, crate::io::output::FolderKind::Simulate)?;
     let mut files = Vec::new();
     let mut put = |name: &str, mut df: DataFrame| -> Result<()> {
         write::parquet(&mut df, &dir.path(name))?;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::folder::sibling;
-use super::{EXPERIMENT_TABLES, MARKER, NAME_MAX, OUTPUT_KEY, parent_of, refuse};
+use super::{EXPERIMENT_TABLES, MARKER, NAME_MAX, OUTPUT_KEY, parent_of, refuse, temps};
 use crate::error::{Error, Result};
 
 /// Whether `path` is a disposable output of ablate's: a Parquet file with [`OUTPUT_KEY`] in its
@@ -98,8 +98,38 @@ pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
             "choose another name, or pass --force to replace it",
         )),
         Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => in_a_folder(path),
         Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// A new output file goes into a folder that exists: ablate makes no folder for a single file
+/// (a mistyped folder name is said before any work, and the write never fails on the hidden
+/// temporary file's path).
+fn in_a_folder(path: &Path) -> Result<()> {
+    let parent = parent_of(path);
+    match std::fs::metadata(&parent) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(refuse(
+            path,
+            format!(
+                "{} is a file, not a folder, so nothing can be written in it",
+                parent.display()
+            ),
+            "give a path in an existing folder",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(refuse(
+            path,
+            format!(
+                "the folder {} does not exist (ablate creates no folder for a single output file)",
+                parent.display()
+            ),
+            &format!(
+                "create it first (mkdir -p {}), or give a path in an existing folder",
+                parent.display()
+            ),
+        )),
+        Err(e) => Err(Error::io(&parent, e)),
     }
 }
 
@@ -119,12 +149,19 @@ pub fn write_file(path: &Path, force: bool, write: impl FnOnce(&Path) -> Result<
         // Writers pick the format from the extension.
         temp.set_extension(ext);
     }
+    // Removed if the process is interrupted; named as `path` in errors.
+    temps::register(&temp, path);
     if let Err(e) = write(&temp) {
         let _ = std::fs::remove_file(&temp);
-        return Err(e);
+        temps::unregister(&temp);
+        return Err(temps::relocated(e, &temp, path));
     }
-    std::fs::rename(&temp, path).map_err(|e| {
+    let mut live = temps::hold();
+    let renamed = std::fs::rename(&temp, path);
+    if renamed.is_err() {
         let _ = std::fs::remove_file(&temp);
-        Error::io(path, e)
-    })
+    }
+    live.forget(&temp);
+    drop(live);
+    renamed.map_err(|e| Error::io(path, e))
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::{
     COMMIT_ATTEMPTS, FolderKind, KEPT_FILES, MARKER, Marker, MarkerRead, SEQUENCE,
     check_folder_target, command_line, list_files, parent_of, read_marker, refuse, resolved,
-    sha256_file, sha256_files,
+    sha256_file, sha256_files, temps,
 };
 use crate::error::{Error, Result};
 
@@ -57,6 +57,7 @@ impl AtomicDir {
     /// The target may not be replaced, the parent folder cannot be created, or the temporary folder
     /// cannot be made.
     pub fn create(target: &Path, kind: FolderKind) -> Result<AtomicDir> {
+        debug_assert_ne!(kind, FolderKind::Grown, "FolderUpdate grows an experiment");
         let target = &super::settled(target);
         check_folder_target(target, kind)?;
         let parent = parent_of(target);
@@ -70,10 +71,16 @@ impl AtomicDir {
         let parent = parent_of(target);
         loop {
             let temp = sibling(&parent, "tmp");
+            // Made and registered at once: an interruption removes it.
+            let mut live = temps::hold();
             match std::fs::create_dir(&temp) {
                 Ok(()) => {
+                    live.add(&temp);
+                    drop(live);
+                    temps::name(&temp, target);
                     if let Err(e) = restrict_like(target, &temp) {
                         let _ = std::fs::remove_dir(&temp);
+                        temps::unregister(&temp);
                         return Err(e);
                     }
                     return Ok(AtomicDir {
@@ -86,7 +93,8 @@ impl AtomicDir {
                 }
                 // A stale folder of a dead process with the same pid: never touch it, take the next.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io(&temp, e)),
+                // Named as the folder asked for: the hidden name means nothing to the user.
+                Err(e) => return Err(Error::io(target, e)),
             }
         }
     }
@@ -146,6 +154,7 @@ impl AtomicDir {
             tool: "ablate".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             command: command_line(),
+            writer: Some(self.kind.name().into()),
             files,
             sha256,
         };
@@ -172,6 +181,9 @@ impl AtomicDir {
             if attempt > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt.min(20))));
             }
+            // The swap happens with the registry held: an interruption waits for it, and finds
+            // the earlier output or the new one in place ([`temps`]).
+            let mut live = temps::hold();
             let old = if self.target.exists() {
                 let old = sibling(&parent, "old");
                 match std::fs::rename(&self.target, &old) {
@@ -183,7 +195,7 @@ impl AtomicDir {
                 // Checked where no other process looks (the name is ours alone); put back
                 // anything ablate may not delete.
                 let refused = check_folder_target(&old, self.kind).and_then(|()| {
-                    if self.kind == FolderKind::Experiment {
+                    if self.kind == FolderKind::Import {
                         super::same_imported_set(&old, &self.temp, &self.target)
                     } else {
                         Ok(())
@@ -191,14 +203,8 @@ impl AtomicDir {
                 });
                 if let Err(refused) = refused {
                     let _ = std::fs::rename(&old, &self.target);
-                    return Err(match refused {
-                        Error::Output { problem, fix, .. } => Error::Output {
-                            path: self.target.clone(),
-                            problem,
-                            fix,
-                        },
-                        e => e,
-                    });
+                    // Named where it is again: `R/tables/mine.txt`, not `./.ablate-old-1-2`.
+                    return Err(temps::relocated(refused, &old, &self.target));
                 }
                 // The replacement keeps the folder's permissions (a private folder stays
                 // private), and the state ablate keeps beside its output.
@@ -216,16 +222,25 @@ impl AtomicDir {
             };
             match std::fs::rename(&self.temp, &self.target) {
                 Ok(()) => {
-                    if let Some(old) = old {
-                        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
-                    }
+                    live.forget(&self.temp);
                     self.committed = true;
+                    if let Some(old) = &old {
+                        live.add(old);
+                    }
+                    drop(live);
+                    if let Some(old) = old {
+                        remove_replaced(&old, &self.target);
+                    }
                     return Ok(self.target.clone());
                 }
                 // Another writer's output landed in between: ours replaces it on the next try.
                 Err(e) if is_taken(&e) => {
+                    if let Some(old) = &old {
+                        live.add(old);
+                    }
+                    drop(live);
                     if let Some(old) = old {
-                        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                        remove_replaced(&old, &self.target);
                     }
                 }
                 Err(e) => {
@@ -262,6 +277,23 @@ impl FolderUpdate {
     pub fn start(target: &Path) -> Result<FolderUpdate> {
         let target = &super::settled(target);
         let meta = std::fs::symlink_metadata(target).map_err(|e| Error::io(target, e))?;
+        // The update moves every entry out of the folder into the new one: the folder and its
+        // subfolders (each moved whole) must be this user's to change.
+        if meta.is_dir()
+            && let Some(folder) = super::undeletable_folder(target, false)
+        {
+            return Err(refuse(
+                &folder,
+                format!(
+                    "is read-only (this user may not move what is in it), and `import --into` rebuilds {} around the tables it adds",
+                    target.display()
+                ),
+                &format!(
+                    "make it writable (chmod -R u+w {}), or import into a copy of it",
+                    target.display()
+                ),
+            ));
+        }
         if let Ok(cwd) = std::env::current_dir()
             && resolved(&cwd).starts_with(resolved(target))
         {
@@ -279,7 +311,7 @@ impl FolderUpdate {
             ));
         }
         Ok(FolderUpdate {
-            dir: AtomicDir::beside(target, FolderKind::Experiment)?,
+            dir: AtomicDir::beside(target, FolderKind::Grown)?,
         })
     }
 
@@ -331,6 +363,7 @@ impl FolderUpdate {
             tool: "ablate".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             command: command_line(),
+            writer: Some(FolderKind::Grown.name().into()),
             files: sha256.keys().cloned().collect(),
             sha256,
         };
@@ -341,6 +374,8 @@ impl FolderUpdate {
 
         keep_mode(&target, &temp)?;
         let old = sibling(&parent_of(&target), "old");
+        // The swap happens with the registry held: an interruption waits for it ([`temps`]).
+        let mut live = temps::hold();
         std::fs::rename(&target, &old).map_err(|e| Error::io(&target, e))?;
         let mut carried: Vec<std::ffi::OsString> = Vec::new();
         let swapped = (|| -> std::result::Result<(), (PathBuf, std::io::Error)> {
@@ -358,8 +393,11 @@ impl FolderUpdate {
         })();
         match swapped {
             Ok(()) => {
+                live.forget(&temp);
                 self.dir.committed = true;
-                std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+                live.add(&old);
+                drop(live);
+                remove_replaced(&old, &target);
                 Ok(target)
             }
             Err((at, e)) => {
@@ -368,8 +406,10 @@ impl FolderUpdate {
                     .all(|name| std::fs::rename(temp.join(name), old.join(name)).is_ok());
                 restored &= std::fs::rename(&old, &target).is_ok();
                 if !restored {
-                    // Keep every byte: the temporary folder is not removed.
+                    // Keep every byte: the temporary folder is not removed, not even if
+                    // interrupted.
                     self.dir.committed = true;
+                    live.forget(&temp);
                     return Err(Error::io(
                         &at,
                         std::io::Error::other(format!(
@@ -380,10 +420,27 @@ impl FolderUpdate {
                         )),
                     ));
                 }
-                Err(Error::io(&at, e))
+                drop(live);
+                // Put back: an entry is where it was in the folder, not in `.ablate-old-*`.
+                Err(temps::relocated(Error::io(&at, e), &old, &target))
             }
         }
     }
+}
+
+/// Removes `old`, the folder an output replaced (vouched for, and at a name of this process's).
+/// The new output is in place whatever happens here: a failure is a warning on stderr, with where
+/// the folder is and what to do, never an error (the run did what it was asked).
+fn remove_replaced(old: &Path, target: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(old) {
+        eprintln!(
+            "ablate: warning: {} is written, but the folder it replaced could not be deleted ({e}); it is now {}: delete that folder yourself (make it writable first if it is read-only: chmod -R u+w {})",
+            target.display(),
+            old.display(),
+            old.display()
+        );
+    }
+    temps::unregister(old);
 }
 
 /// Gives `new` the permissions of `old`, the folder it replaces: a private (0700) folder stays
@@ -515,7 +572,11 @@ fn is_taken(e: &std::io::Error) -> bool {
 impl Drop for AtomicDir {
     fn drop(&mut self) {
         if !self.committed {
+            // The commit may have given it a read-only folder's permissions ([`keep_mode`]),
+            // which left it behind: `import --into` on a read-only experiment.
+            temps::owner_writable(&self.temp);
             let _ = std::fs::remove_dir_all(&self.temp);
+            temps::unregister(&self.temp);
         }
     }
 }

@@ -3,15 +3,18 @@
 //! Every folder ablate writes (`report`, `simulate`, `import`, `--export`) is built in a hidden
 //! temporary sibling and renamed into place at the end ([`AtomicDir`]), so a failed run leaves the
 //! previous output as it was. The finished folder carries a marker file, [`MARKER`], naming the
-//! tool version, the command and every file ablate put there with its SHA-256. An existing folder
-//! is replaced only when
+//! tool version, the command, the writer ([`FolderKind`]: report, export, simulate, import,
+//! import --into) and every file ablate put there with its SHA-256. An existing folder is
+//! replaced only when
 //!
 //! - it has no entries at all (an empty subfolder is an entry), or
 //! - it holds the marker and nothing but the files the marker lists, each with the content ablate
 //!   wrote (a file edited since, such as a hand-tuned `experiment.toml`, is the user's), plus the
 //!   state ablate keeps beside its own output ([`KEPT_FILES`]: `watch`'s decisions), which is
-//!   carried into the new folder, or
-//! - it is a report from before markers existed: only report files, and ablate's index.html.
+//!   carried into the new folder; and the marker's writer is of the same kind as this one (a
+//!   report is replaced only by a report, an export only by an export, an experiment only as
+//!   [`may_replace`] allows), and this user may delete every file in it (a folder made read-only
+//!   is the user's protection, and deleting it would fail half-way).
 //!
 //! Anything else (a folder of the user's, a marker beside files someone added or changed, a file
 //! where a folder is expected, a symbolic link) is refused with [`Error::Output`] (exit 2), naming
@@ -31,6 +34,11 @@
 //! Concurrency: temporary names are unique per process and call, and the final rename retries when
 //! another ablate process commits to the same target at the same moment, so concurrent runs to
 //! one `--out` all succeed and leave no temporary folders behind.
+//!
+//! Interruptions: every temporary path is registered while it exists ([`temps`]), so SIGINT,
+//! SIGTERM and SIGHUP remove them before the process ends; only SIGKILL (or a crash) leaves a
+//! hidden `.ablate-tmp-*` behind. Errors name the user's path, never the temporary one
+//! ([`in_user_terms`]).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -42,10 +50,12 @@ use crate::error::{Error, Result};
 mod file;
 mod folder;
 mod preflight;
+pub(crate) mod temps;
 
 pub use file::{check_file_target, write_file};
 pub use folder::{AtomicDir, FolderLock, FolderUpdate};
 pub use preflight::{Destination, DestinationKind, Input, preflight, resolved};
+pub use temps::{in_user_terms, install_interrupt_handler};
 
 /// File name of the marker ablate leaves in every folder it writes.
 pub const MARKER: &str = ".ablate-output";
@@ -99,6 +109,14 @@ pub struct Marker {
     pub version: String,
     /// The command line that wrote it.
     pub command: Vec<String>,
+    /// Which writer made the folder ([`FolderKind::name`]: `report`, `export`, `simulate`,
+    /// `import`, `import-into`). A folder is replaced only by a writer of its own kind
+    /// ([`may_replace`]). Markers of ablate before the field have none: the writer is then read
+    /// from `command` and `files` ([`writer_recorded`]); ablate before the field ignores it. A
+    /// name this ablate does not know (a later version's) vouches for no writer: the folder is
+    /// not replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<String>,
     /// Every file ablate wrote, relative to the folder, with `/` separators, sorted; an empty
     /// folder is listed with a trailing `/`.
     pub files: Vec<String>,
@@ -204,15 +222,80 @@ fn refuse(path: &Path, problem: impl Into<String>, fix: &str) -> Error {
 
 const FOLDER_FIX: &str = "choose another --out, or move or delete its contents yourself";
 
-/// What an output folder is, which decides whether it may take the place of an experiment.
+/// Which writer an output folder is of, recorded in its marker ([`Marker::writer`]). A folder is
+/// replaced only by a writer of its own kind ([`may_replace`]): a report by `report`, an export
+/// by `--export`, an experiment by `simulate` or `import` (and a report or an export never
+/// replaces an experiment folder, even one ablate wrote: a mistyped `--out` must not delete an
+/// experiment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FolderKind {
-    /// A report or an export: never replaces an experiment folder, even one ablate wrote (a
-    /// mistyped `--out` must not delete an experiment).
-    Output,
-    /// An experiment (`simulate --out`, `import --out`): may replace an earlier experiment only
-    /// when that folder's marker vouches for every file in it, like any other output of ablate's.
-    Experiment,
+    /// `report --out` (and the default `reports/<set>`).
+    Report,
+    /// `--export DIR` of any verb: its tables as Parquet.
+    Export,
+    /// `simulate --out`: a synthetic experiment, which its command line writes again.
+    Simulate,
+    /// `import … --out`: an experiment from harness logs.
+    Import,
+    /// An experiment grown in place by `import … --into` ([`FolderUpdate`]): it holds what
+    /// several imports brought, and nothing replaces it.
+    Grown,
+}
+
+impl FolderKind {
+    /// Whether the folder is an experiment (a manifest and tables).
+    pub fn is_experiment(self) -> bool {
+        matches!(
+            self,
+            FolderKind::Simulate | FolderKind::Import | FolderKind::Grown
+        )
+    }
+
+    /// The name recorded in the marker.
+    pub fn name(self) -> &'static str {
+        match self {
+            FolderKind::Report => "report",
+            FolderKind::Export => "export",
+            FolderKind::Simulate => "simulate",
+            FolderKind::Import => "import",
+            FolderKind::Grown => "import-into",
+        }
+    }
+
+    /// The kind a marker's name records (`None`: a name this ablate does not know).
+    pub(super) fn from_name(name: &str) -> Option<FolderKind> {
+        [
+            FolderKind::Report,
+            FolderKind::Export,
+            FolderKind::Simulate,
+            FolderKind::Import,
+            FolderKind::Grown,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
+    /// The folder, in words, for messages.
+    fn described(self) -> &'static str {
+        match self {
+            FolderKind::Report => "a report (written by `ablate report`)",
+            FolderKind::Export => "an export (the Parquet tables of a verb's --export)",
+            FolderKind::Simulate => "a simulated experiment (written by `ablate simulate`)",
+            FolderKind::Import => "an experiment imported from harness logs",
+            FolderKind::Grown => "an experiment grown with `ablate import --into`",
+        }
+    }
+
+    /// The writer, in words, for messages.
+    fn writer(self) -> &'static str {
+        match self {
+            FolderKind::Report => "`ablate report --out`",
+            FolderKind::Export => "--export",
+            FolderKind::Simulate => "`ablate simulate --out`",
+            FolderKind::Import => "`ablate import --out`",
+            FolderKind::Grown => "`ablate import --into`",
+        }
+    }
 }
 
 /// Whether `dir` holds an experiment: a manifest (`experiment.toml`) and a results table.
@@ -280,7 +363,7 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
             "choose another --out",
         )));
     }
-    if kind == FolderKind::Output && is_experiment_folder(target) {
+    if !kind.is_experiment() && is_experiment_folder(target) {
         return Some(Err(refuse(
             target,
             "is an experiment folder (experiment.toml and a results table); a report or an export never replaces an experiment",
@@ -325,75 +408,183 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
         }
     };
     match vouched(target, &files, &marker) {
-        Some(Ok(())) if kind == FolderKind::Experiment => {
-            Some(experiment_may_be_replaced(target, &marker))
-        }
+        Some(Ok(())) => Some(may_replace(target, &marker, kind).and_then(|()| deletable(target))),
         other => other,
     }
 }
 
-/// What wrote an experiment folder, read from a command line (the marker's, or this process's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ExperimentWriter {
-    /// `ablate simulate`: synthetic data its command line writes again.
-    Simulate,
-    /// `ablate import … --out`: the data of harness logs.
-    Import,
-    /// `ablate import … --into`: grown in place, with what several imports brought.
-    Grown,
-    /// Anything else (a test's own process).
-    Other,
-}
-
-/// The writer a command line names: its first `simulate` or `import` argument, and `--into`.
-pub(super) fn writer_of(command: &[String]) -> ExperimentWriter {
-    let verb = command
+/// The verb of a command line: its first argument after the program that is not an option (the
+/// options ablate takes before a verb, `--json`, `--quiet` and `--wide`, take no value). So an
+/// experiment folder named `simulate` (`ablate report simulate`) is not the verb.
+fn verb_of(command: &[String]) -> Option<&str> {
+    command
         .iter()
         .skip(1)
-        .find(|a| matches!(a.as_str(), "simulate" | "import"));
-    let into = command
+        .map(String::as_str)
+        .find(|a| !a.starts_with('-'))
+}
+
+/// The writer of the folder `marker` vouches for: its `writer`, or, in a marker written before
+/// that field, the verb of its command line and what it lists: `simulate` and `import` wrote
+/// experiments (`import --into` grew one), `report` wrote a report (its `index.html`) and, with
+/// `--export`, an export beside it (the same command line: only the files tell them apart), and
+/// every other verb wrote only exports. `None`: a writer this ablate does not know, or a command
+/// line without a verb (a marker made by hand).
+pub(super) fn writer_recorded(marker: &Marker) -> Option<FolderKind> {
+    if let Some(name) = &marker.writer {
+        return FolderKind::from_name(name);
+    }
+    let into = marker
+        .command
         .iter()
         .any(|a| a == "--into" || a.starts_with("--into="));
-    match verb.map(String::as_str) {
-        Some("simulate") => ExperimentWriter::Simulate,
-        Some("import") if into => ExperimentWriter::Grown,
-        Some("import") => ExperimentWriter::Import,
-        _ => ExperimentWriter::Other,
+    let lists = |file: &str| marker.files.iter().any(|f| f == file);
+    match verb_of(&marker.command)? {
+        "simulate" => Some(FolderKind::Simulate),
+        "import" if into => Some(FolderKind::Grown),
+        "import" => Some(FolderKind::Import),
+        "report" if lists("index.html") => Some(FolderKind::Report),
+        _ if lists("experiment.toml") => None,
+        _ => Some(FolderKind::Export),
     }
 }
 
-/// Whether this process may replace the experiment in `target` (vouched for by `marker`): never
-/// one grown with `import --into` (it holds what several imports brought), and never an imported
-/// one with synthetic data (a mistyped `simulate --out` had replaced a real experiment). An
-/// import over an import is checked again at the commit, where both sets are known
-/// ([`same_imported_set`]).
-fn experiment_may_be_replaced(target: &Path, marker: &Marker) -> Result<()> {
+/// Whether a writer of `kind` may replace the folder at `target`, which `marker` vouches for: only
+/// a folder of its own kind (a report by `report`, an export by `--export`: `sweep --export
+/// reports/<set>` had replaced a report, `simulate --out` a report), an experiment only by
+/// `simulate` or `import`, never one grown with `import --into` (it holds what several imports
+/// brought), and never an imported one by `simulate` (a mistyped `simulate --out` had replaced a
+/// real experiment). An import over an import is checked again at the commit, where both sets
+/// are known ([`same_imported_set`]).
+fn may_replace(target: &Path, marker: &Marker, kind: FolderKind) -> Result<()> {
     const FIX: &str =
         "check --out: give a new folder, or delete this one yourself if you mean to replace it";
-    match (writer_of(&marker.command), writer_of(&command_line())) {
-        (ExperimentWriter::Grown, _) => Err(refuse(
+    let Some(old) = writer_recorded(marker) else {
+        return Err(refuse(
+            target,
+            format!(
+                "was written by ablate {}, and its {MARKER} names no writer this ablate knows ({}), so ablate cannot tell what would be replaced",
+                marker.version,
+                marker
+                    .writer
+                    .as_deref()
+                    .unwrap_or("no writer, and no verb in its command line")
+            ),
+            FIX,
+        ));
+    };
+    match (old, kind) {
+        (FolderKind::Grown, _) => Err(refuse(
             target,
             "is an experiment grown with `ablate import --into` (it holds what several imports brought); ablate never replaces it",
             FIX,
         )),
-        (ExperimentWriter::Import, ExperimentWriter::Simulate) => Err(refuse(
+        (FolderKind::Import, FolderKind::Simulate) => Err(refuse(
             target,
             "is an experiment imported from harness logs; simulate never replaces it with synthetic data",
             FIX,
         )),
-        _ => Ok(()),
+        (FolderKind::Report, FolderKind::Report)
+        | (FolderKind::Export, FolderKind::Export)
+        | (FolderKind::Simulate | FolderKind::Import, FolderKind::Simulate | FolderKind::Import) => {
+            Ok(())
+        }
+        (old, new) => Err(refuse(
+            target,
+            format!(
+                "is {}; {} never replaces it (each writer replaces only a folder of its own kind)",
+                old.described(),
+                new.writer()
+            ),
+            if new == FolderKind::Export {
+                "give --export a folder of its own (e.g. --export exports/<verb>), or delete this one yourself if you mean to replace it"
+            } else {
+                FIX
+            },
+        )),
+    }
+}
+
+/// Refuses a folder this user may not empty ([`undeletable_folder`]): replacing it ends by
+/// deleting it, which failed after the new output was in place and left the old one hidden
+/// beside it as `.ablate-old-*`. A folder made read-only is one the user protected.
+fn deletable(target: &Path) -> Result<()> {
+    match undeletable_folder(target, true) {
+        None => Ok(()),
+        Some(folder) => Err(refuse(
+            &folder,
+            format!(
+                "is read-only (this user may not delete what is in it), and replacing {} ends by deleting it; ablate does not replace a folder made read-only",
+                target.display()
+            ),
+            &format!(
+                "make it writable if ablate may replace it (chmod -R u+w {}), or choose another --out",
+                target.display()
+            ),
+        )),
+    }
+}
+
+/// The first folder, `dir` itself or (with `whole`) any folder under it, whose entries this
+/// process may not remove or rename: no write or search permission on it for this user
+/// (`faccessat` with the effective ids, so root and ACLs count as the kernel counts them). Links
+/// are not followed.
+pub(super) fn undeletable_folder(dir: &Path, whole: bool) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let writable = |p: &Path| {
+            let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+                return false;
+            };
+            // SAFETY: a valid C string, only read by faccessat.
+            let allowed = unsafe {
+                libc::faccessat(
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                    libc::W_OK | libc::X_OK,
+                    libc::AT_EACCESS,
+                ) == 0
+            };
+            // Only a refusal counts: a folder another ablate process moved aside meanwhile (a
+            // concurrent commit to the same --out) is not read-only.
+            allowed
+                || !matches!(
+                    std::io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EACCES | libc::EPERM | libc::EROFS)
+                )
+        };
+        let mut stack = vec![(dir.to_path_buf(), 0usize)];
+        while let Some((d, depth)) = stack.pop() {
+            if !writable(&d) {
+                return Some(d);
+            }
+            if !whole && depth > 0 {
+                continue;
+            }
+            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((entry.path(), depth + 1));
+                }
+            }
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, whole);
+        None
     }
 }
 
 /// An import may replace an earlier import only of the same set (`set` in experiment.toml): the
-/// same logs imported again. `old` is the earlier folder, `new` the one about to take its place.
+/// same logs imported again. `old` is the earlier folder, `new` the one about to take its place;
+/// the caller is an import ([`FolderKind::Import`]).
 pub(super) fn same_imported_set(old: &Path, new: &Path, target: &Path) -> Result<()> {
     let MarkerRead::Valid(marker) = read_marker(old) else {
         return Ok(());
     };
-    if writer_of(&marker.command) != ExperimentWriter::Import
-        || writer_of(&command_line()) != ExperimentWriter::Import
-    {
+    if writer_recorded(&marker) != Some(FolderKind::Import) {
         return Ok(());
     }
     let set = |dir: &Path| -> Option<String> {
@@ -622,7 +813,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
         {
-            let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+            let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
             std::fs::write(d.path("a.txt"), "x").unwrap();
         }
         assert!(!target.exists());
@@ -633,10 +824,10 @@ mod tests {
     fn commit_replaces_an_earlier_output_of_ablate() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         std::fs::write(d.path("stale.txt"), "old").unwrap();
         d.commit().unwrap();
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         std::fs::write(d.path("a.txt"), "new").unwrap();
         d.commit().unwrap();
         assert_eq!(entries(&target), vec![MARKER.to_string(), "a.txt".into()]);
@@ -654,7 +845,7 @@ mod tests {
     fn the_marker_holds_the_hash_of_every_file_as_written() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         d.write("a.txt", b"first").unwrap();
         d.write("b.txt", b"kept").unwrap();
         std::fs::write(d.path("a.txt"), "rewritten through the path").unwrap();
@@ -668,7 +859,7 @@ mod tests {
             assert_eq!(hashes[f], sha256_file(&target.join(f)).unwrap(), "{f}");
         }
         // And the folder is ablate's, unchanged: it may be replaced.
-        assert!(check_folder_target(&target, FolderKind::Output).is_ok());
+        assert!(check_folder_target(&target, FolderKind::Report).is_ok());
     }
 
     #[test]
@@ -677,7 +868,7 @@ mod tests {
         let target = root.path().join("mine");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("thesis.tex"), "precious").unwrap();
-        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Report).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("not written by ablate"), "{err}");
         assert_eq!(
@@ -690,12 +881,12 @@ mod tests {
     fn a_file_added_to_ablates_output_is_refused() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         std::fs::create_dir(d.path("charts")).unwrap();
         std::fs::write(d.path("charts/a.svg"), "x").unwrap();
         d.commit().unwrap();
         std::fs::write(target.join("charts/my-notes.txt"), "mine").unwrap();
-        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Report).unwrap_err();
         assert!(err.to_string().contains("my-notes.txt"), "{err}");
         assert!(target.join("charts/my-notes.txt").exists());
     }
@@ -719,9 +910,9 @@ mod tests {
             std::fs::create_dir_all(dir.join("sub")).unwrap();
             std::fs::write(dir.join("thesis.tex"), "precious").unwrap();
             std::fs::write(dir.join(MARKER), text).unwrap();
-            let err = check_folder_target(&dir, FolderKind::Output).unwrap_err();
+            let err = check_folder_target(&dir, FolderKind::Report).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{text:?}");
-            assert!(AtomicDir::create(&dir, FolderKind::Experiment).is_err());
+            assert!(AtomicDir::create(&dir, FolderKind::Simulate).is_err());
             assert_eq!(
                 std::fs::read_to_string(dir.join("thesis.tex")).unwrap(),
                 "precious"
@@ -737,7 +928,7 @@ mod tests {
             let fifo = std::ffi::CString::new(dir.join(MARKER).to_str().unwrap()).unwrap();
             // SAFETY: a valid C string; mkfifo only creates the node.
             assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-            assert!(check_folder_target(&dir, FolderKind::Output).is_err());
+            assert!(check_folder_target(&dir, FolderKind::Report).is_err());
         }
     }
 
@@ -768,13 +959,13 @@ mod tests {
     fn an_experiment_is_never_replaced_by_a_report() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("exp2");
-        let d = AtomicDir::create(&target, FolderKind::Experiment).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Simulate).unwrap();
         std::fs::write(d.path("experiment.toml"), "set = \"x\"").unwrap();
         std::fs::write(d.path("results.parquet"), "r").unwrap();
         d.commit().unwrap();
-        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Report).unwrap_err();
         assert!(err.to_string().contains("experiment folder"), "{err}");
-        AtomicDir::create(&target, FolderKind::Experiment)
+        AtomicDir::create(&target, FolderKind::Simulate)
             .unwrap()
             .commit()
             .unwrap();
@@ -789,7 +980,7 @@ mod tests {
         let target = root.path().join("priv");
         std::fs::create_dir(&target).unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         // Private while it is written, too (the temporary folder had the umask's 0755).
         let temp = d.path("a.txt").parent().unwrap().to_path_buf();
         let mode = std::fs::metadata(&temp).unwrap().permissions().mode() & 0o777;
@@ -813,7 +1004,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let empty = root.path().join("empty");
         std::fs::create_dir(&empty).unwrap();
-        AtomicDir::create(&empty, FolderKind::Output)
+        AtomicDir::create(&empty, FolderKind::Report)
             .unwrap()
             .commit()
             .unwrap();
@@ -821,7 +1012,7 @@ mod tests {
 
         let file = root.path().join("file");
         std::fs::write(&file, "data").unwrap();
-        let err = AtomicDir::create(&file, FolderKind::Output).unwrap_err();
+        let err = AtomicDir::create(&file, FolderKind::Report).unwrap_err();
         assert!(err.to_string().contains("is a file"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "data");
 
@@ -829,7 +1020,7 @@ mod tests {
         {
             let link = root.path().join("link");
             std::os::unix::fs::symlink(&empty, &link).unwrap();
-            let err = AtomicDir::create(&link, FolderKind::Output).unwrap_err();
+            let err = AtomicDir::create(&link, FolderKind::Report).unwrap_err();
             assert!(err.to_string().contains("symbolic link"), "{err}");
         }
     }
@@ -838,11 +1029,11 @@ mod tests {
     fn a_long_name_is_bad_input() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("x".repeat(300));
-        let err = AtomicDir::create(&target, FolderKind::Output).unwrap_err();
+        let err = AtomicDir::create(&target, FolderKind::Report).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         // A name at the limit works: temporary names are short whatever the target's.
         let target = root.path().join("y".repeat(255));
-        AtomicDir::create(&target, FolderKind::Output)
+        AtomicDir::create(&target, FolderKind::Report)
             .unwrap()
             .commit()
             .unwrap();
@@ -857,7 +1048,7 @@ mod tests {
                 let target = target.clone();
                 s.spawn(move || {
                     for i in 0..15 {
-                        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+                        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
                         std::fs::write(d.path("who.txt"), format!("{t}-{i}")).unwrap();
                         d.commit().unwrap();
                     }
@@ -921,7 +1112,7 @@ mod tests {
     fn an_update_carries_every_file_and_keeps_only_unchanged_ones_as_ablate_s() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("exp");
-        let d = AtomicDir::create(&target, FolderKind::Output).unwrap();
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
         for (f, text) in [
             ("results.parquet", "r1"),
             ("experiment.toml", "t"),
@@ -962,8 +1153,153 @@ mod tests {
         );
         // Nothing is left beside it, and replacing the folder now refuses the user's files.
         assert_eq!(entries(root.path()), vec!["exp".to_string()]);
-        assert!(check_folder_target(&target, FolderKind::Output).is_err());
+        assert!(check_folder_target(&target, FolderKind::Report).is_err());
         // A link or a missing folder is refused.
         assert!(FolderUpdate::start(&root.path().join("missing")).is_err());
+    }
+
+    /// Each writer replaces only a folder of its own kind, as its marker records it (round six,
+    /// item 1): `sweep --export reports/<set>` had replaced a report, `simulate --out R` too.
+    #[test]
+    fn a_writer_replaces_only_a_folder_of_its_own_kind() {
+        let root = tempfile::tempdir().unwrap();
+        let made = |name: &str, kind: FolderKind| {
+            let target = root.path().join(name);
+            let d = AtomicDir::create(&target, kind).unwrap();
+            d.write("a.txt", b"x").unwrap();
+            d.commit().unwrap();
+            target
+        };
+        let report = made("report", FolderKind::Report);
+        let MarkerRead::Valid(m) = read_marker(&report) else {
+            panic!("no valid marker")
+        };
+        assert_eq!(m.writer.as_deref(), Some("report"));
+        for kind in [FolderKind::Export, FolderKind::Simulate, FolderKind::Import] {
+            let err = check_folder_target(&report, kind).unwrap_err();
+            assert!(err.to_string().contains("is a report"), "{kind:?}: {err}");
+            assert_eq!(err.exit_code(), 2);
+        }
+        check_folder_target(&report, FolderKind::Report).unwrap();
+        let export = made("export", FolderKind::Export);
+        let err = check_folder_target(&export, FolderKind::Report).unwrap_err();
+        assert!(err.to_string().contains("is an export"), "{err}");
+        check_folder_target(&export, FolderKind::Export).unwrap();
+        let sim = made("sim", FolderKind::Simulate);
+        check_folder_target(&sim, FolderKind::Import).unwrap();
+        let err = check_folder_target(&sim, FolderKind::Export).unwrap_err();
+        assert!(err.to_string().contains("simulated experiment"), "{err}");
+        let imported = made("imported", FolderKind::Import);
+        let err = check_folder_target(&imported, FolderKind::Simulate).unwrap_err();
+        assert!(
+            err.to_string().contains("imported from harness logs"),
+            "{err}"
+        );
+    }
+
+    /// A marker written before `writer` existed: the verb of its command line, and for `report`
+    /// (which writes a report and, with --export, an export from one command line) its files.
+    #[test]
+    fn a_marker_without_a_writer_is_read_from_its_command_and_files() {
+        let marker = |command: &[&str], files: &[&str]| Marker {
+            tool: "ablate".into(),
+            version: "0.1.0".into(),
+            command: command.iter().map(|s| (*s).to_string()).collect(),
+            writer: None,
+            files: files.iter().map(|s| (*s).to_string()).collect(),
+            sha256: std::collections::BTreeMap::new(),
+        };
+        let report = [
+            "ablate", "--quiet", "report", "exp", "--out", "r", "--export", "x",
+        ];
+        let cases = [
+            (
+                marker(&report, &["index.html", "report.md"]),
+                Some(FolderKind::Report),
+            ),
+            (
+                marker(&report, &["drops.parquet"]),
+                Some(FolderKind::Export),
+            ),
+            (
+                marker(
+                    &["ablate", "sweep", "simulate", "--export", "x"],
+                    &["arms.parquet"],
+                ),
+                Some(FolderKind::Export),
+            ),
+            (
+                marker(&["ablate", "simulate", "--out", "e"], &["experiment.toml"]),
+                Some(FolderKind::Simulate),
+            ),
+            (
+                marker(
+                    &["ablate", "import", "inspect", "l", "--out", "e"],
+                    &["experiment.toml"],
+                ),
+                Some(FolderKind::Import),
+            ),
+            (
+                marker(
+                    &["ablate", "import", "inspect", "l", "--into", "e"],
+                    &["results.parquet"],
+                ),
+                Some(FolderKind::Grown),
+            ),
+            (marker(&["ablate"], &["experiment.toml"]), None),
+            (marker(&[], &["a.txt"]), None),
+        ];
+        for (m, kind) in cases {
+            assert_eq!(writer_recorded(&m), kind, "{:?} {:?}", m.command, m.files);
+        }
+        let mut later = marker(&report, &["index.html"]);
+        later.writer = Some("notebook".into());
+        assert_eq!(writer_recorded(&later), None);
+        // A marker without the field still parses, and one with it round-trips.
+        let text = r#"{"tool": "ablate", "version": "0.1.0", "command": ["ablate", "report", "e"], "files": [], "sha256": {}}"#;
+        let m: Marker = serde_json::from_str(text).unwrap();
+        assert_eq!(m.writer, None);
+        assert!(!serde_json::to_string(&m).unwrap().contains("writer"));
+    }
+
+    /// A read-only folder is refused before anything moves (it had been replaced, then left as
+    /// `.ablate-old-*` with exit 1 when its removal failed); a temporary folder that took a
+    /// read-only mode is still removed (round six, item 4).
+    #[cfg(unix)]
+    #[test]
+    fn read_only_folders_are_refused_and_temporary_ones_never_left() {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            eprintln!("root may delete anything: skipped");
+            return;
+        }
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        };
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
+        std::fs::create_dir(d.path("charts")).unwrap();
+        d.write("charts/a.svg", b"x").unwrap();
+        d.commit().unwrap();
+        mode(&target.join("charts"), 0o555);
+        let err = check_folder_target(&target, FolderKind::Report).unwrap_err();
+        assert!(
+            err.to_string().contains("read-only") && err.to_string().contains("charts"),
+            "{err}"
+        );
+        mode(&target.join("charts"), 0o755);
+        mode(&target, 0o555);
+        assert!(AtomicDir::create(&target, FolderKind::Report).is_err());
+        assert!(FolderUpdate::start(&target).is_err());
+        mode(&target, 0o755);
+        // A temporary folder with a read-only mode (as the commit gives it) is removed on drop.
+        let d = AtomicDir::create(&target, FolderKind::Report).unwrap();
+        d.write("x", b"y").unwrap();
+        let temp = d.path("x").parent().unwrap().to_path_buf();
+        mode(&temp, 0o555);
+        drop(d);
+        assert_eq!(entries(root.path()), vec!["out".to_string()]);
     }
 }
