@@ -166,8 +166,15 @@ fn human(s: &ImportSummary) -> String {
         s.arms.len(),
         s.rows
     );
-    let mut t = Table::new(&["arm", "cases", "repeats", "mean score", "tokens_in", ""])
-        .align(5, Align::Left);
+    let mut t = Table::new(&[
+        "arm",
+        "cases",
+        "repeats",
+        "mean_score",
+        "tokens_in_mean",
+        "",
+    ])
+    .align(5, Align::Left);
     for a in &s.arms {
         t.row(vec![
             a.arm.clone(),

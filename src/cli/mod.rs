@@ -341,6 +341,17 @@ fn config(g: &Global) -> analysis::Config {
     }
 }
 
+/// Refuses `--json` for a verb whose output is text for another program (SQL, a completion
+/// script, a manual page): it would be ignored, and a script asking for JSON would get text.
+fn refuse_json(g: &Global, verb: &str, prints: &str) -> Result<()> {
+    if g.json {
+        return Err(ablate::error::Error::Usage(format!(
+            "ablate {verb} prints {prints}, not JSON: --json does not apply to it; leave it out"
+        )));
+    }
+    Ok(())
+}
+
 /// With `--export DIR`: writes the tables of `verb` (filled from its JSON, `value`) into DIR,
 /// with the run's provenance, and says so on stderr.
 fn export(
@@ -404,8 +415,19 @@ fn emit_warned<T: serde::Serialize>(
     exp: &Experiment,
     human: impl Fn(&T) -> String,
 ) -> Result<String> {
+    emit_warned_as(g, verb.name(), r, exp, human)
+}
+
+/// [`emit_warned`] under a table group that is not a verb's name (`replay`).
+fn emit_warned_as<T: serde::Serialize>(
+    g: &Global,
+    group: &str,
+    r: &T,
+    exp: &Experiment,
+    human: impl Fn(&T) -> String,
+) -> Result<String> {
     let value = report::with_warnings(r, &exp.warnings)?;
-    export(g, verb.name(), &value, Some(exp))?;
+    export(g, group, &value, Some(exp))?;
     if g.json {
         report::json(&value)
     } else {

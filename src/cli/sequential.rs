@@ -10,7 +10,7 @@ use ablate::error::Result;
 use ablate::io::watch_state;
 use ablate::report;
 
-use super::{Apply as _, Global, config, emit, load};
+use super::{Apply as _, Global, config, emit_warned, emit_warned_as, load};
 
 /// Decide every arm of a running ablation with anytime-valid tests at the threshold, and stop the ones already decided.
 ///
@@ -54,13 +54,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
         let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
-        return emit(
-            g,
-            "replay",
-            &r,
-            Some(&exp),
-            report::sequential::replay_human,
-        );
+        return emit_warned_as(g, "replay", &r, &exp, report::sequential::replay_human);
     }
     let state = if reopen {
         None
@@ -76,7 +70,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
             format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
         ));
     }
-    emit(g, Verb::Watch.name(), &w, Some(&exp), |w| {
+    emit_warned(g, Verb::Watch, &w, &exp, |w| {
         report::sequential::watch_human(w, &dir.display().to_string())
     })
 }
@@ -133,11 +127,13 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         .map(|c| (c.case_id.as_str(), c.arm.as_str(), c.repeat))
         .collect();
     ablate::io::write::calls_table(&out, &rows, force)?;
+    // The loader's warnings too, as every verb on an experiment gives them.
+    let value = report::with_warnings(&n, &exp.warnings)?;
     if g.export.is_some() {
-        super::export(g, Verb::Next.name(), &super::to_value(&n)?, Some(&exp))?;
+        super::export(g, Verb::Next.name(), &value, Some(&exp))?;
     }
     if g.json {
-        report::json(&n)
+        report::json(&value)
     } else {
         Ok(report::sequential::next_human(
             &n,

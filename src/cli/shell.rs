@@ -6,7 +6,7 @@ use clap::{Args, CommandFactory};
 
 use ablate::error::{Error, Result};
 
-use super::{Cli, Global, IoPaths, VerbArgs};
+use super::{Cli, Global, IoPaths, VerbArgs, refuse_json};
 
 /// Print a completion script for your shell (bash, zsh, fish, powershell or elvish).
 ///
@@ -29,7 +29,8 @@ impl VerbArgs for CompletionsArgs {
 }
 
 /// Prints the completion script.
-pub(super) fn completions(args: CompletionsArgs, _g: &Global) -> Result<String> {
+pub(super) fn completions(args: CompletionsArgs, g: &Global) -> Result<String> {
+    refuse_json(g, "completions", "a shell script")?;
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "ablate", &mut out);
     Ok(String::from_utf8_lossy(&out).into_owned())
@@ -54,7 +55,8 @@ impl VerbArgs for ManArgs {
 }
 
 /// Prints the manual page.
-pub(super) fn man(args: ManArgs, _g: &Global) -> Result<String> {
+pub(super) fn man(args: ManArgs, g: &Global) -> Result<String> {
+    refuse_json(g, "man", "a manual page (roff)")?;
     let cli = Cli::command();
     let page = match &args.verb {
         None => cli,

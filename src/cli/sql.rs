@@ -10,8 +10,8 @@ use ablate::io::manifest::Manifest;
 use ablate::sql::{self, ContextQuery, Dialect, ShadowQuery, SqlOptions};
 use ablate::verb::Verb;
 
-use super::Global;
 use super::live::LimitArgs;
+use super::{Global, refuse_json};
 
 /// SQL engines.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -70,7 +70,8 @@ pub(super) struct SqlArgs {
 }
 
 /// Runs `ablate sql`.
-pub(super) fn sql(args: SqlArgs, _g: &Global) -> Result<String> {
+pub(super) fn sql(args: SqlArgs, g: &Global) -> Result<String> {
+    refuse_json(g, "sql", "a query for your engine")?;
     let verb = Verb::parse(&args.verb);
     let reduction = match verb {
         Some(Verb::Shadow) => sql::Reduction::Shadow,

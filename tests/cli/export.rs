@@ -327,7 +327,7 @@ fn docs_list_every_warning_code() {
 
 /// The column names of a terminal output's tables: each header row (the line above a rule of
 /// `─`), split where two or more spaces separate names.
-fn terminal_headers(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn terminal_headers(text: &str) -> Vec<Vec<String>> {
     let lines: Vec<&str> = text.lines().collect();
     lines
         .windows(2)

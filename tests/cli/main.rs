@@ -28,6 +28,7 @@ mod round_five;
 mod round_six;
 mod round_six_import;
 mod round_six_output;
+mod round_six_stats;
 mod safety;
 mod samples;
 mod sequential;

@@ -60,6 +60,10 @@ pub struct Intervals<'a> {
     spread: SpreadCell<'a>,
     /// Whether `s.se` is a design se other than the values' own ([`Intervals::weighted`]).
     designed: bool,
+    /// The range the estimated mean can take: every t interval is clipped to it (which keeps
+    /// its coverage: the true mean is always inside). `s.reach`, except for a weighted
+    /// estimate, whose recentred values have a shifted reach ([`Intervals::weighted`]).
+    bounds: (f64, f64),
 }
 
 /// Where an [`Intervals`] keeps its [`Spread`]: its own, or one kept with the experiment's
@@ -98,6 +102,7 @@ impl<'a> Intervals<'a> {
             flat: n_units >= 2 && estimate::no_variation(s.values),
             spread: SpreadCell::Own(OnceLock::new()),
             designed: false,
+            bounds: s.reach,
         }
     }
 
@@ -105,10 +110,12 @@ impl<'a> Intervals<'a> {
     /// the weighted mean and its design se, `s.values` the unweighted values recentred on that
     /// point. The design effect deff = max(1, se² / se_iid²) of the weighting (and clusters) then
     /// scales the score part's critical value, as for clusters: the score interval of n/deff
-    /// independent cases (Korn and Graubard, 1998), beside the t interval on the design se.
-    pub fn weighted(s: &Sample<'a>) -> Intervals<'a> {
+    /// independent cases (Korn and Graubard, 1998), beside the t interval on the design se,
+    /// clipped to `bounds`, the range the weighted mean can take.
+    pub fn weighted(s: &Sample<'a>, bounds: (f64, f64)) -> Intervals<'a> {
         Intervals {
             designed: true,
+            bounds,
             ..Intervals::new(s)
         }
     }
@@ -388,14 +395,18 @@ impl<'a> Intervals<'a> {
         }
     }
 
-    /// point ± t(1 − α/2; units − 1)·se/√factor.
+    /// point ± t(1 − α/2; units − 1)·se/√factor, clipped to the range the mean can take
+    /// (`bounds`): a t interval with few units reaches past it (drops 1, 1, ½ of 0/1 scores at
+    /// K = 2 gave [−0.20, 1.87]).
     fn t_part(&self, se: Option<f64>, factor: f64, units: usize, level: f64) -> Option<(f64, f64)> {
+        let (lo, hi) = self.bounds;
         interval::t(
             self.s.point,
             se.map(|v| v / factor.sqrt()),
             units.saturating_sub(1),
             level,
         )
+        .map(|(a, b)| (a.max(lo), b.min(hi)))
     }
 
     /// The level-free parts, found the first time they are asked for (kept here, or with the
@@ -646,6 +657,7 @@ impl Paired {
             flat: parts.flat,
             spread: SpreadCell::Shared(&parts.spread),
             designed: false,
+            bounds: reach,
         }
     }
 
@@ -716,21 +728,8 @@ pub fn experiment_score_bounds(exp: &Experiment) -> (f64, f64) {
     /// The cached value's own type (the cache is keyed by type).
     struct ScoreBounds((f64, f64));
     exp.derived
-        .get_or_init(0, || ScoreBounds(score_bounds(&exp.results.matrix)))
+        .get_or_init(0, || ScoreBounds(exp.results.matrix.score_bounds()))
         .0
-}
-
-/// The range scores can take: [min(0, lowest case mean), max(1, highest case mean)] over every
-/// case and arm. Scores are taken as lying in [0, 1] unless the data shows otherwise.
-fn score_bounds(m: &CaseMatrix) -> (f64, f64) {
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for (i, &x) in m.mean.iter().enumerate() {
-        if m.repeats[i] > 0 && x.is_finite() {
-            lo = lo.min(x);
-            hi = hi.max(x);
-        }
-    }
-    (lo, hi)
 }
 
 /// Cases whose per-repeat pass/fail is not the same in all repeats, among `cases` in `arm`
@@ -803,6 +802,36 @@ mod tests {
         // Narrower than the any-distribution interval on these continuous drops.
         let any = Intervals::new(&s).family(1, 0.95).interval().unwrap();
         assert!(any.high - any.low > 2.0 * 2.776445 * se - 1e-9);
+    }
+
+    #[test]
+    fn the_normal_family_interval_stays_within_the_range_of_a_drop() {
+        // Drops 1, 1, 0.5 of scores in [0, 1]: mean 5/6, sd √(1/12), se 1/6. At K = 2, 95%:
+        // t(1 − 0.0125; 2) = 6.205347, so 5/6 ± 1.034225 = [−0.200891, 1.867558], whose upper
+        // end no drop can reach: clipped to 1 (the reach), the lower end kept.
+        let values = [1.0, 1.0, 0.5];
+        let units = [0, 1, 2];
+        let s = sample(&values, &units, Some(1.0 / 6.0));
+        let iv = Intervals::new(&s);
+        let i = iv.normal_family(2, 0.95).interval().unwrap();
+        assert!(
+            (i.low - (5.0 / 6.0 - 6.205347 / 6.0)).abs() < 1e-5,
+            "{}",
+            i.low
+        );
+        assert_eq!(i.high, 1.0);
+        // The planned interval at the same size is the same interval.
+        assert_eq!(
+            iv.family_scaled(Guarantee::Normal, 1.0, 2, 0.95).unwrap().1,
+            1.0
+        );
+        // A weighted estimate is clipped to the bounds it is given, not to its shifted reach.
+        let shifted = Sample {
+            reach: (-0.5, 1.5),
+            ..s
+        };
+        let w = Intervals::weighted(&shifted, (-1.0, 1.0));
+        assert_eq!(w.normal_family(2, 0.95).interval().unwrap().high, 1.0);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //!   repeats);
 //! - `case_means_var` = sample variance of `s[i,a]`;
 //! - `between_case_var` = case_means_var − within_case_var/K;
-//! - `repeat_noise_share` = (within_case_var/K) / case_means_var;
+//! - `repeat_noise_share` = (within_case_var/K) / case_means_var (a method-of-moments estimate:
+//!   below 0, and the share above 1, when the case means spread less than repeat noise; kept,
+//!   with `variance.negative_between_case`);
 //! - `mde` = (z(1−α/2) + z(0.8))·se(drop), the drop one arm's normal interval detects at 80%
 //!   power, α = 1 − confidence (a per-arm figure of the noise, not of the decision);
 //! - `cases_needed`: the total cases at which the arm's verdict settles with probability 0.8 if
@@ -160,6 +162,17 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         };
         let (mde, cases_needed, arm_warnings) = power.next().expect("power figures for every arm");
         warnings.extend(arm_warnings);
+        // Method of moments: below 0 when the case means spread less than repeat noise alone
+        // makes them (the true variance cannot be). Kept as the formula gives it, and said.
+        if let (Some(b), Some(w)) = (between_case_var, within_case_var)
+            && b < -1e-12 * (w / k)
+        {
+            warnings.push(negative_between(
+                &exp.results.arms[a],
+                b,
+                repeat_noise_share,
+            ));
+        }
         let settleable = cases_needed.map(|c| c.is_some());
         arms.push(VarianceArm {
             arm: exp.results.arms[a].clone(),
@@ -334,4 +347,20 @@ fn mde_and_cases_needed(
         )));
         (None, None)
     }
+}
+
+/// The warning for an arm whose between-case variance comes out below 0 (`share`: its
+/// repeat_noise_share, above 1 when defined; undefined when the case means do not vary).
+fn negative_between(arm: &str, between: f64, share: Option<f64>) -> crate::warning::Warning {
+    crate::warning::Warning::new(
+        "variance.negative_between_case",
+        format!(
+            "arm \"{arm}\": between_case_var is {} and repeat_noise_share {}: its case means vary less than repeat noise alone would make them, so this method-of-moments estimate falls below 0, which a variance cannot; read them as 0 and 100% (the differences between cases are not distinguishable from repeat noise); the values are kept as their formulas give them",
+            crate::text::num(Some(between), 5),
+            share.map_or(
+                "is undefined (the case means do not vary)".into(),
+                |s| format!("is {}", crate::text::percent(Some(s), 1))
+            ),
+        ),
+    )
 }

@@ -96,7 +96,14 @@ pub fn human(r: &CheckReport) -> String {
 /// `check`, the report's runs section and `import`'s summary).
 pub fn runs_table(runs: &[ablate_core::data::runs::RunRow]) -> Table {
     let mut t = Table::new(&[
-        "run", "arm", "revision", "model", "samples", "errors", "mean", "",
+        "run",
+        "arm",
+        "revision",
+        "model",
+        "samples",
+        "errors",
+        "mean_score",
+        "",
     ]);
     for x in runs {
         t.row(vec![
@@ -139,7 +146,7 @@ fn blocks_table(r: &CheckReport) -> Table {
 
 /// Main and stress cases per stratum value, with the main set's share.
 fn strata_table(r: &CheckReport) -> Table {
-    let mut t = Table::new(&["stratum", "main cases", "share", "stress cases"]);
+    let mut t = Table::new(&["stratum", "main_cases", "eval_share", "stress_cases"]);
     for c in &r.strata_counts {
         t.row(vec![
             format!("{}={}", c.column, c.value),

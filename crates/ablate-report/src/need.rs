@@ -11,16 +11,21 @@ use crate::report::text::thousands;
 
 /// Needed and sent tokens per block, and their totals.
 fn blocks_table(r: &NeedOutput) -> Table {
-    let mut t =
-        Table::new(&["block", "rule", "needed", "sent", "needed share"]).align(1, Align::Left);
-    let share = |needed: f64, sent: f64| (sent > 0.0).then(|| needed / sent);
+    let mut t = Table::new(&[
+        "block",
+        "rule",
+        "needed_tokens_mean",
+        "total_tokens_mean",
+        "value",
+    ])
+    .align(1, Align::Left);
     for (block, b) in &r.by_block {
         t.row(vec![
             block.into(),
             b.rule.as_str().into(),
             Cell::thousands(b.needed_tokens_mean),
             Cell::thousands(b.total_tokens_mean),
-            Cell::percent(share(b.needed_tokens_mean, b.total_tokens_mean), 0),
+            Cell::percent(b.value, 0),
         ]);
     }
     t.row(vec![
@@ -159,7 +164,8 @@ impl Export for NeedOutput {
             "by_block",
             Map,
             "block:str=@key needed_tokens_mean:f64=@value.needed_tokens_mean \
-             total_tokens_mean:f64=@value.total_tokens_mean rule:str=@value.rule",
+             total_tokens_mean:f64=@value.total_tokens_mean rule:str=@value.rule \
+             value:f64=@value.value",
             "one row per block: needed against total tokens",
         ),
         t(

@@ -23,12 +23,12 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
     let mut t = Table::new(&[
         "arm",
         "state",
-        w.unit,
+        "units",
         "drop",
-        "low",
-        "high",
-        "decided at",
-        "still needed",
+        "cs_low",
+        "cs_high",
+        "decided_at",
+        "units_still_needed",
     ]);
     for a in &w.arms {
         t.row(vec![
@@ -92,7 +92,7 @@ pub fn next_human(n: &NextOutput, out: &str, dir: &str) -> String {
         thousands(n.baseline_calls as f64),
         n.arms.len()
     );
-    let mut t = Table::new(&["arm", "units in this batch"]);
+    let mut t = Table::new(&["arm", "units"]);
     for (arm, units) in &n.arms {
         t.row(vec![arm.clone(), units.to_string()]);
     }
@@ -113,10 +113,10 @@ pub fn replay_human(r: &ReplayOutput) -> String {
     let mut s = String::new();
     let mut t = Table::new(&[
         "arm",
-        "sequential",
-        "stopped at",
-        "full run",
-        "full-run confidence",
+        "state",
+        "stopped_at",
+        "full_verdict",
+        "full_confidence",
         "agrees",
     ]);
     for a in &r.arms {
@@ -125,7 +125,7 @@ pub fn replay_human(r: &ReplayOutput) -> String {
             a.state.label().into(),
             a.stopped_at.to_string(),
             a.full_verdict.as_str().into(),
-            format!("{:?}", a.full_confidence).to_lowercase(),
+            a.full_confidence.as_str().into(),
             match a.agrees {
                 Some(true) => "yes".into(),
                 Some(false) => "NO".into(),

@@ -80,26 +80,34 @@ pub fn human(r: &VarianceOutput) -> String {
         }
     }
     if let Some(base) = r.arms.first()
-        && let Some(share) = base.repeat_noise_share
+        && let Some(raw) = base.repeat_noise_share
     {
         let k = base.repeats_mean;
+        // Above 1 the between-case estimate is negative (warned): all of the spread is noise.
+        let share = raw.min(1.0);
+        let of = if raw > 1.0 {
+            format!("all (estimated at {:.1}%)", 100.0 * raw)
+        } else {
+            format!("{:.1}%", 100.0 * share)
+        };
         let shrink = 1.0 - (1.0 - share / 2.0).max(0.0).sqrt();
         if share < 0.1 {
             let _ = writeln!(
                 s,
-                "Repeat noise is {:.1}% of the spread of baseline case means: more repeats will barely help (doubling K = {k:.0} shrinks the se by {:.1}%); add cases instead (doubling them shrinks it by 29%).",
-                100.0 * share,
+                "Repeat noise is {of} of the spread of baseline case means: more repeats will barely help (doubling K = {k:.0} shrinks the se by {:.1}%); add cases instead (doubling them shrinks it by 29%).",
                 100.0 * shrink
             );
         } else {
             let _ = writeln!(
                 s,
-                "Repeat noise is {:.1}% of the spread of baseline case means: doubling repeats from {k:.0} to {:.0} would shrink the se by about {:.0}% (doubling cases: 29%).",
-                100.0 * share,
+                "Repeat noise is {of} of the spread of baseline case means: doubling repeats from {k:.0} to {:.0} would shrink the se by about {:.0}% (doubling cases: 29%).",
                 2.0 * k,
                 100.0 * shrink
             );
         }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
     }
     s
 }

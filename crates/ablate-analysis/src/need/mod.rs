@@ -71,6 +71,9 @@ pub struct BlockNeed {
     pub total_tokens_mean: f64,
     /// The rule used.
     pub rule: String,
+    /// needed_tokens_mean / total_tokens_mean: the block's needed share (null when it sends no
+    /// tokens).
+    pub value: Option<f64>,
 }
 
 /// A unit that a needed joint cut sent back to needed.
@@ -476,15 +479,17 @@ fn by_block(
         .iter()
         .enumerate()
         .map(|(b, name)| {
+            let (needed, total) = (f.block_needed[b] / n, f.block_total[b] / n);
             (
                 name.clone(),
                 BlockNeed {
-                    needed_tokens_mean: f.block_needed[b] / n,
-                    total_tokens_mean: f.block_total[b] / n,
+                    needed_tokens_mean: needed,
+                    total_tokens_mean: total,
                     rule: d
                         .rules
                         .of(name)
                         .map_or("always (no rule given)".into(), |r| r.to_string()),
+                    value: (total > 0.0).then(|| needed / total),
                 },
             )
         })

@@ -530,13 +530,16 @@ fn arm_row(
     let level = |family: usize| 1.0 - (1.0 - opts.confidence) / family as f64;
     // One set of intervals for the shown and the judging interval (their spread found once).
     let intervals = drop_production.filter(|_| weighted && !no_spread).map(|d| {
-        Intervals::weighted(&Sample {
-            point: d,
-            se: se_production,
-            values: &recentred,
-            units: &p.unit,
-            reach: (lo - hi + shift, hi - lo + shift),
-        })
+        Intervals::weighted(
+            &Sample {
+                point: d,
+                se: se_production,
+                values: &recentred,
+                units: &p.unit,
+                reach: (lo - hi + shift, hi - lo + shift),
+            },
+            (lo - hi, hi - lo),
+        )
     });
     // `family`: None for the shown interval (as the sweep's `ci`), Some(K) for the judging one.
     let at = |family: Option<usize>| match (drop_production, &intervals) {

@@ -184,6 +184,29 @@ impl Manifest {
         let matches = |name: &str| patterns.iter().any(|p| glob_match(p, name));
         matches(arm) || (!removed.is_empty() && removed.iter().all(|u| matches(u)))
     }
+
+    /// The `decide` patterns no judged arm uses, among `arms` (each measured arm's name and the
+    /// units it removes): a pattern is used when it matches the name of an arm in the family,
+    /// or a unit such an arm removes. A pattern no arm uses is probably a typo, and the arms it
+    /// meant are left out of the family without a word. Empty without `decide`.
+    pub fn unused_decide_patterns<'a>(&'a self, arms: &[(&str, &[String])]) -> Vec<&'a str> {
+        let Some(patterns) = &self.decide else {
+            return Vec::new();
+        };
+        let family: Vec<&(&str, &[String])> = arms
+            .iter()
+            .filter(|(arm, removed)| self.decides(arm, removed))
+            .collect();
+        patterns
+            .iter()
+            .map(String::as_str)
+            .filter(|p| {
+                !family.iter().any(|(arm, removed)| {
+                    glob_match(p, arm) || removed.iter().any(|u| glob_match(p, u))
+                })
+            })
+            .collect()
+    }
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters.
@@ -626,6 +649,28 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest> {
         Manifest::parse(text, Path::new("experiment.toml"))
+    }
+
+    #[test]
+    fn unused_decide_patterns_are_those_no_judged_arm_uses() {
+        let m = parse(
+            "set = \"s\"\nthreshold_drop = 0.01\ndecide = [\"without-ex1\", \"few-shot/*\", \"passages/*\"]\n",
+        )
+        .unwrap();
+        let ex = vec!["few_shot/01".to_string()];
+        let both = vec!["few_shot/01".to_string(), "passages/rank1".to_string()];
+        let p = vec!["passages/rank1".to_string()];
+        // without-ex1 is named; without-p removes only units "passages/*" matches; without-both
+        // also removes few_shot/01, which no pattern matches ("few-shot" has a hyphen), so it is
+        // outside the family, and "few-shot/*" is used by no judged arm.
+        let arms: Vec<(&str, &[String])> = vec![
+            ("without-ex1", ex.as_slice()),
+            ("without-both", both.as_slice()),
+            ("without-p", p.as_slice()),
+        ];
+        assert_eq!(m.unused_decide_patterns(&arms), vec!["few-shot/*"]);
+        let every = parse("set = \"s\"\nthreshold_drop = 0.01\n").unwrap();
+        assert!(every.unused_decide_patterns(&arms).is_empty());
     }
 
     #[test]

@@ -54,6 +54,20 @@ impl CaseMatrix {
             self.mean[cell] >= pass_mark
         }
     }
+
+    /// The range scores can take: [min(0, lowest case mean), max(1, highest case mean)] over
+    /// every cell with results. Scores are taken as lying in [0, 1] unless the data shows
+    /// otherwise; a paired drop then lies in [lo − hi, hi − lo].
+    pub fn score_bounds(&self) -> (f64, f64) {
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        for (i, &x) in self.mean.iter().enumerate() {
+            if self.repeats[i] > 0 && x.is_finite() {
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+        }
+        (lo, hi)
+    }
 }
 
 /// The validated results table.

@@ -136,6 +136,96 @@ pub(super) fn pass_mark_warning(
     ))
 }
 
+/// A warning when threshold_drop (or a stress_threshold_drop of its own) is at or beyond the
+/// widest drop the scores allow, hi − lo over [`CaseMatrix::score_bounds`] (the range every
+/// interval is drawn in): no arm's drop can then reach it but by falling the whole range on every
+/// case, no arm can be confidently needed, and every verdict is removable whatever the data.
+pub(super) fn threshold_warnings(
+    manifest: &Manifest,
+    results: &Results,
+) -> Vec<crate::warning::Warning> {
+    let (lo, hi) = results.matrix.score_bounds();
+    let span = hi - lo;
+    let mut keys = vec![("threshold_drop", manifest.threshold_drop)];
+    if manifest.stress_threshold_drop != manifest.threshold_drop {
+        keys.push(("stress_threshold_drop", manifest.stress_threshold_drop));
+    }
+    keys.into_iter()
+        .filter(|(_, thr)| *thr >= span)
+        .map(|(key, thr)| {
+            crate::warning::Warning::new(
+                "load.threshold_beyond_score_range",
+                format!(
+                    "{}: {key} {thr} is at or beyond {span}, the largest drop scores in [{lo}, {hi}] allow (every case falling from the top score to the bottom): no arm can be confidently needed, so the verdicts say nothing about the data; agree a threshold below {span}, on the scores' own scale",
+                    manifest.path.display()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Warnings on experiment.toml's `decide` against the measured arms (every arm with results
+/// but the baseline): no arm selected at all, or patterns no judged arm uses (a typo leaves the
+/// arms they were meant to add described but never judged).
+pub(super) fn decide_warnings(
+    manifest: &Manifest,
+    results: &Results,
+    arms: Option<&Arms>,
+) -> Vec<crate::warning::Warning> {
+    let Some(patterns) = &manifest.decide else {
+        return Vec::new();
+    };
+    let measured: Vec<(&str, &[String])> = results
+        .arms
+        .iter()
+        .filter(|a| **a != manifest.baseline_arm)
+        .map(|a| {
+            let removed = arms
+                .and_then(|t| t.get(a))
+                .map_or(&[] as &[String], |s| s.removed.as_slice());
+            (a.as_str(), removed)
+        })
+        .collect();
+    if measured.is_empty() {
+        return Vec::new();
+    }
+    let quoted = |ps: &[&str]| {
+        ps.iter()
+            .map(|p| format!("\"{p}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let path = manifest.path.display();
+    if !measured
+        .iter()
+        .any(|(a, removed)| manifest.decides(a, removed))
+    {
+        let all: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        return vec![crate::warning::Warning::new(
+            "load.decide_selects_no_arm",
+            format!(
+                "{path}: decide = [{}] selects none of the {} measured arms (no arm is named by a pattern, and none removes only units the patterns match): every arm is described but none is judged, so every verdict is inconclusive and the decision cuts nothing; correct the patterns, or remove `decide` to judge every arm",
+                quoted(all.as_slice()),
+                measured.len()
+            ),
+        )];
+    }
+    let unused = manifest.unused_decide_patterns(&measured);
+    if unused.is_empty() {
+        return Vec::new();
+    }
+    let many = unused.len() > 1;
+    vec![crate::warning::Warning::new(
+        "load.decide_pattern_unused",
+        format!(
+            "{path}: decide pattern{} {} select{} no measured arm (no arm's name, nor any unit of a judged arm, matches): a typo? The arms meant are described, not judged",
+            if many { "s" } else { "" },
+            quoted(unused.as_slice()),
+            if many { "" } else { "s" }
+        ),
+    )]
+}
+
 /// What one arm's column of the matrix covers, from [`coverage`].
 #[derive(Debug, Clone, Default)]
 pub(super) struct ArmCoverage {

@@ -13,7 +13,8 @@ use crate::io::{
 };
 use checks::{
     check_arms_cover_results, check_arms_share_cases, check_manifest_against_tables,
-    check_mix_against_cases, check_removed_units, coverage, pass_mark_warning, result_warnings,
+    check_mix_against_cases, check_removed_units, coverage, decide_warnings, pass_mark_warning,
+    result_warnings, threshold_warnings,
 };
 
 /// Loading an experiment folder into an [`Experiment`]: every table found, checked and read.
@@ -111,6 +112,8 @@ impl ExperimentLoad for Experiment {
             (&arm_coverage, &in_any),
         ));
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
+        warnings.extend(threshold_warnings(&manifest, &results));
+        warnings.extend(decide_warnings(&manifest, &results, arms.as_ref()));
 
         let samples = sample_keys?
             .map(|k| k.check(&cases, &results.arms))

@@ -13,7 +13,7 @@
 //!   state ablate keeps beside its own output ([`KEPT_FILES`]: `watch`'s decisions), which is
 //!   carried into the new folder; and the marker's writer is of the same kind as this one (a
 //!   report is replaced only by a report, an export only by an export, an experiment only as
-//!   [`may_replace`] allows), and this user may delete every file in it (a folder made read-only
+//!   `may_replace` allows), and this user may delete every file in it (a folder made read-only
 //!   is the user's protection, and deleting it would fail half-way).
 //!
 //! Anything else (a folder of the user's, a marker beside files someone added or changed, a file
@@ -35,7 +35,7 @@
 //! another ablate process commits to the same target at the same moment, so concurrent runs to
 //! one `--out` all succeed and leave no temporary folders behind.
 //!
-//! Interruptions: every temporary path is registered while it exists ([`temps`]), so SIGINT,
+//! Interruptions: every temporary path is registered while it exists (`temps`), so SIGINT,
 //! SIGTERM and SIGHUP remove them before the process ends; only SIGKILL (or a crash) leaves a
 //! hidden `.ablate-tmp-*` behind. Errors name the user's path, never the temporary one
 //! ([`in_user_terms`]).
@@ -111,8 +111,8 @@ pub struct Marker {
     pub command: Vec<String>,
     /// Which writer made the folder ([`FolderKind::name`]: `report`, `export`, `simulate`,
     /// `import`, `import-into`). A folder is replaced only by a writer of its own kind
-    /// ([`may_replace`]). Markers of ablate before the field have none: the writer is then read
-    /// from `command` and `files` ([`writer_recorded`]); ablate before the field ignores it. A
+    /// (`may_replace`). Markers of ablate before the field have none: the writer is then read
+    /// from `command` and `files` (`writer_recorded`); ablate before the field ignores it. A
     /// name this ablate does not know (a later version's) vouches for no writer: the folder is
     /// not replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,7 +223,7 @@ fn refuse(path: &Path, problem: impl Into<String>, fix: &str) -> Error {
 const FOLDER_FIX: &str = "choose another --out, or move or delete its contents yourself";
 
 /// Which writer an output folder is of, recorded in its marker ([`Marker::writer`]). A folder is
-/// replaced only by a writer of its own kind ([`may_replace`]): a report by `report`, an export
+/// replaced only by a writer of its own kind (`may_replace`): a report by `report`, an export
 /// by `--export`, an experiment by `simulate` or `import` (and a report or an export never
 /// replaces an experiment folder, even one ablate wrote: a mistyped `--out` must not delete an
 /// experiment).

@@ -164,41 +164,45 @@ impl AggregateRows {
     /// The row's repeats, sums and passes, checked against each other, the pass mark and the
     /// score range (see [`check_sums`]).
     fn sums(&self, row: usize, pass_mark: f64, score_range: Option<(f64, f64)>) -> Result<RowSums> {
-        let k = self.repeats[row].filter(|k| *k >= 1).ok_or_else(|| {
-            self.bad(
+        let required =
+            |column: &str| self.bad(column, row, "null".into(), "a value is required here");
+        let k = self.repeats[row].ok_or_else(|| required("repeats"))?;
+        if k < 1 {
+            return Err(self.bad(
                 "repeats",
                 row,
-                format!("{:?}", self.repeats[row]),
+                k.to_string(),
                 "every row counts at least one repeat",
-            )
-        })?;
+            ));
+        }
         let (sum, sum2) = match (self.sum_score[row], self.sum_score2[row]) {
             (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
             (a, b) => {
+                let shown = |x: Option<f64>| x.map_or_else(|| "null".into(), table::float_text);
                 return Err(self.bad(
                     "sum_score, sum_score2",
                     row,
-                    format!("{a:?}, {b:?}"),
+                    format!("{}, {}", shown(a), shown(b)),
                     "sums must be finite numbers",
                 ));
             }
         };
-        let passes = self.passes[row]
-            .filter(|p| (0..=k).contains(p))
-            .ok_or_else(|| {
-                self.bad(
-                    "passes",
-                    row,
-                    format!("{:?}", self.passes[row]),
-                    "passes are between 0 and repeats",
-                )
-            })?;
-        if self.pass_mark[row] != Some(pass_mark) {
+        let passes = self.passes[row].ok_or_else(|| required("passes"))?;
+        if !(0..=k).contains(&passes) {
+            return Err(self.bad(
+                "passes",
+                row,
+                format!("{passes} (repeats = {k})"),
+                "passes are between 0 and repeats",
+            ));
+        }
+        let mark = self.pass_mark[row].ok_or_else(|| required("pass_mark"))?;
+        if mark != pass_mark {
             return Err(Error::BadValue {
                 path: self.path.clone(),
                 column: "pass_mark".into(),
                 row: Row::at(row),
-                value: format!("{:?}", self.pass_mark[row]),
+                value: table::float_text(mark),
                 problem: format!(
                     "passes were counted against this pass mark, the experiment's is {pass_mark}"
                 ),

@@ -229,7 +229,7 @@ pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) 
 ///
 /// An integer column stored in a type wider than i64 (unsigned 64-bit, 128-bit) is read when
 /// every value fits: Polars' cast would turn the others into nulls without a word, so the first
-/// value beyond i64 is refused here, with its row ([`refuse_beyond_i64`]).
+/// value beyond i64 is refused here, with its row (`refuse_beyond_i64`).
 ///
 /// # Errors
 /// Missing required columns, mistyped columns and integers beyond i64.
