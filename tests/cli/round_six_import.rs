@@ -7,7 +7,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{arm, assert_mentions, import, import_fails};
+use common::{ablate, arm, assert_mentions, fails, import, import_fails};
 use serde_json::Value;
 
 use crate::import::fixture;
@@ -473,4 +473,35 @@ fn lm_eval_copies_of_one_run_are_read_once_only_when_identical() {
             ],
         );
     }
+    // Into an experiment that holds the run: an identical copy is skipped, an edited one refused
+    // (it had been skipped as "already held", whatever its bytes).
+    let exp = root.path().join("same");
+    let into = |folder: &std::path::Path| {
+        let file = folder.join("samples_arith_gen_full_2026-11-30T03-26-41.079522.jsonl");
+        let mut cmd = ablate();
+        cmd.args(["import", "lm-eval", "--quiet"])
+            .arg(&file)
+            .arg("--arm")
+            .arg(format!("arith_gen_full={}", file.display()))
+            .args([
+                "--filter",
+                "strict-match",
+                "--score",
+                "exact_match",
+                "--into",
+            ])
+            .arg(&exp);
+        cmd
+    };
+    let err = fails(&mut into(&a));
+    assert_mentions(&err, &["nothing new to add", "already holds this run"]);
+    let err = fails(&mut into(&b));
+    assert_mentions(
+        &err,
+        &[
+            "already holds this run",
+            "SHA-256 differs",
+            "b/samples_arith_gen_full_",
+        ],
+    );
 }

@@ -465,3 +465,36 @@ fn the_tour_s_error_messages_are_current() {
     });
     assert_eq!(shown, [nan.as_str(), unknown.as_str(), truncated.as_str()]);
 }
+
+// ---- a declared score range ----
+
+/// experiment.toml's score_min and score_max are the range the scores can take; the intervals
+/// had used [0, 1] and the scores seen, so a declared 0–2 scale whose scores happened to stay in
+/// 0–1 got intervals valid only for 0–1.
+#[test]
+fn a_declared_score_range_is_the_intervals_support() {
+    let w = Workdir::tiny();
+    let width = |v: &Value| {
+        let a = &v["arms"][0];
+        a["ci_family_high"].as_f64().unwrap() - a["ci_family_low"].as_f64().unwrap()
+    };
+    let default = sweep(&w.dir);
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05\n",
+        "threshold_drop = 0.05\nscore_min = 0\nscore_max = 1\n",
+    );
+    assert_eq!(
+        width(&sweep(&w.dir)),
+        width(&default),
+        "0–1 declared is the default"
+    );
+    w.edit("experiment.toml", "score_max = 1\n", "score_max = 2\n");
+    let wider = sweep(&w.dir);
+    assert!(
+        width(&wider) > width(&default),
+        "{} vs {}",
+        width(&wider),
+        width(&default)
+    );
+}

@@ -466,6 +466,30 @@ fn drop_known_sources(
         .filter(|(_, r)| r.is_none())
         .filter_map(|(h, _)| h)
         .collect();
+    // lm-eval names a run by its task and date_id alone: the same run over other bytes is an
+    // edited copy, not the run the experiment holds (Inspect's runs may be rewritten whole, as
+    // by `inspect log convert`, so only lm-eval's are held to their bytes).
+    let shas = text_column(&existing.sources, "sha256", sources_path)?;
+    let mut sha_of_run: std::collections::BTreeMap<&str, BTreeSet<&str>> = Default::default();
+    for (r, h) in runs_of_sources.iter().zip(&shas) {
+        if let (Some(r), Some(h)) = (r, h) {
+            sha_of_run.entry(r.as_str()).or_default().insert(h.as_str());
+        }
+    }
+    if let Some(s) = imp.sources.iter().find(|s| {
+        s.harness == "lm-eval"
+            && s.run
+                .as_deref()
+                .and_then(|r| sha_of_run.get(r))
+                .is_some_and(|known| !known.contains(s.sha256.as_str()))
+    }) {
+        return Err(Error::Usage(format!(
+            "{}: {} already holds this run ({}) from a file with other contents (its SHA-256 differs): one of them was edited or cut short. Add the file lm-eval wrote, or import into a new experiment",
+            s.file,
+            into.display(),
+            s.run.as_deref().unwrap_or_default()
+        )));
+    }
     let mut dropped = BTreeSet::new();
     imp.sources.retain(|s| {
         // A file that names its run is a duplicate when the run is known (deterministic runs

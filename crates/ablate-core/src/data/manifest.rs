@@ -185,6 +185,13 @@ impl Manifest {
         matches(arm) || (!removed.is_empty() && removed.iter().all(|u| matches(u)))
     }
 
+    /// `(score_min, score_max)` when experiment.toml sets either (a promise about the scores,
+    /// which the intervals' support then uses); `None` for the defaults, which promise nothing.
+    pub fn declared_score_range(&self) -> Option<(f64, f64)> {
+        self.score_range_declared
+            .then_some((self.score_min, self.score_max))
+    }
+
     /// The `decide` patterns no judged arm uses, among `arms` (each measured arm's name and the
     /// units it removes): a pattern is used when it matches the name of an arm in the family,
     /// or a unit such an arm removes. A pattern no arm uses is probably a typo, and the arms it

@@ -55,11 +55,13 @@ impl CaseMatrix {
         }
     }
 
-    /// The range scores can take: [min(0, lowest case mean), max(1, highest case mean)] over
-    /// every cell with results. Scores are taken as lying in [0, 1] unless the data shows
-    /// otherwise; a paired drop then lies in [lo − hi, hi − lo].
-    pub fn score_bounds(&self) -> (f64, f64) {
-        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    /// The range scores can take: [min(lo₀, lowest case mean), max(hi₀, highest case mean)]
+    /// over every cell with results, where [lo₀, hi₀] is `declared` (experiment.toml's
+    /// `score_min` and `score_max`, when it sets them), else [0, 1]: scores are taken as lying
+    /// in that range unless the data shows otherwise. A paired drop then lies in
+    /// [lo − hi, hi − lo].
+    pub fn score_bounds(&self, declared: Option<(f64, f64)>) -> (f64, f64) {
+        let (mut lo, mut hi) = declared.unwrap_or((0.0, 1.0));
         for (i, &x) in self.mean.iter().enumerate() {
             if self.repeats[i] > 0 && x.is_finite() {
                 lo = lo.min(x);

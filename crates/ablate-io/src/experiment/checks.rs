@@ -144,7 +144,7 @@ pub(super) fn threshold_warnings(
     manifest: &Manifest,
     results: &Results,
 ) -> Vec<crate::warning::Warning> {
-    let (lo, hi) = results.matrix.score_bounds();
+    let (lo, hi) = results.matrix.score_bounds(manifest.declared_score_range());
     let span = hi - lo;
     let mut keys = vec![("threshold_drop", manifest.threshold_drop)];
     if manifest.stress_threshold_drop != manifest.threshold_drop {
