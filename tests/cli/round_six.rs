@@ -99,6 +99,14 @@ fn booleans_written_as_one_and_zero_are_read_and_other_integers_refused() {
         &err,
         &["cases.csv", "stress", "line 3", "true or false, or 1 or 0"],
     );
+    // Both forms in one column: said, not "is text".
+    w.edit(
+        "cases.csv",
+        "c2,billing,multi,2,2",
+        "c2,billing,multi,2,false",
+    );
+    let err = fails(ablate().args(["sweep", "--quiet"]).arg(&w.dir));
+    assert_mentions(&err, &["stress", "mixing true/false with 1/0", "one form"]);
 }
 
 /// Empties the cells of column `index` of the tiny experiment's cases.csv (the header stays).

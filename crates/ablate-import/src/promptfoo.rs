@@ -474,7 +474,7 @@ fn edited_assertions(
         )
     };
     Error::Usage(format!(
-        "test `{test}` is scored by different assertions in {} and in {}: the tests were edited between the evals, so the two files' scores of it measure different things, and pairing them as one case would compare them as if they did not. Run the earlier eval again with the current tests, or import the evals separately",
+        "test `{test}` is scored by different assertions in {} and in {}: the tests were edited between the evals (or one eval ran only some of a test's variants, as with --filter), so the two files' scores of it measure different things, and pairing them as one case would compare them as if they did not. Run the earlier eval again with the current tests, or import the evals separately",
         shown(only),
         shown(other)
     ))

@@ -24,7 +24,7 @@ pub(super) fn sibling(parent: &Path, kind: &str) -> PathBuf {
 #[derive(Debug)]
 pub struct AtomicDir {
     target: PathBuf,
-    /// What the folder is: whether it may take an experiment's place.
+    /// Its writer, recorded in the marker: which folders it may replace.
     kind: FolderKind,
     temp: PathBuf,
     committed: bool,
@@ -273,7 +273,8 @@ impl FolderUpdate {
     /// Starts updating `target`, an existing folder (not a link).
     ///
     /// # Errors
-    /// The target is missing, a link or a file; the temporary folder cannot be made.
+    /// The target is missing, a link or a file, read-only, or the folder the process runs in;
+    /// the temporary folder cannot be made.
     pub fn start(target: &Path) -> Result<FolderUpdate> {
         let target = &super::settled(target);
         let meta = std::fs::symlink_metadata(target).map_err(|e| Error::io(target, e))?;

@@ -307,7 +307,8 @@ pub fn is_experiment_folder(dir: &Path) -> bool {
 /// Checks that `target` may be written as an output folder of `kind`: it does not exist, or it
 /// is an empty folder, or a folder ablate wrote (its marker parses, says ablate, lists every
 /// file present with its SHA-256, and every file matches; the watch state ablate keeps beside
-/// its output aside). Anything else is refused, an unreadable marker included: a folder is
+/// its output aside), written by a writer of the same kind (`may_replace`) and deletable by this
+/// user (not read-only). Anything else is refused, an unreadable marker included: a folder is
 /// replaceable only when ablate can vouch for each of its files. Call it before long work so
 /// the user hears at once; [`AtomicDir::commit`] checks again.
 ///
@@ -514,7 +515,7 @@ fn deletable(target: &Path) -> Result<()> {
         Some(folder) => Err(refuse(
             &folder,
             format!(
-                "is read-only (this user may not delete what is in it), and replacing {} ends by deleting it; ablate does not replace a folder made read-only",
+                "is read-only (this user may not delete what is in it, or its file system is mounted read-only), and replacing {} ends by deleting it; ablate does not replace a folder made read-only",
                 target.display()
             ),
             &format!(
@@ -525,8 +526,8 @@ fn deletable(target: &Path) -> Result<()> {
     }
 }
 
-/// The first folder, `dir` itself or (with `whole`) any folder under it, whose entries this
-/// process may not remove or rename: no write or search permission on it for this user
+/// The first folder, `dir` itself, its direct subfolders, or (with `whole`) any folder under it,
+/// whose entries this process may not remove or rename: no write or search permission on it for this user
 /// (`faccessat` with the effective ids, so root and ACLs count as the kernel counts them). Links
 /// are not followed.
 pub(super) fn undeletable_folder(dir: &Path, whole: bool) -> Option<PathBuf> {

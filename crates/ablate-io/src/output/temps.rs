@@ -115,10 +115,18 @@ pub(crate) fn relocated(err: Error, from: &Path, to: &Path) -> Error {
             problem: text(problem),
             fix: text(fix),
         },
-        Error::Polars { context, source } => Error::Polars {
-            context: text(context),
-            source,
-        },
+        Error::Polars { context, source } => {
+            // Polars' own message may name the file too.
+            let said = source.to_string();
+            Error::Polars {
+                context: text(context),
+                source: if said.contains(f.as_str()) {
+                    Box::new(std::io::Error::other(text(said)))
+                } else {
+                    source
+                },
+            }
+        }
         Error::Usage(s) => Error::Usage(text(s)),
         e => e,
     }
@@ -216,9 +224,15 @@ pub fn install_interrupt_handler() {
                 let Some(signal) = signals.forever().next() else {
                     return;
                 };
-                AGAIN.store(true, std::sync::atomic::Ordering::SeqCst);
-                // Held until the process ends: no commit moves anything after this.
+                // Held until the process ends: no commit moves anything after this. Taken before a
+                // second signal may end the process at once, so that a swap under way (the old
+                // output moved aside, the new one not yet in place) always finishes first.
                 let live = hold();
+                AGAIN.store(true, std::sync::atomic::Ordering::SeqCst);
+                let unfinished = live
+                    .0
+                    .iter()
+                    .any(|p| !p.to_string_lossy().contains(".ablate-old-"));
                 let left: Vec<String> = live
                     .0
                     .iter()
@@ -229,6 +243,10 @@ pub fn install_interrupt_handler() {
                 let name = signal_hook::low_level::signal_name(signal).unwrap_or("a signal");
                 if live.0.is_empty() {
                     eprintln!("\nablate: interrupted ({name})");
+                } else if left.is_empty() && !unfinished {
+                    eprintln!(
+                        "\nablate: interrupted ({name}); the new output was already in place, whole, and the one it replaced was removed"
+                    );
                 } else if left.is_empty() {
                     eprintln!(
                         "\nablate: interrupted ({name}); the output it was writing was removed unfinished: what was there before is as it was (or the new output is, whole, if it was already in place)"
@@ -239,7 +257,8 @@ pub fn install_interrupt_handler() {
                         left.join(", ")
                     );
                 }
-                // Ends the process by the signal itself; exit with its shell code if that fails.
+                // Ends the process by the signal itself (signal-hook aborts if it cannot); exit
+                // with the shell's code for a signal it does not know.
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal);
             });

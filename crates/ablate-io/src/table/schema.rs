@@ -184,6 +184,14 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
                 kind.pandas_fix(column)
             ),
         },
+        // Every cell reads as a boolean, in two forms: true/false beside 1/0.
+        _ if kind == Kind::Bool => Error::WrongType {
+            path: file.path.clone(),
+            column: column.into(),
+            expected: kind.describe(),
+            found: "text mixing true/false with 1/0".into(),
+            fix: "write every cell in one form: true and false, or 1 and 0".into(),
+        },
         _ => fallback(),
     }
 }
@@ -232,7 +240,8 @@ pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) 
 /// value beyond i64 is refused here, with its row (`refuse_beyond_i64`).
 ///
 /// # Errors
-/// Missing required columns, mistyped columns and integers beyond i64.
+/// Missing required columns, mistyped columns, integers beyond i64, and integers other than 0
+/// and 1 in a boolean column. (A CSV column empty in every row is read as nulls.)
 pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result<Vec<Expr>> {
     let path = file.path.as_path();
     let mut exprs = Vec::new();
@@ -302,31 +311,12 @@ pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
 fn refuse_beyond_i64(file: &TableFile, name: &str, dtype: &DataType) -> Result<()> {
-    let unreadable = |e| polars_unreadable(&file.path, e);
-    let lost = scan(file, &[])?
-        .select([
-            col(name).cast(DataType::String).alias("value"),
-            (col(name)
-                .is_not_null()
-                .and(col(name).cast(DataType::Int64).is_null()))
-            .alias("lost"),
-        ])
-        .collect()
-        .map_err(unreadable)?;
-    let flags = lost
-        .column("lost")
-        .and_then(|c| c.bool().cloned())
-        .map_err(unreadable)?;
-    let Some(row) = flags.iter().position(|f| f == Some(true)) else {
+    let lost = col(name)
+        .is_not_null()
+        .and(col(name).cast(DataType::Int64).is_null());
+    let Some((row, value)) = first_row_where(file, name, lost)? else {
         return Ok(());
     };
-    let value = lost
-        .column("value")
-        .and_then(|c| c.str().cloned())
-        .map_err(unreadable)?
-        .get(row)
-        .unwrap_or_default()
-        .to_string();
     Err(Error::BadValue {
         path: file.path.clone(),
         column: name.into(),
@@ -362,31 +352,53 @@ fn all_empty(file: &TableFile, name: &str) -> Result<bool> {
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
 fn refuse_beyond_zero_one(file: &TableFile, name: &str) -> Result<()> {
+    let other = col(name).neq(lit(0)).and(col(name).neq(lit(1)));
+    let Some((row, value)) = first_row_where(file, name, other)? else {
+        return Ok(());
+    };
+    Err(Error::BadValue {
+        path: file.path.clone(),
+        column: name.into(),
+        row: Row::at(row),
+        value,
+        problem: "expected a boolean: true or false, or 1 or 0".into(),
+        fix: format!(
+            "write 1 (true) or 0 (false), or leave the cell empty where the value is unknown; {}",
+            Kind::Bool.pandas_fix(name)
+        ),
+    })
+}
+
+/// The first row of column `name` where `condition` holds (null counts as not), with the value
+/// as text: a streamed scan that keeps that one row, so a large log is never held in memory.
+///
+/// # Errors
+/// The file cannot be read.
+fn first_row_where(
+    file: &TableFile,
+    name: &str,
+    condition: Expr,
+) -> Result<Option<(usize, String)>> {
     let unreadable = |e| polars_unreadable(&file.path, e);
-    let values = scan(file, &[])?
-        .select([col(name).cast(DataType::String)])
-        .collect()
-        .map_err(unreadable)?;
-    let cells = values
-        .column(name)
-        .and_then(|c| c.str().cloned())
-        .map_err(unreadable)?;
-    match cells
-        .iter()
-        .enumerate()
-        .find(|(_, v)| v.is_some_and(|t| t != "0" && t != "1"))
-    {
-        Some((row, Some(value))) => Err(Error::BadValue {
-            path: file.path.clone(),
-            column: name.into(),
-            row: Row::at(row),
-            value: value.to_string(),
-            problem: "expected a boolean: true or false, or 1 or 0".into(),
-            fix: format!(
-                "write 1 (true) or 0 (false), or leave the cell empty where the value is unknown; {}",
-                Kind::Bool.pandas_fix(name)
-            ),
-        }),
-        _ => Ok(()),
+    let found = scan(file, &[])?
+        .select([col(name)])
+        .with_row_index("row", None)
+        .filter(condition)
+        .select([col("row"), col(name).cast(DataType::String).alias("value")])
+        .limit(1);
+    let found = super::collect_streaming(found, &file.path)?;
+    if found.height() == 0 {
+        return Ok(None);
     }
+    let row = found
+        .column("row")
+        .and_then(|c| c.cast(&DataType::UInt64))
+        .and_then(|c| c.u64().map(|v| v.get(0)))
+        .map_err(unreadable)?
+        .unwrap_or(0) as usize;
+    let value = found
+        .column("value")
+        .and_then(|c| c.str().map(|v| v.get(0).unwrap_or_default().to_string()))
+        .map_err(unreadable)?;
+    Ok(Some((row, value)))
 }
