@@ -314,25 +314,22 @@ fn refuse_beyond_i64(file: &TableFile, name: &str, dtype: &DataType) -> Result<(
     let lost = col(name)
         .is_not_null()
         .and(col(name).cast(DataType::Int64).is_null());
-    let Some((row, value)) = first_row_where(file, name, lost)? else {
-        return Ok(());
+    let problem = match file.format {
+        super::Format::Parquet => format!(
+            "beyond the largest integer ablate reads, {} (the column is stored as {dtype})",
+            i64::MAX
+        ),
+        super::Format::Csv => {
+            format!("beyond the largest integer ablate reads, {}", i64::MAX)
+        }
     };
-    Err(Error::BadValue {
-        path: file.path.clone(),
-        column: name.into(),
-        row: Row::at(row),
-        value,
-        problem: match file.format {
-            super::Format::Parquet => format!(
-                "beyond the largest integer ablate reads, {} (the column is stored as {dtype})",
-                i64::MAX
-            ),
-            super::Format::Csv => {
-                format!("beyond the largest integer ablate reads, {}", i64::MAX)
-            }
-        },
-        fix: "fix the value or drop the row; no count, repeat or size reaches it".into(),
-    })
+    refuse_first_where(
+        file,
+        name,
+        lost,
+        problem,
+        "fix the value or drop the row; no count, repeat or size reaches it".into(),
+    )
 }
 
 /// Whether a CSV column has no value in any row (every cell empty).
@@ -353,20 +350,41 @@ fn all_empty(file: &TableFile, name: &str) -> Result<bool> {
 /// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
 fn refuse_beyond_zero_one(file: &TableFile, name: &str) -> Result<()> {
     let other = col(name).neq(lit(0)).and(col(name).neq(lit(1)));
-    let Some((row, value)) = first_row_where(file, name, other)? else {
-        return Ok(());
-    };
-    Err(Error::BadValue {
-        path: file.path.clone(),
-        column: name.into(),
-        row: Row::at(row),
-        value,
-        problem: "expected a boolean: true or false, or 1 or 0".into(),
-        fix: format!(
+    refuse_first_where(
+        file,
+        name,
+        other,
+        "expected a boolean: true or false, or 1 or 0".into(),
+        format!(
             "write 1 (true) or 0 (false), or leave the cell empty where the value is unknown; {}",
             Kind::Bool.pandas_fix(name)
         ),
-    })
+    )
+}
+
+/// Refuses the first row of column `name` where `condition` holds ([`first_row_where`]), with
+/// its value, `problem` and `fix`.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
+fn refuse_first_where(
+    file: &TableFile,
+    name: &str,
+    condition: Expr,
+    problem: String,
+    fix: String,
+) -> Result<()> {
+    match first_row_where(file, name, condition)? {
+        None => Ok(()),
+        Some((row, value)) => Err(Error::BadValue {
+            path: file.path.clone(),
+            column: name.into(),
+            row: Row::at(row),
+            value,
+            problem,
+            fix,
+        }),
+    }
 }
 
 /// The first row of column `name` where `condition` holds (null counts as not), with the value
