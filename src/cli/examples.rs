@@ -99,8 +99,8 @@ Examples:
 
 pub(super) const IMPORT: &str = "\
 Examples:
-  ablate import inspect logs/ --out exp --threshold 0.02
-  ablate import lm-eval run-a/ run-b/ --out exp --baseline run-a --threshold 0.02
+  ablate import inspect logs/ --out exp --threshold-drop 0.02
+  ablate import lm-eval run-a/ run-b/ --out exp --baseline run-a --threshold-drop 0.02
   ablate import inspect new-logs/ --into exp                # add a batch's logs";
 
 pub(super) const SQL: &str = "\

@@ -35,21 +35,7 @@ pub(super) struct CheckArgs {
 pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
     let CheckArgs { dir, .. } = args;
     let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
-    let m = &exp.results.matrix;
-    let base = exp.baseline_index();
-    if !(0..m.n_arms)
-        .filter(|&a| a != base)
-        .any(|a| (0..m.n_cases).any(|c| m.present(c, a)))
-    {
-        return Err(ablate::error::Error::BadValue {
-            path: exp.results.path.clone(),
-            column: "arm".into(),
-            row: ablate::error::Row::none(),
-            value: format!("\"{}\"", exp.manifest.baseline_arm),
-            problem: "the results hold the baseline only: there is nothing to compare it with".into(),
-            fix: "add the arms' results (import their logs together with the baseline's, or name arms with `ablate import … --arm NAME=GLOB`), or plan and run arms with `ablate plan` and `ablate next`".into(),
-        });
-    }
+    super::refuse_baseline_only(&exp)?;
     let r = analysis::check::run(&exp);
     emit(g, Verb::Check.name(), &r, Some(&exp), report::check::human)
 }

@@ -36,7 +36,7 @@ enum PairByArg {
 /// runs (one row per run, with any that stands out flagged) and samples, and experiment.toml with
 /// the set, model and date from the logs; then prints the cases, arms, repeats and scores found,
 /// and everything skipped and why. Two prompts, two models or two questions are never merged: the
-/// import is refused with the reason. Without --threshold, every verb refuses the folder until the
+/// import is refused with the reason. Without --threshold-drop, every verb refuses the folder until the
 /// threshold is agreed in experiment.toml. How each harness maps: docs/import.md.
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
@@ -80,8 +80,9 @@ pub(super) struct ImportArgs {
     #[arg(long, value_delimiter = ',', value_name = "COL,...")]
     strata: Vec<String>,
     /// threshold_drop, agreed before reading the results (default: a placeholder ablate refuses).
-    #[arg(long, value_name = "X")]
-    threshold: Option<f64>,
+    /// `--threshold` is the older name, still read.
+    #[arg(long, value_name = "X", visible_alias = "threshold")]
+    threshold_drop: Option<f64>,
     /// The baseline arm (the full prompt). Default: an arm named baseline or full, else the arm
     /// with the most input tokens.
     #[arg(long, value_name = "ARM")]
@@ -114,7 +115,7 @@ pub(super) fn import(args: ImportArgs, g: &Global) -> Result<String> {
         },
         skip_invalid: args.skip_invalid,
         strata: args.strata,
-        threshold: args.threshold,
+        threshold: args.threshold_drop,
         baseline: args.baseline,
         set: args.set,
         filter: args.filter,
@@ -249,7 +250,7 @@ fn human(s: &ImportSummary) -> String {
         None => {
             let _ = writeln!(
                 out,
-                "threshold_drop: a placeholder. Agree the drop that matters before reading the results, then set it in {}/experiment.toml (or rerun with --threshold X).",
+                "threshold_drop: a placeholder. Agree the drop that matters before reading the results, then set it in {}/experiment.toml (or rerun with --threshold-drop X).",
                 s.out
             );
         }

@@ -39,7 +39,7 @@ removed, each arm repeated), production mixes, shadow traffic and context logs f
 and tells you which prompt units are needed, with confidence intervals and verdicts against the \
 threshold you agreed before the run.\n\nAn experiment is a folder with experiment.toml and tables \
 (results, cases, arms, units, case_units, mix, passages, shadow, context_log), each as .parquet or \
-.csv. Try:\n  ablate simulate --out /tmp/demo\n  ablate check /tmp/demo\n\nFrom a harness's logs (Inspect AI, lm-evaluation-harness, promptfoo):\n  ablate import inspect logs/ --out exp --threshold 0.02\nWhere the results live (DuckDB, Spark, Trino, BigQuery): print the reduction, run it there, then\n  ablate sweep exp --from-aggregates agg.parquet   (see ablate sql --help)",
+.csv. Try:\n  ablate simulate --out /tmp/demo\n  ablate check /tmp/demo\n\nFrom a harness's logs (Inspect AI, lm-evaluation-harness, promptfoo):\n  ablate import inspect logs/ --out exp --threshold-drop 0.02\nWhere the results live (DuckDB, Spark, Trino, BigQuery): print the reduction, run it there, then\n  ablate sweep exp --from-aggregates agg.parquet   (see ablate sql --help)",
     after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, column and row), 1 any other failure."
 )]
 pub struct Cli {
@@ -312,6 +312,20 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
 /// (unless --quiet).
 fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
     let exp = Experiment::load_tables(dir, g.from_aggregates.as_deref(), verb.reads())?;
+    // The verbs that judge arms against the baseline refuse what `check` refuses (need and the
+    // selector read the baseline's context alone; watch and next run the arms to come).
+    if matches!(
+        verb,
+        Verb::Sweep
+            | Verb::Variance
+            | Verb::Stress
+            | Verb::Interactions
+            | Verb::Reweight
+            | Verb::Record
+            | Verb::Report
+    ) {
+        refuse_baseline_only(&exp)?;
+    }
     // The floor on resamples holds only where they are drawn (B is otherwise unused).
     let min = analysis::min_bootstrap(g.confidence);
     if g.bootstrap > 0 && g.bootstrap < min && ablate::analysis::all::draws_resamples(&exp, verb) {
@@ -327,6 +341,27 @@ fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
         }
     }
     Ok(exp)
+}
+
+/// Refuses results that hold the baseline only: no arm to compare it with, so every verdict
+/// would be about nothing (the report had said `decide` selects no arm).
+fn refuse_baseline_only(exp: &Experiment) -> Result<()> {
+    let m = &exp.results.matrix;
+    let base = exp.baseline_index();
+    if (0..m.n_arms)
+        .filter(|&a| a != base)
+        .any(|a| (0..m.n_cases).any(|c| m.present(c, a)))
+    {
+        return Ok(());
+    }
+    Err(Error::BadValue {
+        path: exp.results.path.clone(),
+        column: "arm".into(),
+        row: ablate::error::Row::none(),
+        value: format!("\"{}\"", exp.manifest.baseline_arm),
+        problem: "the results hold the baseline only: there is nothing to compare it with".into(),
+        fix: "add the arms' results (import their logs together with the baseline's, or name arms with `ablate import … --arm NAME=GLOB`), or plan and run arms with `ablate plan` and `ablate next`".into(),
+    })
 }
 
 fn config(g: &Global) -> analysis::Config {

@@ -166,7 +166,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
 }
 
 /// Refuses numbers that would print nonsense ("detecting inf needs 0 cases", "needs
-/// 18,446,744,073,709,551,616 cases"): the threshold as `import --threshold` and experiment.toml
+/// 18,446,744,073,709,551,616 cases"): the threshold as `import --threshold-drop` and experiment.toml
 /// take it (finite, 0 or more), an sd that is finite and above 0, and a price and tokens per call
 /// that are finite, not negative and within [`super::MAX_PRICE_PER_MTOK`] and
 /// [`ablate::io::logs::MAX_TOKENS`] (so that the costs stay finite).

@@ -83,6 +83,30 @@ pub fn ablate() -> Command {
     Command::cargo_bin("ablate").expect("binary")
 }
 
+/// The `ablate` binary as a user whom file modes bind: as root, `nobody` (uid and gid 65534), after
+/// handing `tree` (which it must write beside) to that user; otherwise the current user.
+#[cfg(unix)]
+pub fn unprivileged(tree: &Path) -> std::process::Command {
+    use std::os::unix::process::CommandExt as _;
+    const NOBODY: u32 = 65534;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ablate"));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        fn hand_over(p: &Path) {
+            std::os::unix::fs::lchown(p, Some(NOBODY), Some(NOBODY)).unwrap();
+            if p.is_dir() && !p.is_symlink() {
+                for entry in std::fs::read_dir(p).unwrap() {
+                    hand_over(&entry.unwrap().path());
+                }
+            }
+        }
+        hand_over(tree);
+        // std drops the supplementary groups when it changes the uid from root.
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    cmd
+}
+
 /// Runs a command that must fail with exit code 2 (bad input or usage), without a panic, and
 /// returns its stderr.
 pub fn fails(cmd: &mut Command) -> String {

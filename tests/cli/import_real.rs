@@ -642,7 +642,7 @@ fn into_appends_new_repeats_and_arms_and_keeps_everything_else() {
             .arg(&exp)
             .args(["--arm", &named, "--threshold", "0.05"]),
     );
-    assert_mentions(&e, &["--threshold with --into", "experiment.toml"]);
+    assert_mentions(&e, &["--threshold-drop with --into", "experiment.toml"]);
     // Only folders that import wrote.
     let w = Workdir::tiny();
     let e = fails(

@@ -114,6 +114,9 @@ fn decide_patterns_that_select_nothing_are_warned() {
             .iter()
             .all(|a| a["in_family"] == false)
     );
+    // The family is reported as it is: no arm, not 1 (the intervals still divide α by 1).
+    assert_eq!(v["family"]["size"], 0, "{}", v["family"]);
+    assert_mentions(v["family"]["note"].as_str().unwrap(), &["no arm is judged"]);
     // Patterns that select arms: no warning.
     w.edit(
         "experiment.toml",

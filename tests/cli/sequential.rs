@@ -768,14 +768,14 @@ fn a_decision_not_recorded_is_a_json_warning_with_advice_that_works() {
             std::fs::set_permissions(&part.dir, std::fs::Permissions::from_mode(mode)).unwrap();
         };
         set(0o555);
-        // Skipped where permissions do not bind (running as root).
-        if std::fs::write(part.path("probe"), "").is_err() {
-            let plain = json(ablate().args(["--json", "--quiet", "watch"]).arg(&part.dir));
-            assert!(
-                codes(&plain).contains(&"watch.not_recorded".to_string()),
-                "{plain}"
-            );
-        }
+        // As root, run as `nobody`, whom the mode binds.
+        let mut plain = common::unprivileged(part.root.path());
+        plain.args(["--json", "--quiet", "watch"]).arg(&part.dir);
+        let plain = json(&mut assert_cmd::Command::from_std(plain));
+        assert!(
+            codes(&plain).contains(&"watch.not_recorded".to_string()),
+            "{plain}"
+        );
         set(0o755);
     }
 }

@@ -344,9 +344,10 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             tokens: full_tokens,
             score: base_score,
             retention: (base_score > 0.0).then_some(1.0),
-            // The baseline against itself: retention 1 exactly.
-            ci: Some(Interval::exact(1.0, cfg.confidence)),
-            retention_confident: Some(threshold <= 1.0),
+            // The baseline against itself: retention 1 exactly, undefined (with its interval and
+            // confidence) where the full-context score is 0.
+            ci: (base_score > 0.0).then(|| Interval::exact(1.0, cfg.confidence)),
+            retention_confident: (base_score > 0.0).then_some(threshold <= 1.0),
         });
         curves.push(Curve::of(selector, points, threshold));
     }

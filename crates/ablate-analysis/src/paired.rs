@@ -145,6 +145,24 @@ impl<'a> Intervals<'a> {
         }
     }
 
+    /// The arm's own interval at `confidence` under `guarantee`: [`Intervals::estimate`], except
+    /// that under the normal approximation below [`BOOTSTRAP_MIN_UNITS`] units it is the t
+    /// interval ([`Intervals::normal_family`] of one arm), so that the shown interval and the
+    /// family interval that judges rest on the same guarantee and nest by level.
+    pub fn estimate_under(
+        &self,
+        guarantee: Guarantee,
+        bootstrap_ci: Option<Option<(f64, f64)>>,
+        confidence: f64,
+    ) -> Estimate {
+        match guarantee {
+            Guarantee::Normal if !self.flat && self.n_units < BOOTSTRAP_MIN_UNITS => {
+                self.normal_family(1, confidence)
+            }
+            _ => self.estimate(bootstrap_ci, confidence),
+        }
+    }
+
     /// The family interval under `guarantee`: [`Intervals::family`] for any distribution, else
     /// [`Intervals::normal_family`].
     pub fn family_under(&self, guarantee: Guarantee, family: usize, confidence: f64) -> Estimate {

@@ -89,13 +89,17 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
             if !p.pos.is_empty() {
                 let sample = stress.drop_sample(m, a, (lo - hi, hi - lo));
-                let (drop, se) = (sample.point, sample.se);
+                let drop = sample.point;
                 let e = Intervals::new(&sample).family_under(
                     sweep.family.guarantee,
                     if cfg.per_arm { 1 } else { family },
                     cfg.confidence,
                 );
-                let (v, c) = judge(drop, t_stress, &e, Paired::distinct_units(&p.unit));
+                let (v, mut c) = judge(drop, t_stress, &e, Paired::distinct_units(&p.unit));
+                // An arm outside the decision family is described, never judged confident.
+                if !crate::analysis::sweep::in_family(exp, a) {
+                    c = Confidence::Inconclusive;
+                }
                 lost_stress = p
                     .pos
                     .iter()
@@ -105,7 +109,9 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                             && !m.case_passes(m.cell(c, a), pass_mark)
                     })
                     .count();
-                (drop_stress, se_stress, ci_stress) = (Some(drop), se, e.interval());
+                // The estimate's se: null where the drops do not vary (the interval is then the
+                // exact bound), as the sweep's.
+                (drop_stress, se_stress, ci_stress) = (Some(drop), e.se, e.interval());
                 (verdict_stress, confidence_stress) = (Some(v), Some(c));
             }
             let removable_confident = |v: Option<Verdict>, c: Option<Confidence>| {

@@ -316,7 +316,24 @@ fn mde_and_cases_needed(
     let p = paired.arm(m, a);
     let (_, se) = paired.drop_mean_se(m, a);
     let label = &exp.results.arms[a];
-    if estimate::no_variation(&p.drop) {
+    let too_few = || {
+        crate::warning::Warning::new(
+            "variance.too_few_units",
+            format!(
+                "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
+                if paired.clustered {
+                    "clusters"
+                } else {
+                    "cases"
+                }
+            ),
+        )
+    };
+    // One unit shows no spread because it cannot: that is too few units, not no spread.
+    if Paired::distinct_units(&p.unit) < 2 {
+        warnings.push(too_few());
+        (None, None)
+    } else if estimate::no_variation(&p.drop) {
         warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
             "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
         )));
@@ -341,10 +358,7 @@ fn mde_and_cases_needed(
         );
         (Some(multiplier * se), Some(needed))
     } else {
-        warnings.push(crate::warning::Warning::new("variance.too_few_units", format!(
-            "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
-            if paired.clustered { "clusters" } else { "cases" }
-        )));
+        warnings.push(too_few());
         (None, None)
     }
 }

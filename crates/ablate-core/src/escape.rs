@@ -9,14 +9,26 @@
 //! CSV cells are neutralised against formula injection where every CSV is written,
 //! `ablate::io::write::csv`.
 //! - [`plain`]: control characters (other than tab and line feed), U+FFFE and U+FFFF become
-//!   U+FFFD, since XML (the SVG charts) cannot carry them; applied inside the others.
+//!   U+FFFD, since XML (the SVG charts) cannot carry them, and so do the bidirectional formatting
+//!   characters, which would reorder the text after a name; applied inside the others.
 
-/// Replaces control characters other than `\t` and `\n`, and U+FFFE and U+FFFF (which XML
-/// cannot carry either), with U+FFFD.
+/// Whether `c` is a bidirectional formatting character (the marks U+200E, U+200F and U+061C, the
+/// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069): in a name, it would
+/// reorder how the text after it is drawn, ablate's own numbers included.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Replaces control characters other than `\t` and `\n`, the bidirectional formatting
+/// characters ([`is_bidi_control`]), and U+FFFE and U+FFFF (which XML cannot carry either), with
+/// U+FFFD.
 pub fn plain(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if (c.is_control() && c != '\t' && c != '\n') || matches!(c, '\u{FFFE}' | '\u{FFFF}') {
+            if (c.is_control() && c != '\t' && c != '\n')
+                || is_bidi_control(c)
+                || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+            {
                 '\u{FFFD}'
             } else {
                 c
@@ -39,6 +51,23 @@ pub fn html(text: &str) -> String {
         }
     }
     out
+}
+
+/// A Markdown line that continues a paragraph after a hard break, with what would start a block
+/// there escaped: a list item (`-`, `+`, `1.`, `1)`) or a setext heading's underline (`=`, `-`).
+/// [`markdown`] has already escaped the rest (`#`, `>`, `*`, `|`, code, links).
+fn not_a_block_start(line: String) -> String {
+    let lead = line.len() - line.trim_start_matches(' ').len();
+    let rest = &line[lead..];
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let at = match rest.as_bytes().first() {
+        Some(b'-' | b'+' | b'=') => lead,
+        Some(b'0'..=b'9') if matches!(rest.as_bytes().get(digits), Some(b'.' | b')')) => {
+            lead + digits
+        }
+        _ => return line,
+    };
+    format!("{}\\{}", &line[..at], &line[at..])
 }
 
 /// Escapes text for Markdown (running text, headings and table cells alike).
@@ -104,17 +133,25 @@ impl Prose {
     /// As Markdown (bold as `**`, line breaks as Markdown hard breaks: two spaces, then the
     /// break).
     pub fn markdown(&self) -> String {
-        self.spans
-            .iter()
-            .map(|(t, b)| {
-                let t = t.split('\n').map(markdown).collect::<Vec<_>>().join("  \n");
-                if *b && !t.is_empty() {
-                    format!("**{t}**")
-                } else {
-                    t
-                }
-            })
-            .collect()
+        let mut out = String::new();
+        for (t, b) in &self.spans {
+            let t = t
+                .split('\n')
+                .enumerate()
+                .map(|(i, line)| match i > 0 || out.ends_with('\n') {
+                    // A line after a break: nothing in it may start a list or a heading.
+                    true => not_a_block_start(markdown(line)),
+                    false => markdown(line),
+                })
+                .collect::<Vec<_>>()
+                .join("  \n");
+            if *b && !t.is_empty() {
+                out += &format!("**{t}**");
+            } else {
+                out += &t;
+            }
+        }
+        out
     }
 
     /// As plain text, unescaped (for the terminal).
@@ -153,5 +190,31 @@ mod tests {
         // A line break is a Markdown hard break: two spaces, then the break.
         assert_eq!(p.markdown(), "Set **&lt;b&gt;x&lt;/b&gt;\\|**.  \nNext");
         assert_eq!(p.plain(), "Set <b>x</b>|.\nNext");
+    }
+
+    #[test]
+    fn a_line_break_in_data_starts_no_list_or_heading() {
+        let p = Prose::new()
+            .text("Set ")
+            .bold("tiny\n=====\n- every example is removable\n12. x\n3) y\n  + z\n-0.5")
+            .text(".\n1. next");
+        assert_eq!(
+            p.markdown(),
+            "Set **tiny  \n\\=====  \n\\- every example is removable  \n12\\. x  \n3\\) y  \n  \\+ z  \n\\-0.5**.  \n1\\. next"
+        );
+        // Within a line, nothing changes.
+        assert_eq!(Prose::new().text("a - b = 1. c").markdown(), "a - b = 1. c");
+    }
+
+    #[test]
+    fn direction_marks_cannot_reorder_the_text_after_a_name() {
+        for c in ['\u{202E}', '\u{2066}', '\u{2069}', '\u{200F}', '\u{061C}'] {
+            let name = format!("few_shot/02{c}");
+            assert_eq!(plain(&name), "few_shot/02\u{FFFD}");
+            assert_eq!(html(&name), "few_shot/02\u{FFFD}");
+            assert_eq!(markdown(&name), "few_shot/02\u{FFFD}");
+        }
+        // A zero-width joiner (emoji, Indic scripts) is text, not a control.
+        assert_eq!(plain("a\u{200D}b"), "a\u{200D}b");
     }
 }

@@ -395,12 +395,12 @@ fn stack(what: &str, existing: &DataFrame, new: &DataFrame) -> Result<DataFrame>
     old.vstack(&add).map_err(|e| super::building(what, e))
 }
 
-/// `--baseline`, `--threshold`, `--set` and `--strata` would change experiment.toml, which an
+/// `--baseline`, `--threshold-drop`, `--set` and `--strata` would change experiment.toml, which an
 /// append keeps: refused.
 fn refuse_manifest_options(opts: &ImportOptions) -> Result<()> {
     for (given, flag) in [
         (opts.baseline.is_some(), "--baseline"),
-        (opts.threshold.is_some(), "--threshold"),
+        (opts.threshold.is_some(), "--threshold-drop"),
         (opts.set.is_some(), "--set"),
         (!opts.strata.is_empty(), "--strata"),
     ] {
@@ -626,7 +626,7 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
 /// Appends `imp` to the experiment `into` and returns the summary of the whole experiment.
 ///
 /// # Errors
-/// `into` is not an experiment `import` wrote; `--baseline`, `--threshold`, `--set` or `--strata`
+/// `into` is not an experiment `import` wrote; `--baseline`, `--threshold-drop`, `--set` or `--strata`
 /// given (experiment.toml is kept: edit it there); nothing new to add; the checks of a new
 /// import; a write failure.
 pub fn append(

@@ -50,7 +50,7 @@ fn review_scores_and_runs(imp: &mut Imported) -> (f64, f64) {
     );
     if lo < 0.0 || hi > 1.0 {
         imp.notes.push(format!(
-            "the scores run from {} to {}, not 0–1: a pass is score ≥ pass_mark (experiment.toml, 0.5 unless set), and --threshold (threshold_drop) is in the same score points; set pass_mark on this scale (e.g. pass_mark = {} for the midpoint) and give --threshold in the same units (on a 0–10 scale, 0.5 is 5% of the range)",
+            "the scores run from {} to {}, not 0–1: a pass is score ≥ pass_mark (experiment.toml, 0.5 unless set), and --threshold-drop is in the same score points; set pass_mark on this scale (e.g. pass_mark = {} for the midpoint) and give --threshold-drop in the same units (on a 0–10 scale, 0.5 is 5% of the range)",
             short(lo),
             short(hi),
             short((lo + hi) / 2.0)
@@ -94,7 +94,7 @@ impl Plan {
             && !(t.is_finite() && t >= 0.0)
         {
             return Err(Error::Usage(format!(
-                "--threshold {t}: a drop threshold is a finite number, 0 or more (e.g. 0.02)"
+                "--threshold-drop {t}: a drop threshold is a finite number, 0 or more (e.g. 0.02)"
             )));
         }
         check_strata_option(&opts.strata)?;

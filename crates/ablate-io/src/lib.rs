@@ -12,7 +12,7 @@
 // The layers below, under the names the modules use. Polars, the zip and JSON5 readers live
 // here and in ablate-import; nothing above names them.
 use crate as io;
-use ablate_core::{error, text, warning};
+use ablate_core::{error, escape, text, warning};
 use ablate_stats as stats;
 
 pub mod sql;

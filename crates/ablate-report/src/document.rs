@@ -116,12 +116,18 @@ pub struct Written {
 /// The report's opening lines: the set, and the needed context fraction with its caveats.
 fn headline(a: &Analyses) -> Prose {
     let c = &a.check;
+    // The cases the drops and the decision rest on (the record's `cases`); cases.csv may list
+    // more that have no baseline results yet.
+    let measured = a.sweep.cases;
+    let unmeasured = match c.main_cases.saturating_sub(measured) {
+        0 => String::new(),
+        n => format!(" ({n} more in cases.csv without results)"),
+    };
     let mut p = Prose::new().text("Set ").bold(c.set.as_str()).text(format!(
-        "{}, model {}, measured {}: {} main-set cases, {} stress cases, {} arms, {} repeats; threshold_drop {}.\n",
+        "{}, model {}, measured {}: {measured} main-set cases{unmeasured}, {} stress cases, {} arms, {} repeats; threshold_drop {}.\n",
         if c.synthetic { " (synthetic data)" } else { "" },
         c.model.as_deref().unwrap_or("—"),
         c.measured_at.as_deref().unwrap_or("—"),
-        c.main_cases,
         c.stress_cases,
         c.arms.len(),
         a.sweep.repeats,

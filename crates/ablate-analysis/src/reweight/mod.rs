@@ -503,7 +503,8 @@ fn kish_effective_n(weights: &[f64]) -> f64 {
 /// `normal` the t interval at C − 1 degrees of freedom; with no spread the exact bound on the
 /// units that carry weight (`weighted_units`: a case of a stratum with no production share is no
 /// evidence of the production drop), never a zero-width interval; undefined (inconclusive) with
-/// fewer than two such units.
+/// fewer than two such units, or without a production se (a weighted stratum with one case).
+/// Only an arm in the decision family ([`crate::analysis::sweep::in_family`]) may be confident.
 fn arm_row(
     exp: &Experiment,
     opts: &ReweightOptions,
@@ -513,6 +514,10 @@ fn arm_row(
     drop_production: Option<f64>,
     se_production: Option<f64>,
 ) -> ReweightArm {
+    let in_family = exp
+        .results
+        .arm_index(arm)
+        .is_some_and(|a| crate::analysis::sweep::in_family(exp, a));
     let threshold = exp.manifest.threshold_drop;
     let drop_eval = moments::mean(&p.drop);
     let guarantee = opts.guarantee.unwrap_or(exp.manifest.guarantee);
@@ -529,25 +534,29 @@ fn arm_row(
     let recentred: Vec<f64> = p.drop.iter().map(|d| d + shift).collect();
     let level = |family: usize| 1.0 - (1.0 - opts.confidence) / family as f64;
     // One set of intervals for the shown and the judging interval (their spread found once).
-    let intervals = drop_production.filter(|_| weighted && !no_spread).map(|d| {
-        Intervals::weighted(
-            &Sample {
-                point: d,
-                se: se_production,
-                values: &recentred,
-                units: &p.unit,
-                reach: (lo - hi + shift, hi - lo + shift),
-            },
-            (lo - hi, hi - lo),
-        )
-    });
+    // Without a production se (a weighted stratum with one case), nothing bounds the production
+    // drop: no interval, and the verdict stays inconclusive.
+    let intervals = drop_production
+        .filter(|_| weighted && !no_spread && se_production.is_some())
+        .map(|d| {
+            Intervals::weighted(
+                &Sample {
+                    point: d,
+                    se: se_production,
+                    values: &recentred,
+                    units: &p.unit,
+                    reach: (lo - hi + shift, hi - lo + shift),
+                },
+                (lo - hi, hi - lo),
+            )
+        });
     // `family`: None for the shown interval (as the sweep's `ci`), Some(K) for the judging one.
     let at = |family: Option<usize>| match (drop_production, &intervals) {
         (Some(d), _) if flat => {
             Estimate::no_variation(d, units, lo - hi, hi - lo, level(family.unwrap_or(1)))
         }
         (Some(_), Some(intervals)) => match family {
-            None => intervals.estimate(None, opts.confidence),
+            None => intervals.estimate_under(guarantee, None, opts.confidence),
             Some(k) => intervals.family_under(guarantee, k, opts.confidence),
         },
         _ => Estimate::normal(f64::NAN, None, opts.confidence),
@@ -556,7 +565,12 @@ fn arm_row(
     let verdict_eval = Verdict::of(drop_eval, threshold);
     let verdict_production = drop_production.map(|d| Verdict::of(d, threshold));
     let judging = at(Some(if opts.per_arm { 1 } else { opts.family.max(1) }));
-    let confidence_production = drop_production.map(|d| judge(d, threshold, &judging, units).1);
+    // An arm outside the decision family (experiment.toml's `decide`) is described, never judged
+    // confident, so its flip never reaches the decision.
+    let confidence_production = drop_production.map(|d| match in_family {
+        true => judge(d, threshold, &judging, units).1,
+        false => Confidence::Inconclusive,
+    });
     let flipped = verdict_production.is_some_and(|v| v != verdict_eval);
     ReweightArm {
         arm: arm.to_string(),

@@ -9,7 +9,8 @@
 //!   [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) units up (100,000: in
 //!   practice never); with `--bootstrap 0`, drop ± z·se there. Below that many units the score
 //!   interval (cases) or the wider of the t and effective-sample score intervals (clusters),
-//!   which hold at every size measured ([`Paired::estimate`]). When every paired
+//!   which hold at every size measured ([`Paired::estimate`]); under the normal guarantee the
+//!   clustered t interval there instead ([`paired::Intervals::estimate_under`]). When every paired
 //!   case has the same drop (no spread), the se is null and the CI is the exact bound of
 //!   [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`), and the
 //!   p-value is an exact sign test over the units;
@@ -131,7 +132,8 @@ pub struct SweepArm {
 /// The family of claims a sweep judges together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Family {
-    /// Arms compared with the baseline (K).
+    /// Arms judged together (K): the arms compared with the baseline that experiment.toml's
+    /// `decide` selects; 0 when it selects none.
     pub size: usize,
     /// The level every verdict's interval holds at together: 1 − α.
     pub level: f64,
@@ -170,7 +172,9 @@ impl Family {
                 (false, Guarantee::Normal) => "bonferroni-t",
             },
             guarantee,
-            note: if per_arm {
+            note: if size == 0 {
+                "no arm is judged (no arm with paired cases is in the decision family), so no verdict is confident".into()
+            } else if per_arm {
                 format!(
                     "each of the {size} arms is judged at its own {} (--per-arm): across them, the chance of some wrong confident verdict is up to {:.0}%",
                     pct(confidence),
@@ -276,8 +280,9 @@ fn block_of(exp: &Experiment, arm: &str) -> Option<String> {
     Some(first.to_string())
 }
 
-/// The arms a sweep compares with the baseline, K: every other arm sharing a main-set case with
-/// it. The family the verdicts are judged in ([`Family`]).
+/// The arms a sweep judges together, K: every other arm sharing a main-set case with the
+/// baseline that experiment.toml's `decide` selects (0 when it selects none). The family the
+/// verdicts are judged in ([`Family`]).
 pub fn family_size(exp: &Experiment) -> usize {
     let m = &exp.results.matrix;
     let paired = Paired::new(exp, CaseSet::Main);
@@ -288,8 +293,9 @@ pub fn family_size(exp: &Experiment) -> usize {
         .count()
 }
 
-/// Whether arm `a` is in the decision family (experiment.toml's `decide`).
-fn in_family(exp: &Experiment, a: usize) -> bool {
+/// Whether arm `a` is in the decision family (experiment.toml's `decide`): only such an arm's
+/// verdict may be confident, in the sweep, on the stress slice and in production.
+pub fn in_family(exp: &Experiment, a: usize) -> bool {
     let name = &exp.results.arms[a];
     exp.manifest.decides(name, &removed_units(exp, name))
 }
@@ -381,7 +387,8 @@ impl OneArm<'_> {
         let draws = self.draws;
         let intervals = paired.drop_intervals(m, a, (lo - hi, hi - lo));
         let drop = intervals.point();
-        let est = intervals.estimate(
+        let est = intervals.estimate_under(
+            self.guarantee,
             draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
             cfg.confidence,
         );
@@ -405,7 +412,10 @@ impl OneArm<'_> {
         }
         let confidence_any_distribution = (self.guarantee == Guarantee::Normal).then(|| {
             let any = intervals.family(if cfg.per_arm { 1 } else { family_size }, cfg.confidence);
-            judge(drop, threshold, &any, units).1
+            match in_family {
+                true => judge(drop, threshold, &any, units).1,
+                false => Confidence::Inconclusive,
+            }
         });
         let doubtful = self.guarantee == Guarantee::Normal && intervals.normal_doubtful();
         let binary = changes.binary;
@@ -503,7 +513,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         .flatten();
 
     let judged: Vec<bool> = arm_ids.iter().map(|&a| in_family(exp, a)).collect();
-    let family_size = judged.iter().filter(|&&j| j).count().max(1);
+    // K, as reported: 0 when `decide` selects no arm. The intervals divide α by at least 1.
+    let judged_arms = judged.iter().filter(|&&j| j).count();
+    let family_size = judged_arms.max(1);
     // Each arm's estimates on its own (rayon; collected in arm order, so the output is the same
     // at any thread count).
     let per_arm: Vec<(SweepArm, f64, Option<crate::warning::Warning>, bool, bool)> = arm_ids
@@ -540,7 +552,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         mcnemar_withheld |= binary;
     }
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
-    let mut family = Family::new(family_size, cfg.confidence, cfg.per_arm, guarantee);
+    let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
     family.min_certifiable_threshold = min_certifiable(&arms);
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);

@@ -280,7 +280,7 @@ impl Reader<'_> {
     fn measured_at(&self) -> Result<Option<String>> {
         let measured_at = match self.table.get("measured_at") {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(_)) => self.name("measured_at", "measured_at = \"2025-08-26\"")?,
             Some(Value::Datetime(d)) => Some(d.to_string()),
             Some(v) => {
                 return Err(self.wrong("measured_at", v, "a date", "measured_at = \"2025-08-26\""));
@@ -297,7 +297,7 @@ impl Reader<'_> {
             return Err(self.err(
             "threshold_drop",
             "is the placeholder `ablate import` writes: no threshold was agreed yet".into(),
-            "agree the smallest drop that matters before reading the results, and write it here (e.g. threshold_drop = 0.02), or rerun `ablate import … --threshold 0.02`",
+            "agree the smallest drop that matters before reading the results, and write it here (e.g. threshold_drop = 0.02), or rerun `ablate import … --threshold-drop 0.02`",
         ));
         }
         let threshold_drop = self
@@ -443,7 +443,7 @@ impl Reader<'_> {
                         table: t,
                         prefix: format!("blocks[{i}]."),
                     };
-                    let name = br.string("name", "name = \"system\"")?.ok_or_else(|| {
+                    let name = br.name("name", "name = \"system\"")?.ok_or_else(|| {
                         br.err("name", "missing".into(), "name the block as in units.block")
                     })?;
                     let need_text = br.string("need", "need = \"always\"")?.ok_or_else(|| {
@@ -493,12 +493,46 @@ impl Reader<'_> {
         )
     }
 
+    /// A text value: control characters other than line breaks and tabs (escape codes, which a
+    /// terminal obeys) and the bidirectional controls (which reorder the text after them on a
+    /// page) are refused.
     fn string(&self, key: &str, example: &str) -> Result<Option<String>> {
         match self.table.get(key) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::String(s)) => {
+                let bad = s.chars().find(|&c| {
+                    (c.is_control() && c != '\n' && c != '\t') || crate::escape::is_bidi_control(c)
+                });
+                match bad {
+                    Some(c) => Err(self.refused_character(key, s, c)),
+                    None => Ok(Some(s.clone())),
+                }
+            }
             Some(v) => Err(self.wrong(key, v, "text", example)),
         }
+    }
+
+    /// A name (the set, the model, an arm, a block): text on one line.
+    fn name(&self, key: &str, example: &str) -> Result<Option<String>> {
+        let s = self.string(key, example)?;
+        match s
+            .as_deref()
+            .and_then(|s| s.chars().find(|&c| c == '\n' || c == '\t'))
+        {
+            Some(c) => Err(self.refused_character(key, s.as_deref().unwrap_or_default(), c)),
+            None => Ok(s),
+        }
+    }
+
+    fn refused_character(&self, key: &str, s: &str, c: char) -> Error {
+        self.err(
+            key,
+            format!(
+                "{s:?} holds U+{:04X}, a control character: names are printed in the terminal and the report, where line breaks, escape codes and direction marks would act instead of showing",
+                c as u32
+            ),
+            "remove it from experiment.toml (a name is one line of plain text)",
+        )
     }
 
     fn number(&self, key: &str, example: &str) -> Result<Option<f64>> {
@@ -511,7 +545,7 @@ impl Reader<'_> {
     }
 }
 
-/// The value `ablate import` writes for `threshold_drop` when `--threshold` is not given. Every
+/// The value `ablate import` writes for `threshold_drop` when `--threshold-drop` is not given. Every
 /// verb refuses it: the threshold is agreed before the results are read, not chosen after.
 pub const THRESHOLD_PLACEHOLDER: &str = "unset: agree it before reading the results";
 
@@ -573,19 +607,17 @@ impl Manifest {
             prefix: String::new(),
         };
 
-        let set = r
-            .string("set", "set = \"support-eval-v3\"")?
-            .ok_or_else(|| {
-                r.err(
-                    "set",
-                    "missing".into(),
-                    "name the frozen eval set, e.g. set = \"support-eval-v3\"",
-                )
-            })?;
-        let model = r.string("model", "model = \"claude-sonnet-4-5-20250929\"")?;
+        let set = r.name("set", "set = \"support-eval-v3\"")?.ok_or_else(|| {
+            r.err(
+                "set",
+                "missing".into(),
+                "name the frozen eval set, e.g. set = \"support-eval-v3\"",
+            )
+        })?;
+        let model = r.name("model", "model = \"claude-sonnet-4-5-20250929\"")?;
         let measured_at = r.measured_at()?;
         let baseline_arm = r
-            .string("baseline_arm", "baseline_arm = \"baseline\"")?
+            .name("baseline_arm", "baseline_arm = \"baseline\"")?
             .unwrap_or_else(|| "baseline".to_string());
         let (threshold_drop, stress_threshold_drop) = r.thresholds()?;
         let pass_mark = r.number("pass_mark", "pass_mark = 0.5")?.unwrap_or(0.5);

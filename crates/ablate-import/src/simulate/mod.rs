@@ -176,11 +176,12 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         .unwrap_or(((cfg.cases as f64) * 0.16).round() as usize);
     let units = model::units();
     let unit_names: Vec<String> = units.iter().map(|u| u.0.clone()).collect();
-    let cases = model::cases(cfg.seed, cfg.cases, n_stress);
     let arms = match &cfg.custom_arms {
         Some(custom) => custom_arms(custom, &unit_names)?,
         None => demo_arms(&unit_names, cfg.arms),
     };
+    check_size(cfg, n_stress, arms.len())?;
+    let cases = model::cases(cfg.seed, cfg.cases, n_stress);
 
     let dir = AtomicDir::create(out, crate::io::output::FolderKind::Simulate)?;
     let mut files = Vec::new();
@@ -235,6 +236,47 @@ pub fn run(cfg: &SimConfig, out: &Path) -> Result<SimSummary> {
         result_rows,
         files,
     })
+}
+
+/// The most rows `simulate` writes in one table: a billion results rows is about 40 GB in
+/// memory before it is written (the benchmarks' largest is 100 million).
+pub const MAX_ROWS: u64 = 1_000_000_000;
+
+/// Refuses a simulation larger than [`MAX_ROWS`] in any table, before anything is written: the
+/// results' (cases + stress cases) × arms × repeats, the shadow and context logs' requests. Counts
+/// that overflow had panicked, and sizes beyond memory aborted, leaving a partial temporary folder.
+fn check_size(cfg: &SimConfig, n_stress: usize, arms: usize) -> Result<()> {
+    let results = (cfg.cases as u64)
+        .checked_add(n_stress as u64)
+        .and_then(|c| c.checked_mul(arms as u64))
+        .and_then(|r| r.checked_mul(u64::from(cfg.repeats)));
+    let sizes = [
+        (
+            results,
+            "--cases, --stress-cases, --arms and --repeats make",
+            "results rows",
+        ),
+        (
+            Some(cfg.shadow_requests as u64),
+            "--shadow-requests asks for",
+            "shadow requests",
+        ),
+        (
+            Some(cfg.context_requests as u64),
+            "--context-requests asks for",
+            "context requests",
+        ),
+    ];
+    for (n, what, rows) in sizes {
+        if n.is_none_or(|n| n > MAX_ROWS) {
+            let n = n.map_or("more".into(), |n| crate::text::thousands(n as f64));
+            return Err(Error::Usage(format!(
+                "{what} {n} {rows}; simulate writes at most {} per table (held in memory before it is written): choose smaller counts",
+                crate::text::thousands(MAX_ROWS as f64)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses settings that cannot make an experiment: no case, no repeat, no arm, or more arms

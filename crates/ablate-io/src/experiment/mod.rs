@@ -232,12 +232,14 @@ fn load_results(
                 .then_some((manifest.score_min, manifest.score_max)),
             arms,
         ),
-        None => Results::load(
-            &required(dir, "results", "one row per case × arm × repeat")?,
-            cases,
-            manifest.pass_mark,
-            arms,
-        ),
+        None => {
+            let file = required(dir, "results", "one row per case × arm × repeat")?;
+            let results = Results::load(&file, cases, manifest.pass_mark, arms)?;
+            if let Some((lo, hi)) = manifest.declared_score_range() {
+                table::refuse_scores_outside(&file, lo, hi)?;
+            }
+            Ok(results)
+        }
     }
 }
 

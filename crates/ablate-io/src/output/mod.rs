@@ -528,16 +528,21 @@ fn deletable(target: &Path) -> Result<()> {
 
 /// The first folder, `dir` itself, its direct subfolders, or (with `whole`) any folder under it,
 /// whose entries this process may not remove or rename: no write or search permission on it for this user
-/// (`faccessat` with the effective ids, so root and ACLs count as the kernel counts them). Links
-/// are not followed.
+/// (`faccessat` with the effective ids, so ACLs count as the kernel counts them), or no write
+/// permission for anyone in its mode (`chmod a-w`): root may write anything, and that mode is
+/// the user's protection whoever runs ablate. Links are not followed.
 pub(super) fn undeletable_folder(dir: &Path, whole: bool) -> Option<PathBuf> {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt as _;
+        use std::os::unix::fs::PermissionsExt as _;
         let writable = |p: &Path| {
             let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
                 return false;
             };
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.permissions().mode() & 0o222 == 0) {
+                return false;
+            }
             // SAFETY: a valid C string, only read by faccessat.
             let allowed = unsafe {
                 libc::faccessat(
@@ -601,8 +606,36 @@ pub(super) fn same_imported_set(old: &Path, new: &Path, target: &Path) -> Result
             ),
             "check --out: give a new folder, or delete this one yourself if you mean to replace it",
         )),
-        _ => Ok(()),
+        _ => same_logs_or_more(old, new, target),
     }
+}
+
+/// The second half of [`same_imported_set`]: the logs the earlier import read (the SHA-256s in
+/// its `sources.parquet`) must all be among this import's. Two imports of one task from other
+/// logs share a set name; the later one had replaced the earlier without a word.
+fn same_logs_or_more(old: &Path, new: &Path, target: &Path) -> Result<()> {
+    let shas = |dir: &Path| -> Option<std::collections::BTreeSet<String>> {
+        use polars::prelude::*;
+        let file = std::fs::File::open(dir.join("sources.parquet")).ok()?;
+        let df = ParquetReader::new(file).finish().ok()?;
+        let col = df.column("sha256").ok()?.str().ok()?.clone();
+        Some(col.iter().flatten().map(str::to_string).collect())
+    };
+    let (Some(before), Some(now)) = (shas(old), shas(new)) else {
+        return Ok(());
+    };
+    let missing = before.difference(&now).count();
+    if missing == 0 {
+        return Ok(());
+    }
+    Err(refuse(
+        target,
+        format!(
+            "holds an import of {} log file(s), {missing} of which this import does not read (the same set name, other logs); replacing it would lose them",
+            before.len()
+        ),
+        "check --out: give a new folder, add these logs to it with `ablate import … --into`, or delete it yourself if you mean to replace it",
+    ))
 }
 
 /// Whether `marker` vouches for every one of `files` in `target` (listed, and its SHA-256
@@ -1270,11 +1303,7 @@ mod tests {
     #[test]
     fn read_only_folders_are_refused_and_temporary_ones_never_left() {
         use std::os::unix::fs::PermissionsExt;
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            eprintln!("root may delete anything: skipped");
-            return;
-        }
+        // The modes bind as root too (checked from the mode bits).
         let mode = |p: &Path, m: u32| {
             std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
         };

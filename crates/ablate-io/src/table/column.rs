@@ -105,9 +105,14 @@ pub fn float_text(x: f64) -> String {
 /// Whether `c` may not appear in an id: a control character, or a Unicode noncharacter
 /// (U+FDD0..=U+FDEF, and the last two code points of every plane, U+xFFFE and U+xFFFF). XML
 /// cannot carry U+FFFE or U+FFFF (the report's SVG charts failed on them as an internal error),
-/// and the others are reserved for a program's own use, never for interchange.
+/// and the others are reserved for a program's own use, never for interchange. The bidirectional
+/// formatting characters too ([`crate::escape::is_bidi_control`]): in a name on a page or in a
+/// terminal they reorder the text after them, ablate's own numbers included.
 pub fn refused_in_id(c: char) -> bool {
-    c.is_control() || ('\u{FDD0}'..='\u{FDEF}').contains(&c) || (c as u32 & 0xFFFE) == 0xFFFE
+    c.is_control()
+        || crate::escape::is_bidi_control(c)
+        || ('\u{FDD0}'..='\u{FDEF}').contains(&c)
+        || (c as u32 & 0xFFFE) == 0xFFFE
 }
 
 /// Refuses control characters (line breaks, tabs, escape codes) and Unicode noncharacters
@@ -125,7 +130,7 @@ pub fn check_id(path: &Path, column: &str, row: usize, id: &str) -> Result<()> {
             row: Row::at(row),
             value: format!("{id:?}"),
             problem: format!(
-                "ids may not contain control characters (line breaks, tabs, escape codes) or Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF); this one has U+{:04X}",
+                "ids may not contain control characters (line breaks, tabs, escape codes, direction marks) or Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF); this one has U+{:04X}",
                 c as u32
             ),
             fix: format!(

@@ -244,6 +244,7 @@ pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) 
 /// and 1 in a boolean column. (A CSV column empty in every row is read as nulls.)
 pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result<Vec<Expr>> {
     let path = file.path.as_path();
+    refuse_repeated_columns(file, schema, specs)?;
     let mut exprs = Vec::new();
     for spec in specs {
         match schema.get(spec.name.as_str()) {
@@ -367,6 +368,50 @@ fn refuse_beyond_zero_one(file: &TableFile, name: &str) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and value; an unreadable file.
+/// Refuses a CSV header that names one of the columns ablate reads twice (`score,score`, as a
+/// join or a concatenation in a notebook writes it): which one holds the values is ambiguous.
+/// Polars reads the second as `<name>_duplicated_<n>`; it had been dropped without a word.
+fn refuse_repeated_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result<()> {
+    for spec in specs {
+        let copy = format!("{}_duplicated_", spec.name);
+        if schema.get(spec.name.as_str()).is_some()
+            && schema.iter_names().any(|n| n.starts_with(copy.as_str()))
+        {
+            return Err(Error::Unreadable {
+                path: file.path.clone(),
+                problem: format!(
+                    "the header names column `{}` more than once, so which one holds its values is ambiguous",
+                    spec.name
+                ),
+                fix: format!(
+                    "keep one `{}` column (or rename the others) where the file is written",
+                    spec.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses the first row whose `score` lies outside [lo, hi], the range experiment.toml declares
+/// (`score_min`, `score_max`): every interval is drawn in that range, so a score beyond it is
+/// either a typo in the range or a score on another scale. A streamed scan.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the row and the score; the file cannot be read.
+pub fn refuse_scores_outside(file: &TableFile, lo: f64, hi: f64) -> Result<()> {
+    refuse_first_where(
+        file,
+        "score",
+        col("score")
+            .cast(DataType::Float64)
+            .lt(lit(lo))
+            .or(col("score").cast(DataType::Float64).gt(lit(hi))),
+        format!("is outside [score_min, score_max] = [{lo}, {hi}], the range experiment.toml declares the scores take"),
+        "set score_min and score_max in experiment.toml to the score's true range (every interval is drawn in it), or fix the score".into(),
+    )
+}
+
 fn refuse_first_where(
     file: &TableFile,
     name: &str,
