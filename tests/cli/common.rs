@@ -107,6 +107,16 @@ pub fn unprivileged(tree: &Path) -> std::process::Command {
     cmd
 }
 
+/// The codes of a verb's JSON warnings.
+pub fn codes(v: &serde_json::Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Runs a command that must fail with exit code 2 (bad input or usage), without a panic, and
 /// returns its stderr.
 pub fn fails(cmd: &mut Command) -> String {

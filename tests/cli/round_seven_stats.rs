@@ -8,7 +8,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{Workdir, ablate, assert_mentions, fails, json};
+use common::{Workdir, ablate, assert_mentions, codes, fails, json};
 use serde_json::Value;
 
 /// One arm's rows: (case, scores by repeat).
@@ -94,15 +94,6 @@ fn arm<'a>(v: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|a| a["arm"] == name)
         .unwrap_or_else(|| panic!("no arm {name} in {v}"))
-}
-
-fn codes(v: &Value) -> Vec<String> {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// 40% of production weight on a stratum of one eval case: its se is undefined (null, warned),

@@ -8,7 +8,7 @@ use ablate::io::prelude::*;
 use std::path::Path;
 
 use ablate::stats::betting::stopping_time;
-use common::{Workdir, ablate, demo, json};
+use common::{Workdir, ablate, codes, demo, json};
 use polars::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -532,16 +532,6 @@ fn plan_sequential_projects_clusters_on_a_clustered_pilot() {
             "{a}"
         );
     }
-}
-
-/// The codes of a verb's JSON warnings.
-fn codes(v: &serde_json::Value) -> Vec<String> {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// A FIFO in place of `.ablate-watch.json` is refused at once (exit 2), never opened for a read
