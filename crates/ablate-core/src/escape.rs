@@ -212,7 +212,7 @@ mod tests {
             let name = format!("few_shot/02{c}");
             assert_eq!(plain(&name), "few_shot/02\u{FFFD}");
             assert_eq!(html(&name), "few_shot/02\u{FFFD}");
-            assert_eq!(markdown(&name), "few_shot/02\u{FFFD}");
+            assert_eq!(markdown(&name), "few\\_shot/02\u{FFFD}");
         }
         // A zero-width joiner (emoji, Indic scripts) is text, not a control.
         assert_eq!(plain("a\u{200D}b"), "a\u{200D}b");
