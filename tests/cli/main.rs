@@ -25,6 +25,7 @@ mod regressions;
 mod report;
 mod reweight;
 mod round_five;
+mod round_seven_import;
 mod round_seven_output;
 mod round_seven_stats;
 mod round_six;

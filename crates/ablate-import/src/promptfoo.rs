@@ -35,6 +35,9 @@ struct File {
     /// Results version 2 keeps test descriptions out of the rows, in `table.body`: the vars id of
     /// each described test → its description.
     table_descriptions: BTreeMap<String, String>,
+    /// The providers of the eval's config (`config.providers`), as written: named in a refusal
+    /// of two providers sharing a name. Empty in a .jsonl file, which carries no config.
+    providers: Vec<Value>,
 }
 
 fn unreadable(path: &Path, problem: String) -> Error {
@@ -70,6 +73,7 @@ fn read_file(path: &Path) -> Result<Option<File>> {
             description: None,
             rows,
             table_descriptions: BTreeMap::new(),
+            providers: Vec::new(),
         }));
     }
     let v: Value = serde_json::from_reader(&mut reader)
@@ -107,6 +111,12 @@ fn read_file(path: &Path) -> Result<Option<File>> {
                     })
                     .collect()
             })
+            .unwrap_or_default(),
+        providers: v
+            .get("config")
+            .and_then(|c| c.get("providers"))
+            .and_then(Value::as_array)
+            .cloned()
             .unwrap_or_default(),
     }))
 }
@@ -259,6 +269,44 @@ fn two_prompts_one_label(files: &[File], a: &Sent, b: &Sent, arm: &str, case: &s
     Error::Usage(format!(
         "arm `{arm}` would hold two different prompts under the label `{label}`{ids}: {}. The prompt (or a file its vars read) changed between the evals, or two prompts share the label, and pooling them would average two prompts as repeats of one. {fix}",
         sent_differently(files, a, b, case)
+    ))
+}
+
+/// The refusal of an arm that takes rows of two columns of one eval (`promptIdx`): providers that
+/// share a name (the same id, no label) with different configs, whose answers would count as
+/// repeats of one arm.
+fn two_columns_one_arm(f: &File, arm: &str, columns: (i64, i64), provider: &str) -> Error {
+    let configs: Vec<String> = f
+        .providers
+        .iter()
+        .filter(|p| match p {
+            Value::String(s) => s == provider,
+            p => {
+                text_of(p.get("label"))
+                    .or_else(|| text_of(p.get("id")))
+                    .as_deref()
+                    == Some(provider)
+            }
+        })
+        .map(|p| {
+            let text = canonical(p);
+            if text.chars().count() > 160 {
+                format!("{}…", text.chars().take(160).collect::<String>())
+            } else {
+                text
+            }
+        })
+        .collect();
+    let listed = if configs.len() > 1 {
+        format!(" (config.providers: {})", configs.join(" and "))
+    } else {
+        String::new()
+    };
+    Error::Usage(format!(
+        "{}: columns {} and {} of the eval (promptIdx) would both be arm `{arm}`: their providers share the name `{provider}`{listed}, and pooling them would count two providers' (or two configurations') answers as repeats of one arm. Give each provider its own `label:` in the promptfoo config and run the eval again, or run each provider in its own eval and name each file's arm with --arm NAME=GLOB",
+        f.path.display(),
+        columns.0,
+        columns.1
     ))
 }
 
@@ -750,6 +798,9 @@ fn take_rows(
     order.sort_by_key(|&i| (f.rows[i].get("testIdx").and_then(Value::as_i64), i));
     let (mut taken, mut errors, mut without) = (0usize, 0usize, 0usize);
     let mut arms = BTreeSet::new();
+    // The column (`promptIdx`: one prompt run by one provider) each arm's rows came from in this
+    // file: a second column is a second prompt or provider under one name, not a repeat.
+    let mut column_of: BTreeMap<String, i64> = BTreeMap::new();
     let first = imp.observations.len();
     for (position, &i) in order.iter().enumerate() {
         let row = &f.rows[i];
@@ -804,6 +855,21 @@ fn take_rows(
                 Some(first) => {
                     return Err(two_prompts_one_label(files, first, &sent, &arm, &case_id));
                 }
+            }
+        }
+        // Checked after the prompts: two prompts under one label are named as such above (and
+        // pooled when --arm named them alike).
+        if let Some(column) = row.get("promptIdx").and_then(Value::as_i64)
+            && !totals.pooled.contains(&arm)
+        {
+            let seen = *column_of.entry(arm.clone()).or_insert(column);
+            if seen != column {
+                return Err(two_columns_one_arm(
+                    f,
+                    &arm,
+                    (seen.min(column), seen.max(column)),
+                    &provider_name(row),
+                ));
             }
         }
         if let Some(t) = template {

@@ -177,21 +177,47 @@ pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
             .unwrap_or_default(),
     }
 }
-/// What a log ran beyond its task, model and task arguments, as canonical JSON: the solver given
-/// on the command line and its arguments, the generation settings (temperature, system message…)
-/// and the plan's steps with the parameters given to them (a system message's template); `null`,
-/// `{}` and `[]` count as not set. Two logs of one arm ran one configuration only if they agree on it.
-pub(super) fn setup(log: &Log) -> Value {
-    let set = |v: Option<&Value>| {
-        v.filter(|v| match v {
-            Value::Null => false,
-            Value::Object(m) => !m.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            _ => true,
-        })
-        .cloned()
-        .unwrap_or(Value::Null)
+
+/// A setting as compared: `null`, `{}` and `[]` count as not set (`null`).
+fn set(v: Option<&Value>) -> Value {
+    v.filter(|v| match v {
+        Value::Null => false,
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    })
+    .cloned()
+    .unwrap_or(Value::Null)
+}
+
+/// The settings that tell which model ran beyond its name, as compared: its arguments (`-M`,
+/// without the entries Inspect writes as `null`, such as mockllm's `custom_outputs`), its base
+/// URL (`--model-base-url`) and the models of other roles (`model_roles`: a grader…). Each is
+/// `null` when not set, as in logs written before Inspect recorded it.
+fn model_settings(e: &EvalSpec) -> [(&'static str, Value); 3] {
+    let args = match &e.model_args {
+        Some(Value::Object(m)) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone().unwrap_or(Value::Null),
     };
+    [
+        ("model_args", set(Some(&args))),
+        ("model_base_url", set(e.model_base_url.as_ref())),
+        ("model_roles", set(e.model_roles.as_ref())),
+    ]
+}
+
+/// What a log ran beyond its task, model and task arguments, as canonical JSON: the solver given
+/// on the command line and its arguments, the generation settings (temperature, system message…),
+/// the plan's steps with the parameters given to them (a system message's template) and the
+/// model's own settings ([`model_settings`], each only when set, so that a log without them keeps
+/// the digest it had before they were compared); `null`, `{}` and `[]` count as not set. Two logs
+/// of one arm ran one configuration only if they agree on it.
+pub(super) fn setup(log: &Log) -> Value {
     let e = &log.header.eval;
     // Each step as its solver and the parameters given to it (`params_passed`; `params` adds
     // the defaults, which Inspect's versions write differently: 0.3.160 adds `"kwargs": {}`).
@@ -211,17 +237,67 @@ pub(super) fn setup(log: &Log) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    serde_json::json!({
+    let mut out = serde_json::json!({
         "solver": set(e.solver.as_ref()),
         "solver_args": set(e.solver_args.as_ref()),
         "generate_config": set(e.model_generate_config.as_ref()),
         "plan": Value::Array(steps),
-    })
+    });
+    if let Value::Object(m) = &mut out {
+        for (key, value) in model_settings(e) {
+            if !value.is_null() {
+                m.insert(key.to_string(), value);
+            }
+        }
+    }
+    out
+}
+
+/// The parts of two settings that differ, named from `name` (`model_args.model_path`): the keys
+/// of two objects whose values differ (a key set in one only counts), else `name` itself.
+fn differing_parts(name: &str, a: &Value, b: &Value) -> Vec<String> {
+    let shown = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => "not set".to_string(),
+        Some(v) => v.to_string(),
+    };
+    match (a, b) {
+        (Value::Object(ma), Value::Object(mb)) => ma
+            .keys()
+            .chain(mb.keys().filter(|k| !ma.contains_key(*k)))
+            .filter(|k| ma.get(*k) != mb.get(*k))
+            .map(|k| {
+                format!(
+                    "{name}.{k} ({} against {})",
+                    shown(ma.get(k)),
+                    shown(mb.get(k))
+                )
+            })
+            .collect(),
+        (Value::Object(m), Value::Null) | (Value::Null, Value::Object(m)) if a != b => {
+            let a_set = a.is_object();
+            m.iter()
+                .map(|(k, v)| {
+                    let (x, y) = if a_set {
+                        (shown(Some(v)), shown(None))
+                    } else {
+                        (shown(None), shown(Some(v)))
+                    };
+                    format!("{name}.{k} ({x} against {y})")
+                })
+                .collect()
+        }
+        _ if a != b => vec![format!(
+            "{name} ({} against {})",
+            shown(Some(a)),
+            shown(Some(b))
+        )],
+        _ => Vec::new(),
+    }
 }
 
 /// What two logs' configurations differ in (task, task arguments, solver, generation settings,
-/// plan), in words; empty when they ran one configuration. The model is left out: arms are split
-/// by model apart from this.
+/// plan, the model's arguments, base URL and roles), in words; empty when they ran one
+/// configuration. The model's name is left out: arms are split by model apart from this.
 pub(super) fn differences(a: &Log, b: &Log) -> Vec<String> {
     let (ea, eb) = (&a.header.eval, &b.header.eval);
     let mut out = Vec::new();
@@ -250,6 +326,17 @@ pub(super) fn differences(a: &Log, b: &Log) -> Vec<String> {
     ] {
         if sa[key] != sb[key] {
             out.push(words.to_string());
+        }
+    }
+    for ((key, va), (_, vb)) in model_settings(ea).into_iter().zip(model_settings(eb)) {
+        let parts = differing_parts(key, &va, &vb);
+        if !parts.is_empty() {
+            let words = match key {
+                "model_args" => "the model's arguments (-M)",
+                "model_base_url" => "the model's server (--model-base-url)",
+                _ => "the models of other roles (--model-role)",
+            };
+            out.push(format!("{words}: {}", parts.join(", ")));
         }
     }
     out

@@ -23,6 +23,10 @@ pub(super) struct Header {
     /// The solver steps the eval ran, with their parameters (a system message's template…).
     #[serde(default)]
     pub(super) plan: Option<Value>,
+    /// Whether some of its samples were invalidated (`inspect_ai.log.invalidate_samples`); which
+    /// ones, each sample's `invalidation` says (in its sample file: the summaries omit it).
+    #[serde(default)]
+    pub(super) invalidated: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -67,6 +71,16 @@ pub(super) struct EvalSpec {
     /// The generation settings (`--temperature`, `--system-message`, …).
     #[serde(default)]
     pub(super) model_generate_config: Option<Value>,
+    /// The model's own arguments (`-M`: a local model's `model_path`, a server's settings); part
+    /// of which model ran.
+    #[serde(default)]
+    pub(super) model_args: Option<Value>,
+    /// The server the model was called at (`--model-base-url`).
+    #[serde(default)]
+    pub(super) model_base_url: Option<Value>,
+    /// The other models the eval used, by role (a grader…).
+    #[serde(default)]
+    pub(super) model_roles: Option<Value>,
 }
 
 /// The code revision a log's task ran from.
@@ -108,6 +122,10 @@ pub(super) struct Sample {
     /// The model's output (full samples only; summaries carry none).
     #[serde(default)]
     pub(super) output: Option<Value>,
+    /// Why the sample was invalidated (`{reason, author, timestamp…}`), when it was: its score is
+    /// not to be used. Full samples only; the summaries omit it.
+    #[serde(default)]
+    pub(super) invalidation: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,6 +158,8 @@ pub(super) struct JsonLog {
     pub(super) error: Option<Value>,
     #[serde(default)]
     pub(super) plan: Option<Value>,
+    #[serde(default)]
+    pub(super) invalidated: Option<bool>,
     #[serde(default)]
     pub(super) samples: Option<Vec<Sample>>,
 }
@@ -212,6 +232,9 @@ pub(super) fn read_eval(path: &Path) -> Result<Log> {
         // is inflated once (a summary repeated 60 times had inflated its file 60 times).
         refuse_repeats(path, &samples, "summaries.json")?;
         let usage_from_samples = usage_from_sample_files(&mut zip, path, &mut samples)?;
+        if header.invalidated == Some(true) {
+            invalidation_from_sample_files(&mut zip, path, &mut samples)?;
+        }
         return Ok(Log {
             path: path.to_path_buf(),
             sha256: sha256.clone(),
@@ -285,6 +308,38 @@ fn usage_from_sample_files(zip: &mut Zip, path: &Path, samples: &mut [Sample]) -
         }
     }
     Ok(usage_from_samples)
+}
+
+/// A log some of whose samples were invalidated names them only in their sample files (the
+/// summaries omit `invalidation`): fills it in from there. A sample without a file cannot be
+/// told valid, so the log is refused rather than averaged with a score its user disowned.
+fn invalidation_from_sample_files(
+    zip: &mut Zip,
+    path: &Path,
+    samples: &mut [Sample],
+) -> Result<()> {
+    for s in samples.iter_mut() {
+        if s.invalidation.is_some() {
+            continue;
+        }
+        let names = [
+            format!("samples/{}_epoch_{}.json", s.id, s.epoch),
+            format!("samples/{}_epoch_{}/sample.json", s.id, s.epoch),
+        ];
+        let Some(name) = names.iter().find(|n| zip.has(n)) else {
+            return Err(unreadable(
+                path,
+                format!(
+                    "its header says samples were invalidated (`invalidated: true`), but sample {} epoch {} has no sample file (samples/{}_epoch_{}.json) to say whether it is one of them",
+                    s.id, s.epoch, s.id, s.epoch
+                ),
+            ));
+        };
+        if let Some(full) = entry::<Sample>(zip, path, name)? {
+            s.invalidation = full.invalidation;
+        }
+    }
+    Ok(())
 }
 
 /// The samples of an unfinished log's journal batches (`None` without any); later batches win
@@ -377,6 +432,7 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
             eval: log.eval,
             error: log.error,
             plan: log.plan,
+            invalidated: log.invalidated,
         },
         samples: log.samples.unwrap_or_default(),
         read_from: "samples[] of the .json log",

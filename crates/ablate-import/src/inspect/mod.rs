@@ -13,8 +13,9 @@
 //! needs `--score scorer.key`); tokens_in = Σ over models of `input_tokens` + cache reads and
 //! writes; strata = scalar `metadata` fields. The arm is what differs between the logs: a task
 //! argument, else the task, the model or the tags (`--arm-from task_arg:NAME|task|model|tag|file`).
-//! Logs whose status is not `success` and samples with an `error` or a `limit` are reported and
-//! skipped.
+//! Logs whose status is not `success`, samples with an `error` or a `limit` and samples the user
+//! invalidated (`invalidation`, read from the sample files when the header says `invalidated`)
+//! are reported and skipped.
 
 mod log;
 pub use ablate_io::harness::eval_zip::{ARCHIVE_RATIO, MAX_ENTRY_BYTES, MIN_ARCHIVE_BYTES};
@@ -244,27 +245,37 @@ fn finished_logs(files: &[PathBuf], opts: &ImportOptions, imp: &mut Imported) ->
             imp.skipped.join("; ")
         )));
     }
-    // The same run in two files (a .eval and its `inspect log convert` .json): read once.
-    let mut kept: BTreeMap<String, PathBuf> = BTreeMap::new();
-    logs.retain(|l| {
+    // The same run in two files (a .eval and its `inspect log convert` .json): read once, when
+    // the copies agree on every score; a re-scored or edited copy (`inspect score`,
+    // `edit_score`) keeps the eval id, and which of the two was read had followed the files'
+    // names.
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    let mut once: Vec<Log> = Vec::with_capacity(logs.len());
+    for l in logs {
         let Some(key) = run_key(&l.header.eval) else {
-            return true;
+            once.push(l);
+            continue;
         };
-        match kept.get(&key) {
-            Some(first) => {
-                imp.skipped.push(format!(
-                    "{}: the same run as {} ({key}), read once",
-                    l.path.display(),
-                    first.display()
-                ));
-                false
-            }
-            None => {
-                kept.insert(key, l.path.clone());
-                true
-            }
+        let Some(&first) = kept.get(&key) else {
+            kept.insert(key, once.len());
+            once.push(l);
+            continue;
+        };
+        let first = &once[first];
+        if let Some(differ) = first_score_difference(first, &l) {
+            return Err(Error::Usage(format!(
+                "{} and {} hold the same run ({key}), but their scores differ: {differ}. One is a re-scored or edited copy (`inspect score`, `edit_score`), not the run read twice: import one of them",
+                first.path.display(),
+                l.path.display()
+            )));
         }
-    });
+        imp.skipped.push(format!(
+            "{}: the same run as {} ({key}), with the same scores, read once",
+            l.path.display(),
+            first.path.display()
+        ));
+    }
+    let logs = once;
     if logs.iter().all(|l| l.samples.is_empty()) {
         return Err(Error::Usage(format!(
             "the logs hold no samples, only their headers and aggregate scores ({}): ablate needs each sample's score. Run the eval again with samples logged (Inspect logs them unless --no-log-samples or log_samples=False is set)",
@@ -276,6 +287,72 @@ fn finished_logs(files: &[PathBuf], opts: &ImportOptions, imp: &mut Imported) ->
     }
 
     Ok(logs)
+}
+
+/// The first (id, epoch, scorer) whose score differs between two copies of one run, in words
+/// (a sample held by one copy only, or invalidated in one only, counts); `None` when they agree.
+fn first_score_difference(a: &Log, b: &Log) -> Option<String> {
+    fn by_key(l: &Log) -> BTreeMap<(String, i64), &Sample> {
+        l.samples
+            .iter()
+            .map(|s| ((s.id.clone(), s.epoch), s))
+            .collect()
+    }
+    let (sa, sb) = (by_key(a), by_key(b));
+    let (na, nb) = (a.path.display(), b.path.display());
+    let same = |x: &Value, y: &Value| {
+        x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
+    };
+    let shown = |s: &Sample, scorer: &str| {
+        s.scores
+            .as_ref()
+            .and_then(|m| m.get(scorer))
+            .map_or_else(|| "no score".to_string(), |v| v.value.to_string())
+    };
+    let keys: BTreeSet<&(String, i64)> = sa.keys().chain(sb.keys()).collect();
+    for key in keys {
+        let (id, epoch) = key;
+        let (x, y): (&Sample, &Sample) = match (sa.get(key), sb.get(key)) {
+            (Some(x), Some(y)) => (*x, *y),
+            (Some(_), None) => {
+                return Some(format!("sample {id} epoch {epoch} is in {na} only"));
+            }
+            (None, _) => return Some(format!("sample {id} epoch {epoch} is in {nb} only")),
+        };
+        let invalid = |s: &Sample| s.invalidation.as_ref().is_some_and(|v| !v.is_null());
+        if invalid(x) != invalid(y) {
+            return Some(format!(
+                "sample {id} epoch {epoch} is invalidated in {} only",
+                if invalid(x) { &na } else { &nb }
+            ));
+        }
+        let scorers: BTreeSet<&String> = x
+            .scores
+            .iter()
+            .flatten()
+            .chain(y.scores.iter().flatten())
+            .map(|(name, _)| name)
+            .collect();
+        for scorer in scorers {
+            let (vx, vy) = (
+                x.scores.as_ref().and_then(|m| m.get(scorer)),
+                y.scores.as_ref().and_then(|m| m.get(scorer)),
+            );
+            let agree = match (vx, vy) {
+                (Some(p), Some(q)) => same(&p.value, &q.value),
+                (None, None) => true,
+                _ => false,
+            };
+            if !agree {
+                return Some(format!(
+                    "sample {id} epoch {epoch}, scores.{scorer}: {} in {na}, {} in {nb}",
+                    shown(x, scorer.as_str()),
+                    shown(y, scorer.as_str())
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The score to import: `--score`, else the only one the samples have.
@@ -464,9 +541,23 @@ fn take_samples(
     let arm = arm.to_string();
     let first = imp.observations.len();
     let (mut taken, mut errored, mut limited, mut unscored) = (0usize, 0usize, 0usize, 0usize);
+    let mut invalidated = 0usize;
+    // Why they were invalidated (`invalidation.reason`), each once.
+    let mut reasons: BTreeSet<String> = BTreeSet::new();
     let mut epochs = BTreeSet::new();
     for s in &log.samples {
         let case = s.id.clone();
+        // Invalidated by its user (`invalidate_samples`): its score is disowned, never read.
+        if let Some(inv) = s.invalidation.as_ref().filter(|v| !v.is_null()) {
+            invalidated += 1;
+            if let Some(reason) = inv.get("reason").and_then(Value::as_str) {
+                let reason = reason.lines().next().unwrap_or_default().trim();
+                if !reason.is_empty() {
+                    reasons.insert(reason.to_string());
+                }
+            }
+            continue;
+        }
         if s.error.as_ref().is_some_and(|e| !e.is_null()) {
             errored += 1;
             continue;
@@ -529,6 +620,20 @@ fn take_samples(
             "{}: holds {} of the {expected} sample-epochs its header lists (its dataset's sample ids × epochs); the rest are missing from the log",
             log.path.display(),
             log.samples.len()
+        ));
+    }
+    if invalidated > 0 {
+        imp.skipped.push(format!(
+            "{}: {invalidated} sample(s) invalidated ({}), not scored",
+            log.path.display(),
+            if reasons.is_empty() {
+                "no reason given".to_string()
+            } else {
+                format!(
+                    "reason: {}",
+                    reasons.iter().cloned().collect::<Vec<_>>().join("; ")
+                )
+            }
         ));
     }
     for (n, what) in [

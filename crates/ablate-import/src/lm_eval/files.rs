@@ -21,6 +21,37 @@ pub(super) struct RunInfo {
     pub(super) tasks: Vec<String>,
     /// Filter names per task, in order.
     pub(super) filters: BTreeMap<String, Vec<String>>,
+    /// What the run was given beyond its task and the model's name ([`settings_of`]): two runs
+    /// that differ in it are two configurations, not repeats.
+    pub(super) settings: BTreeMap<String, String>,
+}
+
+/// A run's settings from its results file's `config`: each `model_args` entry (a checkpoint's
+/// `revision=`, `dtype=`, a `peft=` adapter…) as `model_args.KEY` and each `gen_kwargs` entry
+/// (`--gen_kwargs temperature=0.8`) as `gen_kwargs.KEY`, its value as text. lm-eval writes
+/// either as a `k=v,k=v` string or as an object, depending on how it was given.
+pub(super) fn settings_of(config: Option<&Value>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for key in ["model_args", "gen_kwargs"] {
+        match config.and_then(|c| c.get(key)) {
+            Some(Value::Object(m)) => {
+                for (k, v) in m {
+                    if !v.is_null() {
+                        let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                        out.insert(format!("{key}.{k}"), text);
+                    }
+                }
+            }
+            Some(Value::String(text)) => {
+                for kv in text.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+                    let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                    out.insert(format!("{key}.{}", k.trim()), v.trim().to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The `date_id` suffix of a file name (`…_2026-11-30T03-26-41.079522`), if it has one.
@@ -92,6 +123,7 @@ pub(super) fn read_run(path: &Path) -> Result<RunInfo> {
         date: v.get("date").and_then(Value::as_f64),
         tasks,
         filters,
+        settings: settings_of(v.get("config")),
     })
 }
 

@@ -279,6 +279,7 @@ fn name_arms(
         arm_of.push(rules.name_of(p)?);
     }
     refuse_unknown_models(files, taken_files, &arm_of, by_file)?;
+    let named: Vec<bool> = arm_of.iter().map(Option::is_some).collect();
     let defaults = default_arms(files, taken_files, by_file);
     let mut how = Vec::new();
     if rules.any() {
@@ -302,7 +303,66 @@ fn name_arms(
             models.join(", ")
         ));
     }
+    one_setting_per_arm(files, taken_files, &named, imp)?;
 
+    Ok(())
+}
+
+/// What two runs' settings ([`files::settings_of`]) differ in, in words (`model_args.revision
+/// (step1000 against step143000)`); empty when they agree.
+fn setting_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
+    let shown = |v: Option<&String>| v.map_or_else(|| "not set".to_string(), Clone::clone);
+    let keys: BTreeSet<&String> = a.settings.keys().chain(b.settings.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.settings.get(*k) != b.settings.get(*k))
+        .map(|k| {
+            format!(
+                "{k} ({} against {})",
+                shown(a.settings.get(k)),
+                shown(b.settings.get(k))
+            )
+        })
+        .collect()
+}
+
+/// An arm is one model with one configuration: runs that would share an arm without --arm naming
+/// it must agree on their model arguments (`revision=`: another checkpoint) and generation
+/// settings (`--gen_kwargs`), or the import is refused naming two of them and what differs
+/// (lm-eval derives `model_name` from `pretrained=` alone, and `prompt_hash` covers the prompt
+/// alone, so both checkpoints and both temperatures had been pooled as repeats). Runs the user
+/// named alike with --arm are pooled as asked, with a note.
+fn one_setting_per_arm(
+    files: &[File],
+    taken_files: &[Taken],
+    named: &[bool],
+    imp: &mut Imported,
+) -> Result<()> {
+    let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut noted: BTreeSet<&str> = BTreeSet::new();
+    for (i, t) in taken_files.iter().enumerate() {
+        let first = *first_of.entry(t.arm.as_str()).or_insert(i);
+        let (fa, fb) = (&files[taken_files[first].file], &files[t.file]);
+        let differ = setting_differences(&fa.run, &fb.run);
+        if differ.is_empty() {
+            continue;
+        }
+        let (a, b) = (fa.path.display(), fb.path.display());
+        if named[first] && named[i] {
+            if noted.insert(t.arm.as_str()) {
+                imp.notes.push(format!(
+                    "arm `{}` (named by --arm) pools runs given different settings ({}: {a} and {b})",
+                    t.arm,
+                    differ.join(", ")
+                ));
+            }
+            continue;
+        }
+        return Err(Error::Usage(format!(
+            "{a} and {b} would both be arm `{}`, but their runs were given different settings: {} (config.model_args, config.gen_kwargs of their results files). An arm is one model with one configuration, and pooling them would count another checkpoint or other generation settings as repeats of one: name each run's arm with --arm NAME=GLOB (or --arm-from file: one arm per samples file); to pool them on purpose, give them one name with --arm",
+            t.arm,
+            differ.join(", ")
+        )));
+    }
     Ok(())
 }
 
@@ -468,5 +528,36 @@ mod tests {
             Some("2026-11-30T03-26-41.079522")
         );
         assert_eq!(date_id("model__fixture-a,skill__a_arith_mc"), None);
+    }
+
+    /// model_args and gen_kwargs as a `k=v` string or as an object are the same settings; a
+    /// checkpoint or a temperature tells two runs apart.
+    #[test]
+    fn run_settings_read_either_form_and_name_what_differs() {
+        let run = |config: serde_json::Value| RunInfo {
+            settings: files::settings_of(Some(&config)),
+            ..RunInfo::default()
+        };
+        let string = run(serde_json::json!({
+            "model_args": "pretrained=EleutherAI/pythia-160m, revision=step1000",
+            "gen_kwargs": null
+        }));
+        let object = run(serde_json::json!({
+            "model_args": {"pretrained": "EleutherAI/pythia-160m", "revision": "step1000"},
+            "gen_kwargs": {}
+        }));
+        assert!(setting_differences(&string, &object).is_empty());
+        let other = run(serde_json::json!({
+            "model_args": "pretrained=EleutherAI/pythia-160m,revision=step143000",
+            "gen_kwargs": "temperature=0.8"
+        }));
+        assert_eq!(
+            setting_differences(&string, &other),
+            vec![
+                "gen_kwargs.temperature (not set against 0.8)".to_string(),
+                "model_args.revision (step1000 against step143000)".to_string(),
+            ]
+        );
+        assert!(files::settings_of(None).is_empty());
     }
 }
