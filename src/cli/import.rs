@@ -93,7 +93,8 @@ pub(super) struct ImportArgs {
     /// lm-eval: the filter whose lines to take when a task has several (e.g. strict-match).
     #[arg(long, value_name = "NAME")]
     filter: Option<String>,
-    /// lm-eval: leave out samples whose score is NaN or infinite (reported) instead of failing.
+    /// lm-eval and Inspect: leave out samples whose score is NaN or infinite (reported) instead
+    /// of failing.
     #[arg(long)]
     skip_nonfinite: bool,
     /// Name the arm of the source files matching GLOB (repeatable; a folder means everything under

@@ -173,6 +173,55 @@ fn inspect_rescored_copy_of_a_run_is_refused_not_skipped() {
     }
 }
 
+/// With --into, a copy of a run the experiment holds was dropped as "already held" whatever its
+/// scores: a re-graded copy is refused, naming the first sample that differs; a faithful copy is
+/// still left out.
+#[test]
+fn inspect_rescored_copy_of_a_held_run_is_refused_by_into() {
+    let root = tempfile::tempdir().unwrap();
+    let full = inspect_log(root.path(), "full.json", |_| {});
+    let noex = fixture("inspect/v0.3.285/arm_no_examples.eval");
+    let exp = root.path().join("exp");
+    import(
+        "inspect",
+        &[full, noex],
+        &exp,
+        &["--threshold-drop", "0.02", "--baseline", "full"],
+    );
+    let into = |log: &Path| {
+        let mut cmd = ablate();
+        cmd.args(["import", "inspect", "--quiet"])
+            .arg(log)
+            .arg("--into")
+            .arg(&exp);
+        cmd
+    };
+    let regraded = inspect_log(root.path(), "full_regraded.json", |l| {
+        for s in l["samples"].as_array_mut().unwrap() {
+            if s["id"] == "q6" && s["epoch"] == 2 {
+                s["scores"]["match"]["value"] = "C".into();
+            }
+        }
+    });
+    let before = std::fs::read(exp.join("results.parquet")).unwrap();
+    let err = fails(&mut into(&regraded));
+    assert_mentions(
+        &err,
+        &[
+            "full_regraded.json",
+            "already holds this run",
+            "sample q6 epoch 2: 0 in the experiment, 1 in this file",
+            "re-scored or edited copy",
+        ],
+    );
+    assert_eq!(std::fs::read(exp.join("results.parquet")).unwrap(), before);
+    let copy = inspect_log(root.path(), "full_copy.json", |_| {});
+    let out = into(&copy).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_mentions(&said, &["nothing new to add", "already holds this run"]);
+}
+
 /// Samples invalidated with Inspect's `invalidate_samples` (header `invalidated: true`, the
 /// sample's `invalidation`) were imported as scores without a word. They are skipped and counted
 /// with their reason, like errored samples.
@@ -209,6 +258,83 @@ fn inspect_invalidated_samples_are_skipped_and_said() {
             "2 sample(s) invalidated (reason: grader outage), not scored",
         ],
     );
+}
+
+/// The same three defects on logs Inspect 0.3.285 wrote itself (`make_special.py`): a run given
+/// `-M model_path=…` and one given another server are refused beside the plain run; the log whose
+/// q6 was invalidated through `invalidate_samples` imports without q6.
+#[test]
+fn inspect_logs_written_by_inspect_keep_model_settings_and_invalidations() {
+    let root = tempfile::tempdir().unwrap();
+    let special = |name: &str| fixture(&format!("inspect/v0.3.285/special/{name}"));
+    for (other, said) in [
+        ("full_model_path.eval", "model_args.model_path"),
+        ("full_base_url.eval", "http://other-server:8000/v1"),
+    ] {
+        let err = import_fails(
+            "inspect",
+            &[special("full.eval"), special(other)],
+            &root.path().join("x"),
+            &["--threshold-drop", "0.02"],
+        );
+        assert_mentions(&err, &[other, "would both be arm `arith`", said]);
+    }
+    let s = import(
+        "inspect",
+        &[special("full_invalidated.eval")],
+        &root.path().join("inv"),
+        &["--threshold-drop", "0.02"],
+    );
+    assert_eq!(s["rows"], 10, "{s}");
+    assert_mentions(
+        &s["skipped"].to_string(),
+        &["2 sample(s) invalidated (reason: grader outage)"],
+    );
+}
+
+/// A scorer that returns `float('nan')` makes Inspect write a bare `NaN`, which strict JSON
+/// refuses: the import had blamed a damaged or cut-off file. Now the score is named as NaN,
+/// sample by sample, or left out and counted with --skip-nonfinite, from the .eval and the .json.
+#[test]
+fn inspect_nan_scores_are_named_or_skipped_not_a_damaged_file() {
+    let root = tempfile::tempdir().unwrap();
+    let special = |name: &str| fixture(&format!("inspect/v0.3.285/special/{name}"));
+    for full in ["nan_full.eval", "nan_full.json"] {
+        let logs = [special(full), special("nan_no_examples.eval")];
+        let err = import_fails(
+            "inspect",
+            &logs,
+            &root.path().join("x"),
+            &["--threshold-drop", "0.02"],
+        );
+        assert_mentions(
+            &err,
+            &[
+                "scores.nanny",
+                "epoch 1",
+                "the score is NaN",
+                "--skip-nonfinite",
+            ],
+        );
+        assert!(!err.contains("not the JSON Inspect writes"), "{err}");
+        let out = root.path().join(full);
+        let s = import(
+            "inspect",
+            &logs,
+            &out,
+            &["--threshold-drop", "0.02", "--skip-nonfinite"],
+        );
+        // Right answers score 1; the 1 + 3 wrong ones are left out and listed.
+        assert_eq!(s["rows"], 8, "{s}");
+        assert_eq!(arm(&s, "full")["mean_score"], 1.0, "{s}");
+        assert_mentions(
+            &s["skipped"].to_string(),
+            &[
+                "1 sample(s) with a non-finite nanny (--skip-nonfinite): q6 epoch 1",
+                "3 sample(s) with a non-finite nanny",
+            ],
+        );
+    }
 }
 
 // ---- promptfoo ----
@@ -262,6 +388,74 @@ fn promptfoo_providers_sharing_a_name_are_refused_not_repeats() {
         ],
     );
     assert!(!root.path().join("x").exists());
+}
+
+/// Two evals whose configs give one provider name other settings (temperature 0 and 1, another
+/// model version) pooled both configurations' answers into one arm as repeats. Refused, naming
+/// both files and both settings; the same config is still two repeats, and --arm names the
+/// files apart.
+#[test]
+fn promptfoo_provider_of_other_settings_across_files_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("promptfoo/v0.121.20/results.json")).unwrap();
+    let eval = |name: &str, tag: &str, config: Option<Value>| {
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        if let Some(config) = config {
+            v["config"]["providers"][0]["config"] = config;
+        }
+        for r in v["results"]["results"].as_array_mut().unwrap() {
+            r["id"] = format!("{tag}-{}", r["id"].as_str().unwrap()).into();
+        }
+        let path = root.path().join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path
+    };
+    let cold = eval("cold.json", "cold", Some(json!({"temperature": 0})));
+    let hot = eval("hot.json", "hot", Some(json!({"temperature": 1})));
+    let again = eval("again.json", "again", Some(json!({"temperature": 0})));
+    let err = import_fails(
+        "promptfoo",
+        &[cold.clone(), hot.clone()],
+        &root.path().join("x"),
+        &["--threshold-drop", "0.02"],
+    );
+    assert_mentions(
+        &err,
+        &[
+            "cold.json",
+            "hot.json",
+            "both run provider `echo-a`",
+            "\"temperature\":0",
+            "\"temperature\":1",
+            "--arm NAME=GLOB",
+        ],
+    );
+    assert!(!root.path().join("x").exists());
+    let s = import(
+        "promptfoo",
+        &[cold.clone(), again],
+        &root.path().join("repeats"),
+        &["--threshold-drop", "0.02"],
+    );
+    assert_eq!(s["arms"].as_array().unwrap().len(), 2, "{s}");
+    // Each eval ran --repeat 2: two evals of one config are four repeats.
+    assert_eq!(s["arms"][0]["repeats_max"], 4, "{s}");
+    let s = import(
+        "promptfoo",
+        &[cold.clone(), hot.clone()],
+        &root.path().join("apart"),
+        &[
+            "--threshold-drop",
+            "0.02",
+            "--baseline",
+            "cold full",
+            "--arm",
+            &format!("cold={}", cold.display()),
+            "--arm",
+            &format!("hot={}", hot.display()),
+        ],
+    );
+    assert_eq!(s["arms"].as_array().unwrap().len(), 4, "{s}");
 }
 
 // ---- lm-eval ----

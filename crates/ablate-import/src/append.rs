@@ -490,6 +490,7 @@ fn drop_known_sources(
             s.run.as_deref().unwrap_or_default()
         )));
     }
+    refuse_rescored_known_runs(existing, sources_path, into, imp)?;
     let mut dropped = BTreeSet::new();
     imp.sources.retain(|s| {
         // A file that names its run is a duplicate when the run is known (deterministic runs
@@ -526,6 +527,99 @@ fn drop_known_sources(
                 imp.skipped.join("; ")
             }
         )));
+    }
+    Ok(())
+}
+
+/// Refuses an Inspect log of a run the experiment holds whose scores differ from the ones it
+/// holds: a re-scored or edited copy (`inspect score`, `edit_score`) keeps the eval id, and had
+/// been dropped as "already held". Each sample is matched by its place in the log (`sample ID
+/// epoch N`, from the experiment's `samples.source`); an experiment without `samples` cannot be
+/// compared and keeps the old rule.
+fn refuse_rescored_known_runs(
+    existing: &Existing,
+    sources_path: &Path,
+    into: &Path,
+    imp: &Imported,
+) -> Result<()> {
+    let Some(samples) = &existing.samples else {
+        return Ok(());
+    };
+    if existing.sources.column("run").is_err() {
+        return Ok(());
+    }
+    let runs = text_column(&existing.sources, "run", sources_path)?;
+    let files = text_column(&existing.sources, "file", sources_path)?;
+    let samples_path = into.join("samples.parquet");
+    let source = text_column(samples, "source", &samples_path)?;
+    // The experiment's score of each result row, by (case_id, arm, repeat).
+    let score_of: std::collections::BTreeMap<(&str, &str, i64), f64> = existing
+        .observations
+        .iter()
+        .map(|o| ((o.case_id.as_str(), o.arm.as_str(), o.order.1), o.score))
+        .collect();
+    let keys = (
+        text_column(samples, "case_id", &samples_path)?,
+        text_column(samples, "arm", &samples_path)?,
+        samples
+            .column("repeat")
+            .and_then(|c| c.cast(&DataType::Int64))
+            .and_then(|c| c.i64().map(|c| c.iter().collect::<Vec<_>>()))
+            .map_err(|e| super::building("samples.repeat", e))?,
+    );
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for s in imp.sources.iter().filter(|s| s.harness == "inspect") {
+        let Some(run) = &s.run else { continue };
+        let held: BTreeSet<&str> = runs
+            .iter()
+            .zip(&files)
+            .filter(|(r, _)| r.as_deref() == Some(run.as_str()))
+            .filter_map(|(_, f)| f.as_deref())
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        // The held scores of this run, by `sample ID epoch N`.
+        let mut before: std::collections::BTreeMap<&str, f64> = Default::default();
+        for (i, src) in source.iter().enumerate() {
+            let Some(src) = src.as_deref() else { continue };
+            let Some(place) = held
+                .iter()
+                .find_map(|f| src.strip_prefix(f).and_then(|r| r.strip_prefix(", ")))
+            else {
+                continue;
+            };
+            let (Some(c), Some(a), Some(r)) = (&keys.0[i], &keys.1[i], keys.2[i]) else {
+                continue;
+            };
+            if let Some(&x) = score_of.get(&(c.as_str(), a.as_str(), r)) {
+                before.insert(place, x);
+            }
+        }
+        if before.is_empty() {
+            continue;
+        }
+        let prefix = format!("{}, ", s.file);
+        let differ = imp
+            .observations
+            .iter()
+            .filter(|o| o.file == s.file)
+            .filter_map(|o| Some((o.source.strip_prefix(&prefix)?, o.score)))
+            .find_map(|(place, now)| match before.get(place) {
+                Some(&was) if same(was, now) => None,
+                Some(&was) => Some(format!(
+                    "{place}: {was} in the experiment, {now} in this file"
+                )),
+                None => Some(format!("{place} is in this file only")),
+            });
+        if let Some(differ) = differ {
+            return Err(Error::Usage(format!(
+                "{}: {} already holds this run ({run}, from {}), with other scores: {differ}. This file is a re-scored or edited copy (`inspect score`, `edit_score`), not the run again: import it into a new experiment, or re-import the run from the copy you mean to keep",
+                s.file,
+                into.display(),
+                held.iter().copied().collect::<Vec<_>>().join(", ")
+            )));
+        }
     }
     Ok(())
 }

@@ -74,7 +74,7 @@ pub struct ImportOptions {
     pub set: Option<String>,
     /// lm-eval: the filter whose lines to take when several filters repeat a doc_id.
     pub filter: Option<String>,
-    /// lm-eval: skip samples whose score is NaN or infinite instead of failing.
+    /// lm-eval and Inspect: skip samples whose score is NaN or infinite instead of failing.
     pub skip_nonfinite: bool,
     /// `--arm NAME=GLOB`, in order: the arm of every source file matching GLOB is NAME (a folder
     /// matches everything under it).

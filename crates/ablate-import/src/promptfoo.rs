@@ -310,6 +310,72 @@ fn two_columns_one_arm(f: &File, arm: &str, columns: (i64, i64), provider: &str)
     ))
 }
 
+/// The providers an eval's config lists (`config.providers`), by the name its rows carry
+/// ([`provider_name`]: label, else id), each as canonical JSON. promptfoo takes a provider as
+/// its id (`"openai:gpt-4o"`), as an object with an `id`, or as a one-key map from id to
+/// options; all three are read as the object form, so one provider written two ways is one.
+fn configured_providers(f: &File) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in &f.providers {
+        let object = match p {
+            Value::String(id) => serde_json::json!({ "id": id }),
+            Value::Object(m) if !m.contains_key("id") && m.len() == 1 => {
+                let (id, options) = m.iter().next().expect("one key");
+                let mut o = options.as_object().cloned().unwrap_or_default();
+                o.insert("id".into(), Value::String(id.clone()));
+                Value::Object(o)
+            }
+            other => other.clone(),
+        };
+        let Some(name) = text_of(object.get("label")).or_else(|| text_of(object.get("id"))) else {
+            continue;
+        };
+        out.entry(name).or_default().insert(canonical(&object));
+    }
+    out
+}
+
+/// One provider name is one configuration across the files: evals whose configs give a provider
+/// of one name (label, else id) other settings (a temperature, a model version, another
+/// endpoint) would pool two configurations' answers into one arm as repeats. Files an --arm rule
+/// names are left to the rule. `.jsonl` files carry no config and are not compared.
+///
+/// # Errors
+/// Two files whose configs give one provider name different settings.
+fn one_config_per_provider(files: &[File], rules: &super::ArmNames) -> Result<()> {
+    let mut first: BTreeMap<String, (usize, BTreeSet<String>)> = BTreeMap::new();
+    for (i, f) in files.iter().enumerate() {
+        if rules.name_of(&f.path)?.is_some() {
+            continue;
+        }
+        for (name, configs) in configured_providers(f) {
+            let Some((j, before)) = first.get(&name) else {
+                first.insert(name, (i, configs));
+                continue;
+            };
+            if *before == configs {
+                continue;
+            }
+            let shown = |c: &BTreeSet<String>| {
+                let text = c.iter().cloned().collect::<Vec<_>>().join(" and ");
+                if text.chars().count() > 200 {
+                    format!("{}…", text.chars().take(200).collect::<String>())
+                } else {
+                    text
+                }
+            };
+            return Err(Error::Usage(format!(
+                "{} and {} both run provider `{name}`, with other settings ({} against {}: config.providers): their answers would pool into one arm as repeats of one configuration. Give each configuration its own `label:` in the promptfoo config and run again, or name each file's arm with --arm NAME=GLOB",
+                files[*j].path.display(),
+                f.path.display(),
+                shown(before),
+                shown(&configs)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// JSON with object keys sorted, so equal vars give equal text.
 fn canonical(v: &Value) -> String {
     match v {
@@ -626,6 +692,7 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
             imp.arm_choice
         );
     }
+    one_config_per_provider(&files, &rules)?;
     let taking = Taking {
         named_choice: named_choice.as_deref(),
         case_id_of: &cases.ids,

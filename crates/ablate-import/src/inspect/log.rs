@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use ablate_io::harness::eval_zip::{EvalZip as Zip, entry, unreadable};
+use ablate_io::harness::eval_zip::{EvalZip as Zip, entry, python_json_as, unreadable};
 
 use crate::error::{Error, Result};
 
@@ -398,7 +398,18 @@ fn sample_files(zip: &mut Zip, path: &Path, names: &[String]) -> Result<Vec<Samp
 
 pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
     let mut reader = BufReader::with_capacity(1 << 16, crate::import::Hashed::open(path)?);
-    let log: JsonLog = match serde_json::from_reader(&mut reader) {
+    let mut sha256 = None;
+    let parsed = match serde_json::from_reader::<_, JsonLog>(&mut reader) {
+        // Python's bare `NaN` or `Infinity` (a scorer's `float('nan')`) is not JSON: read the
+        // whole file again with Python's rules, the non-finite numbers kept as markers.
+        Err(e) if e.is_syntax() => {
+            let (bytes, sha) = crate::import::read_hashed(path)?;
+            sha256 = Some(sha);
+            python_json_as::<JsonLog>(&bytes).map_err(|_| e)
+        }
+        parsed => parsed,
+    };
+    let log: JsonLog = match parsed {
         Ok(l) => l,
         // JSON of another shape: not an Inspect log, unless it has Inspect's `eval` header, in
         // which case a field of it is damaged (a count written as 20.0, a sample's epoch
@@ -426,7 +437,10 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
     )?;
     Ok(Some(Log {
         path: path.to_path_buf(),
-        sha256: reader.into_inner().sha256()?,
+        sha256: match sha256 {
+            Some(sha) => sha,
+            None => reader.into_inner().sha256()?,
+        },
         header: Header {
             status: log.status,
             eval: log.eval,
@@ -442,9 +456,9 @@ pub(super) fn read_json(path: &Path) -> Result<Option<Log>> {
 
 /// Whether a JSON file's top level is an object with an `eval` object: the mark of an Inspect log.
 fn has_eval_header(path: &Path) -> Result<bool> {
-    let file = std::fs::File::open(path).map_err(|e| unreadable(path, e.to_string()))?;
-    let value: Value = serde_json::from_reader(BufReader::with_capacity(1 << 16, file))
-        .map_err(|e| unreadable(path, format!("not valid JSON: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| unreadable(path, e.to_string()))?;
+    let value: Value =
+        python_json_as(&bytes).map_err(|e| unreadable(path, format!("not valid JSON: {e}")))?;
     Ok(value.get("eval").is_some_and(Value::is_object))
 }
 

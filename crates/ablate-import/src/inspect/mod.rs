@@ -30,6 +30,7 @@ use arms::{ArmFrom, arm_from, arm_labels, e_version, run_key};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use ablate_io::harness::python_json::nonfinite;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -41,6 +42,9 @@ use crate::import::{
 fn choices(sample: &Sample, out: &mut BTreeSet<String>) {
     for (name, s) in sample.scores.iter().flatten() {
         match &s.value {
+            v if nonfinite(v).is_some() => {
+                out.insert(name.clone());
+            }
             Value::Object(m) => out.extend(m.keys().map(|k| format!("{name}.{k}"))),
             Value::Array(a) => out.extend((0..a.len()).map(|i| format!("{name}.{i}"))),
             _ => {
@@ -67,6 +71,7 @@ fn score_of(
         return Ok(None);
     };
     let value = match (key, &score.value) {
+        (None, v) if nonfinite(v).is_some() => v.clone(),
         (None, v @ (Value::Object(_) | Value::Array(_))) => {
             return Err(format!(
                 "scorer `{scorer}` gives a {} value; choose one part with --score {scorer}.KEY",
@@ -88,6 +93,14 @@ fn score_of(
             ));
         }
     };
+    // Python's NaN or ±Infinity (a scorer's `float('nan')`), read as such: the caller refuses or
+    // skips it.
+    match nonfinite(&value) {
+        Some("NaN") => return Ok(Some((f64::NAN, None))),
+        Some(text) if text.starts_with('-') => return Ok(Some((f64::NEG_INFINITY, None))),
+        Some(_) => return Ok(Some((f64::INFINITY, None))),
+        None => {}
+    }
     // The scorer's own verdict: C (correct) passes, I (incorrect) fails; other values say nothing.
     let passed = match value.as_str() {
         Some("C") => Some(true),
@@ -148,7 +161,15 @@ pub fn read(sources: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
     let labels = arm_names(&logs, opts, &mut imp)?;
     let mut totals = Totals::default();
     for (rank, log) in logs.iter().enumerate() {
-        take_samples(log, rank, &labels[rank], &choice, &mut imp, &mut totals)?;
+        take_samples(
+            log,
+            rank,
+            &labels[rank],
+            &choice,
+            opts.skip_nonfinite,
+            &mut imp,
+            &mut totals,
+        )?;
     }
     imp.set = (totals.tasks.len() == 1)
         .then(|| totals.tasks.iter().next().cloned())
@@ -525,6 +546,7 @@ fn take_samples(
     rank: usize,
     arm: &str,
     choice: &str,
+    skip_nonfinite: bool,
     imp: &mut Imported,
     totals: &mut Totals,
 ) -> Result<()> {
@@ -542,6 +564,8 @@ fn take_samples(
     let first = imp.observations.len();
     let (mut taken, mut errored, mut limited, mut unscored) = (0usize, 0usize, 0usize, 0usize);
     let mut invalidated = 0usize;
+    // Samples whose score is NaN or infinite, left out by --skip-nonfinite.
+    let mut nonfinite_skipped: Vec<String> = Vec::new();
     // Why they were invalidated (`invalidation.reason`), each once.
     let mut reasons: BTreeSet<String> = BTreeSet::new();
     let mut epochs = BTreeSet::new();
@@ -581,6 +605,24 @@ fn take_samples(
             unscored += 1;
             continue;
         };
+        if !score.is_finite() {
+            if skip_nonfinite {
+                nonfinite_skipped.push(format!("{case} epoch {}", s.epoch));
+                continue;
+            }
+            return Err(Error::BadValue {
+                path: log.path.clone(),
+                column: format!("scores.{choice}"),
+                row: crate::error::Row::none(),
+                value: format!("sample {case} epoch {}", s.epoch),
+                problem: format!(
+                    "the score is {} (Python's float('{}')), which no mean or interval can use",
+                    if score.is_nan() { "NaN" } else if score > 0.0 { "Infinity" } else { "-Infinity" },
+                    if score.is_nan() { "nan" } else if score > 0.0 { "inf" } else { "-inf" },
+                ),
+                fix: "fix the scorer and score the log again (`inspect score`), choose another score with --score, or pass --skip-nonfinite to leave such samples out (they are reported)".into(),
+            });
+        }
         let source = format!("{}, sample {case} epoch {}", log.path.display(), s.epoch);
         let tokens_in = sample_tokens(log, s, &case, version.as_deref(), totals)?;
         let mut strata: BTreeMap<String, String> = s
@@ -634,6 +676,14 @@ fn take_samples(
                     reasons.iter().cloned().collect::<Vec<_>>().join("; ")
                 )
             }
+        ));
+    }
+    if !nonfinite_skipped.is_empty() {
+        imp.skipped.push(format!(
+            "{}: {} sample(s) with a non-finite {choice} (--skip-nonfinite): {}",
+            log.path.display(),
+            nonfinite_skipped.len(),
+            nonfinite_skipped.join(", ")
         ));
     }
     for (n, what) in [

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::harness::python_json;
 
 /// Most bytes read from one entry of an `.eval` archive once decompressed (a zip's declared sizes
 /// can lie, so the bytes are counted as they are read). The summaries of 10,000 samples take a few
@@ -107,7 +108,11 @@ pub fn entry<T: for<'de> Deserialize<'de>>(
         }
     };
     let mut capped = std::io::Read::take(file, cap + 1);
-    let parsed = serde_json::from_reader(BufReader::with_capacity(1 << 16, &mut capped));
+    let mut bytes = Vec::new();
+    let read = std::io::Read::read_to_end(
+        &mut BufReader::with_capacity(1 << 16, &mut capped),
+        &mut bytes,
+    );
     if capped.limit() == 0 && cap < MAX_ENTRY_BYTES {
         return Err(Error::Unreadable {
             path: path.to_path_buf(),
@@ -130,10 +135,36 @@ pub fn entry<T: for<'de> Deserialize<'de>>(
         });
     }
     zip.left -= cap + 1 - capped.limit();
-    parsed.map(Some).map_err(|e| {
+    if let Err(e) = read {
+        return Err(unreadable(path, format!("cannot read `{name}`: {e}")));
+    }
+    python_json_as(&bytes).map(Some).map_err(|e| {
         unreadable(
             path,
             format!("`{name}` is not the JSON Inspect writes: {e}"),
         )
     })
+}
+
+/// `bytes` as JSON the way Python writes it: strict JSON first; when that fails on its syntax,
+/// through [`python_json::parse`], which reads the bare `NaN` and `Infinity` Python writes for a
+/// non-finite float (a scorer's `float('nan')`) and keeps them as
+/// [`python_json::nonfinite`] markers for the caller to judge.
+///
+/// # Errors
+/// Neither parser reads it, or its shape is not `T`'s (strict JSON's message).
+pub fn python_json_as<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> serde_json::Result<T> {
+    match serde_json::from_slice::<T>(bytes) {
+        Err(strict) if strict.is_syntax() => {
+            let Some(value) = std::str::from_utf8(bytes)
+                .ok()
+                .filter(|t| t.contains("NaN") || t.contains("Infinity"))
+                .and_then(|t| python_json::parse(t).ok())
+            else {
+                return Err(strict);
+            };
+            serde_json::from_value(value)
+        }
+        parsed => parsed,
+    }
 }
