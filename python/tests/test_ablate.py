@@ -377,9 +377,18 @@ def test_settings_and_paths_keep_their_text(tmp_path):
         results=results,
         cases=DEMO / "cases.parquet",
         threshold_drop=0.005,
-        set='evals 😀 "quoted" \\ tab\t',
+        set='evals 😀 "quoted" \\ back',
     )
-    assert out.json["set"] == 'evals 😀 "quoted" \\ tab\t'
+    assert out.json["set"] == 'evals 😀 "quoted" \\ back'
+    # A name is one line of plain text: a tab (or a line break, an escape code) is refused by
+    # name, not written into experiment.toml to act in a terminal.
+    with pytest.raises(ablate.AblateError, match="key `set`.*U\\+0009"):
+        ablate.check(
+            results=results,
+            cases=DEMO / "cases.parquet",
+            threshold_drop=0.005,
+            set="evals\ttab",
+        )
 
 
 def test_duckdb_runs_the_printed_queries_with_odd_names(tmp_path):
