@@ -60,6 +60,30 @@ fn report_refuses_a_users_folder() {
     );
 }
 
+/// The fix names the option that chose the folder: `--export`, not the `--out` an export has
+/// none of.
+#[test]
+fn export_refuses_a_users_folder_naming_export() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = users_folder(root.path());
+    let err = fails(
+        ablate()
+            .args(["sweep", "--quiet", "--bootstrap", "50", "--export"])
+            .arg(&dir)
+            .arg(demo()),
+    );
+    assert_mentions(
+        &err,
+        &[
+            "somewhere",
+            "not written by ablate",
+            "choose another --export",
+        ],
+    );
+    assert!(!err.contains("--out"), "{err}");
+    users_files_survive(&dir);
+}
+
 #[test]
 fn simulate_refuses_a_users_folder() {
     let root = tempfile::tempdir().unwrap();

@@ -137,3 +137,102 @@ pub fn parse_arm_rule(text: &str) -> std::result::Result<(String, String), Strin
         )),
     }
 }
+
+/// One setting two runs differ in, in words: `KEY (A against B)`, a value that is missing shown
+/// as "not set".
+pub(crate) fn differing(key: &str, a: Option<String>, b: Option<String>) -> String {
+    let shown = |v: Option<String>| v.unwrap_or_else(|| "not set".to_string());
+    format!("{key} ({} against {})", shown(a), shown(b))
+}
+
+/// Two sources that would share arm `arm` but were run differently: the arm's first source,
+/// the other, and what differs in words.
+pub(crate) struct Mismatch<'a> {
+    /// The arm both would join.
+    pub arm: &'a str,
+    /// The arm's first source (an index into the caller's list).
+    pub first: usize,
+    /// The source that differs from it.
+    pub other: usize,
+    /// What differs ([`differing`]), never empty.
+    pub differ: Vec<String>,
+}
+
+/// An arm is one configuration. Walks the sources in order (`arms[i]` is source i's arm) and
+/// compares each with its arm's first source (`differences(first, i)`, empty when they agree).
+/// Sources the user put in one arm (`named` for both: --arm, --arm-from) are pooled as asked,
+/// and `pooled` hears each such arm once, with its first mismatch; the first other mismatch is
+/// returned, for the caller to refuse naming both sources.
+pub(crate) fn first_unasked_mismatch<'a>(
+    arms: &[&'a str],
+    named: &[bool],
+    differences: impl Fn(usize, usize) -> Vec<String>,
+    mut pooled: impl FnMut(&Mismatch<'a>),
+) -> Option<Mismatch<'a>> {
+    let mut first_of: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut noted: BTreeSet<&str> = BTreeSet::new();
+    for (i, &arm) in arms.iter().enumerate() {
+        let first = *first_of.entry(arm).or_insert(i);
+        let differ = differences(first, i);
+        if differ.is_empty() {
+            continue;
+        }
+        let mismatch = Mismatch {
+            arm,
+            first,
+            other: i,
+            differ,
+        };
+        if !(named[first] && named[i]) {
+            return Some(mismatch);
+        }
+        if noted.insert(arm) {
+            pooled(&mismatch);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mismatch_is_returned_unless_both_sources_were_named_alike() {
+        // Sources 0 and 2 share arm `a` and differ; source 1 is alone in `b`.
+        let arms = ["a", "b", "a", "a"];
+        let setting = ["t=0", "t=0", "t=1", "t=1"];
+        let differences = |x: usize, y: usize| {
+            if setting[x] == setting[y] {
+                Vec::new()
+            } else {
+                vec![differing(
+                    "t",
+                    Some(setting[x].into()),
+                    Some(setting[y].into()),
+                )]
+            }
+        };
+        let mut notes = Vec::new();
+        let refused =
+            first_unasked_mismatch(&arms, &[false; 4], differences, |m| notes.push(m.other))
+                .expect("a mismatch");
+        assert_eq!((refused.arm, refused.first, refused.other), ("a", 0, 2));
+        assert_eq!(refused.differ, ["t (t=0 against t=1)"]);
+        assert!(notes.is_empty());
+
+        // Named alike: pooled, heard once for the arm (at its first mismatch), nothing refused.
+        let refused =
+            first_unasked_mismatch(&arms, &[true; 4], differences, |m| notes.push(m.other));
+        assert!(refused.is_none());
+        assert_eq!(notes, [2]);
+    }
+
+    #[test]
+    fn a_missing_setting_reads_not_set() {
+        assert_eq!(
+            differing("gen_kwargs.temperature", None, Some("0.8".into())),
+            "gen_kwargs.temperature (not set against 0.8)"
+        );
+    }
+}

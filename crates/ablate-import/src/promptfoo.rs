@@ -288,14 +288,7 @@ fn two_columns_one_arm(f: &File, arm: &str, columns: (i64, i64), provider: &str)
                     == Some(provider)
             }
         })
-        .map(|p| {
-            let text = canonical(p);
-            if text.chars().count() > 160 {
-                format!("{}…", text.chars().take(160).collect::<String>())
-            } else {
-                text
-            }
-        })
+        .map(|p| crate::text::cut_chars(&canonical(p), 161))
         .collect();
     let listed = if configs.len() > 1 {
         format!(" (config.providers: {})", configs.join(" and "))
@@ -357,12 +350,7 @@ fn one_config_per_provider(files: &[File], rules: &super::ArmNames) -> Result<()
                 continue;
             }
             let shown = |c: &BTreeSet<String>| {
-                let text = c.iter().cloned().collect::<Vec<_>>().join(" and ");
-                if text.chars().count() > 200 {
-                    format!("{}…", text.chars().take(200).collect::<String>())
-                } else {
-                    text
-                }
+                crate::text::cut_chars(&c.iter().cloned().collect::<Vec<_>>().join(" and "), 201)
             };
             return Err(Error::Usage(format!(
                 "{} and {} both run provider `{name}`, with other settings ({} against {}: config.providers): their answers would pool into one arm as repeats of one configuration. Give each configuration its own `label:` in the promptfoo config and run again, or name each file's arm with --arm NAME=GLOB",

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::{EvalSpec, Log};
+use crate::arms::differing;
 use crate::error::{Error, Result};
 use crate::import::scalar_text;
 
@@ -256,41 +257,26 @@ pub(super) fn setup(log: &Log) -> Value {
 /// The parts of two settings that differ, named from `name` (`model_args.model_path`): the keys
 /// of two objects whose values differ (a key set in one only counts), else `name` itself.
 fn differing_parts(name: &str, a: &Value, b: &Value) -> Vec<String> {
-    let shown = |v: Option<&Value>| match v {
-        None | Some(Value::Null) => "not set".to_string(),
-        Some(v) => v.to_string(),
-    };
+    let shown = |v: Option<&Value>| v.filter(|v| !v.is_null()).map(Value::to_string);
     match (a, b) {
         (Value::Object(ma), Value::Object(mb)) => ma
             .keys()
             .chain(mb.keys().filter(|k| !ma.contains_key(*k)))
             .filter(|k| ma.get(*k) != mb.get(*k))
-            .map(|k| {
-                format!(
-                    "{name}.{k} ({} against {})",
-                    shown(ma.get(k)),
-                    shown(mb.get(k))
-                )
+            .map(|k| differing(&format!("{name}.{k}"), shown(ma.get(k)), shown(mb.get(k))))
+            .collect(),
+        (Value::Object(m), Value::Null) | (Value::Null, Value::Object(m)) if a != b => m
+            .iter()
+            .map(|(k, v)| {
+                let (x, y) = if a.is_object() {
+                    (shown(Some(v)), None)
+                } else {
+                    (None, shown(Some(v)))
+                };
+                differing(&format!("{name}.{k}"), x, y)
             })
             .collect(),
-        (Value::Object(m), Value::Null) | (Value::Null, Value::Object(m)) if a != b => {
-            let a_set = a.is_object();
-            m.iter()
-                .map(|(k, v)| {
-                    let (x, y) = if a_set {
-                        (shown(Some(v)), shown(None))
-                    } else {
-                        (shown(None), shown(Some(v)))
-                    };
-                    format!("{name}.{k} ({x} against {y})")
-                })
-                .collect()
-        }
-        _ if a != b => vec![format!(
-            "{name} ({} against {})",
-            shown(Some(a)),
-            shown(Some(b))
-        )],
+        _ if a != b => vec![differing(name, shown(Some(a)), shown(Some(b)))],
         _ => Vec::new(),
     }
 }

@@ -513,30 +513,31 @@ fn one_configuration_per_arm(
     named: &[bool],
     imp: &mut Imported,
 ) -> Result<()> {
-    let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut noted: BTreeSet<&str> = BTreeSet::new();
-    for (i, label) in labels.iter().enumerate() {
-        let first = *first_of.entry(label.as_str()).or_insert(i);
-        let differ = arms::differences(&logs[first], &logs[i]);
-        if differ.is_empty() {
-            continue;
-        }
-        let (a, b) = (logs[first].path.display(), logs[i].path.display());
-        if named[first] && named[i] {
-            if noted.insert(label.as_str()) {
-                imp.notes.push(format!(
-                    "arm `{label}` pools logs run with different configurations ({}: {a} and {b}), as asked with --arm-from or --arm",
-                    differ.join("; ")
-                ));
-            }
-            continue;
-        }
-        return Err(Error::Usage(format!(
-            "{a} and {b} would both be arm `{label}`, but they ran different configurations: {}. An arm is one configuration, and pooling them would average different prompts as repeats of one: name each configuration's arm with --arm NAME=GLOB (or --arm-from file: one arm per log); to pool them on purpose, give them one name with --arm",
-            differ.join("; ")
-        )));
-    }
-    Ok(())
+    let arm_of: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let refused = crate::arms::first_unasked_mismatch(
+        &arm_of,
+        named,
+        |a, b| arms::differences(&logs[a], &logs[b]),
+        |m| {
+            imp.notes.push(format!(
+                "arm `{}` pools logs run with different configurations ({}: {} and {}), as asked with --arm-from or --arm",
+                m.arm,
+                m.differ.join("; "),
+                logs[m.first].path.display(),
+                logs[m.other].path.display()
+            ));
+        },
+    );
+    let Some(m) = refused else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "{} and {} would both be arm `{}`, but they ran different configurations: {}. An arm is one configuration, and pooling them would average different prompts as repeats of one: name each configuration's arm with --arm NAME=GLOB (or --arm-from file: one arm per log); to pool them on purpose, give them one name with --arm",
+        logs[m.first].path.display(),
+        logs[m.other].path.display(),
+        m.arm,
+        m.differ.join("; ")
+    )))
 }
 
 /// Turns one log's samples into observations of arm `arm` (errored, limited and unscored

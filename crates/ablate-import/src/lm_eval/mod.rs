@@ -311,17 +311,10 @@ fn name_arms(
 /// What two runs' settings ([`files::settings_of`]) differ in, in words (`model_args.revision
 /// (step1000 against step143000)`); empty when they agree.
 fn setting_differences(a: &RunInfo, b: &RunInfo) -> Vec<String> {
-    let shown = |v: Option<&String>| v.map_or_else(|| "not set".to_string(), Clone::clone);
     let keys: BTreeSet<&String> = a.settings.keys().chain(b.settings.keys()).collect();
     keys.into_iter()
         .filter(|k| a.settings.get(*k) != b.settings.get(*k))
-        .map(|k| {
-            format!(
-                "{k} ({} against {})",
-                shown(a.settings.get(k)),
-                shown(b.settings.get(k))
-            )
-        })
+        .map(|k| crate::arms::differing(k, a.settings.get(k).cloned(), b.settings.get(k).cloned()))
         .collect()
 }
 
@@ -337,33 +330,32 @@ fn one_setting_per_arm(
     named: &[bool],
     imp: &mut Imported,
 ) -> Result<()> {
-    let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut noted: BTreeSet<&str> = BTreeSet::new();
-    for (i, t) in taken_files.iter().enumerate() {
-        let first = *first_of.entry(t.arm.as_str()).or_insert(i);
-        let (fa, fb) = (&files[taken_files[first].file], &files[t.file]);
-        let differ = setting_differences(&fa.run, &fb.run);
-        if differ.is_empty() {
-            continue;
-        }
-        let (a, b) = (fa.path.display(), fb.path.display());
-        if named[first] && named[i] {
-            if noted.insert(t.arm.as_str()) {
-                imp.notes.push(format!(
-                    "arm `{}` (named by --arm) pools runs given different settings ({}: {a} and {b})",
-                    t.arm,
-                    differ.join(", ")
-                ));
-            }
-            continue;
-        }
-        return Err(Error::Usage(format!(
-            "{a} and {b} would both be arm `{}`, but their runs were given different settings: {} (config.model_args, config.gen_kwargs of their results files). An arm is one model with one configuration, and pooling them would count another checkpoint or other generation settings as repeats of one: name each run's arm with --arm NAME=GLOB (or --arm-from file: one arm per samples file); to pool them on purpose, give them one name with --arm",
-            t.arm,
-            differ.join(", ")
-        )));
-    }
-    Ok(())
+    let arm_of: Vec<&str> = taken_files.iter().map(|t| t.arm.as_str()).collect();
+    let file = |i: usize| &files[taken_files[i].file];
+    let refused = crate::arms::first_unasked_mismatch(
+        &arm_of,
+        named,
+        |a, b| setting_differences(&file(a).run, &file(b).run),
+        |m| {
+            imp.notes.push(format!(
+                "arm `{}` (named by --arm) pools runs given different settings ({}: {} and {})",
+                m.arm,
+                m.differ.join(", "),
+                file(m.first).path.display(),
+                file(m.other).path.display()
+            ));
+        },
+    );
+    let Some(m) = refused else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "{} and {} would both be arm `{}`, but their runs were given different settings: {} (config.model_args, config.gen_kwargs of their results files). An arm is one model with one configuration, and pooling them would count another checkpoint or other generation settings as repeats of one: name each run's arm with --arm NAME=GLOB (or --arm-from file: one arm per samples file); to pool them on purpose, give them one name with --arm",
+        file(m.first).path.display(),
+        file(m.other).path.display(),
+        m.arm,
+        m.differ.join(", ")
+    )))
 }
 
 /// Refuses a run whose model is unknown (a samples file without the results file lm-eval writes

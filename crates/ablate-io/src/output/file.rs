@@ -124,7 +124,7 @@ fn in_a_folder(path: &Path) -> Result<()> {
                 "the folder {} does not exist (ablate creates no folder for a single output file)",
                 parent.display()
             ),
-            &format!(
+            format!(
                 "create it first (mkdir -p {}), or give a path in an existing folder",
                 parent.display()
             ),

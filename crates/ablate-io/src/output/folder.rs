@@ -289,7 +289,7 @@ impl FolderUpdate {
                     "is read-only (this user may not move what is in it), and `import --into` rebuilds {} around the tables it adds",
                     target.display()
                 ),
-                &format!(
+                format!(
                     "make it writable (chmod -R u+w {}), or import into a copy of it",
                     target.display()
                 ),

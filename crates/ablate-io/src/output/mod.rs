@@ -212,7 +212,7 @@ fn parent_of(target: &Path) -> PathBuf {
 }
 
 /// Refusal for a target that ablate may not replace.
-fn refuse(path: &Path, problem: impl Into<String>, fix: &str) -> Error {
+fn refuse(path: &Path, problem: impl Into<String>, fix: impl Into<String>) -> Error {
     Error::Output {
         path: path.to_path_buf(),
         problem: problem.into(),
@@ -220,7 +220,13 @@ fn refuse(path: &Path, problem: impl Into<String>, fix: &str) -> Error {
     }
 }
 
-const FOLDER_FIX: &str = "choose another --out, or move or delete its contents yourself";
+/// What to do about a folder ablate cannot vouch for, naming the option that chose it.
+fn folder_fix(kind: FolderKind) -> String {
+    format!(
+        "choose another {}, or move or delete its contents yourself",
+        kind.flag()
+    )
+}
 
 /// Which writer an output folder is of, recorded in its marker ([`Marker::writer`]). A folder is
 /// replaced only by a writer of its own kind (`may_replace`): a report by `report`, an export
@@ -286,6 +292,16 @@ impl FolderKind {
         }
     }
 
+    /// The option that names a folder of this kind, for messages: `--export` for an export,
+    /// `--into` for a grown experiment, `--out` for the rest.
+    pub fn flag(self) -> &'static str {
+        match self {
+            FolderKind::Export => "--export",
+            FolderKind::Grown => "--into",
+            FolderKind::Report | FolderKind::Simulate | FolderKind::Import => "--out",
+        }
+    }
+
     /// The writer, in words, for messages.
     fn writer(self) -> &'static str {
         match self {
@@ -342,7 +358,7 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
         return Some(Err(refuse(
             target,
             format!("the folder name is longer than {NAME_MAX} bytes"),
-            "choose a shorter --out",
+            format!("choose a shorter {}", kind.flag()),
         )));
     }
     let meta = match std::fs::symlink_metadata(target) {
@@ -354,21 +370,28 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
         return Some(Err(refuse(
             target,
             "is a symbolic link; ablate does not replace links or what they point to",
-            "give the real folder's path, or choose another --out",
+            format!(
+                "give the real folder's path, or choose another {}",
+                kind.flag()
+            ),
         )));
     }
     if !meta.is_dir() {
         return Some(Err(refuse(
             target,
             "is a file, and ablate writes a folder here",
-            "choose another --out",
+            format!("choose another {}", kind.flag()),
         )));
     }
     if !kind.is_experiment() && is_experiment_folder(target) {
         return Some(Err(refuse(
             target,
             "is an experiment folder (experiment.toml and a results table); a report or an export never replaces an experiment",
-            "check --out: give a new folder for the output, e.g. --out reports/<name>",
+            if kind == FolderKind::Export {
+                "check --export: give the tables a new folder, e.g. --export exports/<verb>"
+            } else {
+                "check --out: give a new folder for the output, e.g. --out reports/<name>"
+            },
         )));
     }
     let files = match list_files(target) {
@@ -394,7 +417,7 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
                     if files.len() == 1 { "y" } else { "ies" },
                     files[0]
                 ),
-                FOLDER_FIX,
+                folder_fix(kind),
             )));
         }
         MarkerRead::Invalid(why) => {
@@ -404,12 +427,14 @@ fn inspect_folder_target(target: &Path, kind: FolderKind) -> Option<Result<()>> 
                     "is not a marker ablate can vouch for ({why}), so ablate cannot tell that the files of {} are its own",
                     target.display()
                 ),
-                FOLDER_FIX,
+                folder_fix(kind),
             )));
         }
     };
-    match vouched(target, &files, &marker) {
-        Some(Ok(())) => Some(may_replace(target, &marker, kind).and_then(|()| deletable(target))),
+    match vouched(target, &files, &marker, kind) {
+        Some(Ok(())) => {
+            Some(may_replace(target, &marker, kind).and_then(|()| deletable(target, kind)))
+        }
         other => other,
     }
 }
@@ -458,8 +483,10 @@ pub(super) fn writer_recorded(marker: &Marker) -> Option<FolderKind> {
 /// real experiment). An import over an import is checked again at the commit, where both sets
 /// are known ([`same_imported_set`]).
 fn may_replace(target: &Path, marker: &Marker, kind: FolderKind) -> Result<()> {
-    const FIX: &str =
-        "check --out: give a new folder, or delete this one yourself if you mean to replace it";
+    let fix = format!(
+        "check {}: give a new folder, or delete this one yourself if you mean to replace it",
+        kind.flag()
+    );
     let Some(old) = writer_recorded(marker) else {
         return Err(refuse(
             target,
@@ -471,19 +498,19 @@ fn may_replace(target: &Path, marker: &Marker, kind: FolderKind) -> Result<()> {
                     .as_deref()
                     .unwrap_or("no writer, and no verb in its command line")
             ),
-            FIX,
+            fix.clone(),
         ));
     };
     match (old, kind) {
         (FolderKind::Grown, _) => Err(refuse(
             target,
             "is an experiment grown with `ablate import --into` (it holds what several imports brought); ablate never replaces it",
-            FIX,
+            fix.clone(),
         )),
         (FolderKind::Import, FolderKind::Simulate) => Err(refuse(
             target,
             "is an experiment imported from harness logs; simulate never replaces it with synthetic data",
-            FIX,
+            fix.clone(),
         )),
         (FolderKind::Report, FolderKind::Report)
         | (FolderKind::Export, FolderKind::Export)
@@ -498,9 +525,9 @@ fn may_replace(target: &Path, marker: &Marker, kind: FolderKind) -> Result<()> {
                 new.writer()
             ),
             if new == FolderKind::Export {
-                "give --export a folder of its own (e.g. --export exports/<verb>), or delete this one yourself if you mean to replace it"
+                "give --export a folder of its own (e.g. --export exports/<verb>), or delete this one yourself if you mean to replace it".to_string()
             } else {
-                FIX
+                fix
             },
         )),
     }
@@ -509,7 +536,7 @@ fn may_replace(target: &Path, marker: &Marker, kind: FolderKind) -> Result<()> {
 /// Refuses a folder this user may not empty ([`undeletable_folder`]): replacing it ends by
 /// deleting it, which failed after the new output was in place and left the old one hidden
 /// beside it as `.ablate-old-*`. A folder made read-only is one the user protected.
-fn deletable(target: &Path) -> Result<()> {
+fn deletable(target: &Path, kind: FolderKind) -> Result<()> {
     match undeletable_folder(target, true) {
         None => Ok(()),
         Some(folder) => Err(refuse(
@@ -518,9 +545,10 @@ fn deletable(target: &Path) -> Result<()> {
                 "is read-only (this user may not delete what is in it, or its file system is mounted read-only), and replacing {} ends by deleting it; ablate does not replace a folder made read-only",
                 target.display()
             ),
-            &format!(
-                "make it writable if ablate may replace it (chmod -R u+w {}), or choose another --out",
-                target.display()
+            format!(
+                "make it writable if ablate may replace it (chmod -R u+w {}), or choose another {}",
+                target.display(),
+                kind.flag()
             ),
         )),
     }
@@ -640,7 +668,12 @@ fn same_logs_or_more(old: &Path, new: &Path, target: &Path) -> Result<()> {
 
 /// Whether `marker` vouches for every one of `files` in `target` (listed, and its SHA-256
 /// matching): `None` when the folder changed while being hashed (look again).
-fn vouched(target: &Path, files: &[String], marker: &Marker) -> Option<Result<()>> {
+fn vouched(
+    target: &Path,
+    files: &[String],
+    marker: &Marker,
+    kind: FolderKind,
+) -> Option<Result<()>> {
     let hashes = sha256_files(target, files, |f| marker.sha256.contains_key(f));
     for (file, hashed) in files
         .iter()
@@ -664,7 +697,7 @@ fn vouched(target: &Path, files: &[String], marker: &Marker) -> Option<Result<()
                     "was not written by ablate, and ablate would delete it by replacing {}",
                     target.display()
                 ),
-                FOLDER_FIX,
+                folder_fix(kind),
             )));
         };
         match hashed.expect("every file with an expected hash was hashed") {
@@ -679,7 +712,10 @@ fn vouched(target: &Path, files: &[String], marker: &Marker) -> Option<Result<()
                         "was changed since ablate wrote it (its SHA-256 differs from the one in {MARKER}), so it is yours now, and ablate would delete it by replacing {}",
                         target.display()
                     ),
-                    "choose another --out, or copy your changes elsewhere and delete the folder yourself",
+                    format!(
+                        "choose another {}, or copy your changes elsewhere and delete the folder yourself",
+                        kind.flag()
+                    ),
                 )));
             }
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
