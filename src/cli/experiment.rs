@@ -36,8 +36,25 @@ pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
     let CheckArgs { dir, .. } = args;
     let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
     super::refuse_baseline_only(&exp)?;
+    refuse_what_reweighting_refuses(&exp)?;
     let r = analysis::check::run(&exp);
     emit(g, Verb::Check.name(), &r, Some(&exp), report::check::human)
+}
+
+/// What `reweight`, `need`, `record` and `report` would refuse in the experiment's own mix (a
+/// null stratum value in the cases, a mix column the strata leave out), `check` refuses too:
+/// it had said "ok" of folders they then refused. A mix lacking a stratum column stays a
+/// warning (`check.mix_lacks_strata`), and strata without eval cases are left to their warning.
+fn refuse_what_reweighting_refuses(exp: &Experiment) -> Result<()> {
+    use analysis::paired::{CaseSet, Paired};
+    let Some(mix) = &exp.mix else {
+        return Ok(());
+    };
+    if exp.strata().iter().all(|c| mix.columns.contains(c)) {
+        let paired = Paired::new(exp, CaseSet::Main);
+        analysis::reweight::production_strata(exp, &paired, true)?;
+    }
+    Ok(())
 }
 
 /// Every arm against the baseline: drops with confidence intervals, verdicts, churn, lost cases.

@@ -38,7 +38,8 @@ pub(super) struct SimulateArgs {
     /// Repeats per case and arm.
     #[arg(long, default_value_t = 3)]
     repeats: u32,
-    /// Total arms, baseline included (default: the demo's 42). Extra arms remove pairs of units.
+    /// Total arms, baseline included (default: the demo's 42; at least 2, a baseline and one
+    /// arm to compare with it). Extra arms remove pairs of units.
     #[arg(long)]
     arms: Option<usize>,
     /// Requests in shadow.parquet.
@@ -68,6 +69,11 @@ pub(super) fn simulate(args: SimulateArgs, g: &Global) -> Result<String> {
         design,
         ..
     } = args;
+    if let Some(n @ 0..2) = arms {
+        return Err(ablate::error::Error::Usage(format!(
+            "--arms {n}: an experiment needs its baseline and at least one arm to compare with it (every verb would refuse it); give --arms 2 or more"
+        )));
+    }
     let custom_arms = match design {
         Some(path) => Some(Arms::load(&TableFile::at(&path))?.specs),
         None => None,

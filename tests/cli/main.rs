@@ -24,6 +24,7 @@ mod properties;
 mod regressions;
 mod report;
 mod reweight;
+mod round_eight;
 mod round_five;
 mod round_seven_import;
 mod round_seven_output;

@@ -116,7 +116,9 @@ pub fn percent_level(confidence: f64) -> String {
     let mut digits = 0;
     while digits < 12 {
         let scale = 10f64.powi(digits);
-        if ((pct * scale).round() / scale - pct).abs() <= 1e-9 * pct.abs().max(1.0) {
+        let shown = (pct * scale).round() / scale;
+        // Never "100%" for a level below it: the digits go on until it shows.
+        if (shown - pct).abs() <= 1e-9 * pct.abs().max(1.0) && (shown < 100.0 || pct >= 100.0) {
             break;
         }
         digits += 1;
@@ -131,6 +133,13 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_level_below_100_percent_never_reads_100() {
+        assert_eq!(super::percent_level(0.9999999999), "99.99999999%");
+        assert_eq!(super::percent_level(0.95), "95%");
+        assert_eq!(super::percent_level(0.999), "99.9%");
+    }
+
     #[test]
     fn shell_words() {
         assert_eq!(

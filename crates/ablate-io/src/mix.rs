@@ -28,11 +28,29 @@ pub trait MixLoad {
 impl MixLoad for Mix {
     fn load(file: &TableFile) -> Result<Mix> {
         let schema = table::schema(file, &[])?;
+        // The weight is never a stratum, even when a CSV cell made it text (`most`): its check
+        // then names the cell that is not a number.
+        let is_weight = |name: &str| name == "share" || name == "count";
         let columns: Vec<String> = schema
             .iter()
-            .filter(|(_, dtype)| table::is_text(dtype))
+            .filter(|(name, dtype)| table::is_text(dtype) && !is_weight(name))
             .map(|(name, _)| name.to_string())
             .collect();
+        // A stratum written as numbers (turns = 1/2) is a column of the wrong type, not a
+        // missing one.
+        if columns.is_empty()
+            && let Some((name, dtype)) = schema.iter().find(|(name, _)| !is_weight(name))
+        {
+            return Err(Error::WrongType {
+                path: file.path.clone(),
+                column: name.to_string(),
+                expected: "text (a stratum column, e.g. turns = single/multi)",
+                found: dtype.to_string(),
+                fix: format!(
+                    "stratum values are text, in the mix and in the cases alike; in pandas: df[\"{name}\"] = df[\"{name}\"].astype(str)"
+                ),
+            });
+        }
         if columns.is_empty() {
             return Err(Error::MissingColumn {
                 path: file.path.clone(),

@@ -30,7 +30,7 @@ impl PassagesLoad for Passages {
         let ids = t.strs("case_id")?;
         let ranks = t.ints("rank")?;
         let tokens: Vec<f64> = t.ints("tokens")?.into_iter().map(|v| v as f64).collect();
-        table::check_non_negative(&t.path, "tokens", &tokens)?;
+        table::check_token_counts(&t.path, "tokens", &tokens)?;
         let scores = t.finite_floats("score")?;
         let gold = if t.has("gold") {
             t.bools("gold")?.into_iter().map(Some).collect()

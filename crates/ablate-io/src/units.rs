@@ -35,7 +35,7 @@ impl UnitsLoad for Units {
             table::check_id(&t.path, "block", row, block)?;
         }
         let tokens = t.finite_floats("tokens")?;
-        table::check_non_negative(&t.path, "tokens", &tokens)?;
+        table::check_token_counts(&t.path, "tokens", &tokens)?;
         let rank = if t.has("rank") {
             t.opt_ints("rank")?
         } else {
@@ -86,7 +86,7 @@ impl CaseUnitsLoad for CaseUnits {
             ],
         )?;
         let tokens = t.finite_floats("tokens")?;
-        table::check_non_negative(&t.path, "tokens", &tokens)?;
+        table::check_token_counts(&t.path, "tokens", &tokens)?;
         let case_ids = t.str_column("case_id")?;
         let unit_names = t.str_column("unit")?;
         let mut rows = Vec::with_capacity(tokens.len());

@@ -79,7 +79,8 @@ pub struct ContextOutput {
     pub calls: u64,
     /// Call size statistics.
     pub size: SizeStats,
-    /// Share of all tokens by source.
+    /// Share of all tokens by source (empty, with the warning `context.no_tokens`, when the
+    /// calls count no tokens at all).
     pub composition: BTreeMap<String, f64>,
     /// Hard input limit (the median over calls when it varies).
     pub hard_limit: f64,
@@ -126,22 +127,38 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
         (den > 0).then(|| (n * s.xy - s.x * sums.size_sum) as f64 / den as f64)
     });
     let all: i128 = sums.sources.values().sum();
-    let composition: BTreeMap<String, f64> = sums
-        .sources
-        .iter()
-        .map(|(s, t)| {
-            (
-                s.clone(),
-                if all > 0 { *t as f64 / all as f64 } else { 0.0 },
-            )
-        })
-        .collect();
     let mut warnings = Vec::new();
+    // Shares of no tokens at all are undefined: the composition is left empty, with a warning
+    // (shares of 0 that summed to 0 had been printed).
+    let composition: BTreeMap<String, f64> = if all > 0 {
+        sums.sources
+            .iter()
+            .map(|(s, t)| (s.clone(), *t as f64 / all as f64))
+            .collect()
+    } else {
+        if n > 0 {
+            warnings.push(crate::warning::Warning::new(
+                "context.no_tokens",
+                "every item of every call counts 0 tokens: the composition by source is undefined, and left empty",
+            ));
+        }
+        BTreeMap::new()
+    };
+    if sums.steps.is_some() && growth_per_step.is_none() && n > 0 {
+        warnings.push(crate::warning::Warning::new(
+            "context.one_step",
+            "every call is at the same step: the growth per step is undefined (null)",
+        ));
+    }
     if let Some(pol) = policy {
-        for source in pol.budgets.keys().filter(|s| !composition.contains_key(*s)) {
+        for source in pol
+            .budgets
+            .keys()
+            .filter(|s| !sums.sources.contains_key(*s))
+        {
             warnings.push(crate::warning::Warning::new("context.unknown_budget_source", format!(
                 "the policy budgets source \"{source}\", which the log never mentions (a typo?); it limits nothing. Sources in the log: {}",
-                composition.keys().cloned().collect::<Vec<_>>().join(", ")
+                sums.sources.keys().cloned().collect::<Vec<_>>().join(", ")
             )));
         }
     }
@@ -183,5 +200,38 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
         percentile_error,
         policy: policy_replay,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Calls of no tokens have no composition (not shares of 0 that sum to 0), and calls all at
+    /// one step no growth per step; each says why.
+    #[test]
+    fn no_tokens_and_one_step_are_undefined_with_a_warning() {
+        let mut sums = ContextSums {
+            calls: 3,
+            // Three calls at step 2: Σx = 6, Σx² = 12, so n·Σx² − (Σx)² = 0.
+            steps: Some(StepSums {
+                x: 6,
+                xx: 12,
+                xy: 0,
+            }),
+            ..ContextSums::default()
+        };
+        sums.sources.insert("system".into(), 0);
+        sums.sources.insert("tools".into(), 0);
+        let out = finish(&sums, None);
+        assert!(out.composition.is_empty(), "{:?}", out.composition);
+        assert_eq!(out.growth_per_step, None);
+        let codes: Vec<&str> = out.warnings.iter().map(|w| w.code).collect();
+        assert_eq!(codes, ["context.no_tokens", "context.one_step"]);
+
+        sums.sources.insert("tools".into(), 30);
+        let out = finish(&sums, None);
+        assert_eq!(out.composition["tools"], 1.0);
+        assert_eq!(out.composition["system"], 0.0);
     }
 }

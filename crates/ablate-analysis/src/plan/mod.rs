@@ -499,7 +499,27 @@ fn design_arms(
 /// call below the chosen units' tokens; factorial with k > 12; fractional with k < 4 or no design
 /// within 128 runs; a call count beyond 2^64.
 pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
-    let sd = opts.sd.as_ref().map(|s| s.sd(opts.repeats));
+    let mut warnings = Vec::new();
+    // A pilot whose paired drops have no spread (every case scored alike in every arm, or the
+    // repeat adjustment takes it to 0) gives no sd to plan from: the mde and the cases needed
+    // are undefined, not 0 ("needs 0 cases" had been printed).
+    let sd = opts
+        .sd
+        .as_ref()
+        .map(|s| s.sd(opts.repeats))
+        .filter(|&sd| {
+            let spread = sd.is_finite() && sd > 0.0;
+            if !spread {
+                warnings.push(crate::warning::Warning::new(
+                    "plan.no_spread",
+                    format!(
+                        "the pilot's paired drops have no spread (sd {sd} at {} repeats), so the detectable drop and the cases needed are undefined: a pilot on cases that vary (or --sd from a past run) gives them",
+                        opts.repeats
+                    ),
+                ));
+            }
+            spread
+        });
     let sd_source = opts.sd.as_ref().map(|s| s.describe(opts.repeats));
     let chosen = chosen_units(units, opts)?;
     let names: Vec<String> = chosen.iter().map(|u| u.unit.clone()).collect();
@@ -549,7 +569,6 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
     let mde = sd.map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
     let family = arms.len().saturating_sub(1).max(1);
     let certifiable = Certifiable::of(opts, sd, family);
-    let mut warnings = Vec::new();
     if let Some(t) = certifiable.threshold
         && threshold < t
     {

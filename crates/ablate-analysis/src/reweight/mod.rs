@@ -405,6 +405,17 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         .map(|&c| m.mean[m.cell(c, base)])
         .collect();
     let (score_production, se_base) = estimate(&all, &base_scores);
+    // No spread among the weighted cases: the se is undefined, not a measured 0 (a zero-width
+    // interval had been printed).
+    let se_base = se_base.filter(|&se| {
+        if se == 0.0 {
+            warnings.push(crate::warning::Warning::new(
+                "reweight.no_spread",
+                "the baseline scores every weighted case alike: its production se is undefined (null), and so is its interval",
+            ));
+        }
+        se > 0.0
+    });
     let baseline = ReweightBaseline {
         score_eval: moments::mean(&base_scores),
         score_production,
@@ -424,12 +435,16 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 return None;
             }
             let (drop_production, se_production) = estimate(&p.pos, &p.drop);
-            let warning = drop_production.is_none().then(|| {
-                crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
-                    "arm \"{}\" has no case in a weighted stratum; its production drop is undefined",
-                    exp.results.arms[a]
-                ))
-            });
+            let arm = &exp.results.arms[a];
+            let warning = match (drop_production, se_production) {
+                (None, _) => Some(crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
+                    "arm \"{arm}\" has no case in a weighted stratum; its production drop is undefined"
+                ))),
+                (Some(d), Some(0.0)) => Some(crate::warning::Warning::new("reweight.no_spread", format!(
+                    "arm \"{arm}\": every weighted case has the same drop ({d}); the production se is undefined (null) and the interval is the exact bound"
+                ))),
+                _ => None,
+            };
             // The resampling units that carry weight in production: cases of strata with no
             // production share say nothing of the production drop.
             let weighted_units: Vec<u32> = p
@@ -576,7 +591,8 @@ fn arm_row(
         arm: arm.to_string(),
         drop_eval,
         drop_production,
-        se_production,
+        // Undefined without spread (the interval is then the exact bound), not a measured 0.
+        se_production: se_production.filter(|&se| se > 0.0),
         ci_production: production_ci.interval(),
         verdict_eval,
         verdict_production,

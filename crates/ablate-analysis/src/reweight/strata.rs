@@ -256,7 +256,8 @@ pub(super) fn coverage_gap(coverage: &[Coverage]) -> Option<String> {
 /// when the manifest names no strata), the mix's own text columns.
 ///
 /// # Errors
-/// The experiment's own mix lacks the strata the manifest names.
+/// The experiment's own mix lacks the strata the manifest names; the mix has a column the
+/// strata leave out (without `by`, its shares would be summed over it unasked).
 pub(super) fn choose_columns(
     exp: &Experiment,
     mix: &Mix,
@@ -267,6 +268,28 @@ pub(super) fn choose_columns(
     if !by.is_empty() {
         Ok(by.to_vec())
     } else if !strata.is_empty() && strata.iter().all(|c| mix.columns.contains(c)) {
+        // A mix column `strata` leaves out would be summed over without a word: a mix saying
+        // production is all `billing` had been weighted by `turns` alone.
+        if let Some(extra) = mix.columns.iter().find(|c| !strata.contains(c)) {
+            return Err(Error::BadValue {
+                path: mix.path.clone(),
+                column: extra.clone(),
+                row: Row::none(),
+                value: format!("mix columns: {}", mix.columns.join(", ")),
+                problem: format!(
+                    "the mix splits production by `{extra}` too, which the experiment's strata ({}) leave out, so its shares would be summed over `{extra}` and the production weights would ignore it",
+                    strata.join(", ")
+                ),
+                fix: format!(
+                    "add `{extra}` to `strata` in experiment.toml (the cases need the column too), or pass {} to weight by those columns alone on purpose",
+                    strata
+                        .iter()
+                        .map(|c| format!("--by {c}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            });
+        }
         Ok(strata)
     } else if !explicit_mix && exp.manifest.strata.is_some() {
         Err(Error::BadValue {

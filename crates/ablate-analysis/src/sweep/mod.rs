@@ -63,7 +63,8 @@ use crate::analysis::vocab::{Confidence, Verdict, judge};
 pub struct BaselineScore {
     /// Mean of `s[i,base]` over the main set.
     pub score: f64,
-    /// Its standard error (clustered when the cases have clusters).
+    /// Its standard error (clustered when the cases have clusters); null when undefined (fewer
+    /// than two units, or every case scored alike: `sweep.baseline_no_spread`).
     pub se: Option<f64>,
 }
 
@@ -556,6 +557,16 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     family.min_certifiable_threshold = min_certifiable(&arms);
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
+    let baseline = BaselineScore::of(m, &paired);
+    if baseline.se.is_none() && paired.n_units >= 2 {
+        warnings.push(crate::warning::Warning::new(
+            "sweep.baseline_no_spread",
+            format!(
+                "the baseline scores every paired case alike ({}): its se is undefined (null)",
+                baseline.score
+            ),
+        ));
+    }
 
     SweepOutput {
         set: exp.manifest.set.clone(),
@@ -570,7 +581,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         seed: cfg.seed,
         family,
         min_units: MIN_UNITS_TO_DECIDE,
-        baseline: BaselineScore::of(m, &paired),
+        baseline,
         arms,
         warnings,
     }
@@ -585,6 +596,8 @@ impl BaselineScore {
             .map(|&c| m.mean[m.cell(c, paired.baseline)])
             .collect();
         let (score, se) = paired.mean_se(&scores, &paired.unit);
+        // Every case scored alike: the se is undefined, not a measured 0.
+        let se = se.filter(|&se| se > 0.0);
         BaselineScore { score, se }
     }
 }

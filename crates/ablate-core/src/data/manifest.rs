@@ -409,6 +409,14 @@ impl Reader<'_> {
                         }
                     }
                 }
+                if out.is_empty() {
+                    return Err(Error::Manifest {
+                        path: self.path.to_path_buf(),
+                        key: "strata".into(),
+                        problem: "strata = [] names no column to weight production by".into(),
+                        fix: "list the case columns that split production (strata = [\"turns\"]), or remove the key: the default is [\"slice\"] when the cases have that column".into(),
+                    });
+                }
                 Some(out)
             }
             Some(v) => {
@@ -424,7 +432,11 @@ impl Reader<'_> {
     }
 
     /// `[[blocks]]`: each block's name (once) and need rule.
-    fn blocks(&self) -> Result<Vec<BlockSpec>> {
+    /// The `[[blocks]]` entries, and the keys in them ablate does not know (`blocks[i].key`,
+    /// warned about like unknown top-level keys). A key of the whole experiment found in a block
+    /// is an error: written after a `[[blocks]]` header, TOML puts it in that block.
+    fn blocks(&self) -> Result<(Vec<BlockSpec>, Vec<String>)> {
+        let mut unknown = Vec::new();
         let blocks = match self.table.get("blocks") {
             None => Vec::new(),
             Some(Value::Array(items)) => {
@@ -467,13 +479,27 @@ impl Reader<'_> {
                             "list each block once",
                         ));
                     }
+                    for key in t.keys().filter(|k| !["name", "need"].contains(&k.as_str())) {
+                        if KNOWN_KEYS.contains(&key.as_str()) && key != "blocks" {
+                            return Err(br.err(
+                                key,
+                                format!(
+                                    "`{key}` is a setting of the whole experiment, but it sits after a [[blocks]] header, so TOML reads it as part of block \"{name}\" and the experiment would run with the default {key}"
+                                ),
+                                &format!(
+                                    "move `{key} = …` above the first [[blocks]] line of experiment.toml"
+                                ),
+                            ));
+                        }
+                        unknown.push(format!("blocks[{i}].{key}"));
+                    }
                     out.push(BlockSpec { name, need });
                 }
                 out
             }
             Some(v) => return Err(self.wrong("blocks", v, "an array of tables", "[[blocks]]")),
         };
-        Ok(blocks)
+        Ok((blocks, unknown))
     }
 
     fn err(&self, key: &str, problem: String, fix: &str) -> Error {
@@ -641,11 +667,12 @@ impl Manifest {
             Some(v) => return Err(r.wrong("synthetic", v, "a boolean", "synthetic = true")),
         };
         let description = r.string("description", "description = \"...\"")?;
-        let blocks = r.blocks()?;
+        let (blocks, unknown_in_blocks) = r.blocks()?;
         let unknown_keys = table
             .keys()
             .filter(|k| !KNOWN_KEYS.contains(&k.as_str()))
             .cloned()
+            .chain(unknown_in_blocks)
             .collect();
         Ok(Manifest {
             path: path.to_path_buf(),
@@ -765,6 +792,21 @@ mod tests {
                 .unwrap();
         assert_eq!(m.unknown_keys, vec!["treshold".to_string()]);
         assert_eq!(m.measured_at.as_deref(), Some("2025-08-26"));
+    }
+
+    /// Keys written after a `[[blocks]]` header belong to that block in TOML: a setting of the
+    /// whole experiment there is refused (it would be silently left at its default), and any
+    /// other key is warned about by its place.
+    #[test]
+    fn settings_below_a_block_header_are_not_silently_ignored() {
+        let text =
+            "set = \"s\"\nthreshold_drop = 0.01\n[[blocks]]\nname = \"x\"\nneed = \"always\"\n";
+        let err = parse(&format!("{text}stress_threshold_drop = 0.02\n")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("blocks[0].stress_threshold_drop"), "{msg}");
+        assert!(msg.contains("above the first [[blocks]]"), "{msg}");
+        let m = parse(&format!("{text}colour = \"red\"\n")).unwrap();
+        assert_eq!(m.unknown_keys, vec!["blocks[0].colour".to_string()]);
     }
 
     #[test]

@@ -124,6 +124,11 @@ impl ParquetResults {
         })
     }
 
+    /// Number of rows, from the footer.
+    pub fn rows(&self) -> usize {
+        self.meta.num_rows
+    }
+
     /// Number of row groups.
     pub fn row_groups(&self) -> usize {
         self.meta.row_groups.len()
@@ -178,7 +183,7 @@ impl ParquetResults {
             if let Some(i) = tokens
                 .iter()
                 .zip(0..)
-                .position(|(t, i)| *t < 0 && valid.as_ref().is_none_or(|v| v[i]))
+                .position(|(t, i)| bad_tokens(*t) && valid.as_ref().is_none_or(|v| v[i]))
             {
                 let row = first_row + i;
                 batch.problems.note(
@@ -391,9 +396,22 @@ pub(super) fn negative_tokens(path: &Path, row: usize, value: i64) -> Error {
         column: "tokens_in".into(),
         row: Row::at(row),
         value: value.to_string(),
-        problem: "must not be negative".into(),
-        fix: "token counts are zero or more; fix them where the results are made (the harness, or the script that wrote this file)".into(),
+        problem: if value < 0 {
+            "must not be negative".into()
+        } else {
+            format!(
+                "is more than {} tokens, beyond any context window (sums of such counts overflow)",
+                crate::logs::MAX_TOKENS
+            )
+        },
+        fix: "token counts are zero to 10^12; fix them where the results are made (the harness, or the script that wrote this file)".into(),
     }
+}
+
+/// Whether a call's token count is one ablate refuses: negative, or above
+/// [`crate::logs::MAX_TOKENS`].
+pub(super) fn bad_tokens(t: i64) -> bool {
+    !(0..=crate::logs::MAX_TOKENS).contains(&t)
 }
 
 fn physical(c: &ColumnDescriptor) -> PhysicalType {

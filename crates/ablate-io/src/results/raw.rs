@@ -50,9 +50,13 @@ pub(super) fn load(
         // Polars' schema check names missing and mistyped columns, whichever reader reads.
         let schema = table::schema(file, &["case_id", "arm"])?;
         table::check_columns(file, &schema, &specs)?;
-        if let Ok(parquet) = ParquetResults::open(&file.path)?
-            && parquet.row_groups() > 0
-        {
+        if let Ok(parquet) = ParquetResults::open(&file.path)? {
+            // Its columns and no rows: said as such, not as a baseline that names no arm.
+            if parquet.rows() == 0 {
+                return Err(Error::EmptyTable {
+                    path: file.path.clone(),
+                });
+            }
             let source = Pages {
                 parquet: &parquet,
                 cases,
@@ -259,6 +263,13 @@ impl<'a> Frame<'a> {
     /// As [`table::read_coded`].
     fn read(file: &TableFile, specs: &[Col], cases: &'a Cases) -> Result<Self> {
         let t = table::read_coded(file, specs, &["case_id", "arm"])?;
+        // A Parquet table with its columns and no rows (a header-only CSV is caught as it is
+        // read): said as such, not as a baseline that names no arm.
+        if t.height() == 0 {
+            return Err(Error::EmptyTable {
+                path: t.path.clone(),
+            });
+        }
         let path = t.path.clone();
         let unreadable = |e| polars_unreadable(&path, e);
         let get = |name: &str| t.df.column(name).map_err(unreadable);
@@ -349,7 +360,7 @@ impl Source for Frame<'_> {
             if let Some((i, t)) = tokens
                 .iter()
                 .enumerate()
-                .find_map(|(i, t)| t.filter(|t| *t < 0).map(|t| (i, t)))
+                .find_map(|(i, t)| t.filter(|t| pages::bad_tokens(*t)).map(|t| (i, t)))
             {
                 let row = first_row + i;
                 b.problems.note(

@@ -364,6 +364,27 @@ pub fn check_unique<K: std::hash::Hash + Eq + std::fmt::Debug>(
 ///
 /// # Errors
 /// The first negative value, with its row.
+/// Refuses a token count that is negative or above [`crate::logs::MAX_TOKENS`] (10¹², beyond any
+/// context window: larger ones overflow the sums they enter to infinity), naming the first row.
+///
+/// # Errors
+/// [`Error::BadValue`] naming the file, column, row and value.
+pub fn check_token_counts(path: &Path, column: &str, values: &[f64]) -> Result<()> {
+    check_non_negative(path, column, values)?;
+    let most = crate::logs::MAX_TOKENS as f64;
+    if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| **v > most) {
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: column.into(),
+            row: Row::at(i),
+            value: float_text(*v),
+            problem: "is more than 10^12 tokens, beyond any context window (sums of such counts overflow)".into(),
+            fix: "token counts are zero to 10^12; fix them where the table is made (the harness, or the script that wrote it)".into(),
+        });
+    }
+    Ok(())
+}
+
 pub fn check_non_negative(path: &Path, column: &str, values: &[f64]) -> Result<()> {
     if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| **v < 0.0) {
         return Err(Error::BadValue {

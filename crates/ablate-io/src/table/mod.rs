@@ -20,8 +20,8 @@ mod schema;
 
 pub use ablate_core::data::table_file::{Format, TableFile};
 pub use column::{
-    Table, check_id, check_non_negative, check_unique, float_text, read, read_coded, refused_in_id,
-    split_list,
+    Table, check_id, check_non_negative, check_token_counts, check_unique, float_text, read,
+    read_coded, refused_in_id, split_list,
 };
 pub use schema::{Col, Kind, check_columns, is_text, refuse_scores_outside};
 
