@@ -223,3 +223,59 @@ fn mix_cells_and_columns_of_the_wrong_type_are_named() {
     assert_mentions(&err, &["mix.csv", "`turns`", "text"]);
     assert!(!err.contains("missing"), "{err}");
 }
+
+/// Blank ids (a blank label in every table and chart) are refused; scores outside [0, 1] with no
+/// declared range get a warning from `check`, since `watch` and `next` refuse the folder.
+#[test]
+fn blank_ids_are_refused_and_scores_past_the_default_range_warned() {
+    let w = Workdir::tiny();
+    w.edit("units.csv", "system,system,900", "\"  \",system,900");
+    let err = fails(ablate().arg("check").arg(&w.dir));
+    assert_mentions(&err, &["units.csv", "unit", "empty or only spaces"]);
+
+    let w = Workdir::tiny();
+    every_score(&w, "1.5");
+    let v = json(ablate().args(["--json", "check"]).arg(&w.dir));
+    assert!(
+        codes(&v).contains(&"check.scores_outside_default_range".to_string()),
+        "{v}"
+    );
+}
+
+/// One repeat per case leaves the repeat noise unknown: the nulls come with a warning.
+#[test]
+fn one_repeat_says_why_the_repeat_noise_is_null() {
+    let w = Workdir::tiny();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let first_repeats: String = results
+        .lines()
+        .filter(|line| !line.contains(",1,"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    w.write("results.csv", &first_repeats);
+    let v = json(ablate().args(["--json", "variance"]).arg(&w.dir));
+    assert!(
+        v["arms"][1]["within_case_var"].is_null(),
+        "{}",
+        v["arms"][1]
+    );
+    assert!(
+        codes(&v).contains(&"variance.one_repeat".to_string()),
+        "{v}"
+    );
+}
+
+/// A CSV row with an extra field is named by its line (Polars' message named none and advised
+/// an option of its own).
+#[test]
+fn a_ragged_csv_row_is_named_by_its_line() {
+    let w = Workdir::tiny();
+    w.edit(
+        "results.csv",
+        "c1,baseline,1,1\n",
+        "c1,baseline,1,1,extra\n",
+    );
+    let err = fails(ablate().arg("check").arg(&w.dir));
+    assert_mentions(&err, &["results.csv", "line 3", "5 fields", "header has 4"]);
+    assert!(!err.contains("truncate_ragged_lines"), "{err}");
+}

@@ -272,6 +272,19 @@ fn run_warnings(exp: &Experiment) -> Vec<crate::warning::Warning> {
     if let Some(runs) = &exp.runs {
         warnings.extend(crate::io::runs::run_notes(&runs.rows));
     }
+    // Outside the default range with none declared: the intervals widen to what was observed,
+    // but `watch` and `next` need the true bounds and refuse the folder.
+    if !exp.manifest.score_range_declared {
+        let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
+        if lo < 0.0 || hi > 1.0 {
+            warnings.push(crate::warning::Warning::new(
+                "check.scores_outside_default_range",
+                format!(
+                    "case mean scores reach [{lo}, {hi}], outside the default score range [0, 1], and experiment.toml declares none: the intervals use the observed range, but `watch` and `next` need the score's true bounds and refuse this folder. Set score_min and score_max in experiment.toml"
+                ),
+            ));
+        }
+    }
     if let (Some(mix), Some(strata)) = (&exp.mix, &exp.manifest.strata) {
         let missing: Vec<&String> = strata.iter().filter(|s| !mix.columns.contains(s)).collect();
         if !missing.is_empty() {

@@ -201,6 +201,24 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
     } else {
         arms.iter().collect()
     };
+    // One repeat per case: the repeat noise cannot be measured (the nulls say why).
+    let unrepeated: Vec<&str> = arms
+        .iter()
+        .filter(|a| a.n > 0 && a.within_case_var.is_none())
+        .map(|a| a.arm.as_str())
+        .collect();
+    if !unrepeated.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "variance.one_repeat",
+            format!(
+                "{} of {} arms have one repeat per case ({}{}): their repeat noise is unknown, so within_case_var, between_case_var, repeat_noise_share and churn are undefined (null); run each case at least twice to measure it",
+                unrepeated.len(),
+                arms.len(),
+                unrepeated[..unrepeated.len().min(5)].join(", "),
+                if unrepeated.len() > 5 { ", …" } else { "" }
+            ),
+        ));
+    }
     let mdes: Vec<f64> = typical.iter().filter_map(|a| a.mde).collect();
     // Beyond reach counts as more than any figure (u64::MAX) in the median.
     let mut needed: Vec<u64> = typical

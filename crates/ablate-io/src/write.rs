@@ -161,7 +161,7 @@ pub fn csv_from_columns(
     csv_bytes(&df, path)
 }
 
-/// [`csv`]'s bytes, for a file written elsewhere (say, into an [`crate::io::output::AtomicDir`]);
+/// [`csv()`]'s bytes, for a file written elsewhere (say, into an [`crate::io::output::AtomicDir`]);
 /// `path` is the file they are for, named in errors.
 ///
 /// # Errors

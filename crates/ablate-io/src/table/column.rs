@@ -115,7 +115,8 @@ pub fn refused_in_id(c: char) -> bool {
         || (c as u32 & 0xFFFE) == 0xFFFE
 }
 
-/// Refuses control characters (line breaks, tabs, escape codes) and Unicode noncharacters
+/// Refuses an empty or blank id (a blank label everywhere it is shown), and control characters
+/// (line breaks, tabs, escape codes) and Unicode noncharacters
 /// ([`refused_in_id`]) in an id: control characters make distinct sets of ids hash alike in
 /// `set_sha256` (ids are joined with line breaks) and corrupt terminal and report output, and
 /// U+FFFE cannot be written in the report's charts.
@@ -123,6 +124,16 @@ pub fn refused_in_id(c: char) -> bool {
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and the id.
 pub fn check_id(path: &Path, column: &str, row: usize, id: &str) -> Result<()> {
+    if id.trim().is_empty() {
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: column.into(),
+            row: Row::at(row),
+            value: format!("{id:?}"),
+            problem: "an id may not be empty or only spaces: it would show as a blank label in every table and chart".into(),
+            fix: "give every row an id with letters or digits where the table is made (the harness or the script that wrote it)".into(),
+        });
+    }
     if let Some(c) = id.chars().find(|&c| refused_in_id(c)) {
         return Err(Error::BadValue {
             path: path.to_path_buf(),

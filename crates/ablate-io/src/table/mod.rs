@@ -203,11 +203,44 @@ pub fn scan(file: &TableFile, text_columns: &[&str]) -> Result<LazyFrame> {
 
 /// Maps a Polars read failure on an input file to an input error.
 pub fn polars_unreadable(path: &Path, e: PolarsError) -> Error {
+    if let Some(ragged) = ragged_csv_row(path, &e) {
+        return ragged;
+    }
     Error::Unreadable {
         path: path.to_path_buf(),
         problem: format!("cannot be read as a table ({e})"),
         fix: "check that the file is a complete Parquet or CSV table".into(),
     }
+}
+
+/// A CSV row with another number of fields than the header, named by its line: Polars refuses
+/// the file without saying where ("found more fields than defined in 'Schema'"), and advises an
+/// option of its own. `None` for any other error, or when no such row is found.
+fn ragged_csv_row(path: &Path, e: &PolarsError) -> Option<Error> {
+    let text = e.to_string();
+    if !text.contains("fields") {
+        return None;
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .ok()?;
+    let header = reader.headers().ok()?.len();
+    for record in reader.records() {
+        let record = record.ok()?;
+        if record.len() != header {
+            let line = record.position().map_or(0, csv::Position::line);
+            return Some(Error::Unreadable {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "line {line} has {} fields where the header has {header}",
+                    record.len()
+                ),
+                fix: "quote values that hold a comma (\"a, b\"), or mend that row where the file is made; every row needs one value per header column".into(),
+            });
+        }
+    }
+    None
 }
 
 /// Runs a lazy query on Polars' streaming engine (bounded memory on large logs).
