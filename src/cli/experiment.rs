@@ -228,8 +228,8 @@ impl PricingArgs {
             }
             (Some(p), Some(r)) => Err(Error::Usage(format!(
                 "--price-per-mtok {} --requests-per-day {}: give finite numbers, 0 or more, a price up to {MAX_PRICE_PER_MTOK:e} dollars per million tokens and up to {MAX_REQUESTS_PER_DAY:e} requests a day (so that the daily cost is a finite number)",
-                ablate::io::table::float_text(p),
-                ablate::io::table::float_text(r),
+                ablate::text::float_text(p),
+                ablate::text::float_text(r),
             ))),
             _ => Ok(None),
         }

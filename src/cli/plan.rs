@@ -179,7 +179,7 @@ fn check_numbers(
     price_per_mtok: Option<f64>,
     tokens_per_call: Option<f64>,
 ) -> Result<()> {
-    use ablate::io::table::float_text as text;
+    use ablate::text::float_text as text;
     if let Some(t) = threshold_drop
         && !(t.is_finite() && t >= 0.0)
     {

@@ -26,6 +26,7 @@ mod report;
 mod reweight;
 mod round_eight;
 mod round_five;
+mod round_nine;
 mod round_seven_import;
 mod round_seven_output;
 mod round_seven_stats;

@@ -48,6 +48,9 @@ pub struct SelectorOutput {
     pub cases: usize,
     /// The replay, by increasing threshold.
     pub points: Vec<SelectorPoint>,
+    /// Reranker scores outside the thresholds' range [0, 1] (`selector.scores_outside_grid`):
+    /// the grid's thresholds then keep or drop every such passage alike.
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// The passages of each main-set case (indexed by case): rank, tokens, reranker score, gold.
@@ -160,5 +163,27 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         oracle_saving_mean: oracle_mean,
         cases: cases.len(),
         points,
+        warnings: scale_warning(&by_case).into_iter().collect(),
+    })
+}
+
+/// A warning when the main set's reranker scores leave [0, 1], the range of the replay's
+/// thresholds: scores on a 0–100 scale are all kept at every threshold, and the replay reads as a
+/// selector that saves nothing.
+fn scale_warning(by_case: &[Vec<(i64, f64, f64, bool)>]) -> Option<crate::warning::Warning> {
+    let scores = || by_case.iter().flatten().map(|p| p.2);
+    let (lo, hi) = (
+        scores().fold(f64::INFINITY, f64::min),
+        scores().fold(f64::NEG_INFINITY, f64::max),
+    );
+    (lo < 0.0 || hi > 1.0).then(|| {
+        crate::warning::Warning::new(
+            "selector.scores_outside_grid",
+            format!(
+                "the reranker scores run from {} to {}, outside [0, 1] where the replay's thresholds lie (0.00, 0.05, …, 1.00): every passage scored above 1 is kept and every one below 0 dropped at every threshold; rescale the scores to [0, 1] (for a 0–100 scale, divide by 100) in the passages table and the arms' selector_threshold",
+                crate::text::float_text(lo),
+                crate::text::float_text(hi)
+            ),
+        )
     })
 }

@@ -64,10 +64,14 @@ pub struct StressOutput {
     pub stress_threshold_drop: f64,
     /// Every non-baseline arm.
     pub arms: Vec<StressArm>,
+    /// Why stress fields are null: no stress case (`stress.no_stress_cases`), arms whose stress
+    /// drops do not vary (`stress.no_spread`), arms with too few stress units to be called
+    /// confident (`stress.too_few_units`).
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Runs the comparison, with the main-set verdicts of `sweep`. Without stress cases every stress
-/// field is null and nothing clears both.
+/// field is null and nothing clears both (with the warning `stress.no_stress_cases`).
 pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput {
     let m = &exp.results.matrix;
     let main = Paired::new(exp, CaseSet::Main);
@@ -79,7 +83,8 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
     let (lo, hi) = paired::experiment_score_bounds(exp);
     let pass_mark = exp.manifest.pass_mark;
     let family = sweep.family.size;
-    let arms = (0..m.n_arms)
+    let (mut flat, mut few) = (Vec::new(), 0);
+    let arms: Vec<StressArm> = (0..m.n_arms)
         .filter(|&a| a != main.baseline)
         .map(|a| {
             let label = &exp.results.arms[a];
@@ -95,7 +100,14 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                     if cfg.per_arm { 1 } else { family },
                     cfg.confidence,
                 );
-                let (v, mut c) = judge(drop, t_stress, &e, Paired::distinct_units(&p.unit));
+                let units = Paired::distinct_units(&p.unit);
+                let (v, mut c) = judge(drop, t_stress, &e, units);
+                if units < paired::MIN_UNITS_TO_DECIDE {
+                    few += 1;
+                }
+                if e.se.is_none() {
+                    flat.push(label.clone());
+                }
                 // An arm outside the decision family is described, never judged confident.
                 if !crate::analysis::sweep::in_family(exp, a) {
                     c = Confidence::Inconclusive;
@@ -143,5 +155,45 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
         threshold_drop: t_main,
         stress_threshold_drop: t_stress,
         arms,
+        warnings: warnings(stress.cases.is_empty(), &flat, few, stress.clustered),
     }
+}
+
+/// The warnings that explain null or never-confident stress fields.
+fn warnings(
+    no_cases: bool,
+    flat: &[String],
+    few: usize,
+    clustered: bool,
+) -> Vec<crate::warning::Warning> {
+    use crate::warning::Warning;
+    let mut warnings = Vec::new();
+    if no_cases {
+        warnings.push(Warning::new(
+            "stress.no_stress_cases",
+            "no case with baseline results is marked stress = true: every stress field is null and no cut can clear both sets; mark the stress slice's cases with stress = true in the cases table",
+        ));
+    }
+    if !flat.is_empty() {
+        warnings.push(Warning::new(
+            "stress.no_spread",
+            format!(
+                "{} arm(s) have no spread in their stress drops (one {}, or the same drop on every one: {}): their stress se is undefined (null) and the interval is the exact bound",
+                flat.len(),
+                if clustered { "cluster" } else { "case" },
+                flat.join(", ")
+            ),
+        ));
+    }
+    if few > 0 {
+        warnings.push(Warning::new(
+            "stress.too_few_units",
+            format!(
+                "{few} arm(s) have fewer than {} stress {}: too few to decide, so none of them is called confident on the stress slice whatever its interval",
+                paired::MIN_UNITS_TO_DECIDE,
+                if clustered { "clusters" } else { "cases" }
+            ),
+        ));
+    }
+    warnings
 }

@@ -64,6 +64,16 @@ pub fn shell_word(s: &str) -> String {
     }
 }
 
+/// A float as a person reads it in a message: plain between 1e-4 and 1e15, else in scientific
+/// notation (`1e300`, not a 301-digit integer).
+pub fn float_text(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Formats an optional number with `digits` decimals, or "—".
 /// Non-finite values print as "—" too.
 pub fn num(x: Option<f64>, digits: usize) -> String {

@@ -74,7 +74,7 @@ impl LongTable {
             path: self.path.clone(),
             column: "stat, value".into(),
             row: Row::at(r.row),
-            value: format!("{} = {}", r.stat, table::float_text(r.value)),
+            value: format!("{} = {}", r.stat, crate::text::float_text(r.value)),
             problem: problem.into(),
             fix: "write this file with the query `ablate sql` prints, unchanged".into(),
         }

@@ -54,8 +54,8 @@ impl ArmsLoad for Arms {
                 Ok(vec![None; n])
             }
         };
-        let budget_ratio = non_negative(&t, "budget_ratio", n)?;
-        let selector_threshold = non_negative(&t, "selector_threshold", n)?;
+        let budget_ratio = non_negative(&t, "budget_ratio", n, Some(1.0))?;
+        let selector_threshold = non_negative(&t, "selector_threshold", n, None)?;
         let (selector, design) = (opt_strs("selector")?, opt_strs("design")?);
         let specs: Vec<ArmSpec> = arms
             .into_iter()
@@ -83,23 +83,36 @@ impl ArmsLoad for Arms {
     }
 }
 
-/// An optional numeric column: finite and not negative where given; all null when absent.
-fn non_negative(t: &table::Table, name: &str, n: usize) -> Result<Vec<Option<f64>>> {
+/// An optional numeric column: finite, not negative and at most `most` (when given) where given;
+/// all null when absent. `budget_ratio` is at most 1: the share of the baseline's context an arm
+/// keeps (the baseline is 1).
+fn non_negative(
+    t: &table::Table,
+    name: &str,
+    n: usize,
+    most: Option<f64>,
+) -> Result<Vec<Option<f64>>> {
     if !t.has(name) {
         return Ok(vec![None; n]);
     }
     let values = t.opt_floats(name)?;
-    if let Some((i, v)) = values
-        .iter()
-        .enumerate()
-        .find_map(|(i, v)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (i, v)))
-    {
+    let most = most.unwrap_or(f64::INFINITY);
+    if let Some((i, v)) = values.iter().enumerate().find_map(|(i, v)| {
+        v.filter(|v| !v.is_finite() || *v < 0.0 || *v > most)
+            .map(|v| (i, v))
+    }) {
         return Err(Error::BadValue {
             path: t.path.clone(),
             column: name.into(),
             row: Row::at(i),
-            value: crate::io::table::float_text(v),
-            problem: "must be a finite number, 0 or more".into(),
+            value: crate::text::float_text(v),
+            problem: if most.is_finite() {
+                format!(
+                    "must be a finite number from 0 to {most} (the share of the baseline's context the arm keeps; the baseline is 1)"
+                )
+            } else {
+                "must be a finite number, 0 or more".into()
+            },
             fix: "leave it null for arms it does not apply to".into(),
         });
     }

@@ -52,7 +52,9 @@ pub fn human(r: &CheckReport) -> String {
     let _ = writeln!(
         s,
         "threshold_drop {} (stress {}), pass_mark {}",
-        r.threshold_drop, r.stress_threshold_drop, r.pass_mark
+        crate::text::float_text(r.threshold_drop),
+        crate::text::float_text(r.stress_threshold_drop),
+        r.pass_mark
     );
 
     if !r.blocks.is_empty() {

@@ -94,6 +94,9 @@ pub fn human(r: &SelectorOutput) -> String {
             p.measured_arm.as_deref().unwrap_or_default()
         );
     }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     s
 }
 

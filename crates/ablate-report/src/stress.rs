@@ -164,6 +164,9 @@ pub fn human(r: &StressOutput) -> String {
             caught.join(", ")
         );
     }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     s
 }
 

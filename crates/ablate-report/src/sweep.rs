@@ -266,7 +266,7 @@ pub fn human(r: &SweepOutput) -> String {
             .map(|c| format!(" in {c} clusters"))
             .unwrap_or_default(),
         r.repeats,
-        r.threshold_drop,
+        crate::text::float_text(r.threshold_drop),
         percent_level(r.confidence_level)
     );
     let _ = writeln!(
@@ -295,7 +295,7 @@ pub fn human(r: &SweepOutput) -> String {
     let _ = writeln!(
         s,
         "verdict: needed when drop ≥ {}; confident when the whole {} is on the verdict's side (a confident removable is a non-inferiority result) and the arm has at least {} {}.\nfamily: {}.",
-        r.threshold_drop,
+        crate::text::float_text(r.threshold_drop),
         if per_arm(r) {
             format!("{} CI", percent_level(r.confidence_level))
         } else {

@@ -389,6 +389,12 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     let effective_cases = kish_effective_n(&weights);
 
     thin_strata_warnings(method, &weighting, &mut warnings);
+    if paired.clustered && paired.n_units < 2 {
+        warnings.push(crate::warning::Warning::new(
+            "reweight.one_cluster",
+            "every paired case is in one cluster: the production se of the baseline and of every arm is undefined (null), and so are their intervals; no arm is called confident in production",
+        ));
+    }
     let est = Estimator {
         method,
         weighting: &weighting,

@@ -87,14 +87,25 @@ pub struct SequentialOptions {
 
 impl SequentialOptions {
     /// From the global settings: α = 1 − confidence, the order from the seed.
+    ///
+    /// α is rounded to 15 significant digits, the precision the confidence was written with:
+    /// `1.0 - 0.95` is 0.050000000000000044 in binary floating point, and a script reading
+    /// `alpha` should see the 0.05 the user asked for.
     pub fn from_config(cfg: &Config, repeats: Option<u32>, reopen: bool) -> SequentialOptions {
         SequentialOptions {
-            alpha: 1.0 - cfg.confidence,
+            alpha: complement(cfg.confidence),
             seed: cfg.seed,
             repeats,
             reopen,
         }
     }
+}
+
+/// 1 − `level`, rounded to 15 significant digits (f64 holds 15 exactly), so that the complement
+/// of a decimal level is the decimal the user meant.
+fn complement(level: f64) -> f64 {
+    let alpha = 1.0 - level;
+    format!("{alpha:.14e}").parse().unwrap_or(alpha)
 }
 
 /// One arm's sequence.
@@ -353,5 +364,21 @@ impl State {
             Decided::Needed => State::Needed,
             Decided::Removable => State::Removable,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complement;
+
+    #[test]
+    fn alpha_is_the_decimal_the_confidence_was_written_as() {
+        assert_eq!(complement(0.95), 0.05);
+        assert_eq!(complement(0.99), 0.01);
+        assert_eq!(complement(0.9), 0.1);
+        // Close to 1 the relative precision is kept: no rounding to 0.
+        let level = 1.0 - 1e-12;
+        let exact = 1.0 - level;
+        assert!((complement(level) - exact).abs() <= 1e-14 * exact);
     }
 }

@@ -254,7 +254,19 @@ pub fn finish(
         stratum_rows(&strata, by, has_replay, clustered, confidence)
     };
     let tokens = token_summary(&all);
-    let warnings = warnings(has_replay, incomplete, tokens.percentile_error);
+    let mut warnings = warnings(has_replay, incomplete, tokens.percentile_error);
+    let flat_strata: Vec<&str> = by_stratum
+        .iter()
+        .filter(|s| s.excess_rate.is_some() && s.se.is_none())
+        .map(|s| s.stratum.as_str())
+        .collect();
+    if let Some(w) = no_spread(
+        overall.excess.is_some() && overall.se.is_none(),
+        &flat_strata,
+        clustered,
+    ) {
+        warnings.push(w);
+    }
     let se_method = match &sums.cluster {
         Some(c) if clustered => format!(
             "Poisson bootstrap over clusters of `{c}` ({} replicates)",
@@ -364,6 +376,34 @@ fn token_summary(all: &CellSums) -> ShadowTokens {
         candidate,
         percentile_error,
     }
+}
+
+/// The warning for an excess rate without spread, overall (`overall`) or in the strata named in
+/// `strata`: one request or cluster, or every one moved the same way. Its se and interval are
+/// undefined (null), not 0; a stratum's p then comes from the exact sign test.
+fn no_spread(overall: bool, strata: &[&str], clustered: bool) -> Option<crate::warning::Warning> {
+    if !overall && strata.is_empty() {
+        return None;
+    }
+    let unit = if clustered { "cluster" } else { "request" };
+    let mut parts = Vec::new();
+    if overall {
+        parts.push("the excess rate".to_string());
+    }
+    if !strata.is_empty() {
+        parts.push(format!(
+            "{} strata ({}), whose p comes from an exact sign test",
+            strata.len(),
+            strata.join("; ")
+        ));
+    }
+    Some(crate::warning::Warning::new(
+        "shadow.no_spread",
+        format!(
+            "no spread in {}: a single {unit}, or every {unit} moved the same way against production and replay, so the se and interval are undefined (null), not 0",
+            parts.join(" and in ")
+        ),
+    ))
 }
 
 /// The warnings: no replay rows, incomplete requests, binned percentiles.

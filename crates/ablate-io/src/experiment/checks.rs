@@ -156,8 +156,9 @@ pub(super) fn threshold_warnings(
             crate::warning::Warning::new(
                 "load.threshold_beyond_score_range",
                 format!(
-                    "{}: {key} {thr} is at or beyond {span}, the largest drop scores in [{lo}, {hi}] allow (every case falling from the top score to the bottom): no arm can be confidently needed, so the verdicts say nothing about the data; agree a threshold below {span}, on the scores' own scale",
-                    manifest.path.display()
+                    "{}: {key} {} is at or beyond {span}, the largest drop scores in [{lo}, {hi}] allow (every case falling from the top score to the bottom): no arm can be confidently needed, so the verdicts say nothing about the data; agree a threshold below {span}, on the scores' own scale",
+                    manifest.path.display(),
+                    crate::text::float_text(thr)
                 ),
             )
         })

@@ -178,7 +178,8 @@ impl AggregateRows {
         let (sum, sum2) = match (self.sum_score[row], self.sum_score2[row]) {
             (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
             (a, b) => {
-                let shown = |x: Option<f64>| x.map_or_else(|| "null".into(), table::float_text);
+                let shown =
+                    |x: Option<f64>| x.map_or_else(|| "null".into(), crate::text::float_text);
                 return Err(self.bad(
                     "sum_score, sum_score2",
                     row,
@@ -202,7 +203,7 @@ impl AggregateRows {
                 path: self.path.clone(),
                 column: "pass_mark".into(),
                 row: Row::at(row),
-                value: table::float_text(mark),
+                value: crate::text::float_text(mark),
                 problem: format!(
                     "passes were counted against this pass mark, the experiment's is {pass_mark}"
                 ),
@@ -215,8 +216,8 @@ impl AggregateRows {
                 row,
                 format!(
                     "repeats = {k}, sum_score = {}, sum_score2 = {}, passes = {passes}",
-                    table::float_text(sum),
-                    table::float_text(sum2)
+                    crate::text::float_text(sum),
+                    crate::text::float_text(sum2)
                 ),
                 &problem,
             )
@@ -278,7 +279,7 @@ impl CellTotals {
                     return Err(rows.bad(
                         "sum_tokens_in, n_tokens_in",
                         row,
-                        format!("{}, {m}", table::float_text(sum)),
+                        format!("{}, {m}", crate::text::float_text(sum)),
                         "token sums are finite and not negative, counted over at most `repeats` calls",
                     ));
                 }

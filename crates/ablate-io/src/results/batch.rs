@@ -11,8 +11,9 @@ use super::fold::first_appearance;
 use crate::error::{Error, Row};
 use crate::io::arms::Arms;
 use crate::io::cases::Cases;
-use crate::io::table::{check_id, float_text};
+use crate::io::table::check_id;
 use crate::stats::moments::{mean_and_m2, mean_and_m2_of_four};
+use crate::text::float_text;
 
 /// A row's case or arm that could not be resolved (null or unknown): the row is not folded.
 pub(super) const NONE: u32 = u32::MAX;
@@ -304,8 +305,8 @@ pub(super) enum Kind {
     TooLarge,
     /// A case not in the cases table, or an arm not in the arms table or with control characters.
     Id,
-    /// A negative `tokens_in`.
-    NegativeTokens,
+    /// A `tokens_in` that is negative or above 10¹².
+    BadTokens,
     /// A null `passed`.
     NullPassed,
 }

@@ -600,7 +600,7 @@ mod tests {
         let e = |v: &str| Error::EmptyTable {
             path: std::path::PathBuf::from(v),
         };
-        p.note(Kind::NegativeTokens, 1, e("tokens"));
+        p.note(Kind::BadTokens, 1, e("tokens"));
         p.note(Kind::Id, 9, e("late id"));
         let mut q = Problems::default();
         q.note(Kind::Id, 3, e("early id"));

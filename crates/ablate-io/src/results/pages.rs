@@ -186,11 +186,9 @@ impl ParquetResults {
                 .position(|(t, i)| bad_tokens(*t) && valid.as_ref().is_none_or(|v| v[i]))
             {
                 let row = first_row + i;
-                batch.problems.note(
-                    Kind::NegativeTokens,
-                    row,
-                    negative_tokens(path, row, tokens[i]),
-                );
+                batch
+                    .problems
+                    .note(Kind::BadTokens, row, bad_tokens_error(path, row, tokens[i]));
             }
             batch.tokens = Some(
                 tokens
@@ -389,8 +387,8 @@ fn page_validity(levels: &[u8], n: usize) -> Decoding<Option<Vec<bool>>> {
     Ok(valid)
 }
 
-/// The error for a negative `tokens_in`.
-pub(super) fn negative_tokens(path: &Path, row: usize, value: i64) -> Error {
+/// The error for a `tokens_in` that [`bad_tokens`] refuses: negative, or above 10¹².
+pub(super) fn bad_tokens_error(path: &Path, row: usize, value: i64) -> Error {
     Error::BadValue {
         path: path.to_path_buf(),
         column: "tokens_in".into(),

@@ -262,14 +262,9 @@ impl<'a> Frame<'a> {
     /// # Errors
     /// As [`table::read_coded`].
     fn read(file: &TableFile, specs: &[Col], cases: &'a Cases) -> Result<Self> {
+        // `read_coded` refuses a table with no rows, so a baseline that names no arm is never
+        // blamed for an empty table.
         let t = table::read_coded(file, specs, &["case_id", "arm"])?;
-        // A Parquet table with its columns and no rows (a header-only CSV is caught as it is
-        // read): said as such, not as a baseline that names no arm.
-        if t.height() == 0 {
-            return Err(Error::EmptyTable {
-                path: t.path.clone(),
-            });
-        }
         let path = t.path.clone();
         let unreadable = |e| polars_unreadable(&path, e);
         let get = |name: &str| t.df.column(name).map_err(unreadable);
@@ -363,11 +358,8 @@ impl Source for Frame<'_> {
                 .find_map(|(i, t)| t.filter(|t| pages::bad_tokens(*t)).map(|t| (i, t)))
             {
                 let row = first_row + i;
-                b.problems.note(
-                    Kind::NegativeTokens,
-                    row,
-                    pages::negative_tokens(path, row, t),
-                );
+                b.problems
+                    .note(Kind::BadTokens, row, pages::bad_tokens_error(path, row, t));
             }
             b.tokens = Some(
                 tokens

@@ -8,6 +8,7 @@ use polars::prelude::*;
 use super::schema::{first_unparsable_cell, whole_numbers_to_int};
 use super::{Col, Format, Kind, TableFile, check_columns, polars_unreadable, row_count, scan};
 use crate::error::{Error, Result, Row};
+use crate::text::float_text;
 
 /// A table read into memory with its columns checked and cast to the types of their specs.
 #[derive(Debug, Clone)]
@@ -90,16 +91,6 @@ pub fn read_coded(file: &TableFile, specs: &[Col], coded: &[&str]) -> Result<Tab
         path: file.path.clone(),
         df,
     })
-}
-
-/// A float as a person reads it in a message: plain between 1e-4 and 1e15, else in scientific
-/// notation (`1e300`, not a 301-digit integer).
-pub fn float_text(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
 }
 
 /// Whether `c` may not appear in an id: a control character, or a Unicode noncharacter
@@ -371,31 +362,45 @@ pub fn check_unique<K: std::hash::Hash + Eq + std::fmt::Debug>(
     Ok(())
 }
 
-/// Checks that a column of numbers has no negative value.
-///
-/// # Errors
-/// The first negative value, with its row.
 /// Refuses a token count that is negative or above [`crate::logs::MAX_TOKENS`] (10¹², beyond any
 /// context window: larger ones overflow the sums they enter to infinity), naming the first row.
+/// One pass over the values.
 ///
 /// # Errors
 /// [`Error::BadValue`] naming the file, column, row and value.
 pub fn check_token_counts(path: &Path, column: &str, values: &[f64]) -> Result<()> {
-    check_non_negative(path, column, values)?;
     let most = crate::logs::MAX_TOKENS as f64;
-    if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| **v > most) {
-        return Err(Error::BadValue {
-            path: path.to_path_buf(),
-            column: column.into(),
-            row: Row::at(i),
-            value: float_text(*v),
-            problem: "is more than 10^12 tokens, beyond any context window (sums of such counts overflow)".into(),
-            fix: "token counts are zero to 10^12; fix them where the table is made (the harness, or the script that wrote it)".into(),
-        });
-    }
-    Ok(())
+    let Some((i, &v)) = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| **v < 0.0 || **v > most)
+    else {
+        return Ok(());
+    };
+    let (problem, fix) = if v < 0.0 {
+        ("must not be negative", "token counts are zero or more")
+    } else {
+        (
+            "is more than 10^12 tokens, beyond any context window (sums of such counts overflow)",
+            "token counts are zero to 10^12",
+        )
+    };
+    Err(Error::BadValue {
+        path: path.to_path_buf(),
+        column: column.into(),
+        row: Row::at(i),
+        value: float_text(v),
+        problem: problem.into(),
+        fix: format!(
+            "{fix}; fix them where the table is made (the harness, or the script that wrote it)"
+        ),
+    })
 }
 
+/// Checks that a column of numbers has no negative value.
+///
+/// # Errors
+/// The first negative value, with its row.
 pub fn check_non_negative(path: &Path, column: &str, values: &[f64]) -> Result<()> {
     if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| **v < 0.0) {
         return Err(Error::BadValue {
@@ -404,7 +409,7 @@ pub fn check_non_negative(path: &Path, column: &str, values: &[f64]) -> Result<(
             row: Row::at(i),
             value: float_text(*v),
             problem: "must not be negative".into(),
-            fix: "token counts and shares are zero or more; fix them where the table is made (the harness, or the script that wrote it)".into(),
+            fix: "counts and shares are zero or more; fix them where the table is made (the script that wrote it)".into(),
         });
     }
     Ok(())

@@ -20,8 +20,8 @@ mod schema;
 
 pub use ablate_core::data::table_file::{Format, TableFile};
 pub use column::{
-    Table, check_id, check_non_negative, check_token_counts, check_unique, float_text, read,
-    read_coded, refused_in_id, split_list,
+    Table, check_id, check_non_negative, check_token_counts, check_unique, read, read_coded,
+    refused_in_id, split_list,
 };
 pub use schema::{Col, Kind, check_columns, is_text, refuse_scores_outside};
 
@@ -191,14 +191,57 @@ pub fn scan(file: &TableFile, text_columns: &[&str]) -> Result<LazyFrame> {
                 .iter()
                 .map(|c| Field::new((*c).into(), DataType::String))
                 .collect();
+            let blank = trailing_blank_lines(&file.path)?;
             LazyCsvReader::new(PlRefPath::new(path_str))
                 .with_has_header(true)
                 .with_infer_schema_length(None)
                 .with_dtype_overwrite(Some(Arc::new(overwrite)))
                 .finish()
+                .map(|lf| without_last_rows(lf, blank))
         }
     };
     opened.map_err(|e| polars_unreadable(&file.path, e))
+}
+
+/// How many blank lines (`\n` or `\r\n` alone) end a CSV file, looked for in its last 64 KiB.
+/// Editors and scripts often leave them; Polars reads each as a row of nulls, which would be
+/// refused as a missing `case_id` (pandas and most CSV tools skip them).
+fn trailing_blank_lines(path: &Path) -> Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let start = len.saturating_sub(TAIL);
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| Error::io(path, e))?;
+    let mut tail = Vec::with_capacity((len - start) as usize);
+    f.read_to_end(&mut tail).map_err(|e| Error::io(path, e))?;
+    Ok(count_trailing_blank_lines(&tail))
+}
+
+/// The blank lines at the end of `text`: lines after the last one with any byte but `\r`.
+/// `"a\n"` has none, `"a\n\n"` one, `"a\n\r\n\n"` two; a last line without its newline
+/// counts only if it is empty of everything but `\r`.
+fn count_trailing_blank_lines(text: &[u8]) -> usize {
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    body.split(|b| *b == b'\n')
+        .rev()
+        .take_while(|line| line.iter().all(|b| *b == b'\r'))
+        .count()
+        // The split of a file that is all newlines yields one piece more than it has lines.
+        .min(body.iter().filter(|b| **b == b'\n').count())
+}
+
+/// `lf` without its last `k` rows (the trailing blank lines of a CSV): counted, then sliced.
+/// Costs a count of the rows, and only when a file ends in blank lines.
+fn without_last_rows(lf: LazyFrame, k: usize) -> LazyFrame {
+    if k == 0 {
+        return lf;
+    }
+    match row_count(lf.clone()) {
+        Some(rows) => lf.slice(0, rows.saturating_sub(k) as IdxSize),
+        None => lf,
+    }
 }
 
 /// Maps a Polars read failure on an input file to an input error.
@@ -275,6 +318,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn trailing_blank_lines_are_counted_and_nothing_else() {
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2\n"), 0);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2"), 0);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2\n\n"), 1);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2\n\r\n\n"), 2);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2\n\n\n"), 2);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n1,2\n\n "), 0);
+        assert_eq!(count_trailing_blank_lines(b"a,b\n\n1,2\n"), 0);
+        assert_eq!(count_trailing_blank_lines(b"\n\n"), 1);
+    }
+
+    /// A CSV ending in blank lines reads as its rows alone, for any reader built on `scan`.
+    #[test]
+    fn a_csv_ending_in_blank_lines_reads_without_them() {
+        let dir = std::env::temp_dir().join(format!("ablate-blank-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (tail, rows) in [("", 2), ("\n", 2), ("\n\n\n", 2), ("\r\n\r\n", 2)] {
+            let path = dir.join("t.csv");
+            std::fs::write(&path, format!("a,b\n1,2\n3,4\n{tail}")).unwrap();
+            let file = TableFile {
+                path: path.clone(),
+                format: Format::Csv,
+            };
+            let df = scan(&file, &[]).unwrap().collect().unwrap();
+            assert_eq!(df.height(), rows, "{tail:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn split_list_handles_blanks_and_spaces() {
         assert_eq!(split_list(""), Vec::<String>::new());
         assert_eq!(split_list(" a ; b;;c "), vec!["a", "b", "c"]);
@@ -307,6 +380,26 @@ mod tests {
         let err = check_non_negative(Path::new("u.csv"), "tokens", &[1.0, -2.0, -3.0]).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("row 2") && msg.contains("-2"), "{msg}");
+    }
+
+    /// One pass finds the first bad count of either kind, and names its problem.
+    #[test]
+    fn token_counts_name_the_first_bad_value_of_either_kind() {
+        let path = Path::new("u.csv");
+        assert!(check_token_counts(path, "tokens", &[0.0, 1e12, 5.0]).is_ok());
+        let high = check_token_counts(path, "tokens", &[1.0, 2e12, -3.0]).unwrap_err();
+        let msg = high.to_string();
+        assert!(
+            msg.contains("row 2") && msg.contains("more than 10^12"),
+            "{msg}"
+        );
+        let low = check_token_counts(path, "tokens", &[1.0, -2.0, 2e12]).unwrap_err();
+        let msg = low.to_string();
+        assert!(
+            msg.contains("row 2") && msg.contains("must not be negative"),
+            "{msg}"
+        );
+        assert!(msg.contains("token counts are zero or more"), "{msg}");
     }
 
     /// Every byte of the demo's cases.parquet footer set to 0, 158 and 255 in turn: the check

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::{TableFile, float_text, polars_unreadable, scan};
+use super::{TableFile, polars_unreadable, scan};
 use crate::error::{Error, Result, Row};
+use crate::text::float_text;
 
 /// The logical type a column must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
