@@ -176,3 +176,35 @@ fn a_budget_ratio_above_one_is_refused() {
         &["arms.csv", "budget_ratio", "row 2", "1.5", "from 0 to 1"],
     );
 }
+
+/// A CSV saved with semicolons (a spreadsheet in a decimal-comma locale) reads as one column:
+/// said as a separator to change, not as a missing column beside one named `unit;block;tokens`.
+#[test]
+fn a_csv_with_another_separator_is_named_as_such() {
+    let w = Workdir::tiny();
+    let units = std::fs::read_to_string(w.path("units.csv")).unwrap();
+    w.write("units.csv", &units.replace(',', ";"));
+    let err = common::check_fails(&w.dir);
+    common::assert_mentions(
+        &err,
+        &["units.csv", "one column", "semicolons", "comma-separated"],
+    );
+}
+
+/// A header that is right but for capitals or spaces is named, with the rename to make.
+#[test]
+fn a_column_named_but_for_capitals_or_spaces_is_pointed_out() {
+    let w = Workdir::tiny();
+    let cases = std::fs::read_to_string(w.path("cases.csv")).unwrap();
+    w.write("cases.csv", &cases.replacen("case_id", "Case_ID ", 1));
+    let err = common::check_fails(&w.dir);
+    common::assert_mentions(
+        &err,
+        &[
+            "cases.csv",
+            "`Case_ID `",
+            "only in capitals or spaces",
+            "rename it to `case_id`",
+        ],
+    );
+}

@@ -72,7 +72,9 @@ pub enum Error {
     },
 
     /// A required column is absent.
-    #[error("{path}: missing required column `{column}` ({expected}); columns found: {found}")]
+    #[error(
+        "{path}: missing required column `{column}` ({expected}); columns found: {found}{hint}"
+    )]
     MissingColumn {
         /// The file.
         path: PathBuf,
@@ -82,6 +84,9 @@ pub enum Error {
         expected: &'static str,
         /// The columns the file does have, comma separated.
         found: String,
+        /// A found column that differs from the needed one only in capitals or surrounding
+        /// spaces, as a sentence to append ("" when none does).
+        hint: String,
     },
 
     /// A column has the wrong type.

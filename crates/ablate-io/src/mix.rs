@@ -57,6 +57,7 @@ impl MixLoad for Mix {
                 column: "(a stratum column)".into(),
                 expected: "text, e.g. turns = single/multi",
                 found: column_names(&schema),
+                hint: String::new(),
             });
         }
         let has_share = schema.get("share").is_some();
@@ -235,6 +236,7 @@ fn weight_column(file: &TableFile, schema: &polars::prelude::Schema) -> Result<C
             column: "share".into(),
             expected: "a number per stratum summing to 1 (or give `count` instead)",
             found: column_names(schema),
+            hint: super::table::near_miss("share", schema),
         }),
     }
 }

@@ -170,6 +170,7 @@ impl Table {
                 .map(|n| n.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
+            hint: String::new(),
         })
     }
 

@@ -234,6 +234,43 @@ pub(super) fn whole_numbers_to_int(df: &mut DataFrame, path: &Path, name: &str) 
     Ok(())
 }
 
+/// A sentence naming a column of `schema` that is `wanted` but for capitals or surrounding
+/// spaces (`Case_ID`, `case_id `), as spreadsheets and hand-written headers leave them; "" when
+/// none is.
+pub fn near_miss(wanted: &str, schema: &Schema) -> String {
+    schema
+        .iter_names()
+        .find(|n| n.as_str() != wanted && n.trim().eq_ignore_ascii_case(wanted))
+        .map(|n| {
+            format!(
+                ". `{}` differs from `{wanted}` only in capitals or spaces: rename it to `{wanted}` (names are exact)",
+                crate::text::truncate(n, 80)
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// A CSV read as one column whose name holds `;`, a tab or `|`: a file written with another
+/// separator (a spreadsheet in a locale with decimal commas writes `;`). Said as such, rather
+/// than as a missing column beside one named `unit;block;tokens`.
+fn other_separator(file: &TableFile, schema: &Schema) -> Option<Error> {
+    if file.format != super::Format::Csv || schema.len() != 1 {
+        return None;
+    }
+    let name = schema.iter_names().next()?;
+    let (sep, word) = [(';', "semicolons"), ('\t', "tabs"), ('|', "bars")]
+        .into_iter()
+        .find(|(c, _)| name.contains(*c))?;
+    Some(Error::Unreadable {
+        path: file.path.clone(),
+        problem: format!(
+            "reads as one column, `{}`: its fields are separated by {word} ({sep:?}), and ablate reads comma-separated CSV",
+            crate::text::truncate(name, 80)
+        ),
+        fix: "save it as comma-separated CSV (a spreadsheet's \"CSV UTF-8 (comma delimited)\"), or as Parquet".into(),
+    })
+}
+
 /// Checks every spec against a schema and returns the projection (with casts) to read.
 ///
 /// An integer column stored in a type wider than i64 (unsigned 64-bit, 128-bit) is read when
@@ -250,6 +287,9 @@ pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result
     for spec in specs {
         match schema.get(spec.name.as_str()) {
             None if spec.required => {
+                if let Some(e) = other_separator(file, schema) {
+                    return Err(e);
+                }
                 return Err(Error::MissingColumn {
                     path: path.to_path_buf(),
                     column: spec.name.clone(),
@@ -259,6 +299,7 @@ pub fn check_columns(file: &TableFile, schema: &Schema, specs: &[Col]) -> Result
                         .map(|n| n.to_string())
                         .collect::<Vec<_>>()
                         .join(", "),
+                    hint: near_miss(&spec.name, schema),
                 });
             }
             None => {}
