@@ -15,6 +15,17 @@ fn warning<'a>(v: &'a serde_json::Value, code: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {code} warning in {v}"))
 }
 
+/// Puts every case of the tiny fixture in one cluster, `u1`.
+fn all_in_one_cluster(w: &Workdir) {
+    let cases = std::fs::read_to_string(w.path("cases.csv")).unwrap();
+    let mut lines = cases.lines();
+    let mut out = format!("{},cluster\n", lines.next().unwrap());
+    for line in lines {
+        out.push_str(&format!("{line},u1\n"));
+    }
+    w.write("cases.csv", &out);
+}
+
 /// Blank lines at the end of a CSV are not rows: every table reads as it did without them.
 #[test]
 fn csv_tables_ending_in_blank_lines_read_as_without_them() {
@@ -103,13 +114,7 @@ fn shadow_says_why_a_single_request_has_no_se() {
 #[test]
 fn reweight_says_one_cluster_leaves_every_se_null() {
     let w = Workdir::tiny();
-    let cases = std::fs::read_to_string(w.path("cases.csv")).unwrap();
-    let mut lines = cases.lines();
-    let mut out = format!("{},cluster\n", lines.next().unwrap());
-    for line in lines {
-        out.push_str(&format!("{line},u1\n"));
-    }
-    w.write("cases.csv", &out);
+    all_in_one_cluster(&w);
     let v = json(ablate().args(["--json", "reweight"]).arg(&w.dir));
     assert!(v["baseline"]["se_production"].is_null(), "{v}");
     assert!(codes(&v).iter().any(|c| c == "reweight.one_cluster"), "{v}");
@@ -207,4 +212,122 @@ fn a_column_named_but_for_capitals_or_spaces_is_pointed_out() {
             "rename it to `case_id`",
         ],
     );
+}
+
+/// An inconclusive arm whose drops have no spread (here 0 on each of 20 cases: the exact bound,
+/// ±0.17, straddles 0.05) has no se to plan from. The decision says the cases cannot be
+/// estimated, not that they are "beyond 100 times the set": the exact bound narrows with more
+/// cases.
+#[test]
+fn a_no_spread_arm_is_not_called_beyond_reach() {
+    let w = Workdir::tiny();
+    let mut cases = String::from("case_id,turns\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..20 {
+        cases.push_str(&format!("c{i},single\n"));
+        for arm in ["baseline", "without-ex1"] {
+            results.push_str(&format!("c{i},{arm},0,1\n"));
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w.write(
+        "arms.csv",
+        "arm,removed\nbaseline,\nwithout-ex1,few_shot/01\n",
+    );
+    w.write("mix.csv", "turns,share\nsingle,1\n");
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("report");
+    common::report_into(&out, &w.dir);
+    let v = common::analysis_json(&out);
+    let arm = &v["decision"]["inconclusive"][0];
+    assert_eq!(arm["arm"], "without-ex1", "{}", v["decision"]);
+    assert!(arm["cases_to_settle"].is_null());
+    assert_eq!(arm["settleable"], true);
+    assert!(
+        arm["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be estimated"),
+        "{arm}"
+    );
+}
+
+/// One repeat per case leaves churn null, and one cluster leaves every se null: `sweep` says
+/// so in its warnings rather than leaving bare nulls.
+#[test]
+fn sweep_says_why_churn_and_the_se_are_null() {
+    let w = Workdir::tiny();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let once: String = results
+        .lines()
+        .filter(|l| !l.contains(",1,") || l.starts_with("case_id"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    w.write("results.csv", &once);
+    let v = json(ablate().args(["--json", "sweep"]).arg(&w.dir));
+    assert!(v["churn_baseline"].is_null(), "{v}");
+    assert!(warning(&v, "sweep.one_repeat").contains("the baseline"));
+
+    all_in_one_cluster(&w);
+    let v = json(ablate().args(["--json", "sweep"]).arg(&w.dir));
+    assert!(warning(&v, "sweep.one_unit").contains("one cluster"));
+}
+
+/// A designed experiment whose effects are the same on every case: their se is null with
+/// `interactions.design_no_spread`, not a measured 0.0.
+#[test]
+fn a_design_effect_without_spread_has_no_se() {
+    let w = Workdir::tiny();
+    w.write(
+        "arms.csv",
+        "arm,removed,design\nbaseline,,d\nwithout-ex1,few_shot/01,d\nwithout-examples,few_shot/01;few_shot/02,d\n",
+    );
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let mut lines = results.lines();
+    let mut out = format!("{}\n", lines.next().unwrap());
+    for line in lines {
+        let (head, _) = line.rsplit_once(',').unwrap();
+        let score = if head.contains("without-examples") {
+            0
+        } else {
+            1
+        };
+        out.push_str(&format!("{head},{score}\n"));
+    }
+    w.write("results.csv", &out);
+    let v = json(ablate().args(["--json", "interactions"]).arg(&w.dir));
+    let effects = &v["designs"][0]["main_effects"];
+    assert_eq!(effects.as_array().unwrap().len(), 2, "{v}");
+    assert!(
+        effects[0]["se"].is_null() && effects[1]["se"].is_null(),
+        "{effects}"
+    );
+    assert!(warning(&v, "interactions.design_no_spread").contains("design \"d\""));
+}
+
+/// Without gold labels the oracle saving is unknown: null with `selector.no_gold`, not a saving
+/// of 0 tokens (0%).
+#[test]
+fn selector_without_gold_labels_says_the_oracle_is_unknown() {
+    let w = Workdir::tiny();
+    let cases = std::fs::read_to_string(w.path("cases.csv")).unwrap();
+    let no_gold: String = cases
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{},{},{},{}\n", f[0], f[1], f[2], f[4])
+        })
+        .collect();
+    w.write("cases.csv", &no_gold);
+    w.write(
+        "passages.csv",
+        "case_id,rank,tokens,score\nc1,1,100,0.9\nc1,2,100,0.2\nc2,1,100,0.8\n",
+    );
+    let v = json(ablate().args(["--json", "selector"]).arg(&w.dir));
+    assert!(v["oracle_saving_mean"].is_null(), "{v}");
+    assert!(warning(&v, "selector.no_gold").contains("undefined"));
+    let text = common::succeeds(ablate().arg("selector").arg(&w.dir));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("oracle saving unknown"), "{text}");
 }

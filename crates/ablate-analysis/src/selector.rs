@@ -42,8 +42,9 @@ pub struct SelectorPoint {
 pub struct SelectorOutput {
     /// Mean passage tokens per case (the full retrieval).
     pub full_tokens_mean: f64,
-    /// Mean oracle saving per case.
-    pub oracle_saving_mean: f64,
+    /// Mean oracle saving per case: null when no case has a gold passage labelled (`gold`, or
+    /// the cases' `gold_rank`), with `selector.no_gold`.
+    pub oracle_saving_mean: Option<f64>,
     /// Main-set cases with passages.
     pub cases: usize,
     /// The replay, by increasing threshold.
@@ -118,6 +119,10 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         })
         .collect();
     let oracle_mean = moments::mean(&oracle_saving);
+    let labelled = cases.iter().any(|&c| {
+        exp.cases.gold_rank.as_ref().is_some_and(|g| g[c].is_some())
+            || by_case[c].iter().any(|p| p.3)
+    });
 
     let measured = measured_arms(exp, sweep);
     let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 / 20.0).collect();
@@ -160,10 +165,16 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         .collect();
     Ok(SelectorOutput {
         full_tokens_mean: moments::mean(&full),
-        oracle_saving_mean: oracle_mean,
+        oracle_saving_mean: labelled.then_some(oracle_mean),
         cases: cases.len(),
         points,
-        warnings: scale_warning(&by_case).into_iter().collect(),
+        warnings: scale_warning(&by_case)
+            .into_iter()
+            .chain((!labelled).then(|| crate::warning::Warning::new(
+                "selector.no_gold",
+                "no case has a gold passage labelled (a `gold` column in passages, or `gold_rank` in cases): the oracle saving, recovery and gold miss rate are undefined (null)",
+            )))
+            .collect(),
     })
 }
 

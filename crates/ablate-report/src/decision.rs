@@ -216,9 +216,18 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                     )
                 }
             }
-            None => format!(
+            None if d.inconclusive.iter().any(|a| !a.settleable) => format!(
                 "{} not settled, none within reach of 100 times these cases.",
                 plural(d.inconclusive.len(), "arm")
+            ),
+            None => format!(
+                "{} not settled; the cases that would settle {} cannot be estimated from this run (each arm's reason says why).",
+                plural(d.inconclusive.len(), "arm"),
+                if d.inconclusive.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
             ),
         };
         next.push(Prose::new().text(line));
@@ -228,15 +237,29 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
         .filter(|&m| m > threshold && !d.comparison)
     {
         next.push(Prose::new().text(format!(
-            "These cases can certify a removal only above a drop of {} ({:.1} times the agreed {threshold}).",
+            "These cases can certify a removal only above a drop of {}{}.",
             num(Some(m), 4),
-            m / threshold
+            times_threshold(m, threshold)
         )));
     }
     Page {
         answer: Prose::new().bold(short(answer(d))),
         next,
         details: prose(d, threshold),
+    }
+}
+
+/// " (2.4 times the agreed 0.005)": how far a certifiable threshold `m` is above the agreed
+/// one; nothing when the agreed threshold is 0 (the ratio is infinite and says nothing).
+pub(crate) fn times_threshold(m: f64, threshold: f64) -> String {
+    if threshold > 0.0 {
+        format!(
+            " ({:.1} times the agreed {})",
+            m / threshold,
+            crate::text::float_text(threshold)
+        )
+    } else {
+        String::new()
     }
 }
 
@@ -249,11 +272,14 @@ fn plural(n: usize, noun: &str) -> String {
 pub fn prose(d: &Decision, threshold: f64) -> Prose {
     let mut p = Prose::new()
         .bold(match d.guarantee {
-            ablate_core::data::manifest::Guarantee::AnyDistribution => "Decision (any score distribution)",
+            ablate_core::data::manifest::Guarantee::AnyDistribution => {
+                "Decision (any score distribution)"
+            }
             ablate_core::data::manifest::Guarantee::Normal => "Decision (normal approximation)",
         })
         .text(format!(
-            " (threshold_drop {threshold}; \"confident\" means the whole interval is on one side). {}.\n",
+            " (threshold_drop {}; \"confident\" means the whole interval is on one side). {}.\n",
+            crate::text::float_text(threshold),
             d.family
         ));
     if let Some(m) = d
@@ -261,9 +287,9 @@ pub fn prose(d: &Decision, threshold: f64) -> Prose {
         .filter(|&m| m > threshold && !d.comparison)
     {
         p = p.text(format!(
-            "• What this experiment can certify: no removal below a threshold of about {} ({:.1} times the agreed {threshold}), with these cases, this family and this guarantee: an arm that changes nothing still has an interval that wide. Run more cases (see below), or choose the guarantee and family before the next run.\n",
+            "• What this experiment can certify: no removal below a threshold of about {}{}, with these cases, this family and this guarantee: an arm that changes nothing still has an interval that wide. Run more cases (see below), or choose the guarantee and family before the next run.\n",
             crate::report::text::num(Some(m), 4),
-            m / threshold
+            times_threshold(m, threshold)
         ));
     }
     if !d.confident_only_under_normal.is_empty() {

@@ -51,7 +51,7 @@ pub fn sections(sel: &SelectorOutput) -> Vec<Section> {
         title: "Reranker threshold: saving against the oracle".into(),
         note: format!(
             "Recovery = saving / oracle saving ({} tokens a case); gold miss rate = cases whose gold passage the threshold drops.",
-            num(Some(sel.oracle_saving_mean), 0)
+            num(sel.oracle_saving_mean, 0)
         ),
         chart: Chart::Lines {
             title: "Recovery and gold misses by threshold".into(),
@@ -70,17 +70,23 @@ pub fn sections(sel: &SelectorOutput) -> Vec<Section> {
 /// Renders the selector replay for a terminal.
 pub fn human(r: &SelectorOutput) -> String {
     let mut s = String::new();
+    let oracle = match r.oracle_saving_mean {
+        Some(o) => format!(
+            "oracle saving {} tokens{}",
+            thousands(o),
+            if r.full_tokens_mean > 0.0 {
+                format!(" ({:.0}%)", 100.0 * o / r.full_tokens_mean)
+            } else {
+                String::new()
+            }
+        ),
+        None => "oracle saving unknown (no gold passage labelled)".into(),
+    };
     let _ = writeln!(
         s,
-        "{} main-set cases · passages {} tokens a case · oracle saving {} tokens ({:.0}%)\n",
+        "{} main-set cases · passages {} tokens a case · {oracle}\n",
         r.cases,
         thousands(r.full_tokens_mean),
-        thousands(r.oracle_saving_mean),
-        if r.full_tokens_mean > 0.0 {
-            100.0 * r.oracle_saving_mean / r.full_tokens_mean
-        } else {
-            0.0
-        }
     );
     s.push_str(&table(r).text());
     for p in r.points.iter().filter(|p| p.measured_drop.is_some()) {

@@ -312,9 +312,9 @@ pub fn human(r: &SweepOutput) -> String {
     if let Some(m) = r.family.min_certifiable_threshold {
         let _ = writeln!(
             s,
-            "certifiable: with these cases, this family and this guarantee, no arm can be shown removable below a threshold of about {} ({:.1} × threshold_drop).",
+            "certifiable: with these cases, this family and this guarantee, no arm can be shown removable below a threshold of about {}{}.",
             num(Some(m), 4),
-            m / r.threshold_drop
+            crate::report::decision::times_threshold(m, r.threshold_drop)
         );
     }
     for a in r.arms.iter().filter(|a| a.missing_cases > 0) {

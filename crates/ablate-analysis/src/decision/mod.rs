@@ -78,7 +78,8 @@ pub struct DecisionArm {
     /// no upper bound).
     pub cases_to_settle_high: Option<u64>,
     /// False when `cases_to_settle` is beyond 100 times the set: "not within
-    /// reach" at this effect size.
+    /// reach" at this effect size. True with `cases_to_settle` null when the drops have no spread
+    /// (the cases cannot be estimated; `reason` says so).
     pub settleable: bool,
 }
 
@@ -458,6 +459,11 @@ impl Judging<'_> {
             (Verdict::Removable, Confidence::Confident) => {
                 (Bucket::Cut, self.cut_reason(&s), false)
             }
+            (_, Confidence::Inconclusive) if a.se.is_none() => (
+                Bucket::Inconclusive,
+                "the interval straddles the threshold, and the drops have no spread (one unit, or the same drop on every one): the cases that would settle it cannot be estimated from this run".into(),
+                true,
+            ),
             (_, Confidence::Inconclusive) => (
                 Bucket::Inconclusive,
                 "the interval straddles the threshold".into(),

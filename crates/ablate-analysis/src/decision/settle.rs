@@ -19,7 +19,9 @@ use crate::io::manifest::Guarantee;
 /// The settling figures of an inconclusive arm (see the module documentation): n₈₀ at the drop,
 /// at the interval's end farthest from the threshold (the fewest cases the data allow) and at the
 /// nearest end (none when the interval reaches the threshold: no upper bound); `settleable` is
-/// false when n₈₀ itself is beyond [`REACH`] times the set: "not within reach".
+/// false when n₈₀ itself is beyond [`REACH`] times the set: "not within reach". Without an se
+/// every figure is null and `settleable` true: the cases cannot be estimated, which is not the
+/// same as beyond reach.
 pub(super) struct Settle {
     pub(super) point: Option<u64>,
     pub(super) low: Option<u64>,
@@ -40,11 +42,14 @@ pub(super) fn settle(
     z80: f64,
     within: impl Fn(f64, f64) -> bool,
 ) -> Settle {
+    // No se (the drops have no spread, or one unit): how many cases would settle the arm cannot
+    // be estimated. That is not "beyond reach" (the exact bound narrows with more cases), so
+    // `settleable` stays true with every figure null, and the arm's reason says why.
     let none = Settle {
         point: None,
         low: None,
         high: None,
-        settleable: false,
+        settleable: true,
     };
     let (Some(se), Some(lo), Some(hi)) = (
         a.se.filter(|s| *s > 0.0),

@@ -121,6 +121,8 @@ fn fit_design(
             })
             .collect();
         let (effect, se) = paired.mean_se(&per_case, &unit_ids);
+        // The same effect on every case (or one unit): the se is undefined, not a measured 0.
+        let se = se.filter(|s| *s > 0.0);
         Effect {
             term: terms[t]
                 .iter()
@@ -132,6 +134,21 @@ fn fit_design(
         }
     };
     let all: Vec<Effect> = (0..terms.len()).map(effect).collect();
+    let flat: Vec<&str> = all
+        .iter()
+        .filter(|e| e.se.is_none())
+        .map(|e| e.term.as_str())
+        .collect();
+    if !flat.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "interactions.design_no_spread",
+            format!(
+                "design \"{design}\": {} effect(s) have no spread over the cases ({}): their se is undefined (null)",
+                flat.len(),
+                flat.join(", ")
+            ),
+        ));
+    }
     let (main_effects, two_factor): (Vec<Effect>, Vec<Effect>) = all
         .into_iter()
         .enumerate()

@@ -165,7 +165,8 @@ pub struct Effect {
     pub term: String,
     /// Effect on the score of keeping the unit(s): 2β on the ±1 coding.
     pub effect: f64,
-    /// Its standard error (case level).
+    /// Its standard error (case level): null when the effect is the same on every case, or with
+    /// one unit (`interactions.design_no_spread`).
     pub se: Option<f64>,
 }
 

@@ -567,6 +567,13 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
             ),
         ));
     }
+    let churn_baseline = paired::churn(m, &paired.cases, base);
+    warnings.extend(undefined_warnings(
+        &arms,
+        churn_baseline.is_none(),
+        paired.clustered,
+        paired.n_units,
+    ));
 
     SweepOutput {
         set: exp.manifest.set.clone(),
@@ -574,7 +581,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         threshold_drop: threshold,
         cases: paired.cases.len(),
         repeats: paired::modal_repeats(m, &paired.cases, base),
-        churn_baseline: paired::churn(m, &paired.cases, base),
+        churn_baseline,
         clusters: paired.clustered.then_some(paired.n_units),
         confidence_level: cfg.confidence,
         bootstrap: cfg.bootstrap,
@@ -642,6 +649,42 @@ fn sweep_warnings(
             "{few} arm(s) have fewer than {MIN_UNITS_TO_DECIDE} {}: too few to decide, so none of them is called confident whatever its interval",
             if clustered { "clusters" } else { "cases" }
         )));
+    }
+    warnings
+}
+
+/// Warnings for fields the data leave undefined: churn with one repeat per case
+/// (`sweep.one_repeat`), and every se, interval and p with one unit (`sweep.one_unit`).
+fn undefined_warnings(
+    arms: &[SweepArm],
+    baseline_once: bool,
+    clustered: bool,
+    units: usize,
+) -> Vec<crate::warning::Warning> {
+    let mut warnings = Vec::new();
+    let once = arms.iter().filter(|a| a.churn.is_none()).count();
+    if baseline_once || once > 0 {
+        warnings.push(crate::warning::Warning::new(
+            "sweep.one_repeat",
+            format!(
+                "{}{} ran each case once: churn (cases whose repeats disagree on pass/fail) is undefined (null) there; run 2 or more repeats to measure the noise floor",
+                if baseline_once { "the baseline" } else { "" },
+                match (baseline_once, once) {
+                    (_, 0) => String::new(),
+                    (true, n) => format!(" and {n} arm(s)"),
+                    (false, n) => format!("{n} arm(s)"),
+                }
+            ),
+        ));
+    }
+    if units < 2 {
+        warnings.push(crate::warning::Warning::new(
+            "sweep.one_unit",
+            format!(
+                "the paired cases are one {}: every se, interval and p_holm is undefined (null), and no arm can be called confident",
+                if clustered { "cluster" } else { "case" }
+            ),
+        ));
     }
     warnings
 }
