@@ -211,15 +211,14 @@ impl PricingArgs {
     /// The pricing, when both flags are given.
     ///
     /// # Errors
-    /// A negative or non-finite price or request count, or one above
+    /// A price or request count that is 0, negative or non-finite, or one above
     /// [`super::MAX_PRICE_PER_MTOK`] or [`super::MAX_REQUESTS_PER_DAY`] (1e308 of each made the
     /// daily cost infinite and the saving NaN).
     pub(super) fn pricing(&self) -> Result<Option<analysis::curve::Pricing>> {
         use super::{MAX_PRICE_PER_MTOK, MAX_REQUESTS_PER_DAY};
         match (self.price_per_mtok, self.requests_per_day) {
             (Some(p), Some(r))
-                if (0.0..=MAX_PRICE_PER_MTOK).contains(&p)
-                    && (0.0..=MAX_REQUESTS_PER_DAY).contains(&r) =>
+                if p > 0.0 && p <= MAX_PRICE_PER_MTOK && r > 0.0 && r <= MAX_REQUESTS_PER_DAY =>
             {
                 Ok(Some(analysis::curve::Pricing {
                     price_per_mtok: p,
@@ -227,7 +226,7 @@ impl PricingArgs {
                 }))
             }
             (Some(p), Some(r)) => Err(Error::Usage(format!(
-                "--price-per-mtok {} --requests-per-day {}: give finite numbers, 0 or more, a price up to {MAX_PRICE_PER_MTOK:e} dollars per million tokens and up to {MAX_REQUESTS_PER_DAY:e} requests a day (so that the daily cost is a finite number)",
+                "--price-per-mtok {} --requests-per-day {}: give finite numbers above 0 (at 0 there is no cost to save, and the saving's percentage is 0/0), a price up to {MAX_PRICE_PER_MTOK:e} dollars per million tokens and up to {MAX_REQUESTS_PER_DAY:e} requests a day (so that the daily cost is a finite number)",
                 ablate::text::float_text(p),
                 ablate::text::float_text(r),
             ))),

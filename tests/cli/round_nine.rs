@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{Workdir, ablate, codes, json};
+use common::{Workdir, ablate, codes, fails, json};
 
 /// The message of the warning with `code` in an output's JSON; fails the test when it is absent.
 fn warning<'a>(v: &'a serde_json::Value, code: &str) -> &'a str {
@@ -330,4 +330,144 @@ fn selector_without_gold_labels_says_the_oracle_is_unknown() {
     let text = common::succeeds(ablate().arg("selector").arg(&w.dir));
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("oracle saving unknown"), "{text}");
+}
+
+/// The tiny fixture's baseline passes every case on every repeat: rho (its correlation with
+/// each arm) and its repeat-noise share are undefined, and each output says so.
+#[test]
+fn a_constant_baseline_leaves_rho_and_the_noise_share_null_with_a_reason() {
+    let w = Workdir::tiny();
+    let v = json(ablate().args(["--json", "sweep"]).arg(&w.dir));
+    assert!(v["arms"][0]["rho"].is_null(), "{v}");
+    assert!(warning(&v, "sweep.rho_undefined").contains("without-ex1"));
+    let v = json(ablate().args(["--json", "variance"]).arg(&w.dir));
+    assert!(warning(&v, "variance.no_case_spread").contains("baseline"));
+}
+
+/// An arm never run on the stress slice has null stress fields: `stress` names it.
+#[test]
+fn stress_names_an_arm_never_run_on_the_slice() {
+    let w = Workdir::tiny();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let kept: String = results
+        .lines()
+        .filter(|l| !l.starts_with("s1,without-ex1,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    w.write("results.csv", &kept);
+    let v = json(ablate().args(["--json", "stress"]).arg(&w.dir));
+    assert!(warning(&v, "stress.arm_without_stress_results").contains("without-ex1"));
+}
+
+/// Pricing of 0 has no cost to save (the saving's percentage is 0/0): refused. Priced, but with
+/// nothing to price, the cost is null with `curve.no_cost`.
+#[test]
+fn curve_pricing_is_positive_and_a_missing_cost_is_said() {
+    let w = Workdir::tiny();
+    let err = fails(
+        ablate()
+            .args(["curve", "--price-per-mtok", "0", "--requests-per-day", "10"])
+            .arg(&w.dir),
+    );
+    common::assert_mentions(&err, &["--price-per-mtok 0", "above 0"]);
+    let v = json(
+        ablate()
+            .args([
+                "--json",
+                "curve",
+                "--price-per-mtok",
+                "3",
+                "--requests-per-day",
+                "10",
+            ])
+            .arg(&w.dir),
+    );
+    assert!(v["cost"].is_null(), "{v}");
+    assert!(warning(&v, "curve.no_cost").contains("undefined"));
+}
+
+/// A block whose units are all 0 tokens has no needed fraction: `need` says which.
+#[test]
+fn need_names_a_block_of_no_tokens() {
+    let w = Workdir::tiny();
+    w.write(
+        "units.csv",
+        "unit,block,tokens\nsystem,system,900\nfew_shot/01,few_shot,0\nfew_shot/02,few_shot,0\n",
+    );
+    let v = json(ablate().args(["--json", "need"]).arg(&w.dir));
+    assert!(v["by_block"]["few_shot"]["value"].is_null(), "{v}");
+    assert!(warning(&v, "need.block_no_tokens").contains("few_shot"));
+}
+
+/// The decision record carries the warnings behind its figures (here the sweep's: too few cases
+/// to decide), in its JSON and as the `warnings` table of `--export`.
+#[test]
+fn the_record_carries_its_upstream_warnings() {
+    let w = Workdir::tiny();
+    let v = json(ablate().args(["--json", "record"]).arg(&w.dir));
+    assert!(warning(&v, "sweep.too_few_units").contains("too few"));
+    let root = tempfile::tempdir().unwrap();
+    let export = root.path().join("tables");
+    common::succeeds(
+        ablate()
+            .args(["record", "--export"])
+            .arg(&export)
+            .arg(&w.dir),
+    );
+    let names: Vec<String> = std::fs::read_dir(&export)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.contains("warnings")), "{names:?}");
+}
+
+/// An arm with one paired case in a weighted stratum (its other case there lacks results) has
+/// no production se: `reweight` names it, apart from the baseline's coverage.
+#[test]
+fn reweight_names_an_arm_with_one_case_in_a_stratum() {
+    let w = Workdir::tiny();
+    w.write(
+        "cases.csv",
+        "case_id,slice,turns,gold_rank,stress\nc1,billing,single,1,false\nc2,billing,multi,2,false\nc3,refunds,single,,false\nc4,billing,multi,1,false\n",
+    );
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for (case, base) in [
+        ("c1", [1, 1]),
+        ("c2", [1, 0]),
+        ("c3", [0, 1]),
+        ("c4", [1, 1]),
+    ] {
+        for (r, b) in base.iter().enumerate() {
+            results.push_str(&format!("{case},baseline,{r},{b}\n"));
+            results.push_str(&format!("{case},without-examples,{r},0\n"));
+            if case != "c2" {
+                results.push_str(&format!("{case},without-ex1,{r},{b}\n"));
+            }
+        }
+    }
+    w.write("results.csv", &results);
+    let v = json(ablate().args(["--json", "reweight"]).arg(&w.dir));
+    assert!(v["baseline"]["se_production"].is_number(), "{v}");
+    assert!(warning(&v, "reweight.arm_single_case_stratum").contains("without-ex1"));
+}
+
+/// In a policy replay where no call fits, the admitted and saved tokens are undefined: null with
+/// `context.no_call_fits`, not "admit 0 tokens on average, saving 0".
+#[test]
+fn a_policy_replay_where_no_call_fits_says_so() {
+    let w = Workdir::empty();
+    w.write(
+        "context_log.csv",
+        "request_id,step,source,tokens,mandatory,model_limit,expected_output\nr1,1,system,5000,true,3000,500\n",
+    );
+    w.write("policy.toml", "[budgets]\nretrieval = 500\n");
+    let v = json(
+        ablate()
+            .args(["context", "--json", "--policy"])
+            .arg(w.path("policy.toml"))
+            .arg(w.path("context_log.csv")),
+    );
+    assert_eq!(v["policy"]["overflow_count"], 1, "{v}");
+    assert!(v["policy"]["admitted_mean"].is_null());
+    assert!(warning(&v, "context.no_call_fits").contains("undefined"));
 }

@@ -368,6 +368,16 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             &drop_of,
         )
     });
+    if pricing.is_some() && cost.is_none() {
+        warnings.push(crate::warning::Warning::new(
+            "curve.no_cost",
+            if full_tokens.is_none() || curves.iter().any(|c| c.min_budget_confident.is_some_and(|b| b < 1.0)) {
+                "priced, but the cost is undefined (null): the tokens of the full prompt or of the smallest confirmed budget are unknown; give the results a tokens_in column, or the experiment a units table"
+            } else {
+                "priced, but the cost is undefined (null): no selector's budget below the full prompt is confirmed to keep quality, so there is no saving to price"
+            },
+        ));
+    }
     CurveOutput {
         quality_threshold: threshold,
         selectors: curves,

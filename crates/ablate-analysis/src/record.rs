@@ -93,6 +93,9 @@ pub struct DecisionRecord {
     pub seed: u64,
     /// Bootstrap resamples.
     pub bootstrap: usize,
+    /// Every warning behind the record's figures, once each: the load's, then need's, the
+    /// sweep's and the stress slice's (why `value` or `churn_baseline` may be null).
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// [`set_hash`] of an experiment's main-set cases that have baseline results (the cases the
@@ -188,7 +191,25 @@ pub fn run(exp: &Experiment, up: &Upstream<'_>, cfg: &Config) -> DecisionRecord 
         tool_version: env!("CARGO_PKG_VERSION"),
         seed: cfg.seed,
         bootstrap: cfg.bootstrap,
+        warnings: upstream_warnings(exp, up),
     }
+}
+
+/// The load's, need's, the sweep's and the stress slice's warnings, in that order, each once.
+fn upstream_warnings(exp: &Experiment, up: &Upstream<'_>) -> Vec<crate::warning::Warning> {
+    let mut all: Vec<crate::warning::Warning> = Vec::new();
+    for w in exp
+        .warnings
+        .iter()
+        .chain(&up.need.warnings)
+        .chain(&up.sweep.warnings)
+        .chain(&up.stress.warnings)
+    {
+        if !all.contains(w) {
+            all.push(w.clone());
+        }
+    }
+    all
 }
 
 #[cfg(test)]

@@ -64,8 +64,8 @@ pub struct StressOutput {
     pub stress_threshold_drop: f64,
     /// Every non-baseline arm.
     pub arms: Vec<StressArm>,
-    /// Why stress fields are null: no stress case (`stress.no_stress_cases`), arms whose stress
-    /// drops do not vary (`stress.no_spread`), arms with too few stress units to be called
+    /// Why stress fields are null: no stress case (`stress.no_stress_cases`), arms never run on
+    /// the stress slice (`stress.arm_without_stress_results`), arms whose stress drops do not vary (`stress.no_spread`), arms with too few stress units to be called
     /// confident (`stress.too_few_units`).
     pub warnings: Vec<crate::warning::Warning>,
 }
@@ -83,7 +83,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
     let (lo, hi) = paired::experiment_score_bounds(exp);
     let pass_mark = exp.manifest.pass_mark;
     let family = sweep.family.size;
-    let (mut flat, mut few) = (Vec::new(), 0);
+    let (mut flat, mut few, mut unpaired) = (Vec::new(), 0, Vec::new());
     let arms: Vec<StressArm> = (0..m.n_arms)
         .filter(|&a| a != main.baseline)
         .map(|a| {
@@ -92,6 +92,9 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let p = stress.arm(m, a);
             let (mut drop_stress, mut se_stress, mut ci_stress) = (None, None, None);
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
+            if p.pos.is_empty() && !stress.cases.is_empty() {
+                unpaired.push(label.clone());
+            }
             if !p.pos.is_empty() {
                 let sample = stress.drop_sample(m, a, (lo - hi, hi - lo));
                 let drop = sample.point;
@@ -155,13 +158,20 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
         threshold_drop: t_main,
         stress_threshold_drop: t_stress,
         arms,
-        warnings: warnings(stress.cases.is_empty(), &flat, few, stress.clustered),
+        warnings: warnings(
+            stress.cases.is_empty(),
+            &unpaired,
+            &flat,
+            few,
+            stress.clustered,
+        ),
     }
 }
 
 /// The warnings that explain null or never-confident stress fields.
 fn warnings(
     no_cases: bool,
+    unpaired: &[String],
     flat: &[String],
     few: usize,
     clustered: bool,
@@ -172,6 +182,16 @@ fn warnings(
         warnings.push(Warning::new(
             "stress.no_stress_cases",
             "no case with baseline results is marked stress = true: every stress field is null and no cut can clear both sets; mark the stress slice's cases with stress = true in the cases table",
+        ));
+    }
+    if !unpaired.is_empty() {
+        warnings.push(Warning::new(
+            "stress.arm_without_stress_results",
+            format!(
+                "{} arm(s) have no result on a stress case the baseline has ({}): their stress fields are null and they cannot clear both sets; run them on the stress slice",
+                unpaired.len(),
+                unpaired.join(", ")
+            ),
         ));
     }
     if !flat.is_empty() {

@@ -211,11 +211,26 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         warnings.push(crate::warning::Warning::new(
             "variance.one_repeat",
             format!(
-                "{} of {} arms have one repeat per case ({}{}): their repeat noise is unknown, so within_case_var, between_case_var, repeat_noise_share and churn are undefined (null); run each case at least twice to measure it",
+                "{} of {} arms have one repeat per case ({}): their repeat noise is unknown, so within_case_var, between_case_var, repeat_noise_share and churn are undefined (null); run each case at least twice to measure it",
                 unrepeated.len(),
                 arms.len(),
-                unrepeated[..unrepeated.len().min(5)].join(", "),
-                if unrepeated.len() > 5 { ", …" } else { "" }
+                crate::text::some_names(&unrepeated, 5)
+            ),
+        ));
+    }
+    // Repeated, but every case mean alike: the share of their spread that is repeat noise is 0/0.
+    let alike: Vec<&str> = arms
+        .iter()
+        .filter(|a| a.within_case_var.is_some() && a.case_means_var == Some(0.0))
+        .map(|a| a.arm.as_str())
+        .collect();
+    if !alike.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "variance.no_case_spread",
+            format!(
+                "{} arm(s) score every case alike on average ({}): repeat_noise_share (repeat noise over the case means' variance, 0/0 here) is undefined (null)",
+                alike.len(),
+                crate::text::some_names(&alike, 5)
             ),
         ));
     }

@@ -74,6 +74,16 @@ pub fn float_text(x: f64) -> String {
     }
 }
 
+/// The first `most` of `names` joined by ", ", then ", …" when there are more: for warnings
+/// that name the arms they concern without growing with the experiment.
+pub fn some_names(names: &[&str], most: usize) -> String {
+    let mut text = names[..names.len().min(most)].join(", ");
+    if names.len() > most {
+        text.push_str(", …");
+    }
+    text
+}
+
 /// Formats an optional number with `digits` decimals, or "—".
 /// Non-finite values print as "—" too.
 pub fn num(x: Option<f64>, digits: usize) -> String {

@@ -194,19 +194,23 @@ pub fn sections(r: &CheckReport) -> Vec<crate::report::section::Section> {
             bars: r
                 .runs
                 .iter()
-                .map(|x| Bar {
-                    label: format!(
-                        "{} · {}{}",
-                        x.arm,
-                        x.revision.as_ref().map_or_else(
-                            || crate::report::text::truncate(&x.run, 24),
-                            |r| { format!("revision {r}") }
+                // A run with no scored sample has no mean: no bar (the table shows "—"), not a
+                // bar at 0.
+                .filter_map(|x| {
+                    Some(Bar {
+                        label: format!(
+                            "{} · {}{}",
+                            x.arm,
+                            x.revision.as_ref().map_or_else(
+                                || crate::report::text::truncate(&x.run, 24),
+                                |r| { format!("revision {r}") }
+                            ),
+                            if x.outlier { " (stands out)" } else { "" }
                         ),
-                        if x.outlier { " (stands out)" } else { "" }
-                    ),
-                    value: x.mean_score.unwrap_or(0.0),
-                    interval: None,
-                    color: if x.outlier { ORANGE } else { BLUE },
+                        value: x.mean_score?,
+                        interval: None,
+                        color: if x.outlier { ORANGE } else { BLUE },
+                    })
                 })
                 .collect(),
             marks: Vec::new(),

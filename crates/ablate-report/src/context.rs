@@ -119,13 +119,19 @@ pub fn human(r: &ContextOutput) -> String {
     let _ = writeln!(s);
     s.push_str(&composition_table(r).text());
     if let Some(p) = &r.policy {
+        let rest = match (p.admitted_mean, p.saving_mean) {
+            (Some(a), Some(saving)) => format!(
+                "the rest admit {} tokens on average, saving {}",
+                thousands(a),
+                thousands(saving)
+            ),
+            _ => "no call fits".into(),
+        };
         let _ = writeln!(
             s,
-            "\npolicy replay over {} calls: {} CONTEXT_BUDGET_EXCEEDED (mandatory items alone over the limit); the rest admit {} tokens on average, saving {}",
+            "\npolicy replay over {} calls: {} CONTEXT_BUDGET_EXCEEDED (mandatory items alone over the limit); {rest}",
             thousands(p.calls as f64),
             thousands(p.overflow_count as f64),
-            thousands(p.admitted_mean),
-            thousands(p.saving_mean)
         );
         let mut t = Table::new(&["evicted from", "tokens per call"]);
         for (source, tokens) in &p.evicted_by_source {

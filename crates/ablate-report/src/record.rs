@@ -3,7 +3,7 @@
 
 use crate::analysis::record::DecisionRecord;
 use crate::export::spec::Shape::{One, Rows};
-use crate::export::spec::{Export, TableSpec, t};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 
 /// The tables `--export` writes for [`DecisionRecord`].
 impl Export for DecisionRecord {
@@ -29,5 +29,6 @@ impl Export for DecisionRecord {
             "unit:str cut:str cut_drop:f64 tokens:f64",
             "units restored to needed because a measured cut of them loses (the fewest tokens)",
         ),
+        WARNINGS,
     ];
 }

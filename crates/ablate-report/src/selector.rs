@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::selector::SelectorOutput;
 use crate::export::spec::Shape::{One, Rows};
-use crate::export::spec::{Export, TableSpec, t};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Chart, Line, ORANGE};
 use crate::report::section::{Cell, Page, Section, Table};
 use crate::report::text::{fixed, num, percent, thousands};
@@ -124,5 +124,6 @@ impl Export for SelectorOutput {
              measured_drop:f64 measured_arm:str",
             "one row per reranker threshold",
         ),
+        WARNINGS,
     ];
 }

@@ -11,7 +11,7 @@ fn confidence(c: Option<Confidence>) -> String {
     c.map_or("—".into(), |c| c.as_str().into())
 }
 use crate::export::spec::Shape::{One, Rows};
-use crate::export::spec::{Export, TableSpec, t};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Chart, ForestRow, Point, verdict_color};
 use crate::report::reweight::verdict;
 use crate::report::section::{Align, Cell, Page, Section, Table};
@@ -190,5 +190,6 @@ impl Export for StressOutput {
              confidence_stress:str clears_both:bool lost_stress:i64",
             "one row per arm: main set against the stress slice",
         ),
+        WARNINGS,
     ];
 }

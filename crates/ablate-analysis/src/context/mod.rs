@@ -61,13 +61,13 @@ pub struct SizeStats {
 pub struct PolicyReplay {
     /// Calls whose mandatory items alone exceed the hard limit (CONTEXT_BUDGET_EXCEEDED).
     pub overflow_count: u64,
-    /// Mean tokens admitted per call that fits.
-    pub admitted_mean: f64,
+    /// Mean tokens admitted per call that fits: null when no call fits (`context.no_call_fits`).
+    pub admitted_mean: Option<f64>,
     /// Mean tokens evicted (deduplicated or over budget) per call that fits, by source: with the
-    /// admitted tokens they add up to the calls' size.
+    /// admitted tokens they add up to the calls' size. Empty when no call fits.
     pub evicted_by_source: BTreeMap<String, f64>,
-    /// Mean (size − admitted) per call that fits.
-    pub saving_mean: f64,
+    /// Mean (size − admitted) per call that fits: null when no call fits.
+    pub saving_mean: Option<f64>,
     /// Calls replayed.
     pub calls: u64,
 }
@@ -169,14 +169,28 @@ pub fn finish(sums: &ContextSums, policy: Option<&Policy>) -> ContextOutput {
             crate::text::percent(Some(e), 1)
         )));
     }
-    let per = |x: i128, n: u64| if n > 0 { x as f64 / n as f64 } else { 0.0 };
+    // Means over the calls that fit; undefined (not 0) when none does.
+    let per = |x: i128, n: u64| (n > 0).then(|| x as f64 / n as f64);
+    if let Some(r) = sums
+        .replay
+        .as_ref()
+        .filter(|r| r.fitting == 0 && r.calls > 0)
+    {
+        warnings.push(crate::warning::Warning::new(
+            "context.no_call_fits",
+            format!(
+                "in the policy replay no call fits: the mandatory items of all {} calls exceed the hard limit, so the admitted and saved tokens per call are undefined (null)",
+                r.calls
+            ),
+        ));
+    }
     let policy_replay = sums.replay.as_ref().map(|r| PolicyReplay {
         overflow_count: r.overflow,
         admitted_mean: per(r.admitted, r.fitting),
         evicted_by_source: r
             .evicted
             .iter()
-            .map(|(k, v)| (k.clone(), per(*v, r.fitting)))
+            .filter_map(|(k, v)| Some((k.clone(), per(*v, r.fitting)?)))
             .collect(),
         saving_mean: per(r.saving, r.fitting),
         calls: r.calls,

@@ -414,6 +414,21 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, opts: &NeedOptions) -> Result<
         .iter()
         .any(|b| b.need == NeedRule::ThroughGoldRank);
     let by_block = by_block(&d, &f, &units.blocks(), n);
+    // A block of no tokens, when others have some (all at 0 is `need.no_tokens`).
+    let empty: Vec<&str> = by_block
+        .iter()
+        .filter(|(_, b)| b.value.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if value.is_finite() && !empty.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "need.block_no_tokens",
+            format!(
+                "block(s) {} have units of 0 tokens on every case: their needed fraction is undefined (null); give the units their token counts, or leave the block out of the units table",
+                empty.join(", ")
+            ),
+        ));
+    }
     let headline = headline(&f, point.value(), oracle, sweep);
     Ok(NeedOutput {
         needed_tokens_mean: moments::mean(&f.needed_case),

@@ -429,6 +429,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         ci_production: score_production.and_then(|p| Interval::normal(p, se_base, opts.confidence)),
     };
 
+    let baseline_has_se = baseline.se_production.is_some();
     // Each arm on its own (rayon, collected in arm order: the same output at any thread count).
     // Their pairs first, in passes over the matrix (built already when `report` runs this).
     let others: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
@@ -448,6 +449,10 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 ))),
                 (Some(d), Some(0.0)) => Some(crate::warning::Warning::new("reweight.no_spread", format!(
                     "arm \"{arm}\": every weighted case has the same drop ({d}); the production se is undefined (null) and the interval is the exact bound"
+                ))),
+                // Its own single-case stratum (the baseline's, or one cluster, is said once above).
+                (Some(_), None) if baseline_has_se => Some(crate::warning::Warning::new("reweight.arm_single_case_stratum", format!(
+                    "arm \"{arm}\" has one paired case in a weighted stratum (its other cases lack results): its within-stratum variance is unknown, so its production se and intervals are undefined (null)"
                 ))),
                 _ => None,
             };

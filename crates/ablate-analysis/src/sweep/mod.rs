@@ -568,6 +568,21 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         ));
     }
     let churn_baseline = paired::churn(m, &paired.cases, base);
+    let no_rho: Vec<&str> = arms
+        .iter()
+        .filter(|a| a.rho.is_none() && a.units >= 2)
+        .map(|a| a.arm.as_str())
+        .collect();
+    if !no_rho.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "sweep.rho_undefined",
+            format!(
+                "{} arm(s) have no rho ({}): the arm, or the baseline, scores every paired case alike, so their correlation is undefined (null)",
+                no_rho.len(),
+                crate::text::some_names(&no_rho, 5)
+            ),
+        ));
+    }
     warnings.extend(undefined_warnings(
         &arms,
         churn_baseline.is_none(),
