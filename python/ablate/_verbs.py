@@ -468,7 +468,7 @@ def stress(
 ) -> Result:
     """The main set next to the stress slice: a cut must clear both thresholds.
 
-    Returns a Result: its tables (summary, arms) as attributes, and its JSON.
+    Returns a Result: its tables (summary, arms, warnings) as attributes, and its JSON.
 
     Args:
         experiment: The experiment folder (or build one from the tables and settings below).
@@ -971,7 +971,7 @@ def selector(
 ) -> Result:
     """Replay a reranker-threshold selector: saving vs the oracle saving, gold misses, measured cost.
 
-    Returns a Result: its tables (summary, points) as attributes, and its JSON.
+    Returns a Result: its tables (summary, points, warnings) as attributes, and its JSON.
 
     Args:
         experiment: The experiment folder (or build one from the tables and settings below).
@@ -1077,7 +1077,7 @@ def record(
 ) -> Result:
     """The decision record (JSON): the needed context fraction with what produced it.
 
-    Returns a Result: its tables (record, forced_needed) as attributes, and its JSON.
+    Returns a Result: its tables (record, forced_needed, warnings) as attributes, and its JSON.
 
     Args:
         experiment: The experiment folder (or build one from the tables and settings below).

@@ -65,8 +65,9 @@ pub struct StressOutput {
     /// Every non-baseline arm.
     pub arms: Vec<StressArm>,
     /// Why stress fields are null: no stress case (`stress.no_stress_cases`), arms never run on
-    /// the stress slice (`stress.arm_without_stress_results`), arms whose stress drops do not vary (`stress.no_spread`), arms with too few stress units to be called
-    /// confident (`stress.too_few_units`).
+    /// the stress slice (`stress.arm_without_stress_results`), arms whose stress drops do not
+    /// vary (`stress.no_spread`), arms with too few stress units to be called confident
+    /// (`stress.too_few_units`).
     pub warnings: Vec<crate::warning::Warning>,
 }
 
@@ -190,7 +191,7 @@ fn warnings(
             format!(
                 "{} arm(s) have no result on a stress case the baseline has ({}): their stress fields are null and they cannot clear both sets; run them on the stress slice",
                 unpaired.len(),
-                unpaired.join(", ")
+                crate::text::some_names(&unpaired.iter().map(String::as_str).collect::<Vec<_>>(), 10)
             ),
         ));
     }
@@ -201,7 +202,7 @@ fn warnings(
                 "{} arm(s) have no spread in their stress drops (one {}, or the same drop on every one: {}): their stress se is undefined (null) and the interval is the exact bound",
                 flat.len(),
                 if clustered { "cluster" } else { "case" },
-                flat.join(", ")
+                crate::text::some_names(&flat.iter().map(String::as_str).collect::<Vec<_>>(), 10)
             ),
         ));
     }

@@ -394,7 +394,9 @@ fn no_spread(overall: bool, strata: &[&str], clustered: bool) -> Option<crate::w
         parts.push(format!(
             "{} strata ({}), whose p comes from an exact sign test",
             strata.len(),
-            strata.join("; ")
+            // "; " between strata: a stratum of several columns is itself "a=x, b=y".
+            strata[..strata.len().min(10)].join("; ")
+                + if strata.len() > 10 { "; …" } else { "" }
         ));
     }
     Some(crate::warning::Warning::new(
