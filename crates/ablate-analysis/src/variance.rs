@@ -255,9 +255,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
 }
 
 /// Arms read in one pass over the cases' rows ([`columns`]): the case-major matrix holds an
-/// arm's values a row (every arm) apart, so reading arm by arm touched every row once per arm;
-/// eight arms' means are one cache line of a row.
-const ARMS_PER_PASS: usize = 8;
+/// arm's values a row (every arm) apart, so reading arm by arm touched every row once per arm.
+/// 32 arms are four cache lines of each of a row's arrays, read in order; with 8 a pass (one
+/// line) the passes took twice the time, each row's lines fetched by a different pass.
+const ARMS_PER_PASS: usize = 32;
 
 /// One arm's values over the paired cases present in it, in case order.
 struct Column {

@@ -283,13 +283,20 @@ fn markdown_page(
     md
 }
 
+/// The parts of the HTML page that need no chart, made beside the charts: each section's table
+/// (in section order) and the drill-down to cases (under the drops, when there is that section).
+struct HtmlParts {
+    tables: Vec<String>,
+    drill: Option<String>,
+}
+
 /// The report's HTML page (self-contained): the contents bar, the decision and headline, then
 /// each section with its chart (the SVG inline), note, table and the drill-down under the drops.
 fn html_page(
     a: &Analyses,
     sections: &[Section],
     svgs: &[(String, String)],
-    order: &[String],
+    parts: &HtmlParts,
     (decision, head): (&report::decision::Page, &Prose),
     progress: Option<&ProgressBar>,
 ) -> String {
@@ -308,7 +315,7 @@ fn html_page(
         details = decision.details.html(),
         head = head.html()
     );
-    for (sec, svg) in sections.iter().zip(svgs) {
+    for ((sec, svg), table) in sections.iter().zip(svgs).zip(&parts.tables) {
         let csv = format!("tables/{}.csv", sec.name);
         let _ = write!(
             html,
@@ -320,11 +327,9 @@ fn html_page(
             narrow = responsive(&svg.1, &sec.title),
             rows = sec.table.len(),
             noun = if sec.table.len() == 1 { "row" } else { "rows" },
-            table = sec.table.html(),
-            cases = if sec.name == Page::Drops {
-                report::drill::html(&a.drill, order)
-            } else {
-                String::new()
+            cases = match &parts.drill {
+                Some(drill) if sec.name == Page::Drops => drill.as_str(),
+                _ => "",
             }
         );
         if let Some(bar) = progress {
@@ -386,15 +391,27 @@ pub fn render(
     if let Some(bar) = progress {
         bar.set_message("charts".to_string());
     }
-    // analysis.json and record.json are serialised and written beside them.
-    let (json, drawn) = rayon::join(
-        || -> Result<Vec<String>> {
+    // Beside the charts: analysis.json and record.json, serialised and written; the Markdown
+    // page, which links the PNGs rather than holding them, written; and the HTML page's parts
+    // that need no chart (each section's table and the drill-down), so that only the page's
+    // assembly around the SVGs is left once the charts are done.
+    let (beside, drawn) = rayon::join(
+        || -> Result<(Vec<String>, HtmlParts)> {
             let mut written = Vec::new();
             put(dir, &mut written, "analysis.json", &crate::report::json(a)?)?;
             if let Some(r) = &a.record {
                 put(dir, &mut written, "record.json", &crate::report::json(r)?)?;
             }
-            Ok(written)
+            let md = markdown_page(a, &sections, &order, &decision, &head);
+            put(dir, &mut written, "report.md", &md)?;
+            let parts = HtmlParts {
+                tables: sections.iter().map(|sec| sec.table.html()).collect(),
+                drill: sections
+                    .iter()
+                    .any(|sec| sec.name == Page::Drops)
+                    .then(|| report::drill::html(&a.drill, &order)),
+            };
+            Ok((written, parts))
         },
         || {
             largest_first(&sections, |sec| -> Result<(String, String)> {
@@ -409,25 +426,15 @@ pub fn render(
             })
         },
     );
-    files.extend(json?);
+    let (written, parts) = beside?;
+    files.extend(written);
     let svgs = drawn
         .into_iter()
         .collect::<Result<Vec<(String, String)>>>()?;
     files.extend(sections.iter().flat_map(section_files));
-    // The two pages are put together (and written) side by side.
-    let (md, html) = rayon::join(
-        || {
-            let md = markdown_page(a, &sections, &order, &decision, &head);
-            dir.put("report.md", md.as_bytes())
-        },
-        || {
-            let html = html_page(a, &sections, &svgs, &order, (&decision, &head), progress);
-            dir.put("index.html", html.as_bytes())
-        },
-    );
-    md?;
-    html?;
-    files.extend(["report.md".to_string(), "index.html".to_string()]);
+    let html = html_page(a, &sections, &svgs, &parts, (&decision, &head), progress);
+    dir.put("index.html", html.as_bytes())?;
+    files.push("index.html".to_string());
     files.sort();
     Ok(files)
 }

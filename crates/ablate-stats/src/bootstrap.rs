@@ -197,15 +197,28 @@ pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: &(dyn Fn(u64) + Sync
             row.iter().all(|d| *d == row[0])
         })
         .then(|| (0..units).map(|u| sums.den[u * k]).collect());
-    // Each worker keeps its weight matrix (64 × units: 100 MB at 200,000 units) from block to
-    // block: a fresh one per block is fresh pages, which the kernel zeroes on first touch and
-    // unmaps on free (half the bootstrap's time at that size). A resample's draws are counted
-    // in a small array of u32 (64 KB at 16,000 units, in cache while the draws land at random
-    // in it) and then copied into its row of the matrix in order: counting in the row itself
-    // took a cache miss for most draws (a 64-row matrix does not stay in cache).
-    values.par_chunks_mut(BLOCK * k).enumerate().for_each_init(
-        || (Vec::new(), vec![0u32; units]),
-        |(w, counts), (block, out)| {
+    // Each worker thread keeps its weight matrix (64 × units: 100 MB at 200,000 units) from
+    // block to block, for the whole run: a fresh one is fresh pages, which the kernel zeroes on
+    // first touch and unmaps on free (half the bootstrap's time at that size), and rayon's
+    // `for_each_init` would make one per split job, several per thread. A resample's draws are
+    // counted in a small array of u32 (64 KB at 16,000 units, in cache while the draws land at
+    // random in it) and then copied into its row of the matrix in order: counting in the row
+    // itself took a cache miss for most draws (a 64-row matrix does not stay in cache).
+    let buffers: Vec<std::sync::Mutex<(Vec<f64>, Vec<u32>)>> = (0..rayon::current_num_threads())
+        .map(|_| std::sync::Mutex::new((Vec::new(), Vec::new())))
+        .collect();
+    values
+        .par_chunks_mut(BLOCK * k)
+        .enumerate()
+        .for_each(|(block, out)| {
+            // A worker's own buffers (blocks run on the pool's threads); the lock is only ever
+            // taken by that thread.
+            let slot = rayon::current_thread_index().unwrap_or(0) % buffers.len();
+            let mut guard = buffers[slot]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (w, counts) = &mut *guard;
+            counts.resize(units, 0);
             let rows = out.len() / k;
             // Every element is overwritten below.
             w.resize(rows * units, 0.0f64);
@@ -240,8 +253,7 @@ pub fn run(sums: &RatioSums, b: usize, seed: u64, progress: &(dyn Fn(u64) + Sync
                 *o = if *d != 0.0 { n / d } else { f64::NAN };
             }
             progress(rows as u64);
-        },
-    );
+        });
     Draws { b, k, values }
 }
 

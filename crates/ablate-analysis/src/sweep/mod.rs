@@ -568,21 +568,6 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
         ));
     }
     let churn_baseline = paired::churn(m, &paired.cases, base);
-    let no_rho: Vec<&str> = arms
-        .iter()
-        .filter(|a| a.rho.is_none() && a.units >= 2)
-        .map(|a| a.arm.as_str())
-        .collect();
-    if !no_rho.is_empty() {
-        warnings.push(crate::warning::Warning::new(
-            "sweep.rho_undefined",
-            format!(
-                "{} arm(s) have no rho ({}): the arm, or the baseline, scores every paired case alike, so their correlation is undefined (null)",
-                no_rho.len(),
-                crate::text::some_names(&no_rho, 5)
-            ),
-        ));
-    }
     warnings.extend(undefined_warnings(
         &arms,
         churn_baseline.is_none(),
@@ -668,7 +653,8 @@ fn sweep_warnings(
     warnings
 }
 
-/// Warnings for fields the data leave undefined: churn with one repeat per case
+/// Warnings for fields the data leave undefined: rho where the arm or the baseline scores every
+/// paired case alike (`sweep.rho_undefined`), churn with one repeat per case
 /// (`sweep.one_repeat`), and every se, interval and p with one unit (`sweep.one_unit`).
 fn undefined_warnings(
     arms: &[SweepArm],
@@ -677,6 +663,21 @@ fn undefined_warnings(
     units: usize,
 ) -> Vec<crate::warning::Warning> {
     let mut warnings = Vec::new();
+    let no_rho: Vec<&str> = arms
+        .iter()
+        .filter(|a| a.rho.is_none() && a.units >= 2)
+        .map(|a| a.arm.as_str())
+        .collect();
+    if !no_rho.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "sweep.rho_undefined",
+            format!(
+                "{} arm(s) have no rho ({}): the arm, or the baseline, scores every paired case alike, so their correlation is undefined (null)",
+                no_rho.len(),
+                crate::text::some_names(&no_rho, 5)
+            ),
+        ));
+    }
     let once = arms.iter().filter(|a| a.churn.is_none()).count();
     if baseline_once || once > 0 {
         warnings.push(crate::warning::Warning::new(
