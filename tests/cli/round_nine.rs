@@ -1,6 +1,7 @@
 //! The ninth round (2026-12-06): what the eighth round's review left open. A CSV ending in blank
 //! lines (as editors leave them) read as rows of nulls; `watch` printed α = 1 − 0.95 as
-//! 0.050000000000000044; `stress` and `shadow` left fields null without saying why.
+//! 0.050000000000000044; `stress` and `shadow` left fields null without saying why; a threshold
+//! below 10⁻⁴ printed as `5e-5` in some places and `0.00005` in others.
 
 use crate::common;
 
@@ -470,4 +471,41 @@ fn a_policy_replay_where_no_call_fits_says_so() {
     assert_eq!(v["policy"]["overflow_count"], 1, "{v}");
     assert!(v["policy"]["admitted_mean"].is_null());
     assert!(warning(&v, "context.no_call_fits").contains("undefined"));
+}
+
+/// A threshold below 10⁻⁴ reads the same wherever a page or a terminal prints it: `5e-5`, as
+/// `check` and the errors print it (`float_text`), not `0.00005` in some places.
+#[test]
+fn a_small_threshold_reads_the_same_everywhere() {
+    let w = Workdir::demo_copy();
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.005",
+        "threshold_drop = 0.00005",
+    );
+    w.edit(
+        "experiment.toml",
+        "stress_threshold_drop = 0.005",
+        "stress_threshold_drop = 0.00005",
+    );
+    let human = |verb: &str| {
+        let out = common::succeeds(ablate().args([verb, "--bootstrap", "200"]).arg(&w.dir));
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let sweep = human("sweep");
+    assert!(sweep.contains("threshold_drop 5e-5"), "{sweep}");
+    let stress = human("stress");
+    assert!(stress.contains("(threshold 5e-5)"), "{stress}");
+    let out = w.root.path().join("report");
+    common::report_into(&out, &w.dir);
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    // Markdown escapes the underscore.
+    assert!(md.contains("threshold\\_drop 5e-5"), "{md}");
+    assert!(md.contains("(5e-5 main, 5e-5 stress;"), "{md}");
+    for text in [&sweep, &stress, &md] {
+        assert!(!text.contains("threshold_drop 0.00005"));
+        assert!(!text.contains("threshold\\_drop 0.00005"));
+        assert!(!text.contains("threshold 0.00005"));
+        assert!(!text.contains("threshold of 0.00005"));
+    }
 }

@@ -131,7 +131,7 @@ fn headline(a: &Analyses) -> Prose {
         c.stress_cases,
         c.arms.len(),
         a.sweep.repeats,
-        c.threshold_drop
+        crate::text::float_text(c.threshold_drop)
     ));
     if let Some(r) = &a.record {
         p = p

@@ -35,7 +35,7 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
                     .as_ref()
                     .map(|x| format!(", from {x}"))
                     .unwrap_or_default(),
-                r.threshold_drop,
+                crate::text::float_text(r.threshold_drop),
                 r.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
                 r.mde_main_effect
                     .map(|m| format!(

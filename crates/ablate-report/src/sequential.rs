@@ -48,7 +48,7 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
     let _ = writeln!(
         s,
         "\n{needed} needed, {removable} removable, {open} to continue, against threshold_drop {} (anytime-valid at α = {} for all {} arms together: {} each).",
-        w.threshold_drop,
+        crate::text::float_text(w.threshold_drop),
         num(Some(w.alpha), 3),
         w.arms.len(),
         num(Some(w.alpha_per_arm), 5),

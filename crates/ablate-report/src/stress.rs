@@ -119,7 +119,10 @@ pub fn sections(st: &StressOutput, order: &[String]) -> Vec<Section> {
         title: "Main set next to the stress slice".into(),
         note: format!(
             "{} main-set and {} stress cases; a cut must be confidently removable on both. One row per arm, in the drops chart's order: the main set (ring) above the stress slice (dot), each with its interval. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way, family-wise. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one); ↯ marks an arm whose verdict differs between the two.",
-            st.main_cases, st.stress_cases, st.threshold_drop, st.stress_threshold_drop
+            st.main_cases,
+            st.stress_cases,
+            crate::text::float_text(st.threshold_drop),
+            crate::text::float_text(st.stress_threshold_drop)
         ),
         chart: Chart::Forest {
             title: "Drop on the main set vs the stress slice".into(),
@@ -139,7 +142,10 @@ pub fn human(r: &StressOutput) -> String {
     let _ = writeln!(
         s,
         "main set {} cases (threshold {}) · stress slice {} cases (threshold {})\n",
-        r.main_cases, r.threshold_drop, r.stress_cases, r.stress_threshold_drop
+        r.main_cases,
+        crate::text::float_text(r.threshold_drop),
+        r.stress_cases,
+        crate::text::float_text(r.stress_threshold_drop)
     );
     if r.stress_cases == 0 {
         let _ = writeln!(

@@ -99,7 +99,7 @@ pub fn sections(s: &SweepOutput, flipped: &[String], comparison: bool) -> Vec<Se
                 "grouped by the block of the units removed ([block] starts a group), largest first."
             },
             s.family.note,
-            s.threshold_drop,
+            crate::text::float_text(s.threshold_drop),
             if comparison {
                 "dark orange is confidently worse than the baseline by more than the threshold, light orange worse but not settled, dark blue confidently not worse (within the threshold), light blue not worse but not settled."
             } else {

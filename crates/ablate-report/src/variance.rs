@@ -58,14 +58,14 @@ pub fn human(r: &VarianceOutput) -> String {
             let _ = writeln!(
                 s,
                 "This set cannot detect a drop of {} at {:.0}% power (two-sided α = {alpha:.2}); for a typical leave-one-out arm it can detect {mde:.3}.",
-                r.threshold_drop,
+                crate::text::float_text(r.threshold_drop),
                 r.power * 100.0
             );
             if let Some(n) = r.typical_cases_needed {
                 let _ = writeln!(
                     s,
                     "A typical leave-one-out arm settles (the family interval that decides clears {}, 80% of the time) at about {} cases (the set has {}).",
-                    r.threshold_drop,
+                    crate::text::float_text(r.threshold_drop),
                     thousands(n as f64),
                     r.cases
                 );
@@ -75,7 +75,7 @@ pub fn human(r: &VarianceOutput) -> String {
                 s,
                 "For a typical leave-one-out arm this set detects a drop of {mde:.3} at {:.0}% power, within the threshold of {}.",
                 r.power * 100.0,
-                r.threshold_drop
+                crate::text::float_text(r.threshold_drop)
             );
         }
     }

@@ -698,7 +698,8 @@ impl<'a> Certifiable<'a> {
             None => "more than 100 times these cases would be needed: judge fewer arms, or agree a larger threshold".into(),
         };
         format!(
-            "threshold_drop {threshold} is below the smallest threshold {} cases per arm can certify with {family} arms judged together ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
+            "threshold_drop {} is below the smallest threshold {} cases per arm can certify with {family} arms judged together ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
+            crate::text::float_text(threshold),
             crate::text::thousands(opts.cases as f64)
         )
     }
@@ -867,6 +868,7 @@ pub fn confirm(
             })
             .collect();
         let subset = largest_passing(&components, threshold);
+        let threshold = crate::text::float_text(threshold);
         let note = match &subset {
             Some((units, arm, drop)) => format!(
                 "do not run {}: its arms predict a drop of {:.4} together, at or beyond the threshold {threshold}. The largest subset predicted to pass is {} (predicted drop {drop:.4}): add {arm} to the arms table and run it; `ablate next` schedules it",
@@ -909,7 +911,9 @@ pub fn confirm(
             ),
             None => format!(
                 "add {} to the arms table and run it; their arms predict a drop of {:.4} together, too close to (or beyond) the threshold {} for a sample-size estimate",
-                j.arm, j.drop, exp.manifest.threshold_drop
+                j.arm,
+                j.drop,
+                crate::text::float_text(exp.manifest.threshold_drop)
             ),
         }
     };

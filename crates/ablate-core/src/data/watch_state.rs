@@ -92,7 +92,7 @@ impl WatchSettings {
         format!(
             "seed {}, threshold {}, α {}, {} repeats, scores in [{}, {}], {} arms",
             self.seed,
-            self.threshold_drop,
+            crate::text::float_text(self.threshold_drop),
             self.alpha,
             self.repeats,
             self.score_min,
