@@ -6,14 +6,18 @@
 
 pub(super) const CHECK: &str = "\
 Examples:
-  ablate check notebooks-data/support-eval-v3     # what the demo folder holds
-  ablate check exp --json                         # the same as JSON, for scripts";
+  # what the demo folder holds
+  ablate check notebooks-data/support-eval-v3
+  # the same as JSON, for scripts
+  ablate check exp --json";
 
 pub(super) const SWEEP: &str = "\
 Examples:
   ablate sweep notebooks-data/support-eval-v3
-  ablate sweep exp --guarantee normal             # the normal approximation, chosen before the run
-  ablate sweep exp --json --export tables/        # JSON on stdout, the tables as Parquet";
+  # the normal approximation, chosen before the run
+  ablate sweep exp --guarantee normal
+  # JSON on stdout, the tables as Parquet
+  ablate sweep exp --json --export tables/";
 
 pub(super) const VARIANCE: &str = "\
 Examples:
@@ -22,14 +26,18 @@ Examples:
 
 pub(super) const REWEIGHT: &str = "\
 Examples:
-  ablate reweight notebooks-data/support-eval-v3  # post-stratify to the folder's mix table
-  ablate reweight exp --mix tier.csv --mix region.csv          # rake to two margins
-  ablate reweight exp --mix-from shadow.parquet --by turns     # the mix counted from a log";
+  # post-stratify to the folder's mix table
+  ablate reweight notebooks-data/support-eval-v3
+  # rake to two margins
+  ablate reweight exp --mix tier.csv --mix region.csv
+  # the mix counted from a log
+  ablate reweight exp --mix-from shadow.parquet --by turns";
 
 pub(super) const STRESS: &str = "\
 Examples:
   ablate stress notebooks-data/support-eval-v3
-  ablate stress exp --per-arm                     # each arm at its own level, not family-wise";
+  # each arm at its own level, not family-wise
+  ablate stress exp --per-arm";
 
 pub(super) const INTERACTIONS: &str = "\
 Examples:
@@ -38,10 +46,14 @@ Examples:
 
 pub(super) const PLAN: &str = "\
 Examples:
-  ablate plan --units notebooks-data/support-eval-v3/units.parquet --design loo --out arms.csv
-  ablate plan --units units.parquet --design fractional --unit system --unit few_shot/02 \\
-      --unit conversation --unit passages/rank2 --pilot exp --price-per-mtok 3 --out arms.csv
-  ablate plan --confirm exp --out arms-confirm.csv   # the arm that tests the cut together";
+  ablate plan --units notebooks-data/support-eval-v3/units.parquet \\
+      --design loo --out arms.csv
+  ablate plan --units units.parquet --design fractional \\
+      --unit system --unit few_shot/02 \\
+      --unit conversation --unit passages/rank2 \\
+      --pilot exp --price-per-mtok 3 --out arms.csv
+  # the arm that tests the cut together
+  ablate plan --confirm exp --out arms-confirm.csv";
 
 pub(super) const NEED: &str = "\
 Examples:
@@ -51,7 +63,8 @@ Examples:
 pub(super) const CURVE: &str = "\
 Examples:
   ablate curve notebooks-data/support-eval-v3
-  ablate curve exp --price-per-mtok 3 --requests-per-day 1000000   # with the daily cost";
+  # with the daily cost
+  ablate curve exp --price-per-mtok 3 --requests-per-day 1000000";
 
 pub(super) const SELECTOR: &str = "\
 Examples:
@@ -67,22 +80,27 @@ pub(super) const SHADOW: &str = "\
 Examples:
   ablate shadow notebooks-data/support-eval-v3 --by turns
   ablate shadow shadow.parquet --by turns --cluster-by user_id
-  ablate shadow --from-aggregates agg.parquet --by turns    # the reduction `ablate sql shadow` printed";
+  # the reduction `ablate sql shadow` printed
+  ablate shadow --from-aggregates agg.parquet --by turns";
 
 pub(super) const CONTEXT: &str = "\
 Examples:
   ablate context notebooks-data/support-eval-v3
-  ablate context context_log.parquet --policy policy.toml   # replay a budget policy";
+  # replay a budget policy
+  ablate context context_log.parquet --policy policy.toml";
 
 pub(super) const WATCH: &str = "\
 Examples:
-  ablate watch exp                                          # each arm: needed, removable or continue
-  ablate watch --replay notebooks-data/support-eval-v3      # where a complete run could have stopped";
+  # each arm: needed, removable or continue
+  ablate watch exp
+  # where a complete run could have stopped
+  ablate watch --replay notebooks-data/support-eval-v3";
 
 pub(super) const NEXT: &str = "\
 Examples:
   ablate next exp --calls 5000 --out batch.csv
-  ablate import inspect new-logs/ --into exp                # after the harness ran the batch
+  # after the harness ran the batch
+  ablate import inspect new-logs/ --into exp
   ablate watch exp";
 
 pub(super) const REPORT: &str = "\
@@ -93,21 +111,27 @@ Examples:
 
 pub(super) const SIMULATE: &str = "\
 Examples:
-  ablate simulate --out /tmp/demo                           # the demo
+  # the demo
+  ablate simulate --out /tmp/demo
   ablate simulate --cases 20000 --arms 100 --repeats 5 --out /tmp/big
-  ablate simulate --design arms.csv --out /tmp/rehearsal    # rehearse a planned design";
+  # rehearse a planned design
+  ablate simulate --design arms.csv --out /tmp/rehearsal";
 
 pub(super) const IMPORT: &str = "\
 Examples:
   ablate import inspect logs/ --out exp --threshold-drop 0.02
-  ablate import lm-eval run-a/ run-b/ --out exp --baseline run-a --threshold-drop 0.02
-  ablate import inspect new-logs/ --into exp                # add a batch's logs";
+  ablate import lm-eval run-a/ run-b/ --out exp --baseline run-a \\
+      --threshold-drop 0.02
+  # add a batch's logs
+  ablate import inspect new-logs/ --into exp";
 
 pub(super) const SQL: &str = "\
 Examples:
   ablate sql sweep exp --dialect duckdb > reduce.sql
-  ablate sweep exp --from-aggregates agg.parquet            # after running it where the data lives
-  ablate sql shadow --dialect bigquery --table shadow=proj.logs.shadow --by turns";
+  # after running it where the data lives
+  ablate sweep exp --from-aggregates agg.parquet
+  ablate sql shadow --dialect bigquery --table shadow=proj.logs.shadow \\
+      --by turns";
 
 pub(super) const COMPLETIONS: &str = "\
 Examples:
@@ -149,30 +173,55 @@ mod tests {
 
     /// Every visible subcommand ends its help with two or three examples, and each parses with
     /// the command line's own definition.
+    /// Each visible verb's name and the text after its help (its examples).
+    fn after_helps() -> Vec<(String, String)> {
+        Cli::command()
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(|s| {
+                let help = s
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                (s.get_name().to_string(), help)
+            })
+            .collect()
+    }
+
     #[test]
     fn every_verb_s_examples_parse() {
-        let cli = Cli::command();
-        for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
-            let help = sub
-                .get_after_help()
-                .map(|h| h.to_string())
-                .unwrap_or_default();
+        for (name, help) in after_helps() {
             assert!(
                 help.starts_with("Examples:"),
-                "{}: no Examples: section",
-                sub.get_name()
+                "{name}: no Examples: section"
             );
             let found = commands(&help);
             assert!(
                 (2..=3).contains(&found.len()),
-                "{}: {} examples",
-                sub.get_name(),
+                "{name}: {} examples",
                 found.len()
             );
             for words in found {
                 if let Err(e) = Cli::try_parse_from(&words) {
                     panic!("{}: {}", words.join(" "), e);
                 }
+            }
+        }
+    }
+
+    /// Every line of the examples fits 80 columns, comments on lines of their own: clap wraps
+    /// a longer line at the terminal's width, and a comment's last word wrapped onto a line of
+    /// its own (`continue`) ran as a command when the example was pasted into a shell.
+    #[test]
+    fn examples_fit_80_columns_with_comments_on_their_own_lines() {
+        for (name, help) in after_helps() {
+            for line in help.lines() {
+                assert!(line.chars().count() <= 80, "{name}: {line}");
+                let code = line.trim_start();
+                assert!(
+                    !code.starts_with("ablate") || !code.contains('#'),
+                    "{name}: a comment after a command: {line}"
+                );
             }
         }
     }

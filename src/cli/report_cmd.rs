@@ -29,8 +29,8 @@ pub(super) struct ReportArgs {
     /// experiment, a folder of yours, a read-only folder) is refused.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Replace the report folder even when it holds the report of another experiment (a
-    /// different set of cases: its analysis.json's `check.set_sha256` differs).
+    /// Replace the report folder even when it holds the report of another experiment (another
+    /// set: its analysis.json's `check.set` or `check.set_sha256` differs; or another model).
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -52,7 +52,7 @@ pub(super) struct ReportArgs {
 }
 
 /// Refuses to replace the report of another experiment: `out`'s analysis.json names a different
-/// set (by `check.set_sha256`, or by name for a report from before it was recorded), or the same
+/// set (by `check.set_sha256`, the hash of its case ids, or by its name), or the same
 /// set run on another model (the same frozen set on two models is two experiments, and both
 /// reports default to `reports/<set>`).
 ///
@@ -68,10 +68,10 @@ fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experimen
     let check = &old["check"];
     let (old_set, old_hash) = (check["set"].as_str(), check["set_sha256"].as_str());
     let hash = analysis::record::experiment_set_hash(exp);
-    let other = match old_hash {
-        Some(h) => h != hash,
-        None => old_set.is_some_and(|s| s != exp.manifest.set),
-    };
+    // Another set by its cases or by its name: two sets of the same case ids (simulated with
+    // different seeds, or one set renamed) are two experiments too.
+    let other =
+        old_hash.is_some_and(|h| h != hash) || old_set.is_some_and(|s| s != exp.manifest.set);
     let old_model = check["model"].as_str();
     if !other
         && let (Some(old_model), Some(model)) = (old_model, exp.manifest.model.as_deref())

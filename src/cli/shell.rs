@@ -75,7 +75,10 @@ pub(super) fn man(args: ManArgs, g: &Global) -> Result<String> {
         }
     };
     let mut out = Vec::new();
+    // The footer names ablate and its version on every page: a verb's own (`sweep`, with no
+    // version of its own) had read `"sweep "`.
     clap_mangen::Man::new(page)
+        .source(format!("ablate {}", env!("CARGO_PKG_VERSION")))
         .render(&mut out)
         .map_err(|source| Error::Io {
             path: "the manual page".into(),

@@ -34,6 +34,7 @@ mod round_six;
 mod round_six_import;
 mod round_six_output;
 mod round_six_stats;
+mod round_ten;
 mod safety;
 mod samples;
 mod sequential;

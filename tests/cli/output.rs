@@ -399,16 +399,33 @@ fn single_file_outputs_never_replace_an_experiments_tables() {
             .arg(&copy),
     );
     assert_mentions(&err, &["copy.parquet", "--force"]);
-    // A batch ablate wrote is replaced by the next one.
-    let batch = root.path().join("batch.parquet");
-    for _ in 0..2 {
-        ok(ablate()
-            .args(["next", "--quiet", "--calls", "10", "--out"])
-            .arg(&batch)
-            .arg(&exp)
-            .output()
-            .unwrap());
+    // A batch ablate wrote is replaced by the next one, in Parquet and in CSV (the watch →
+    // next loop that `watch` prints uses batch.csv every round).
+    for name in ["batch.parquet", "batch.csv"] {
+        let batch = root.path().join(name);
+        for _ in 0..2 {
+            ok(ablate()
+                .args(["next", "--quiet", "--calls", "10", "--out"])
+                .arg(&batch)
+                .arg(&exp)
+                .output()
+                .unwrap());
+        }
     }
+    // Any other CSV needs --force, and is kept.
+    let mine = root.path().join("mine.csv");
+    std::fs::write(&mine, "case_id,arm\nc1,a\n").unwrap();
+    let err = fails(
+        ablate()
+            .args(["next", "--calls", "10", "--out"])
+            .arg(&mine)
+            .arg(&exp),
+    );
+    assert_mentions(&err, &["mine.csv", "--force"]);
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "case_id,arm\nc1,a\n"
+    );
 }
 
 #[test]

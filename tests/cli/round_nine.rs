@@ -502,6 +502,9 @@ fn a_small_threshold_reads_the_same_everywhere() {
     // Markdown escapes the underscore.
     assert!(md.contains("threshold\\_drop 5e-5"), "{md}");
     assert!(md.contains("(5e-5 main, 5e-5 stress;"), "{md}");
+    // The forest chart's legend too (it had the axis's rounding, 0.0001).
+    let svg = std::fs::read_to_string(out.join("charts/drops.svg")).expect("drops.svg");
+    assert!(svg.contains("threshold 5e-5"), "{svg}");
     for text in [&sweep, &stress, &md] {
         assert!(!text.contains("threshold_drop 0.00005"));
         assert!(!text.contains("threshold\\_drop 0.00005"));

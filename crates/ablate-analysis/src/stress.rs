@@ -199,10 +199,11 @@ fn warnings(
         warnings.push(Warning::new(
             "stress.no_spread",
             format!(
-                "{} arm(s) have no spread in their stress drops (one {}, or the same drop on every one: {}): their stress se is undefined (null) and the interval is the exact bound",
+                "{} arm(s) have no spread in their stress drops (one {}, or the same drop on every one: {}): their stress se is undefined (null), and their interval is the exact bound (null with a single {}, which bounds nothing)",
                 flat.len(),
                 if clustered { "cluster" } else { "case" },
-                crate::text::some_names(&flat.iter().map(String::as_str).collect::<Vec<_>>(), 10)
+                crate::text::some_names(&flat.iter().map(String::as_str).collect::<Vec<_>>(), 10),
+                if clustered { "cluster" } else { "case" },
             ),
         ));
     }

@@ -102,6 +102,26 @@ pub fn fixed(v: f64, digits: usize) -> String {
     }
 }
 
+/// A small positive level (an α) with `sig` significant digits and no trailing zeros:
+/// 0.05 → "0.05", 0.05/42 → "0.00119", 1e-6 → "0.000001" (where a fixed 3 decimals printed
+/// "0.000"); "—" when not finite.
+pub fn significant(x: f64, sig: usize) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let magnitude = x.abs().log10().floor() as i64;
+    let digits = (sig as i64 - 1 - magnitude).clamp(0, 17) as usize;
+    let s = fixed(x, digits);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Formats a p-value: 3 significant digits, "<0.001" below.
 pub fn pval(p: Option<f64>) -> String {
     match p {
@@ -153,6 +173,16 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn significant_keeps_the_digits_of_small_levels() {
+        assert_eq!(super::significant(0.05, 3), "0.05");
+        assert_eq!(super::significant(0.05 / 42.0, 3), "0.00119");
+        assert_eq!(super::significant(1.0 - 0.999999, 3), "0.000001");
+        assert_eq!(super::significant(0.050000000000000044, 3), "0.05");
+        assert_eq!(super::significant(0.25, 3), "0.25");
+        assert_eq!(super::significant(f64::NAN, 3), "—");
+    }
+
     #[test]
     fn a_level_below_100_percent_never_reads_100() {
         assert_eq!(super::percent_level(0.9999999999), "99.99999999%");

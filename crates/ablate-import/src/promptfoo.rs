@@ -83,10 +83,24 @@ fn read_file(path: &Path) -> Result<Option<File>> {
         return Ok(None);
     };
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    // A results version this importer was not written for may keep its scores, errors or test
+    // ids elsewhere: refused by name rather than read as if it were version 2 or 3.
+    let version = results.get("version");
+    if let Some(v) = version
+        && !matches!(v.as_i64(), Some(2 | 3))
+    {
+        return Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "its results.version is {v}; ablate reads promptfoo's results versions 2 and 3"
+            ),
+            fix: "write the results with a promptfoo that writes version 2 or 3 (`promptfoo eval -o results.json`), or report the version so that ablate can learn it".into(),
+        });
+    }
     Ok(Some(File {
         path: path.to_path_buf(),
         sha256,
-        version: results.get("version").and_then(Value::as_i64).unwrap_or(0),
+        version: version.and_then(Value::as_i64).unwrap_or(0),
         promptfoo: s(v.get("metadata").and_then(|m| m.get("promptfooVersion"))),
         created: s(v.get("metadata").and_then(|m| m.get("evaluationCreatedAt")))
             .or_else(|| s(results.get("timestamp"))),

@@ -216,7 +216,7 @@ pub fn csv_data(df: &DataFrame, path: &Path) -> Result<()> {
 }
 
 /// Whether a path names a CSV file (by its extension, in any case).
-fn is_csv(path: &Path) -> bool {
+pub(crate) fn is_csv(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"))

@@ -18,7 +18,7 @@ fn sources(r: &ContextOutput) -> Vec<(&String, f64)> {
 }
 
 fn composition_table(r: &ContextOutput) -> Table {
-    let mut t = Table::new(&["source", "share of tokens"]);
+    let mut t = Table::new(&["source", "share"]);
     for (source, share) in sources(r) {
         t.row(vec![source.into(), Cell::num(Some(share), 3)]);
     }
@@ -28,7 +28,7 @@ fn composition_table(r: &ContextOutput) -> Table {
 /// The report's sections: the call-size histogram against the limits, and composition by source.
 pub fn sections(ctx: &ContextOutput) -> Vec<Section> {
     let n = |x: f64| num(Some(x), 0);
-    let mut t = Table::new(&["from tokens", "to tokens", "calls"]);
+    let mut t = Table::new(&["lo", "hi", "calls"]);
     for b in &ctx.histogram {
         t.row(vec![
             Cell::num(Some(b.lo), 0),

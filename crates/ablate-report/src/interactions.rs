@@ -252,12 +252,12 @@ fn shapley_text(sh: &ShapleyOutput) -> String {
         sh.v_all,
         sh.v_none
     );
-    let mut t = Table::new(&["unit", "φ (score contributed)"]);
+    let mut t = Table::new(&["unit", "value"]);
     for (u, v) in &sh.values {
         t.row(vec![u.clone(), signed(*v)]);
     }
     s.push_str(&t.text());
-    let mut t = Table::new(&["a", "b", "interaction index"]).align(1, Align::Left);
+    let mut t = Table::new(&["a", "b", "index"]).align(1, Align::Left);
     for p in &sh.interactions {
         t.row(vec![p.a.clone(), p.b.clone(), signed(p.index)]);
     }

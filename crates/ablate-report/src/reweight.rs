@@ -70,14 +70,16 @@ fn production_table(r: &ReweightOutput) -> Table {
             Cell::num(a.ci_production_family.map(|i| i.high), 4),
             verdict(a.verdict_production).into(),
             a.confidence_production.map_or("—", |c| c.as_str()).into(),
-            if a.flip_confident {
-                "← flips"
-            } else if a.flipped {
-                "(point verdicts only)"
-            } else {
-                ""
-            }
-            .into(),
+            Cell::flag(
+                Some(a.flipped),
+                if a.flip_confident {
+                    "← flips"
+                } else if a.flipped {
+                    "(point verdicts only)"
+                } else {
+                    ""
+                },
+            ),
         ]);
     }
     t

@@ -50,6 +50,14 @@ pub enum Cell {
         /// How the terminal and the page show it.
         shown: String,
     },
+    /// A yes/no (`None` when undefined) and its display form: the CSV says `true` or `false`,
+    /// as the JSON does, and the page and terminal say `shown` ("yes", "← flips").
+    Flag {
+        /// The value.
+        value: Option<bool>,
+        /// How the terminal and the page show it.
+        shown: String,
+    },
 }
 
 impl Cell {
@@ -89,6 +97,14 @@ impl Cell {
         Cell::number(value, crate::text::percent(value, digits))
     }
 
+    /// A yes/no with its own display form ("yes" and "no", or "← flips" and "").
+    pub fn flag(value: Option<bool>, shown: &str) -> Cell {
+        Cell::Flag {
+            value,
+            shown: shown.to_string(),
+        }
+    }
+
     /// A number with its own display form.
     pub fn number(value: Option<f64>, shown: String) -> Cell {
         Cell::Number {
@@ -101,12 +117,12 @@ impl Cell {
     pub fn shown(&self) -> &str {
         match self {
             Cell::Text(s) => s,
-            Cell::Number { shown, .. } => shown,
+            Cell::Number { shown, .. } | Cell::Flag { shown, .. } => shown,
         }
     }
 
     /// The CSV's value: text as it is; a number at full precision (the shortest decimal that
-    /// reads back as the same `f64`), empty when missing.
+    /// reads back as the same `f64`); a flag as `true` or `false`; empty when missing.
     pub fn raw(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
@@ -117,6 +133,8 @@ impl Cell {
                 format!("{v:e}")
             }
             Cell::Number { value: Some(v), .. } => v.to_string(),
+            Cell::Flag { value: None, .. } => String::new(),
+            Cell::Flag { value: Some(b), .. } => b.to_string(),
         }
     }
 }
@@ -445,7 +463,9 @@ impl Table {
                 self.rows
                     .iter()
                     .map(|r| match r.get(i) {
-                        Some(Cell::Number { value: None, .. }) => None,
+                        Some(Cell::Number { value: None, .. } | Cell::Flag { value: None, .. }) => {
+                            None
+                        }
                         cell => Some(cell.map(Cell::raw).unwrap_or_default()),
                     })
                     .collect()

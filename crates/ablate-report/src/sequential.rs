@@ -49,9 +49,9 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
         s,
         "\n{needed} needed, {removable} removable, {open} to continue, against threshold_drop {} (anytime-valid at α = {} for all {} arms together: {} each).",
         crate::text::float_text(w.threshold_drop),
-        num(Some(w.alpha), 3),
+        crate::text::significant(w.alpha, 3),
         w.arms.len(),
-        num(Some(w.alpha_per_arm), 5),
+        crate::text::significant(w.alpha_per_arm, 4),
     );
     let _ = writeln!(
         s,
@@ -151,7 +151,7 @@ pub fn replay_human(r: &ReplayOutput) -> String {
         r.unit,
         r.seed,
         r.repeats,
-        num(Some(r.alpha), 3),
+        crate::text::significant(r.alpha, 3),
         r.arms.len()
     );
     for warning in &r.warnings {

@@ -49,7 +49,7 @@ fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
             Cell::num(st.ci.map(|i| i.low), 4),
             Cell::num(st.ci.map(|i| i.high), 4),
             Cell::pval(st.p_holm),
-            if st.flagged { "yes" } else { "" }.into(),
+            Cell::flag(Some(st.flagged), if st.flagged { "yes" } else { "" }),
         ]);
     }
     t
@@ -97,9 +97,15 @@ pub fn sections(sh: &ShadowOutput) -> Vec<Section> {
 /// Renders the shadow analysis for a terminal.
 pub fn human(r: &ShadowOutput) -> String {
     let mut s = String::new();
+    // The variants a request needs: production and candidate, and replay when the log has it.
+    let variants = if r.noise_rate.is_some() {
+        "production, replay and candidate"
+    } else {
+        "production and candidate (the log has no replay)"
+    };
     let _ = writeln!(
         s,
-        "{} requests with every variant",
+        "{} requests with {variants}",
         thousands(r.requests as f64)
     );
     let _ = writeln!(

@@ -62,7 +62,10 @@ fn table(r: &StressOutput) -> Table {
             verdict(a.verdict_stress).into(),
             confidence(a.confidence_stress).into(),
             Cell::count(a.lost_stress),
-            if a.clears_both { "yes" } else { "no" }.into(),
+            Cell::flag(
+                Some(a.clears_both),
+                if a.clears_both { "yes" } else { "no" },
+            ),
         ]);
     }
     t

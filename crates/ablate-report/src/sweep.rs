@@ -257,6 +257,12 @@ pub fn human(r: &SweepOutput) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ");
+    // No arm with an interval (one case, one cluster): said, not an empty "()".
+    let ci = if ci.is_empty() {
+        "none defined".to_string()
+    } else {
+        ci
+    };
     let _ = writeln!(
         s,
         "{} · {} cases{} · {} repeats · threshold_drop {} · {} CI ({ci})",

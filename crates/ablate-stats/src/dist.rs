@@ -59,10 +59,38 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     if n == 0 {
         return 1.0;
     }
+    if let Some(tail) = half_binomial_tail(n, 0, b.min(c)) {
+        return (2.0 * tail).min(1.0);
+    }
     match Binomial::new(0.5, n) {
         Ok(dist) => (2.0 * dist.cdf(b.min(c))).min(1.0),
         Err(_) => f64::NAN,
     }
+}
+
+/// Most trials [`half_binomial_tail`] sums exactly: a row of Pascal's triangle up to n = 126
+/// fits in u128 (its sum is 2¹²⁶).
+const EXACT_TRIALS: u64 = 126;
+
+/// P(lo ≤ X ≤ hi) for X ~ Binomial(n, 1/2), exact up to the last rounding: Σ C(n, i) summed
+/// in integers (a row of Pascal's triangle), divided by 2ⁿ. `None` above [`EXACT_TRIALS`],
+/// where statrs' regularised beta is used (it gave 0.9999999999999991 for a McNemar p of 1).
+fn half_binomial_tail(n: u64, lo: u64, hi: u64) -> Option<f64> {
+    if n > EXACT_TRIALS {
+        return None;
+    }
+    let n = n as usize;
+    let mut row = vec![0u128; n + 1];
+    row[0] = 1;
+    for k in 1..=n {
+        for i in (1..=k).rev() {
+            row[i] += row[i - 1];
+        }
+    }
+    let hi = (hi as usize).min(n);
+    let sum: u128 = row.get(lo as usize..=hi).map_or(0, |r| r.iter().sum());
+    // u128 → f64 rounds once; the power of two is exact.
+    Some(sum as f64 * 2f64.powi(-(n as i32)))
 }
 
 /// Exact one-sided sign test for H₁: positive differences are more likely than negative ones.
@@ -72,6 +100,9 @@ pub fn sign_test_greater(pos: u64, neg: u64) -> f64 {
     let n = pos + neg;
     if n == 0 || pos == 0 {
         return 1.0;
+    }
+    if let Some(tail) = half_binomial_tail(n, pos, n) {
+        return tail;
     }
     match Binomial::new(0.5, n) {
         Ok(dist) => dist.sf(pos - 1),
@@ -168,5 +199,32 @@ mod tests {
         assert_eq!(mcnemar_exact(3, 3), 1.0);
         // b = 0, c = 10: 2/1024.
         assert!((mcnemar_exact(0, 10) - 2.0 / 1024.0).abs() < 1e-15);
+        // One discordant pair: exactly 1 (statrs' beta gave 0.9999999999999991).
+        assert_eq!(mcnemar_exact(0, 1), 1.0);
+        assert_eq!(mcnemar_exact(1, 0), 1.0);
+        assert_eq!(mcnemar_exact(2, 3), 1.0);
+    }
+
+    /// The exact sums agree with statrs' binomial where both are defined (to its precision),
+    /// and with hand values; above 126 trials statrs is used.
+    #[test]
+    fn exact_binomial_tails_agree_with_statrs() {
+        assert_eq!(half_binomial_tail(6, 0, 1), Some(7.0 / 64.0));
+        assert_eq!(half_binomial_tail(4, 4, 4), Some(1.0 / 16.0));
+        assert_eq!(half_binomial_tail(127, 0, 1), None);
+        for n in [1u64, 2, 7, 30, 60, 126] {
+            let dist = Binomial::new(0.5, n).unwrap();
+            for k in 0..=n {
+                let exact = half_binomial_tail(n, 0, k).unwrap();
+                assert!((exact - dist.cdf(k)).abs() < 1e-12, "n {n} k {k}");
+                let upper = half_binomial_tail(n, k, n).unwrap();
+                let by_statrs = if k == 0 { 1.0 } else { dist.sf(k - 1) };
+                assert!((upper - by_statrs).abs() < 1e-12, "n {n} k {k}");
+            }
+        }
+        assert!((sign_test_greater(3, 0) - 0.125).abs() < 1e-15);
+        assert!(
+            (sign_test_greater(130, 70) - Binomial::new(0.5, 200).unwrap().sf(129)).abs() < 1e-15
+        );
     }
 }

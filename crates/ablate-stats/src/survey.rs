@@ -50,25 +50,32 @@ pub fn post_stratified(
         if g.is_empty() {
             return (None, None);
         }
-        means[h] = moments::mean(g);
+        // mean_h and s_h² = M₂/(n_h − 1), from one [`moments::mean_and_m2`].
+        let (mean, m2) = moments::mean_and_m2(g);
+        means[h] = mean;
         est.add(share[h] * means[h]);
         if g.len() < 2 {
             se_defined = false;
         } else {
-            var.add(share[h] * share[h] * moments::sample_variance(g) / g.len() as f64);
+            let variance = (m2 / (g.len() - 1) as f64).max(0.0);
+            var.add(share[h] * share[h] * variance / g.len() as f64);
         }
     }
     let se = match clusters {
         _ if !se_defined => None,
         None => Some(var.total().max(0.0).sqrt()),
         Some(ids) => {
-            let z = x.iter().zip(strata).map(|(v, &h)| {
-                let n = groups[h].len() as f64;
-                if share[h] == 0.0 {
-                    0.0
-                } else {
-                    share[h] / n * (n / (n - 1.0)).sqrt() * (v - means[h])
-                }
+            // (W_h/n_h)·√(n_h/(n_h−1)) once per stratum; `None` for strata without production
+            // share, whose residuals are 0.
+            let factor: Vec<Option<f64>> = (0..share.len())
+                .map(|h| {
+                    let n = groups[h].len() as f64;
+                    (share[h] != 0.0).then(|| share[h] / n * (n / (n - 1.0)).sqrt())
+                })
+                .collect();
+            let z = x.iter().zip(strata).map(|(v, &h)| match factor[h] {
+                None => 0.0,
+                Some(f) => f * (v - means[h]),
             });
             let totals = cluster_totals(z, ids);
             (totals.len() >= 2).then(|| moments::sum(totals.iter().map(|t| t * t)).max(0.0).sqrt())

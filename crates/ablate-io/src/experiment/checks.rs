@@ -446,6 +446,34 @@ pub(super) fn check_manifest_against_tables(
                     "add gold_rank (null where the gold passage was not retrieved) or use another rule",
                 ));
             }
+            // A unit without a rank is neither within nor beyond the gold rank: counting it as
+            // needed would overstate the oracle figure without a word.
+            NeedRule::ThroughGoldRank => {
+                let Some(units) = units else { continue };
+                let unranked: Vec<&str> = units
+                    .specs
+                    .iter()
+                    .filter(|u| u.block == block.name && u.rank.is_none())
+                    .map(|u| u.unit.as_str())
+                    .collect();
+                if let Some(first) = unranked.first() {
+                    return Err(err(
+                        format!("blocks[{i}].need"),
+                        format!(
+                            "through_gold_rank compares each unit's rank with the case's gold_rank, but {} of block \"{}\" in {} {} no rank (first: \"{first}\")",
+                            if unranked.len() == 1 {
+                                "1 unit".to_string()
+                            } else {
+                                format!("{} units", unranked.len())
+                            },
+                            block.name,
+                            units.path.display(),
+                            if unranked.len() == 1 { "has" } else { "have" },
+                        ),
+                        "give every unit of the block a rank (1 = the passage retrieved first) in the units table, or use another rule",
+                    ));
+                }
+            }
             _ => {}
         }
     }

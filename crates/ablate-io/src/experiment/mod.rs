@@ -51,6 +51,16 @@ impl ExperimentLoad for Experiment {
     }
 
     fn load_tables(dir: &Path, aggregates: Option<&Path>, tables: Tables) -> Result<Experiment> {
+        if dir.is_file() {
+            return Err(Error::Usage(format!(
+                "{} is a file, not an experiment folder: give the folder that holds experiment.toml and the tables{}",
+                dir.display(),
+                dir.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| format!(" (perhaps {})", p.display()))
+                    .unwrap_or_default()
+            )));
+        }
         if !dir.is_dir() {
             return Err(Error::NotFound {
                 path: dir.to_path_buf(),

@@ -7,10 +7,13 @@ use super::{EXPERIMENT_TABLES, MARKER, NAME_MAX, OUTPUT_KEY, parent_of, refuse, 
 use crate::error::{Error, Result};
 
 /// Whether `path` is a disposable output of ablate's: a Parquet file with [`OUTPUT_KEY`] in its
-/// key-value metadata. Tables of an experiment that `import` or `simulate` wrote carry only
-/// [`PARQUET_KEY`], and are not disposable.
+/// key-value metadata, or a CSV batch of `next` ([`csv_batch`]). Tables of an experiment that
+/// `import` or `simulate` wrote carry only [`PARQUET_KEY`], and are not disposable.
 fn disposable_output(path: &Path) -> bool {
     use polars::prelude::*;
+    if crate::io::write::is_csv(path) {
+        return csv_batch(path);
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
@@ -24,6 +27,25 @@ fn disposable_output(path: &Path) -> bool {
         })
     })
     .unwrap_or(false)
+}
+
+/// Whether `path` is a CSV batch of calls as `next` writes it: its first line is exactly
+/// `case_id,arm,repeat`. A CSV carries no metadata to mark its writer, so these columns are the
+/// mark: replacing one batch with the next is the `watch` → `next` loop (`--out batch.csv` every
+/// round). An arms table (`arm,removed`) is not recognised this way, since an analyst's draft
+/// looks the same.
+fn csv_batch(path: &Path) -> bool {
+    use std::io::Read as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = first.strip_suffix(b"\r").unwrap_or(first);
+    first == b"case_id,arm,repeat"
 }
 
 /// Whether `path` is, or would become, a file an experiment folder's verbs read: an
@@ -94,7 +116,7 @@ pub fn check_file_target(path: &Path, force: bool) -> Result<()> {
         )),
         Ok(_) if !force && !disposable_output(path) => Err(refuse(
             path,
-            "exists and ablate did not write it as a disposable output (only a batch from `next` or an arms table from `plan`, as Parquet, is replaced without asking)",
+            "exists, and ablate cannot tell that it wrote it as a disposable output: it replaces without asking only a Parquet batch from `next` or arms table from `plan` (marked in the file's metadata) and a CSV batch from `next` (its header case_id,arm,repeat); any other CSV carries no such mark",
             "choose another name, or pass --force to replace it",
         )),
         Ok(_) => Ok(()),

@@ -745,10 +745,27 @@ pub(super) fn sha256_files(
 /// SHA-256 of a file's bytes, in hex, read in blocks.
 ///
 /// # Errors
-/// The file cannot be read.
+/// The file cannot be read, or is not a regular file.
 pub fn sha256_file(path: &Path) -> Result<String> {
     use sha2::Digest as _;
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opened without waiting (a FIFO's open blocks until a writer comes) and read only when it is
+    // a regular file: a FIFO, socket or device listed in a marker, or given as a log, is refused.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path).map_err(|e| Error::io(path, e))?;
+    if !file.metadata().map_err(|e| Error::io(path, e))?.is_file() {
+        return Err(Error::Output {
+            path: path.to_path_buf(),
+            problem: "is not a plain file (a FIFO, socket, device or folder); it was not read"
+                .into(),
+            fix: "move it away".into(),
+        });
+    }
     let mut hasher = sha2::Sha256::new();
     std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
     Ok(hex(&hasher.finalize()))

@@ -149,7 +149,15 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
                         input.what,
                         input.path.display()
                     ),
-                    "write to a folder outside every input, e.g. --out reports/<name>",
+                    format!(
+                        "write to a folder outside every input, e.g. {} {}",
+                        dest.flag,
+                        if dest.flag == "--export" {
+                            "exports/<verb>"
+                        } else {
+                            "reports/<name>"
+                        }
+                    ),
                 ));
             }
         }

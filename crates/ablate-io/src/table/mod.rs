@@ -32,6 +32,19 @@ pub use schema::{Col, Kind, check_columns, is_text, near_miss, refuse_scores_out
 pub fn find(dir: &Path, stem: &str) -> Result<Option<TableFile>> {
     let parquet = dir.join(format!("{stem}.parquet"));
     let csv = dir.join(format!("{stem}.csv"));
+    // A FIFO, socket, device or folder in a table's place is neither read (a FIFO would wait for
+    // a writer) nor taken for an absent table.
+    for path in [&parquet, &csv] {
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(Error::Unreadable {
+                path: path.clone(),
+                problem: "is not a plain file (a folder, FIFO, socket or device), so it cannot be a table".into(),
+                fix: format!("put the {stem} table there as a Parquet or CSV file, or move this away"),
+            });
+        }
+    }
     match (parquet.is_file(), csv.is_file()) {
         (true, true) => Err(Error::Unreadable {
             path: parquet,
@@ -249,11 +262,52 @@ pub fn polars_unreadable(path: &Path, e: PolarsError) -> Error {
     if let Some(ragged) = ragged_csv_row(path, &e) {
         return ragged;
     }
+    if let Some(line) = unclosed_quote(path) {
+        return Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "line {line} opens a quoted field (\") that is never closed, so the rest of the file reads as one value"
+            ),
+            fix: "close the quote on that line, or write a quote inside a value as two (\"\"); quote a value only when it holds a comma, a quote or a line break".into(),
+        };
+    }
+    // Polars' advice names options of its Python API (`infer_schema_length`, `ignore_errors`),
+    // which ablate does not take: only its first paragraph is said.
+    let text = e.to_string();
+    let text = text.split("\n\n").next().unwrap_or_default().trim();
     Error::Unreadable {
         path: path.to_path_buf(),
-        problem: format!("cannot be read as a table ({e})"),
+        problem: format!("cannot be read as a table ({text})"),
         fix: "check that the file is a complete Parquet or CSV table".into(),
     }
+}
+
+/// The line of a CSV file on which a quoted field opens and is never closed (RFC 4180: `"`
+/// opens and closes a quoted field, `""` inside one is a quote), or `None` when every quote
+/// closes, or the file is not a CSV.
+fn unclosed_quote(path: &Path) -> Option<usize> {
+    let csv_file = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if !csv_file {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let (mut line, mut quoted, mut opened) = (1, false, 0);
+    for &b in &bytes {
+        match b {
+            b'"' => {
+                quoted = !quoted;
+                if quoted {
+                    opened = line;
+                }
+            }
+            b'\n' => line += 1,
+            _ => {}
+        }
+    }
+    quoted.then_some(opened)
 }
 
 /// A CSV row with another number of fields than the header, named by its line: Polars refuses

@@ -230,7 +230,11 @@ fn legend_items(
     .into_iter()
     .map(|(color, text)| (Glyph::Dot(color), text.to_string()))
     .collect();
-    items.push((Glyph::Line(RED), format!("threshold {}", tick(&threshold))));
+    // The threshold as every other output prints it (5e-5, not the axis's rounding to 0.0001).
+    items.push((
+        Glyph::Line(RED),
+        format!("threshold {}", crate::text::float_text(threshold)),
+    ));
     if let Some((first, second)) = sides {
         items.push((Glyph::Ring(BLACK), first.clone()));
         items.push((Glyph::Dot(BLACK), second.clone()));

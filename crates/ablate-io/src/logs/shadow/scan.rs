@@ -506,30 +506,54 @@ fn add_cluster_replicates(
     Ok(())
 }
 
-/// The error for a request with a variant twice, naming the first such request.
+/// The error for a request with a variant twice: the row that repeats a (request, variant)
+/// pair first, with the row it repeats.
 fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
     let dup = table::collect_streaming(
         lf.clone()
+            .with_row_index("__row", None)
             .group_by([col("request_id"), col("variant")])
-            .agg([len().alias("n")])
+            .agg([
+                len().alias("n"),
+                col("__row").min().alias("first"),
+                col("__row")
+                    .sort(SortOptions::default())
+                    .slice(lit(1), lit(1))
+                    .first()
+                    .alias("again"),
+            ])
             .filter(col("n").gt(lit(1)))
-            .sort(["request_id"], SortMultipleOptions::default())
-            .select([col("request_id")])
+            .sort(["again"], SortMultipleOptions::default())
             .limit(1),
         path,
     )?;
-    let id = dup
-        .column("request_id")
-        .ok()
-        .and_then(|c| c.get(0).ok())
-        .map(|v| v.to_string())
-        .unwrap_or_default();
+    let text = |name: &str| {
+        dup.column(name)
+            .ok()
+            .and_then(|c| c.get(0).ok())
+            .map(|v| v.get_str().map_or_else(|| v.to_string(), str::to_string))
+            .unwrap_or_default()
+    };
+    let index = |name: &str| {
+        dup.column(name)
+            .ok()
+            .and_then(|c| c.cast(&DataType::UInt64).ok())
+            .and_then(|c| c.u64().ok().and_then(|c| c.get(0)))
+            .map(|i| i as usize)
+    };
+    let (first, again) = (index("first"), index("again"));
     Ok(Error::BadValue {
         path: path.to_path_buf(),
         column: "request_id, variant".into(),
-        row: Row::none(),
-        value: id,
-        problem: "this request has a variant more than once".into(),
+        row: again.map_or_else(Row::none, Row::at),
+        value: text("request_id"),
+        problem: format!(
+            "this request has variant \"{}\" more than once{}",
+            text("variant"),
+            first
+                .map(|f| format!(" (first on row {})", f + 1))
+                .unwrap_or_default()
+        ),
         fix: "keep one row per request and variant".into(),
     })
 }

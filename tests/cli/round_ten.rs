@@ -1,0 +1,276 @@
+//! The tenth round (2026-12-06): what a fifth attack found. `need` counted every unit of a
+//! `through_gold_rank` block as needed when the units had no rank (an oracle figure the gold
+//! labels never touched); `report` replaced the report of another set whose case ids were the
+//! same; a FIFO left inside an earlier output made `report` and `simulate` wait for ever.
+
+use std::time::Duration;
+
+use crate::common;
+
+use common::{Workdir, ablate, assert_mentions, fails};
+
+/// An experiment of 20 cases whose `passages` block uses `through_gold_rank`, with the units
+/// table `units`.
+fn gold_rank_experiment(units: &str) -> Workdir {
+    let w = Workdir::empty();
+    w.write(
+        "experiment.toml",
+        "set = \"g\"\nthreshold_drop = 0.05\n[[blocks]]\nname = \"passages\"\nneed = \"through_gold_rank\"\n",
+    );
+    w.write("arms.csv", "arm,removed\nbaseline,\nno-r1,r1\n");
+    w.write("units.csv", units);
+    let mut cases = String::from("case_id,gold_rank\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..20 {
+        cases.push_str(&format!("c{i},1\n"));
+        results.push_str(&format!("c{i},baseline,0,1\nc{i},no-r1,0,{}\n", i % 2));
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w
+}
+
+/// A unit without a rank is neither within nor beyond a case's gold rank: refused, naming the
+/// block, the unit and the file, where it had counted as needed (the needed fraction 1.0, an
+/// "oracle" figure the gold labels never touched).
+#[test]
+fn through_gold_rank_refuses_units_without_a_rank() {
+    let ranked =
+        gold_rank_experiment("unit,block,tokens,rank\nr1,passages,100,1\nr2,passages,50,2\n");
+    let v = common::json(ablate().args(["--json", "need"]).arg(&ranked.dir));
+    let value = v["value"].as_f64().expect("a needed fraction");
+    assert!((value - 100.0 / 150.0).abs() < 1e-12, "{v}");
+    for units in [
+        "unit,block,tokens\nr1,passages,100\nr2,passages,50\n",
+        "unit,block,tokens,rank\nr1,passages,100,1\nr2,passages,50,\n",
+    ] {
+        let w = gold_rank_experiment(units);
+        for verb in ["check", "need"] {
+            let err = fails(ablate().arg(verb).arg(&w.dir));
+            assert_mentions(
+                &err,
+                &[
+                    "through_gold_rank",
+                    "passages",
+                    "units.csv",
+                    "no rank",
+                    "rank",
+                ],
+            );
+        }
+    }
+}
+
+/// Two simulated sets share their case ids (the same generator, another seed): the second's
+/// report does not replace the first's without --force, as another set's never does.
+#[test]
+fn a_report_of_another_set_with_the_same_cases_is_not_replaced() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    common::succeeds(&mut common::simulate_small(&a));
+    common::succeeds(common::simulate_small(&b).args(["--seed", "11"]));
+    let out = root.path().join("r");
+    common::report_into(&out, &a);
+    let before = std::fs::read(out.join("analysis.json")).unwrap();
+    let err = fails(
+        ablate()
+            .args(["report", "--quiet", "--bootstrap", "200", "--out"])
+            .arg(&out)
+            .arg(&b),
+    );
+    assert_mentions(&err, &["another experiment", "--force"]);
+    assert_eq!(std::fs::read(out.join("analysis.json")).unwrap(), before);
+    common::succeeds(
+        ablate()
+            .args([
+                "report",
+                "--quiet",
+                "--bootstrap",
+                "200",
+                "--force",
+                "--out",
+            ])
+            .arg(&out)
+            .arg(&b),
+    );
+}
+
+/// A FIFO in the place of a file an earlier output's marker lists is refused at once, naming
+/// it, where checking its SHA-256 had opened it and waited for a writer for ever.
+#[cfg(unix)]
+#[test]
+fn a_fifo_inside_an_earlier_output_is_refused_not_waited_on() {
+    let root = tempfile::tempdir().unwrap();
+    let exp = root.path().join("exp");
+    common::succeeds(&mut common::simulate_small(&exp));
+    let out = root.path().join("r");
+    common::report_into(&out, &exp);
+    let fifo = |path: &std::path::Path| {
+        std::fs::remove_file(path).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    fifo(&out.join("tables/drops.csv"));
+    let err = fails(
+        ablate()
+            .args(["report", "--quiet", "--bootstrap", "200", "--out"])
+            .arg(&out)
+            .arg(&exp)
+            .timeout(Duration::from_secs(60)),
+    );
+    assert_mentions(&err, &["drops.csv", "not a plain file"]);
+    fifo(&exp.join("units.parquet"));
+    let err = fails(common::simulate_small(&exp).timeout(Duration::from_secs(60)));
+    assert_mentions(&err, &["units.parquet", "not a plain file"]);
+}
+
+/// A promptfoo results version other than 2 and 3 is refused by name, where it had been read as
+/// if it were one of them.
+#[test]
+fn an_unknown_promptfoo_results_version_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::import::fixture("promptfoo/v0.121.20/results.json"))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["results"]["version"] = serde_json::json!(9);
+    let log = root.path().join("results.json");
+    std::fs::write(&log, serde_json::to_string(&v).unwrap()).unwrap();
+    let err = common::import_fails(
+        "promptfoo",
+        &[log],
+        &root.path().join("exp"),
+        &["--baseline", "full", "--threshold", "0"],
+    );
+    assert_mentions(&err, &["results.json", "results.version is 9", "2 and 3"]);
+}
+
+/// A CSV quote that never closes is named by its line, without Polars' advice about options of
+/// its Python API (`infer_schema_length`, `ignore_errors`).
+#[test]
+fn an_unclosed_csv_quote_is_named_by_its_line() {
+    let w = Workdir::tiny();
+    w.write(
+        "arms.csv",
+        "arm,removed\nbaseline,\nwithout-ex1,\"few_shot/01\nwithout-examples,few_shot/01;few_shot/02\n",
+    );
+    let err = fails(ablate().arg("check").arg(&w.dir));
+    assert_mentions(&err, &["arms.csv", "line 3", "never closed"]);
+    assert!(!err.contains("infer_schema_length"), "{err}");
+    assert!(!err.contains("ignore_errors"), "{err}");
+}
+
+/// A table's file given where the folder belongs is named as a file, with the folder that
+/// holds it; a FIFO in a table's place is refused, not taken for an absent table.
+#[test]
+fn a_file_for_the_folder_and_a_fifo_for_a_table_are_named() {
+    let w = Workdir::tiny();
+    let err = fails(ablate().arg("check").arg(w.path("results.csv")));
+    assert_mentions(
+        &err,
+        &["results.csv", "is a file, not an experiment folder"],
+    );
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(w.path("mix.csv")).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(w.path("mix.csv"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = fails(
+            ablate()
+                .arg("check")
+                .arg(&w.dir)
+                .timeout(Duration::from_secs(60)),
+        );
+        assert_mentions(&err, &["mix.csv", "not a plain file"]);
+    }
+}
+
+/// A (request, variant) pair twice in a shadow log is named by the row that repeats it and the
+/// row it repeats.
+#[test]
+fn a_repeated_shadow_variant_is_named_by_its_rows() {
+    let w = Workdir::empty();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer\nr0,production,a\nr1,production,a\nr1,replay,a\nr1,candidate,b\nr1,candidate,c\n",
+    );
+    let err = fails(ablate().arg("shadow").arg(w.path("shadow.csv")));
+    assert_mentions(
+        &err,
+        &["row 5", "\"candidate\" more than once", "first on row 4"],
+    );
+}
+
+/// The report's CSV tables say `true` and `false` where the JSON has booleans (the page and
+/// terminal keep their words: "yes", "← flips").
+#[test]
+fn report_csv_flags_are_booleans() {
+    let w = Workdir::demo_copy();
+    let out = w.root.path().join("report");
+    common::report_into(&out, &w.dir);
+    // The fields of a CSV line (quoted fields may hold commas; no line breaks in these tables).
+    let fields = |line: &str| -> Vec<String> {
+        let (mut out, mut field, mut quoted) = (Vec::new(), String::new(), false);
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut field)),
+                c => field.push(c),
+            }
+        }
+        out.push(field);
+        out
+    };
+    let column = |table: &str, name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(out.join("tables").join(table)).unwrap();
+        let mut lines = text.lines();
+        let at = fields(lines.next().unwrap())
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{table}: no column {name}"));
+        lines.map(|l| fields(l)[at].clone()).collect()
+    };
+    let mut checked = 0;
+    for (table, name) in [
+        ("production.csv", "flipped"),
+        ("stress.csv", "clears_both"),
+        ("budget.csv", "retention_confident"),
+        ("shadow.csv", "flagged"),
+    ] {
+        if !out.join("tables").join(table).exists() {
+            continue;
+        }
+        let values = column(table, name);
+        assert!(!values.is_empty(), "{table}");
+        assert!(
+            values
+                .iter()
+                .all(|v| v == "true" || v == "false" || v.is_empty()),
+            "{table}.{name}: {values:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "the demo's report has these tables");
+}
+
+/// A verb's manual page names ablate and its version in its footer.
+#[test]
+fn a_verb_s_manual_page_names_ablate_s_version() {
+    let out = common::succeeds(ablate().args(["man", "sweep"]));
+    let page = String::from_utf8(out.stdout).unwrap();
+    let th = page.lines().find(|l| l.starts_with(".TH")).unwrap();
+    assert!(
+        th.contains(&format!("\"ablate {}\"", env!("CARGO_PKG_VERSION"))),
+        "{th}"
+    );
+}
