@@ -314,6 +314,16 @@ def _read_tables(folder: Path) -> "tuple[Dict[str, Table], Dict[str, Any]]":
     return tables, provenance
 
 
+# Verbs that write a folder or print text rather than return tables: the command line's own.
+_COMMAND_LINE_ONLY = {
+    "import": "writes an experiment folder from a harness's logs",
+    "simulate": "writes a synthetic experiment folder",
+    "sql": "prints SQL for an engine",
+    "completions": "prints a shell completion script",
+    "man": "prints a manual page",
+}
+
+
 def run(verb: str, *positional: Any, **options: Any) -> Result:
     """Runs `ablate VERB` and returns its tables and JSON.
 
@@ -326,7 +336,15 @@ def run(verb: str, *positional: Any, **options: Any) -> Result:
 
     Raises:
         AblateError: the command failed; the message is the command line's.
+        TypeError: a verb that returns no tables (import, simulate, sql, completions, man), or an
+            option the verb does not take.
     """
+    if verb in _COMMAND_LINE_ONLY:
+        raise TypeError(
+            f"ablate.run({verb!r}): `ablate {verb}` {_COMMAND_LINE_ONLY[verb]}, not tables; run it "
+            f"on the command line (`ablate {verb} --help`), then give the experiment folder to the "
+            "verb functions"
+        )
     s = schema()
     tables = {k: options.pop(k, None) for k in s["experiment_tables"]}
     # Several production mixes (raking): `mix=[a, b]` becomes one --mix per table, for the verbs

@@ -1529,8 +1529,9 @@ def report(
         description: experiment.toml's `description`, when the experiment is built from tables.
         out: The report folder. Default: a new temporary folder (its path is the result's
             `out`); never a folder in the working directory.
-        force: Replace the report folder even when it holds the report of another experiment (a
-            different set of cases: its analysis.json's `check.set_sha256` differs).
+        force: Replace the report folder even when it holds the report of another experiment
+            (another set: its analysis.json's `check.set` or `check.set_sha256` differs; or
+            another model).
         price_per_mtok: Dollars per million input tokens.
         requests_per_day: Requests per day.
         by: Stratum column(s) to weight by (repeatable).

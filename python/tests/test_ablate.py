@@ -422,3 +422,9 @@ def test_duckdb_runs_the_printed_queries_with_odd_names(tmp_path):
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_command_line_only_verbs_say_so():
+    for verb in ("import", "simulate", "sql"):
+        with pytest.raises(TypeError, match="on the command line"):
+            ablate.run(verb, "inspect", out="x")

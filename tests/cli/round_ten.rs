@@ -274,3 +274,161 @@ fn a_verb_s_manual_page_names_ablate_s_version() {
         "{th}"
     );
 }
+
+// ---- import: identity kept, disagreements said, the arm's score as the verbs define it ----
+
+/// The v0.3.285 Inspect JSON log (arm `full`, six samples × two epochs), edited by `edit`,
+/// written into `dir` as `name`.
+fn inspect_log(
+    dir: &std::path::Path,
+    name: &str,
+    edit: impl Fn(&mut serde_json::Value),
+) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(crate::import::fixture(
+        "inspect/v0.3.285/arm_full_json.json",
+    ))
+    .unwrap();
+    let mut log: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut log);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&log).unwrap()).unwrap();
+    path
+}
+
+/// Another arm of the same run: task argument `variant` and the run's ids changed.
+fn as_arm(log: &mut serde_json::Value, variant: &str) {
+    log["eval"]["task_args"]["variant"] = serde_json::json!(variant);
+    log["eval"]["eval_id"] = serde_json::json!(format!("eval-{variant}"));
+    log["eval"]["run_id"] = serde_json::json!(format!("run-{variant}"));
+}
+
+/// The samples of `log` with id `id`.
+fn samples_with_id(
+    log: &mut serde_json::Value,
+    id: i64,
+) -> impl Iterator<Item = &mut serde_json::Value> {
+    log["samples"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .filter(move |s| s["id"] == id)
+}
+
+/// With `--strata`, `cases` keeps `input_hash` too: `import --into` then still refuses a sample
+/// whose id the experiment holds for another question (it had paired "What is 9+9?" with "What
+/// is 10+7?"'s repeats, exit 0).
+#[test]
+fn strata_keep_the_identity_that_into_checks() {
+    let root = tempfile::tempdir().unwrap();
+    let full = inspect_log(root.path(), "full.json", |_| {});
+    let noex = inspect_log(root.path(), "noex.json", |l| as_arm(l, "no_examples"));
+    let out = root.path().join("exp");
+    common::import(
+        "inspect",
+        &[full, noex],
+        &out,
+        &["--strata", "topic", "--threshold-drop", "0.02"],
+    );
+    let changed = inspect_log(root.path(), "rerun.json", |l| {
+        l["eval"]["eval_id"] = serde_json::json!("eval-rerun");
+        l["eval"]["run_id"] = serde_json::json!("run-rerun");
+        for s in samples_with_id(l, 2) {
+            s["input"] = serde_json::json!("What is 9+9?");
+        }
+    });
+    let err = fails(
+        ablate()
+            .args(["import", "inspect"])
+            .arg(&changed)
+            .arg("--into")
+            .arg(&out),
+    );
+    assert_mentions(&err, &["sample 2", "different question"]);
+}
+
+/// A metadata field two logs give a case different values of is refused as a stratum (naming
+/// the case, both values and both samples), and left out of `cases`, with a note, otherwise:
+/// the first value had been kept without a word.
+#[test]
+fn a_case_field_the_logs_disagree_on_is_not_resolved_silently() {
+    let root = tempfile::tempdir().unwrap();
+    let full = inspect_log(root.path(), "full.json", |_| {});
+    let noex = inspect_log(root.path(), "noex.json", |l| {
+        as_arm(l, "no_examples");
+        for s in samples_with_id(l, 2) {
+            s["metadata"]["topic"] = serde_json::json!("subtraction");
+        }
+    });
+    let sources = [full, noex];
+    let err = common::import_fails(
+        "inspect",
+        &sources,
+        &root.path().join("a"),
+        &["--strata", "topic", "--threshold-drop", "0.02"],
+    );
+    assert_mentions(
+        &err,
+        &[
+            "--strata topic",
+            "case 2",
+            "\"addition\"",
+            "\"subtraction\"",
+        ],
+    );
+    let summary = common::import(
+        "inspect",
+        &sources,
+        &root.path().join("b"),
+        &["--threshold-drop", "0.02"],
+    );
+    let columns = summary["case_columns"].to_string();
+    assert!(!columns.contains("topic"), "{columns}");
+    assert!(columns.contains("difficulty"), "{columns}");
+    assert!(
+        summary["notes"]
+            .to_string()
+            .contains("metadata field `topic` is left out"),
+        "{summary}"
+    );
+}
+
+/// The import summary's `mean_score` is the arm's score as `sweep` gives it (the mean of case
+/// means) when a case has fewer repeats: it had been the mean over rows.
+#[test]
+fn an_import_s_mean_score_is_the_arm_s_score() {
+    let root = tempfile::tempdir().unwrap();
+    let full = inspect_log(root.path(), "full.json", |_| {});
+    let noex = inspect_log(root.path(), "noex.json", |l| {
+        as_arm(l, "no_examples");
+        let samples = l["samples"].as_array_mut().unwrap();
+        // Case 1 keeps one epoch, scored C; the others keep two.
+        samples.retain(|s| !(s["id"] == 1 && s["epoch"] == 2));
+    });
+    let out = root.path().join("exp");
+    let summary = common::import(
+        "inspect",
+        &[full, noex],
+        &out,
+        &["--threshold-drop", "0.02"],
+    );
+    let imported = common::arm(&summary, "no_examples")["mean_score"]
+        .as_f64()
+        .unwrap();
+    let sweep = common::json(
+        ablate()
+            .args(["--json", "sweep", "--bootstrap", "0"])
+            .arg(&out),
+    );
+    let swept = sweep["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == "no_examples")
+        .unwrap()["score"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (imported - swept).abs() < 1e-12,
+        "{imported} against {swept}"
+    );
+}

@@ -125,6 +125,13 @@ impl<'a> Intervals<'a> {
         self.s.point
     }
 
+    /// The sample's standard error as SPEC defines `se`: the plain se, or the clustered (CR1)
+    /// one when the cases come in clusters. The normal guarantee's interval widens it to the
+    /// larger of this and the jackknife se, inside the interval only.
+    pub fn se(&self) -> Option<f64> {
+        self.s.se
+    }
+
     /// The sample's distinct units.
     pub fn units(&self) -> usize {
         self.n_units

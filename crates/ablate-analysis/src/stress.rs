@@ -99,7 +99,8 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             if !p.pos.is_empty() {
                 let sample = stress.drop_sample(m, a, (lo - hi, hi - lo));
                 let drop = sample.point;
-                let e = Intervals::new(&sample).family_under(
+                let intervals = Intervals::new(&sample);
+                let e = intervals.family_under(
                     sweep.family.guarantee,
                     if cfg.per_arm { 1 } else { family },
                     cfg.confidence,
@@ -125,9 +126,10 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                             && !m.case_passes(m.cell(c, a), pass_mark)
                     })
                     .count();
-                // The estimate's se: null where the drops do not vary (the interval is then the
-                // exact bound), as the sweep's.
-                (drop_stress, se_stress, ci_stress) = (Some(drop), e.se, e.interval());
+                // The sample's se (plain or CR1, as the sweep's): null where the drops do not
+                // vary (the interval is then the exact bound).
+                (drop_stress, se_stress, ci_stress) =
+                    (Some(drop), e.se.and(intervals.se()), e.interval());
                 (verdict_stress, confidence_stress) = (Some(v), Some(c));
             }
             let removable_confident = |v: Option<Verdict>, c: Option<Confidence>| {

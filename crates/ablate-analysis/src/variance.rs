@@ -386,7 +386,7 @@ fn mde_and_cases_needed(
             intervals.point(),
             threshold,
             se,
-            p.drop.len(),
+            (p.drop.len(), Paired::distinct_units(&p.unit)),
             dist::z_quantile(POWER),
             &within,
         );

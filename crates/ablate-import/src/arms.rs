@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 /// `--arm NAME=GLOB` rules, compiled: which arm name a source file gets.
 #[derive(Debug, Default)]
 pub struct ArmNames {
-    rules: Vec<(String, String, globset::GlobMatcher)>,
+    rules: Vec<(String, String, Vec<globset::GlobMatcher>)>,
 }
 
 impl ArmNames {
@@ -20,22 +20,29 @@ impl ArmNames {
     pub fn new(rules: &[(String, String)]) -> Result<ArmNames> {
         let mut out = Vec::new();
         for (name, glob) in rules {
-            let pattern = normalise_path(glob);
-            let pattern = if Path::new(glob).is_dir() {
-                format!("{}/**", pattern.trim_end_matches('/'))
-            } else {
-                pattern
-            };
-            let matcher = globset::GlobBuilder::new(&pattern)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| {
-                    Error::Usage(format!(
-                        "--arm {name}={glob}: not a pattern ablate can read ({e}); e.g. --arm before=runs/before/** (quote it so the shell leaves it alone)"
-                    ))
-                })?
-                .compile_matcher();
-            out.push((name.clone(), glob.clone(), matcher));
+            let folder = Path::new(glob).is_dir();
+            // The pattern as typed and as an absolute path, each with `.` and `..` resolved, so
+            // that `./runs/a`, `runs/b/../a` and `$PWD/runs/a` name the files of `runs/a` however
+            // the logs were given.
+            let mut matchers = Vec::new();
+            for pattern in path_forms(glob) {
+                let pattern = if folder {
+                    format!("{}/**", pattern.trim_end_matches('/'))
+                } else {
+                    pattern
+                };
+                let matcher = globset::GlobBuilder::new(&pattern)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| {
+                        Error::Usage(format!(
+                            "--arm {name}={glob}: not a pattern ablate can read ({e}); e.g. --arm before=runs/before/** (quote it so the shell leaves it alone)"
+                        ))
+                    })?
+                    .compile_matcher();
+                matchers.push(matcher);
+            }
+            out.push((name.clone(), glob.clone(), matchers));
         }
         Ok(ArmNames { rules: out })
     }
@@ -78,11 +85,11 @@ impl ArmNames {
     /// # Errors
     /// A file that rules with different names both match.
     pub fn name_of(&self, file: &Path) -> Result<Option<String>> {
-        let path = normalise_path(&file.to_string_lossy());
-        let hits: Vec<&(String, String, globset::GlobMatcher)> = self
+        let paths = path_forms(&file.to_string_lossy());
+        let hits: Vec<&(String, String, Vec<globset::GlobMatcher>)> = self
             .rules
             .iter()
-            .filter(|(_, _, m)| m.is_match(&path))
+            .filter(|(_, _, m)| matches_any(m, &paths))
             .collect();
         let names: BTreeSet<&String> = hits.iter().map(|(n, _, _)| n).collect();
         match names.len() {
@@ -106,21 +113,58 @@ impl ArmNames {
             .filter(|(_, _, m)| {
                 !files
                     .iter()
-                    .any(|f| m.is_match(normalise_path(&f.to_string_lossy())))
+                    .any(|f| matches_any(m, &path_forms(&f.to_string_lossy())))
             })
             .map(|(n, g, _)| format!("{n}={g}"))
             .collect()
     }
 }
 
-/// A path as rules match it: `/` separators, no leading `./`.
+/// Whether any of a rule's patterns matches any form of a path.
+fn matches_any(matchers: &[globset::GlobMatcher], paths: &[String]) -> bool {
+    matchers.iter().any(|m| paths.iter().any(|p| m.is_match(p)))
+}
+
+/// The forms a path (or pattern) is matched in: as given and as an absolute path (joined to the
+/// working folder), each with `/` separators and `.` and `..` resolved without touching the
+/// disk. A pattern that starts with a wildcard keeps only the first form.
+fn path_forms(p: &str) -> Vec<String> {
+    let given = normalise_path(p);
+    let mut forms = vec![given.clone()];
+    if !given.starts_with('/')
+        && !given.starts_with('*')
+        && let Ok(cwd) = std::env::current_dir()
+    {
+        let absolute = normalise_path(&format!("{}/{given}", cwd.to_string_lossy()));
+        if absolute != given {
+            forms.push(absolute);
+        }
+    }
+    forms
+}
+
+/// A path as rules match it: `/` separators, `.` parts dropped and `..` parts applied (lexically:
+/// a `..` at the start of a relative path stays).
 fn normalise_path(p: &str) -> String {
     let p = p.replace('\\', "/");
-    let mut s = p.as_str();
-    while let Some(rest) = s.strip_prefix("./") {
-        s = rest;
+    let absolute = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|l| *l != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            part => parts.push(part),
+        }
     }
-    s.to_string()
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// Parses one `--arm NAME=GLOB` value.
@@ -226,6 +270,38 @@ mod tests {
             first_unasked_mismatch(&arms, &[true; 4], differences, |m| notes.push(m.other));
         assert!(refused.is_none());
         assert_eq!(notes, [2]);
+    }
+
+    /// `./runs/a`, `runs/b/../a` and the absolute path of `runs/a` name the same files, however
+    /// the logs were given (relative or absolute).
+    #[test]
+    fn a_pattern_names_its_files_however_either_is_spelt() {
+        assert_eq!(normalise_path("./runs//a/./x.eval"), "runs/a/x.eval");
+        assert_eq!(normalise_path("runs/b/../a"), "runs/a");
+        assert_eq!(normalise_path("../up/x"), "../up/x");
+        assert_eq!(normalise_path("/../x"), "/x");
+        let cwd = std::env::current_dir()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let file = PathBuf::from("runs/a/x.eval");
+        let absolute_file = PathBuf::from(format!("{cwd}/runs/a/x.eval"));
+        for pattern in [
+            "./runs/a/*.eval".to_string(),
+            "runs/b/../a/*.eval".to_string(),
+            format!("{cwd}/runs/a/*.eval"),
+        ] {
+            let names = ArmNames::new(&[("a".into(), pattern.clone())]).unwrap();
+            for f in [&file, &absolute_file] {
+                assert_eq!(
+                    names.name_of(f).unwrap().as_deref(),
+                    Some("a"),
+                    "{pattern} {f:?}"
+                );
+            }
+        }
+        let names = ArmNames::new(&[("a".into(), "runs/b/*.eval".into())]).unwrap();
+        assert_eq!(names.name_of(&file).unwrap(), None);
     }
 
     #[test]

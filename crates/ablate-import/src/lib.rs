@@ -283,7 +283,8 @@ pub struct ArmSummary {
     pub repeats_min: usize,
     /// Most repeats of a case.
     pub repeats_max: usize,
-    /// Mean score over every sample.
+    /// The arm's score: the mean over its cases of each case's mean over its repeats (as
+    /// `sweep` defines an arm's score, over the arm's own cases).
     pub mean_score: f64,
     /// Mean input tokens, when logged.
     pub tokens_in_mean: Option<f64>,

@@ -456,6 +456,11 @@ fn case_columns(imp: &mut Imported, opts: &ImportOptions) -> Result<Vec<String>>
     if !opts.strata.is_empty() {
         check_strata_lengths(&imp.observations, &opts.strata)?;
         for s in &opts.strata {
+            if let Some((case, (v0, s0), (v1, s1))) = disagreement(&imp.observations, s) {
+                return Err(Error::Usage(format!(
+                    "--strata {s}: case {case} has {s} = \"{v0}\" in {s0} and \"{v1}\" in {s1}, and a stratum is one value per case; mend the logs' metadata, or choose another field"
+                )));
+            }
             if !per_case.values().any(|m| m.contains_key(s)) {
                 let found: BTreeSet<&String> = per_case.values().flat_map(|m| m.keys()).collect();
                 return Err(Error::Usage(format!(
@@ -468,7 +473,15 @@ fn case_columns(imp: &mut Imported, opts: &ImportOptions) -> Result<Vec<String>>
                 )));
             }
         }
-        return Ok(opts.strata.clone());
+        // The columns that say which question a case is stay whatever --strata names:
+        // `import --into` checks each new sample against them.
+        let mut columns = opts.strata.clone();
+        for id in IDENTITY_COLUMNS {
+            if !columns.iter().any(|c| c == id) && per_case.values().all(|m| m.contains_key(*id)) {
+                columns.push((*id).to_string());
+            }
+        }
+        return Ok(columns);
     }
     let mut common: Option<BTreeSet<&String>> = None;
     for m in per_case.values() {
@@ -484,8 +497,18 @@ fn case_columns(imp: &mut Imported, opts: &ImportOptions) -> Result<Vec<String>>
         .filter(|k| !RESERVED_CASE_COLUMNS.contains(&k.as_str()))
         .cloned()
         .collect();
-    // A field with a long value somewhere is text, not a stratum: left out, and said.
+    // A field with a long value somewhere is text, not a stratum: left out, and said. So is one
+    // that gives a case two values in different samples (not an attribute of the case).
     let mut notes = Vec::new();
+    kept.retain(|k| match disagreement(&imp.observations, k) {
+        Some((case, (v0, s0), (v1, s1))) => {
+            notes.push(format!(
+                "metadata field `{k}` is left out of the cases table: case {case} has \"{v0}\" in {s0} and \"{v1}\" in {s1}, not one value per case"
+            ));
+            false
+        }
+        None => true,
+    });
     kept.retain(|k| {
         let long = per_case
             .values()
@@ -499,6 +522,35 @@ fn case_columns(imp: &mut Imported, opts: &ImportOptions) -> Result<Vec<String>>
     });
     imp.notes.extend(notes);
     Ok(kept)
+}
+
+/// Case columns that say which question a case is: kept in `cases` whatever `--strata` names,
+/// since `import --into` refuses a new sample whose id the experiment holds for another question.
+const IDENTITY_COLUMNS: &[&str] = &["input_hash", "doc_hash"];
+
+/// The first case whose samples give metadata `field` two values: the case, and each value with
+/// the sample it came from.
+#[allow(clippy::type_complexity)]
+fn disagreement<'a>(
+    obs: &'a [Observation],
+    field: &str,
+) -> Option<(&'a str, (&'a str, &'a str), (&'a str, &'a str))> {
+    let mut first: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    for o in obs {
+        let Some(v) = o.strata.get(field) else {
+            continue;
+        };
+        match first.get(o.case_id.as_str()) {
+            None => {
+                first.insert(&o.case_id, (v, &o.source));
+            }
+            Some(&(v0, s0)) if v0 != v.as_str() => {
+                return Some((&o.case_id, (v0, s0), (v, &o.source)));
+            }
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// The pass mark an import judges `passed` flags against (experiment.toml's default).
@@ -551,11 +603,21 @@ pub(crate) fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
         let arm = &obs[i].arm;
         let mut j = i;
         let mut per_case: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut case_scores: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         while j < obs.len() && obs[j].arm == *arm {
             *per_case.entry(obs[j].case_id.as_str()).or_insert(0) += 1;
+            case_scores
+                .entry(obs[j].case_id.as_str())
+                .or_default()
+                .push(obs[j].score);
             j += 1;
         }
-        let scores = obs[i..j].iter().map(|o| o.score);
+        // The arm's score as every verb defines it: the mean over cases of each case's mean
+        // over its repeats (a row mean weighs a case by its repeats when they differ).
+        let case_means: Vec<f64> = case_scores
+            .values()
+            .map(|s| crate::stats::moments::mean(s))
+            .collect();
         let tokens: Vec<f64> = obs[i..j]
             .iter()
             .filter_map(|o| o.tokens_in.map(|t| t as f64))
@@ -565,7 +627,7 @@ pub(crate) fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
             cases: per_case.len(),
             repeats_min: per_case.values().copied().min().unwrap_or(0),
             repeats_max: per_case.values().copied().max().unwrap_or(0),
-            mean_score: crate::stats::moments::mean(&scores.collect::<Vec<_>>()),
+            mean_score: crate::stats::moments::mean(&case_means),
             tokens_in_mean: (!tokens.is_empty()).then(|| crate::stats::moments::mean(&tokens)),
         });
         i = j;

@@ -65,8 +65,8 @@ pub const LEGEND: &str = "cut = confidently removable (verdict removable-on-this
 /// The longest answer line.
 pub const ANSWER_CHARS: usize = 160;
 
-/// Units for people: up to four names, a block's units as `block/* (n units)` when there are
-/// more than two of one block, and a count of the rest.
+/// Units for people: up to four names, more than two units of one block as `3 few_shot units
+/// (06, 07, 10)` (never `few_shot/*`, which reads as the whole block), and a count of the rest.
 pub fn unit_phrase(units: &[String]) -> String {
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for u in units {
@@ -80,7 +80,16 @@ pub fn unit_phrase(units: &[String]) -> String {
         .into_iter()
         .flat_map(|(block, members)| {
             if members.len() > 2 {
-                vec![format!("{block}/* ({} units)", members.len())]
+                let short: Vec<&str> = members
+                    .iter()
+                    .map(|u| u.split_once('/').map_or(*u, |(_, rest)| rest))
+                    .collect();
+                let listed = if short.len() <= 4 {
+                    format!(" ({})", short.join(", "))
+                } else {
+                    format!(" ({}, …)", short[..3].join(", "))
+                };
+                vec![format!("{} {block} units{listed}", members.len())]
             } else {
                 members.into_iter().map(str::to_string).collect()
             }
@@ -149,9 +158,23 @@ fn answer(d: &Decision) -> String {
             saves(d.tokens_saved, d.cost_saved_per_day),
             quality(d)
         ),
-        (Some(j), _, _) if !j.measured => format!(
+        (Some(j), _, _) if !j.measured && j.open_on.is_empty() => format!(
             "Not settled yet: cutting {} together looks safe but was never measured — run that one arm",
             unit_phrase(&j.units)
+        ),
+        // Not yet clear on the stress slice or in production: not "safe", only a candidate.
+        (Some(j), _, _) if !j.measured => format!(
+            "Not settled yet: cutting {} together was never measured, and is not settled {} — run that one arm",
+            unit_phrase(&j.units),
+            j.open_on
+                .iter()
+                .map(|o| if o == "production" {
+                    "in production".to_string()
+                } else {
+                    format!("on the {o}")
+                })
+                .collect::<Vec<_>>()
+                .join(" or ")
         ),
         (_, _, Some(b)) => format!(
             "Not settled: nothing can be cut yet. Best candidate {}: saves {}{}",
@@ -237,7 +260,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
         .filter(|&m| m > threshold && !d.comparison)
     {
         next.push(Prose::new().text(format!(
-            "These cases can certify a removal only above a drop of {}{}.",
+            "For an arm of typical spread these cases certify a removal only above a drop of {}{} (the median arm's interval reaches that far above its drop; an arm that varies less can clear a lower threshold).",
             num(Some(m), 4),
             times_threshold(m, threshold)
         )));

@@ -318,7 +318,7 @@ pub fn human(r: &SweepOutput) -> String {
     if let Some(m) = r.family.min_certifiable_threshold {
         let _ = writeln!(
             s,
-            "certifiable: with these cases, this family and this guarantee, no arm can be shown removable below a threshold of about {}{}.",
+            "certifiable: with these cases, this family and this guarantee, an arm of typical spread can be shown removable only above a threshold of about {}{}; one that varies less, lower.",
             num(Some(m), 4),
             crate::report::decision::times_threshold(m, r.threshold_drop)
         );

@@ -287,7 +287,7 @@ impl Judging<'_> {
     /// per-case drops (the sum of its components') hold: the family interval at K + 1 under the
     /// sweep's guarantee, planned as [`settle`] plans an arm's.
     fn confirming_cases(&self, components: &[&SweepArm]) -> Option<u64> {
-        use crate::analysis::paired::{self, Intervals, Sample};
+        use crate::analysis::paired::{self, Intervals, Paired, Sample};
         let (values, units) = cut::predicted_drops(self.exp, components)?;
         let (point, se) = crate::stats::moments::mean_se(&values, Some(&units));
         let se = se.filter(|s| *s > 0.0)?;
@@ -311,7 +311,7 @@ impl Judging<'_> {
             point,
             self.thr,
             se,
-            values.len(),
+            (values.len(), Paired::distinct_units(&units)),
             dist::z_quantile(POWER),
             &|f, room| intervals.family_scaled_within(guarantee, f, family, confidence, true, room),
         )
@@ -779,22 +779,28 @@ mod tests {
         let within = |f: f64, room: f64| c * 0.01 / f.sqrt() <= room;
         let z80 = dist::z_quantile(0.8);
         assert_eq!(
-            settle::cases_to_clear(0.0, 0.01, 0.01, 100, z80, &within),
+            settle::cases_to_clear(0.0, 0.01, 0.01, (100, 100), z80, &within),
             Some(785)
         );
         // Already clear at the cases at hand: fewer. A gap of 0.11 needs √f ≥ 2.8016·0.01/0.11,
-        // f ≥ 0.06487: 7 cases.
+        // f ≥ 0.06487: 7 cases, but below 10 units no arm is called confident: 10.
         assert_eq!(
-            settle::cases_to_clear(-0.1, 0.01, 0.01, 100, z80, &within),
-            Some(7)
+            settle::cases_to_clear(-0.1, 0.01, 0.01, (100, 100), z80, &within),
+            Some(10)
+        );
+        // In 20 clusters of 5 cases: 48 cases scale the clusters to 9.6, which the intervals
+        // round to 10.
+        assert_eq!(
+            settle::cases_to_clear(-0.1, 0.01, 0.01, (100, 20), z80, &within),
+            Some(48)
         );
         // Beyond 100 times the set: not within reach; no gap: undefined.
         assert_eq!(
-            settle::cases_to_clear(0.0099, 0.01, 0.01, 100, z80, &within),
+            settle::cases_to_clear(0.0099, 0.01, 0.01, (100, 100), z80, &within),
             None
         );
         assert_eq!(
-            settle::cases_to_clear(0.01, 0.01, 0.01, 100, z80, &within),
+            settle::cases_to_clear(0.01, 0.01, 0.01, (100, 100), z80, &within),
             None
         );
     }

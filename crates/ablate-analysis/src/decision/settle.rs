@@ -12,7 +12,7 @@
 //! The rule before used r = z₁₋α′/₂ (the normal interval at the family level) while the verdict
 //! used the family interval, up to 2.6 times wider: the sizes it promised settled 0–15% of the time.
 
-use crate::analysis::paired::Intervals;
+use crate::analysis::paired::{Intervals, MIN_UNITS_TO_DECIDE};
 use crate::analysis::sweep::SweepArm;
 use crate::io::manifest::Guarantee;
 
@@ -64,8 +64,9 @@ pub(super) fn settle(
         (hi, lo)
     };
     // Total cases, never fewer than the set at hand (an end already far enough).
-    let cases =
-        |x: f64| cases_to_clear(x, threshold, se, a.n, z80, &within).map(|c| c.max(a.n as u64));
+    let cases = |x: f64| {
+        cases_to_clear(x, threshold, se, (a.n, a.units), z80, &within).map(|c| c.max(a.n as u64))
+    };
     let point = cases(a.drop);
     Settle {
         point,
@@ -84,20 +85,24 @@ pub(super) fn settle(
 /// bisection on whole cases) at which an estimate whose true value is `x`, with standard error
 /// `se` at n, clears `threshold` with probability 0.8 by an interval whose half-width h(f) facing
 /// the threshold leaves room for it: h(f) ≤ |threshold − x| − z₀.₈ · se/√f, asked of
-/// `within(f, room)`. `None` beyond [`REACH`] times n. Fewer cases than n when the n at hand are
-/// more than enough (an arm already settled).
+/// `within(f, room)`, and the `units` (cases, or clusters) at hand scaled by f number at least
+/// [`MIN_UNITS_TO_DECIDE`] (below it no arm is called confident, whatever its interval).
+/// `None` beyond [`REACH`] times n. Fewer cases than n when the n at hand are more than enough
+/// (an arm already settled).
 pub(crate) fn cases_to_clear(
     x: f64,
     threshold: f64,
     se: f64,
-    n: usize,
+    (n, units): (usize, usize),
     z80: f64,
     within: &dyn Fn(f64, f64) -> bool,
 ) -> Option<u64> {
     let gap = (threshold - x).abs();
     let clears = |f: f64| {
         let room = gap - z80 * se / f.sqrt();
-        room >= 0.0 && within(f, room)
+        // Units as the intervals scale them (rounded).
+        let enough = (units as f64 * f).round() >= MIN_UNITS_TO_DECIDE as f64;
+        enough && room >= 0.0 && within(f, room)
     };
     if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {
         return None;

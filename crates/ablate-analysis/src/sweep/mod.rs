@@ -147,9 +147,11 @@ pub struct Family {
     /// The guarantee the verdicts rest on: `any-distribution` or `normal`.
     pub guarantee: Guarantee,
     /// What this experiment can certify: the smallest threshold at which an arm whose mean drop
-    /// is zero, with the spread of the median arm (the median of the family intervals' upper
-    /// half-widths, hi − drop), would be confidently removable with these cases, this family and
-    /// this guarantee. A threshold below it cannot certify any removal; `None` without arms.
+    /// is zero, with the spread of the median arm (the median of the deciding intervals' upper
+    /// half-widths, hi − drop: the family's, or each arm's own with `--per-arm`), would be
+    /// confidently removable with these cases, this family and this guarantee. Below it an arm
+    /// of typical spread cannot be certified removable (one that varies less can); `None`
+    /// without arms.
     pub min_certifiable_threshold: Option<f64>,
     /// One line for the report: the family size and the procedure.
     pub note: String,
@@ -397,7 +399,10 @@ impl OneArm<'_> {
         let units = intervals.units();
         let flat = est.ci_method == CiMethod::ExactBound;
         let warning = flat.then(|| no_spread(&exp.results.arms[a], drop, units, paired.clustered));
-        let se = est.se;
+        // The se column is the sample's (plain, or clustered CR1) under either guarantee, as
+        // SPEC defines it and `variance` plans with; the normal interval's wider se_c (with the
+        // jackknife) stays inside the interval. Undefined where the estimate's is.
+        let se = est.se.and(intervals.se());
         // The verdict's interval: the family's, or with --per-arm the arm's own at 1 − α by
         // the small-sample interval (the percentile bootstrap, once the arm's CI from 100
         // units, called 6.7% of arms on the threshold confident at 95% with 100 binary
@@ -473,13 +478,17 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
     })
 }
 
-/// The family's `min_certifiable_threshold`: the median over arms (with spread) of the family
-/// interval's upper half-width, hi − drop.
-fn min_certifiable(arms: &[SweepArm]) -> Option<f64> {
+/// The family's `min_certifiable_threshold`: the median over arms (with spread) of the upper
+/// half-width, hi − drop, of the interval that decides: the family interval, or with `per_arm`
+/// each arm's own interval (which judges then).
+fn min_certifiable(arms: &[SweepArm], per_arm: bool) -> Option<f64> {
     let mut up: Vec<f64> = arms
         .iter()
         .filter(|a| a.in_family && a.se.is_some_and(|s| s > 0.0))
-        .filter_map(|a| a.ci_family.map(|i| i.high - a.drop))
+        .filter_map(|a| {
+            let deciding = if per_arm { a.ci } else { a.ci_family };
+            deciding.map(|i| i.high - a.drop)
+        })
         .filter(|h| h.is_finite())
         .collect();
     if up.is_empty() {
@@ -554,7 +563,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     }
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
     let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
-    family.min_certifiable_threshold = min_certifiable(&arms);
+    family.min_certifiable_threshold = min_certifiable(&arms, cfg.per_arm);
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
     let baseline = BaselineScore::of(m, &paired);

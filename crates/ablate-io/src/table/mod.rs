@@ -293,10 +293,11 @@ fn unclosed_quote(path: &Path) -> Option<usize> {
     if !csv_file {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
+    // Streamed: the file may be large, and this runs only once Polars has refused it.
+    let bytes = std::io::BufReader::new(File::open(path).ok()?).bytes();
     let (mut line, mut quoted, mut opened) = (1, false, 0);
-    for &b in &bytes {
-        match b {
+    for b in bytes {
+        match b.ok()? {
             b'"' => {
                 quoted = !quoted;
                 if quoted {
