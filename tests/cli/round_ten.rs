@@ -432,3 +432,21 @@ fn an_import_s_mean_score_is_the_arm_s_score() {
         "{imported} against {swept}"
     );
 }
+
+/// A log given twice is read once, and the summary says so (it had said "from 2 file(s)" with
+/// no word of the third).
+#[test]
+fn a_log_given_twice_is_read_once_and_said() {
+    let root = tempfile::tempdir().unwrap();
+    let full = inspect_log(root.path(), "full.json", |_| {});
+    let noex = inspect_log(root.path(), "noex.json", |l| as_arm(l, "no_examples"));
+    let summary = common::import(
+        "inspect",
+        &[full.clone(), full, noex],
+        &root.path().join("exp"),
+        &["--threshold-drop", "0.02"],
+    );
+    let skipped = summary["skipped"].to_string();
+    assert!(skipped.contains("full.json"), "{skipped}");
+    assert!(skipped.contains("given more than once"), "{skipped}");
+}

@@ -174,8 +174,22 @@ pub fn collect_files(
             link.display()
         ));
     }
+    // A file named twice (given twice, or inside a folder also given) is read once, and said.
     let mut seen = BTreeSet::new();
-    files.retain(|f| seen.insert(f.clone()));
+    let mut twice = BTreeSet::new();
+    files.retain(|f| {
+        let first = seen.insert(f.clone());
+        if !first {
+            twice.insert(f.clone());
+        }
+        first
+    });
+    for f in &twice {
+        skipped.push(format!(
+            "{}: given more than once (as a file, or inside a folder also given); read once",
+            f.display()
+        ));
+    }
     if files.is_empty() {
         let given: Vec<String> = sources.iter().map(|s| s.display().to_string()).collect();
         return Err(Error::Usage(format!(

@@ -446,6 +446,11 @@ impl Judging<'_> {
                 ),
                 false,
             ),
+            (Verdict::Removable, Confidence::Confident) if s.stress_open && s.production_open => (
+                Bucket::Inconclusive,
+                "removable on the main set; on the stress slice and under production weights it is not settled".into(),
+                false,
+            ),
             (Verdict::Removable, Confidence::Confident) if s.stress_open => (
                 Bucket::Inconclusive,
                 "removable on the main set; on the stress slice it is not settled".into(),
