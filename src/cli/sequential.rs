@@ -120,7 +120,19 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
     let w = sequential::watch(&exp, &opts, state.as_ref())?;
-    let n = sequential::next(&exp, &w, &opts, calls);
+    let mut n = sequential::next(&exp, &w, &opts, calls);
+    // Each cell's calls continue after the highest repeat number its rows hold (an import
+    // numbers Inspect's epochs from 1), so that the batch's rows append without a duplicate.
+    let cells: std::collections::HashSet<(String, String)> = n
+        .calls
+        .iter()
+        .map(|c| (c.case_id.clone(), c.arm.clone()))
+        .collect();
+    if !cells.is_empty() {
+        let results = ablate::io::table::TableFile::at(exp.results.path.clone());
+        let last = ablate::io::results::last_repeats(&results, &cells)?;
+        sequential::continue_numbering(&mut n.calls, &last);
+    }
     let rows: Vec<(&str, &str, u32)> = n
         .calls
         .iter()
@@ -139,6 +151,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
             &n,
             &out.display().to_string(),
             &dir.display().to_string(),
+            repeats,
         ))
     }
 }

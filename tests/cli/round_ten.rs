@@ -450,3 +450,38 @@ fn a_log_given_twice_is_read_once_and_said() {
     assert!(skipped.contains("full.json"), "{skipped}");
     assert!(skipped.contains("given more than once"), "{skipped}");
 }
+
+/// `next` numbers each cell's calls after the highest repeat it holds: on results numbered 1..K
+/// (as `import` numbers Inspect's epochs) it had asked for repeat K, which the cell holds, so
+/// appending the batch's rows as `next` suggests made a duplicate row.
+#[test]
+fn next_continues_after_the_highest_repeat_number() {
+    let w = Workdir::tiny();
+    let results = std::fs::read_to_string(w.path("results.csv")).unwrap();
+    let mut lines = results.lines();
+    let mut shifted = format!("{}\n", lines.next().unwrap());
+    let mut held = std::collections::HashSet::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let repeat: u32 = f[2].parse::<u32>().unwrap() + 1;
+        held.insert((f[0].to_string(), f[1].to_string(), repeat));
+        shifted.push_str(&format!("{},{},{repeat},{}\n", f[0], f[1], f[3]));
+    }
+    w.write("results.csv", &shifted);
+    let plan = common::json(
+        ablate()
+            .args(["--json", "next", "--calls", "40", "--repeats", "3", "--out"])
+            .arg(w.root.path().join("batch.csv"))
+            .arg(&w.dir),
+    );
+    let calls = plan["calls"].as_array().unwrap();
+    assert!(!calls.is_empty(), "{plan}");
+    for c in calls {
+        let key = (
+            c["case_id"].as_str().unwrap().to_string(),
+            c["arm"].as_str().unwrap().to_string(),
+            c["repeat"].as_u64().unwrap() as u32,
+        );
+        assert!(!held.contains(&key), "{key:?} is already in the results");
+    }
+}

@@ -82,7 +82,7 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
 }
 
 /// Renders `ablate next` for a terminal: the batch written to `out` for the experiment `dir`.
-pub fn next_human(n: &NextOutput, out: &str, dir: &str) -> String {
+pub fn next_human(n: &NextOutput, out: &str, dir: &str, repeats: Option<u32>) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -98,10 +98,22 @@ pub fn next_human(n: &NextOutput, out: &str, dir: &str) -> String {
     }
     s.push_str(&t.text());
     let dir = ablate_core::text::shell_word(dir);
-    let _ = writeln!(
-        s,
-        "\nRun them in the harness, add its logs with `ablate import HARNESS LOGS --into {dir}` (or append the rows to the results table), then run `ablate watch {dir}` again."
-    );
+    if n.planned == 0 {
+        // Nothing to run: importing "its logs" would find none.
+        let _ = writeln!(
+            s,
+            "\nNothing to run: no open arm has a unit left to schedule (the warnings say why)."
+        );
+    } else {
+        // The repeats the batch was planned with, for the watch that reads it.
+        let repeats = repeats
+            .map(|r| format!(" --repeats {r}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "\nRun them in the harness, add its logs with `ablate import HARNESS LOGS --into {dir}` (or append the rows to the results table), then run `ablate watch {dir}{repeats}` again."
+        );
+    }
     for warning in &n.warnings {
         let _ = writeln!(s, "warning: {warning}");
     }

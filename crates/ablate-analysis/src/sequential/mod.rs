@@ -45,7 +45,7 @@ mod next;
 mod replay;
 mod watch;
 
-pub use next::{Call, MAX_BATCH_CALLS, NextOutput, next};
+pub use next::{Call, MAX_BATCH_CALLS, NextOutput, continue_numbering, next};
 pub use replay::{ReplayArm, ReplayOutput, replay};
 pub use watch::{decisions, watch};
 

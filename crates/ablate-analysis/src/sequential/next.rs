@@ -14,8 +14,36 @@ pub struct Call {
     pub case_id: String,
     /// Arm label.
     pub arm: String,
-    /// Repeat number: continues from the repeats the cell already has, from 0.
+    /// Repeat number: continues after the highest the cell holds (from 0 for a new cell).
     pub repeat: u32,
+}
+
+/// Renumbers each cell's calls to continue from the highest repeat number the results hold for
+/// it (`last`, from the results table): the calls of a cell are numbered from the count of its
+/// repeats, which collides with a table numbered 1..K (as `import` numbers Inspect's epochs)
+/// when its rows are appended. A cell numbered 0..K−1, or without rows, keeps its numbers.
+pub fn continue_numbering(
+    calls: &mut [Call],
+    last: &std::collections::HashMap<(String, String), i64>,
+) {
+    let mut first: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for c in calls.iter() {
+        let lowest = first.entry((&c.case_id, &c.arm)).or_insert(c.repeat);
+        *lowest = (*lowest).min(c.repeat);
+    }
+    let shift: BTreeMap<(String, String), i64> = first
+        .into_iter()
+        .filter_map(|((case, arm), lowest)| {
+            let key = (case.to_string(), arm.to_string());
+            let next_free = last.get(&key)? + 1;
+            (next_free > i64::from(lowest)).then(|| (key, next_free - i64::from(lowest)))
+        })
+        .collect();
+    for c in calls.iter_mut() {
+        if let Some(s) = shift.get(&(c.case_id.clone(), c.arm.clone())) {
+            c.repeat = u32::try_from(i64::from(c.repeat) + s).unwrap_or(u32::MAX);
+        }
+    }
 }
 
 /// What `ablate next` plans.
@@ -197,4 +225,34 @@ fn next_warnings(
         )));
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell numbered 1..K by an import gets K + 1 next, not K (which it holds); one numbered
+    /// 0..K−1, or new, keeps the count's numbers.
+    #[test]
+    fn calls_continue_after_the_highest_repeat_a_cell_holds() {
+        let call = |case: &str, arm: &str, repeat| Call {
+            case_id: case.into(),
+            arm: arm.into(),
+            repeat,
+        };
+        // Two repeats in each cell: (c1, a) numbered 1, 2; (c2, a) numbered 0, 1; c3 new.
+        let mut calls = vec![
+            call("c1", "a", 2),
+            call("c1", "a", 3),
+            call("c2", "a", 2),
+            call("c3", "a", 0),
+        ];
+        let last = std::collections::HashMap::from([
+            (("c1".to_string(), "a".to_string()), 2),
+            (("c2".to_string(), "a".to_string()), 1),
+        ]);
+        continue_numbering(&mut calls, &last);
+        let repeats: Vec<u32> = calls.iter().map(|c| c.repeat).collect();
+        assert_eq!(repeats, [3, 4, 2, 0]);
+    }
 }

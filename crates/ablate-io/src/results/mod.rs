@@ -89,3 +89,48 @@ fn arm_order(arms_table: Option<&Arms>, seen: &[String]) -> Vec<String> {
     }
     arms
 }
+
+/// The highest repeat number each (case_id, arm) of the results table holds, for the cells in
+/// `cells` (others are left out): what `next` continues from, since an import numbers Inspect's
+/// epochs 1..K while a table written by hand may number 0..K−1. One streamed pass.
+///
+/// # Errors
+/// The table cannot be read.
+pub fn last_repeats(
+    file: &TableFile,
+    cells: &std::collections::HashSet<(String, String)>,
+) -> Result<std::collections::HashMap<(String, String), i64>> {
+    use polars::prelude::*;
+    let lf = crate::io::table::scan(file, &["case_id", "arm"])?
+        .select([
+            col("case_id").cast(DataType::String),
+            col("arm").cast(DataType::String),
+            col("repeat").cast(DataType::Int64),
+        ])
+        .group_by([col("case_id"), col("arm")])
+        .agg([col("repeat").max()]);
+    let df = crate::io::table::collect_streaming(lf, &file.path)?;
+    let unreadable = |e| crate::io::table::polars_unreadable(&file.path, e);
+    let cases = df
+        .column("case_id")
+        .and_then(|c| c.str().cloned())
+        .map_err(unreadable)?;
+    let arms = df
+        .column("arm")
+        .and_then(|c| c.str().cloned())
+        .map_err(unreadable)?;
+    let repeats = df
+        .column("repeat")
+        .and_then(|c| c.i64().cloned())
+        .map_err(unreadable)?;
+    let mut out = std::collections::HashMap::new();
+    for ((case, arm), repeat) in cases.iter().zip(arms.iter()).zip(repeats.iter()) {
+        if let (Some(case), Some(arm), Some(repeat)) = (case, arm, repeat) {
+            let key = (case.to_string(), arm.to_string());
+            if cells.contains(&key) {
+                out.insert(key, repeat);
+            }
+        }
+    }
+    Ok(out)
+}
