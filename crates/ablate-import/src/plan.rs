@@ -602,10 +602,8 @@ pub(crate) fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
     while i < obs.len() {
         let arm = &obs[i].arm;
         let mut j = i;
-        let mut per_case: BTreeMap<&str, usize> = BTreeMap::new();
         let mut case_scores: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         while j < obs.len() && obs[j].arm == *arm {
-            *per_case.entry(obs[j].case_id.as_str()).or_insert(0) += 1;
             case_scores
                 .entry(obs[j].case_id.as_str())
                 .or_default()
@@ -624,9 +622,9 @@ pub(crate) fn arm_summaries(obs: &[Observation]) -> Vec<ArmSummary> {
             .collect();
         out.push(ArmSummary {
             arm: arm.clone(),
-            cases: per_case.len(),
-            repeats_min: per_case.values().copied().min().unwrap_or(0),
-            repeats_max: per_case.values().copied().max().unwrap_or(0),
+            cases: case_scores.len(),
+            repeats_min: case_scores.values().map(Vec::len).min().unwrap_or(0),
+            repeats_max: case_scores.values().map(Vec::len).max().unwrap_or(0),
             mean_score: crate::stats::moments::mean(&case_means),
             tokens_in_mean: (!tokens.is_empty()).then(|| crate::stats::moments::mean(&tokens)),
         });

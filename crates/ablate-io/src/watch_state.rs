@@ -21,14 +21,7 @@ pub fn is_state_file(path: &Path) -> bool {
 fn read_plain(path: &Path) -> Result<Option<String>> {
     use std::io::Read as _;
     check_path(path)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let mut file = match options.open(path) {
+    let mut file = match crate::io::output::open_without_waiting(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         // Replaced by a link since the check (O_NOFOLLOW: ELOOP): refused as a link.

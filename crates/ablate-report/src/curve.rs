@@ -32,14 +32,7 @@ fn points_table(curves: &[Curve]) -> Table {
                 Cell::num(p.retention, 4),
                 Cell::num(p.ci.map(|i| i.low), 4),
                 Cell::num(p.ci.map(|i| i.high), 4),
-                Cell::flag(
-                    p.retention_confident,
-                    match p.retention_confident {
-                        Some(true) => "yes",
-                        Some(false) => "no",
-                        None => "—",
-                    },
-                ),
+                Cell::yes_no(p.retention_confident),
             ]);
         }
     }

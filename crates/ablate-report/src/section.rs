@@ -97,6 +97,16 @@ impl Cell {
         Cell::number(value, crate::text::percent(value, digits))
     }
 
+    /// A yes/no shown as "yes", "no", or "—" when undefined.
+    pub fn yes_no(value: Option<bool>) -> Cell {
+        let shown = match value {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "—",
+        };
+        Cell::flag(value, shown)
+    }
+
     /// A yes/no with its own display form ("yes" and "no", or "← flips" and "").
     pub fn flag(value: Option<bool>, shown: &str) -> Cell {
         Cell::Flag {

@@ -62,10 +62,7 @@ fn table(r: &StressOutput) -> Table {
             verdict(a.verdict_stress).into(),
             confidence(a.confidence_stress).into(),
             Cell::count(a.lost_stress),
-            Cell::flag(
-                Some(a.clears_both),
-                if a.clears_both { "yes" } else { "no" },
-            ),
+            Cell::yes_no(Some(a.clears_both)),
         ]);
     }
     t

@@ -55,11 +55,21 @@ pub fn mean(values: &[f64]) -> f64 {
 ///
 /// `s² = (Σ(x−x̄)² − (Σ(x−x̄))²/n) / (n−1)`
 pub fn sample_variance(values: &[f64]) -> f64 {
+    mean_and_sample_variance(values).1
+}
+
+/// The compensated mean and the [`sample_variance`] of `values`, from one [`mean_and_m2`]: the
+/// same two numbers, to the bit, as [`mean`] and [`sample_variance`] called apart (NaN for the
+/// variance when n < 2, for both when empty).
+pub fn mean_and_sample_variance(values: &[f64]) -> (f64, f64) {
     let n = values.len();
-    if n < 2 {
-        return f64::NAN;
-    }
-    (mean_and_m2(values).1 / (n - 1) as f64).max(0.0)
+    let (mean, m2) = mean_and_m2(values);
+    let variance = if n < 2 {
+        f64::NAN
+    } else {
+        (m2 / (n - 1) as f64).max(0.0)
+    };
+    (mean, variance)
 }
 
 /// The compensated mean and the sum of squared deviations `M₂ = Σ(x−x̄)² − (Σ(x−x̄))²/n` of

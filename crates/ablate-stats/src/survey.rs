@@ -50,14 +50,13 @@ pub fn post_stratified(
         if g.is_empty() {
             return (None, None);
         }
-        // mean_h and s_h² = M₂/(n_h − 1), from one [`moments::mean_and_m2`].
-        let (mean, m2) = moments::mean_and_m2(g);
+        // mean_h and s_h² from one pass.
+        let (mean, variance) = moments::mean_and_sample_variance(g);
         means[h] = mean;
         est.add(share[h] * means[h]);
         if g.len() < 2 {
             se_defined = false;
         } else {
-            let variance = (m2 / (g.len() - 1) as f64).max(0.0);
             var.add(share[h] * share[h] * variance / g.len() as f64);
         }
     }

@@ -742,22 +742,38 @@ pub(super) fn sha256_files(
         .collect()
 }
 
+/// Opens `path` for reading without waiting: O_NONBLOCK, since opening a FIFO blocks until a
+/// writer comes, and O_NOFOLLOW unless `follow_links` (a link is then refused, ELOOP). The
+/// caller checks the opened file's type before reading it.
+///
+/// # Errors
+/// The file cannot be opened.
+pub(crate) fn open_without_waiting(
+    path: &Path,
+    follow_links: bool,
+) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let nofollow = if follow_links { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | nofollow);
+    }
+    #[cfg(not(unix))]
+    let _ = follow_links;
+    options.open(path)
+}
+
 /// SHA-256 of a file's bytes, in hex, read in blocks.
 ///
 /// # Errors
 /// The file cannot be read, or is not a regular file.
 pub fn sha256_file(path: &Path) -> Result<String> {
     use sha2::Digest as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    // Opened without waiting (a FIFO's open blocks until a writer comes) and read only when it is
-    // a regular file: a FIFO, socket or device listed in a marker, or given as a log, is refused.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let mut file = options.open(path).map_err(|e| Error::io(path, e))?;
+    // Read only when it is a regular file: a FIFO, socket or device listed in a marker, or given
+    // as a log, is refused.
+    let mut file = open_without_waiting(path, true).map_err(|e| Error::io(path, e))?;
     if !file.metadata().map_err(|e| Error::io(path, e))?.is_file() {
         return Err(Error::Output {
             path: path.to_path_buf(),

@@ -32,20 +32,20 @@ pub use schema::{Col, Kind, check_columns, is_text, near_miss, refuse_scores_out
 pub fn find(dir: &Path, stem: &str) -> Result<Option<TableFile>> {
     let parquet = dir.join(format!("{stem}.parquet"));
     let csv = dir.join(format!("{stem}.csv"));
-    // A FIFO, socket, device or folder in a table's place is neither read (a FIFO would wait for
-    // a writer) nor taken for an absent table.
-    for path in [&parquet, &csv] {
-        if let Ok(meta) = std::fs::metadata(path)
-            && !meta.is_file()
-        {
-            return Err(Error::Unreadable {
-                path: path.clone(),
-                problem: "is not a plain file (a folder, FIFO, socket or device), so it cannot be a table".into(),
-                fix: format!("put the {stem} table there as a Parquet or CSV file, or move this away"),
-            });
-        }
-    }
-    match (parquet.is_file(), csv.is_file()) {
+    // Whether the table is there as a file. A FIFO, socket, device or folder in its place is
+    // neither read (a FIFO would wait for a writer) nor taken for an absent table.
+    let present = |path: &std::path::PathBuf| match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(_) => Err(Error::Unreadable {
+            path: path.clone(),
+            problem:
+                "is not a plain file (a folder, FIFO, socket or device), so it cannot be a table"
+                    .into(),
+            fix: format!("put the {stem} table there as a Parquet or CSV file, or move this away"),
+        }),
+        Err(_) => Ok(false),
+    };
+    match (present(&parquet)?, present(&csv)?) {
         (true, true) => Err(Error::Unreadable {
             path: parquet,
             problem: format!("both {stem}.parquet and {stem}.csv exist"),
