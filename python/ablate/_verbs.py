@@ -1319,7 +1319,7 @@ def watch(
         reopen: Decide again from the table, ignoring (and rewriting) the decisions in
             .ablate-watch.json.
         repeats: Repeats a (case, arm) cell needs to count as complete (default: the most any
-            cell has; at most 10,000).
+            cell has; with --replay, the number most cells have; at most 10,000).
         confidence: Confidence level of intervals, in (0, 1). Default: 0.95.
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.

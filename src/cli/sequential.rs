@@ -32,7 +32,7 @@ pub(super) struct WatchArgs {
     #[arg(long)]
     reopen: bool,
     /// Repeats a (case, arm) cell needs to count as complete (default: the most any cell has;
-    /// at most 10,000).
+    /// with --replay, the number most cells have; at most 10,000).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     repeats: Option<u32>,
     #[command(flatten)]
@@ -64,7 +64,8 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
     // Recorded before the output is made, so that a failure is one of its warnings: in --json
     // (which the Python module reads, always with --quiet), in --export and on the terminal.
-    if let Err(e) = watch_state::record(&dir, &w.settings, sequential::decisions(&w)) {
+    let continued = w.order.continues.as_ref().map(|(s, _)| s);
+    if let Err(e) = watch_state::record_run(&dir, sequential::recorded_run(&w), continued) {
         w.warnings.push(ablate::warning::Warning::new(
             "watch.not_recorded",
             format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
@@ -120,7 +121,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
     let w = sequential::watch(&exp, &opts, state.as_ref())?;
-    let mut n = sequential::next(&exp, &w, &opts, calls);
+    let mut n = sequential::next(&exp, &w, calls);
     // Each cell's calls continue after the highest repeat number its rows hold (an import
     // numbers Inspect's epochs from 1), so that the batch's rows append without a duplicate.
     let cells: std::collections::HashSet<(String, String)> = n

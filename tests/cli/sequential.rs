@@ -616,21 +616,9 @@ fn decisions_of_a_replaced_experiment_are_set_aside_not_applied() {
     );
 }
 
-/// A retried call (one baseline row at repeat 3 on a 3-repeat experiment) neither reopens the
-/// decided arms nor makes `next` schedule them, or a fourth repeat, again: the recorded repeats
-/// stand, with a warning.
-#[test]
-fn a_retried_call_does_not_reopen_decided_arms() {
-    let w = Workdir::demo_copy();
-    let before = watch(&w.dir, &[]);
-    let decided: Vec<&serde_json::Value> = before["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["state"] != "continue")
-        .collect();
-    assert!(decided.len() >= 5, "{before}");
-    // One more baseline row: a harness retry of an existing (case, baseline) cell.
+/// Adds one baseline row at repeat 3 to the demo copy's results: a harness retry of an existing
+/// (case, baseline) cell of a 3-repeat experiment.
+fn retry_a_baseline_call(w: &Workdir) {
     let path = w.path("results.parquet");
     let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
         .finish()
@@ -646,21 +634,23 @@ fn a_retried_call_does_not_reopen_decided_arms() {
         .unwrap();
     let mut grown = df.vstack(&retry).unwrap();
     ablate::io::write::parquet(&mut grown, &path).unwrap();
+}
+
+/// A retried call (one baseline row at repeat 3 on a 3-repeat experiment) neither reopens the
+/// decided arms nor makes `next` schedule them, or a fourth repeat, again: the recorded repeats
+/// stand, with a warning.
+#[test]
+fn a_retried_call_does_not_reopen_decided_arms() {
+    let w = Workdir::demo_copy();
+    let before = watch(&w.dir, &[]);
+    let decided = decided_arms(&before);
+    assert!(decided.len() >= 5, "{before}");
+    // One more baseline row: a harness retry of an existing (case, baseline) cell.
+    retry_a_baseline_call(&w);
 
     let after = watch(&w.dir, &[]);
     assert_eq!(after["repeats"], 3, "{after}");
-    for a in &decided {
-        let b = arm(&after, a["arm"].as_str().unwrap());
-        assert_eq!(
-            (&b["state"], &b["decided_at"], &b["recorded"]),
-            (
-                &a["state"],
-                &a["decided_at"],
-                &serde_json::Value::Bool(true)
-            ),
-            "{b}"
-        );
-    }
+    decisions_stand(&decided, &after);
     assert!(
         codes(&after).contains(&"watch.extra_repeats".to_string()),
         "{after}"
@@ -680,6 +670,40 @@ fn a_retried_call_does_not_reopen_decided_arms() {
         codes(&plan).contains(&"watch.extra_repeats".to_string()),
         "{plan}"
     );
+}
+
+/// A replay of a complete experiment with one retried call (a cell with a repeat more) takes
+/// the repeats most cells have, and decides as without the retry; and a replay that decides
+/// nothing saves nothing: an undecided arm is charged every case of the set (it had said "100%
+/// saved" when no unit was complete).
+#[test]
+fn a_replay_saves_only_the_calls_of_arms_it_decides() {
+    let w = Workdir::demo_copy();
+    let replay = |w: &Workdir, extra: &[&str]| {
+        json(
+            ablate()
+                .args(["--json", "watch", "--replay"])
+                .args(extra)
+                .arg(&w.dir),
+        )
+    };
+    let before = replay(&w, &[]);
+    retry_a_baseline_call(&w);
+
+    let after = replay(&w, &[]);
+    assert_eq!(after["repeats"], 3, "{after}");
+    assert!(
+        codes(&after).contains(&"replay.extra_repeats".to_string()),
+        "{after}"
+    );
+    for key in ["decided", "agreeing", "calls_full"] {
+        assert_eq!(after[key], before[key], "{key}");
+    }
+    // At 4 repeats no unit is complete: nothing is decided, and nothing is saved.
+    let none = replay(&w, &["--repeats", "4"]);
+    assert_eq!(none["decided"], 0, "{none}");
+    assert_eq!(none["calls_sequential"], none["calls_full"], "{none}");
+    assert_eq!(none["saving"], 0.0, "{none}");
 }
 
 /// Recorded decisions ablate cannot have made are refused (exit 2), naming the file and the
@@ -767,5 +791,207 @@ fn a_decision_not_recorded_is_a_json_warning_with_advice_that_works() {
             "{plain}"
         );
         set(0o755);
+    }
+}
+
+/// A copy of the demo holding only the main-set cases `keep` accepts, by cluster and case id
+/// (every stress case, and every table's rows of the cases kept).
+fn demo_with_cases(keep: impl Fn(&str, &str) -> bool) -> Workdir {
+    let w = Workdir::demo_copy();
+    let read = |name: &str| {
+        ParquetReader::new(std::fs::File::open(w.path(name)).unwrap())
+            .finish()
+            .unwrap()
+    };
+    let cases = read("cases.parquet");
+    let stress = cases.column("stress").unwrap().bool().unwrap().clone();
+    let cluster = cases.column("cluster").unwrap().str().unwrap().clone();
+    let case = cases.column("case_id").unwrap().str().unwrap().clone();
+    let mask: BooleanChunked = (0..cases.height())
+        .map(|i| {
+            let kept = || matches!((cluster.get(i), case.get(i)), (Some(k), Some(c)) if keep(k, c));
+            Some(stress.get(i) == Some(true) || kept())
+        })
+        .collect();
+    let mut kept = cases.filter(&mask).unwrap();
+    let kept_ids = kept.column("case_id").unwrap().str().unwrap().clone();
+    let ids: std::collections::HashSet<String> = (0..kept_ids.len())
+        .filter_map(|i| kept_ids.get(i).map(str::to_string))
+        .collect();
+    ablate::io::write::parquet(&mut kept, &w.path("cases.parquet")).unwrap();
+    for name in [
+        "results.parquet",
+        "case_units.parquet",
+        "passages.parquet",
+        "samples.parquet",
+    ] {
+        let df = read(name);
+        let column = df.column("case_id").unwrap().clone();
+        let column = column.cast(&DataType::String).unwrap();
+        let id = column.str().unwrap();
+        let mask: BooleanChunked = (0..df.height())
+            .map(|i| Some(id.get(i).is_some_and(|c| ids.contains(c))))
+            .collect();
+        let mut part = df.filter(&mask).unwrap();
+        ablate::io::write::parquet(&mut part, &w.path(name)).unwrap();
+    }
+    w
+}
+
+/// The arms a watch's output has decided.
+fn decided_arms(w: &serde_json::Value) -> Vec<&serde_json::Value> {
+    w["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["state"] != "continue")
+        .collect()
+}
+
+/// Asserts that every arm of `decided` (a watch's arms) is in `after` with the same state and
+/// units, from the recorded decisions.
+fn decisions_stand(decided: &[&serde_json::Value], after: &serde_json::Value) {
+    for a in decided {
+        let b = arm(after, a["arm"].as_str().unwrap());
+        assert_eq!(
+            (&b["state"], &b["decided_at"], &b["recorded"]),
+            (
+                &a["state"],
+                &a["decided_at"],
+                &serde_json::Value::Bool(true)
+            ),
+            "{b}"
+        );
+    }
+}
+
+/// Copies every table of the demo over the copy's (its watch state kept): the cases a partial
+/// copy lacked arrive.
+fn add_the_rest_of_the_demo(w: &Workdir) {
+    for entry in std::fs::read_dir(demo()).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != ".ablate-watch.json" {
+            std::fs::copy(entry.path(), w.dir.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Cases added to a watched experiment (as `import --into` adds a new batch of cases) keep what
+/// was decided: the new units follow, in the seeded order, the ones every arm's tests were
+/// reading, so each sequence continues; decided arms stay decided at the units they were decided
+/// at, `next` does not pay for them, and the state keeps one entry, whose order extends the old
+/// one (before, the experiment's identity changed, the decisions were set aside and every arm
+/// started afresh on a reshuffled order).
+#[test]
+fn cases_added_to_a_watched_experiment_continue_every_sequence() {
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    let w = demo_with_cases(|k, _| number(k) % 10 < 7);
+    let before = watch(&w.dir, &[]);
+    let state_path = w.path(".ablate-watch.json");
+    let read_state = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap()
+    };
+    let first = read_state()["runs"].as_array().unwrap().clone();
+    assert_eq!(first.len(), 1);
+    let old_order = first[0]["order"].as_array().unwrap().clone();
+    assert_eq!(
+        old_order.len() as u64,
+        before["units_available"].as_u64().unwrap()
+    );
+    let decided = decided_arms(&before);
+    assert!(decided.len() >= 3, "{before}");
+
+    // The rest of the demo's cases arrive.
+    add_the_rest_of_the_demo(&w);
+    let after = watch(&w.dir, &[]);
+    let codes = codes(&after);
+    assert!(
+        codes.contains(&"watch.cases_added".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        !codes.contains(&"watch.other_experiment".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        after["units_available"].as_u64() > before["units_available"].as_u64(),
+        "{after}"
+    );
+    decisions_stand(&decided, &after);
+    for a in before["arms"].as_array().unwrap() {
+        let b = arm(&after, a["arm"].as_str().unwrap());
+        assert!(b["units"].as_u64() >= a["units"].as_u64(), "{a} {b}");
+    }
+    // One entry, under the grown experiment, whose order starts with the one read before.
+    let runs = read_state()["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_ne!(
+        runs[0]["settings"]["experiment"],
+        first[0]["settings"]["experiment"]
+    );
+    let order = runs[0]["order"].as_array().unwrap();
+    assert_eq!(
+        order.len() as u64,
+        after["units_available"].as_u64().unwrap()
+    );
+    assert_eq!(&order[..old_order.len()], &old_order[..]);
+    // Watching again decides the same (arms decided by the last watch now from the state);
+    // `next` schedules only arms still open.
+    let states = |v: &serde_json::Value| -> Vec<(String, String, String)> {
+        v["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["arm"].to_string(),
+                    a["state"].to_string(),
+                    a["decided_at"].to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(states(&watch(&w.dir, &[])), states(&after));
+    let batch = w.root.path().join("batch.parquet");
+    let plan = json(
+        ablate()
+            .args(["--json", "next", "--calls", "5000", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    for c in plan["calls"].as_array().unwrap() {
+        assert!(!decided.iter().any(|a| a["arm"] == c["arm"]), "{c}");
+    }
+}
+
+/// Cases added to a cluster already read change that unit: the order read before no longer holds
+/// the same units, so nothing is continued (the decisions are set aside, as for another
+/// experiment, and the tests start on the seeded order of the new set).
+#[test]
+fn a_case_added_to_a_cluster_read_before_continues_nothing() {
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    // c0003 shares cluster ct0002 with c0002: leave it out, then add it.
+    let w = demo_with_cases(|k, c| number(k) % 10 < 7 && c != "c0003");
+    let before = watch(&w.dir, &[]);
+    assert!(
+        before["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["state"] != "continue")
+    );
+    add_the_rest_of_the_demo(&w);
+    let after = watch(&w.dir, &[]);
+    let codes = codes(&after);
+    assert!(
+        !codes.contains(&"watch.cases_added".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"watch.other_experiment".to_string()),
+        "{codes:?}"
+    );
+    for a in after["arms"].as_array().unwrap() {
+        assert_eq!(a["recorded"], false, "{a}");
     }
 }

@@ -82,30 +82,52 @@ pub fn read(dir: &Path) -> Result<Option<StateFile>> {
     Ok(Some(file))
 }
 
-/// Records `decisions` under `settings`, keeping every other entry: under an exclusive lock on
-/// the folder, the file is read again, this run's entry replaced, and the result written to a
-/// temporary file and renamed over it. Returns whether the file changed.
+/// Records `decisions` under `settings`, keeping every other entry ([`record_run`] without an
+/// order).
 ///
 /// # Errors
-/// The path is a link or a folder; the file is not ablate's; it cannot be written.
+/// As [`record_run`].
 pub fn record(
     dir: &Path,
     settings: &WatchSettings,
     decisions: BTreeMap<String, RecordedDecision>,
 ) -> Result<bool> {
+    record_run(
+        dir,
+        Run {
+            settings: settings.clone(),
+            decisions,
+            order: None,
+        },
+        None,
+    )
+}
+
+/// Records `run` (its decisions, and the order its tests read the units in), keeping every other
+/// entry but `supersedes` (the entry of the same settings on the experiment before cases were
+/// added, which `run` continues): under an exclusive lock on the folder, the file is read again,
+/// this run's entry replaced, and the result written to a temporary file and renamed over it.
+/// An entry with neither decisions nor an order is not written. Returns whether the file changed.
+///
+/// # Errors
+/// The path is a link or a folder; the file is not ablate's; it cannot be written.
+pub fn record_run(dir: &Path, run: Run, supersedes: Option<&WatchSettings>) -> Result<bool> {
     let _lock = crate::io::output::FolderLock::exclusive(dir)?;
     let mut file = match read(dir)? {
         Some(f) if !f.legacy => f,
         _ => StateFile::empty(),
     };
-    let run = Run {
-        settings: settings.clone(),
-        decisions,
-    };
-    match file.runs.iter_mut().find(|r| r.settings == *settings) {
-        Some(existing) if *existing == run => return Ok(false),
+    let before = file.runs.len();
+    if let Some(old) = supersedes.filter(|old| **old != run.settings) {
+        file.runs.retain(|r| r.settings != *old);
+    }
+    let superseded = file.runs.len() != before;
+    match file.runs.iter_mut().find(|r| r.settings == run.settings) {
+        Some(existing) if *existing == run && !superseded => return Ok(false),
         Some(existing) => *existing = run,
-        None if run.decisions.is_empty() => return Ok(false),
+        None if run.decisions.is_empty() && run.order.is_none() && !superseded => {
+            return Ok(false);
+        }
         None => file.runs.push(run),
     }
     file.version = 3;

@@ -20,7 +20,10 @@
 //! experiment's cases and arms, seed, threshold, α, repeats, score range, arms): should the data
 //! under a decision change (re-scored cases, a retried call), the recorded decision stands, with
 //! a warning, until `--reopen`; decisions made on another experiment or under other settings are
-//! never used.
+//! never used. Each entry keeps its order too: when cases are added (the identity changes), a
+//! watch under the same settings whose recorded units are all still there, with the same cases,
+//! keeps that order and appends the new units ([`order_for`]), so every arm's tests continue and
+//! the decisions stand. A new arm changes the family α is spent over, and starts afresh.
 //!
 //! Multiplicity: each arm's pair of tests runs at α/K (Bonferroni over the K arms other than the
 //! baseline; α/2K each, since at a drop exactly on the threshold both nulls are true), so the
@@ -47,7 +50,7 @@ mod watch;
 
 pub use next::{Call, MAX_BATCH_CALLS, NextOutput, continue_numbering, next};
 pub use replay::{ReplayArm, ReplayOutput, replay};
-pub use watch::{decisions, watch};
+pub use watch::{decisions, recorded_run, watch};
 
 /// An arm's state in a sequential run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +177,114 @@ pub struct WatchOutput {
     /// The key the decisions are recorded under (not printed).
     #[serde(skip)]
     pub settings: WatchSettings,
+    /// The units in the order the tests read them ([`Order`]; not printed): what `next`
+    /// schedules from, and what is recorded.
+    #[serde(skip)]
+    pub order: Order,
+}
+
+/// The order an arm's tests read the main set's units in.
+#[derive(Debug, Clone, Default)]
+pub struct Order {
+    /// The units, each a list of case indices.
+    pub units: Vec<Vec<usize>>,
+    /// Each unit's key ([`unit_key`]), as recorded.
+    pub keys: Vec<String>,
+    /// Whether the units are clusters (else single cases).
+    pub clustered: bool,
+    /// When cases were added since the last watch under these settings: that watch's entry,
+    /// whose order this one continues (its units first, as they were read, then the new ones),
+    /// and how many units it held.
+    pub continues: Option<(WatchSettings, usize)>,
+}
+
+/// A unit's key in a recorded order: the first 8 bytes (16 hex digits) of the SHA-256 of its
+/// cases' ids, sorted, each length-prefixed. A unit that gains or loses a case gets another key,
+/// so an order whose every key is still a unit's was read on the same units.
+pub fn unit_key(exp: &Experiment, unit: &[usize]) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut ids: Vec<&str> = unit.iter().map(|&c| exp.cases.ids[c].as_str()).collect();
+    ids.sort_unstable();
+    let mut hash = Sha256::new();
+    for id in ids {
+        hash.update((id.len() as u64).to_le_bytes());
+        hash.update(id.as_bytes());
+    }
+    crate::text::hex(&hash.finalize()[..8])
+}
+
+/// The order a watch under `key` reads the units in:
+/// - the order recorded under `key` when it holds exactly this set's units (a watch that
+///   continued an earlier order after cases were added recorded the order it continued);
+/// - else, when cases were added since a watch under the same settings (another identity, whose
+///   recorded order's units are all still here with the same cases:
+///   [`StateFile::predecessor`]), that order, then the new units in the seeded order
+///   ([`unit_order`] restricted to them): every arm's tests continue the sequence they read;
+/// - else the seeded order of the set ([`unit_order`]).
+pub fn order_for(
+    exp: &Experiment,
+    seed: u64,
+    state: Option<&StateFile>,
+    key: &WatchSettings,
+) -> Order {
+    let (fresh, clustered) = unit_order(exp, seed);
+    let keys: Vec<String> = fresh.iter().map(|u| unit_key(exp, u)).collect();
+    let seeded = |units: Vec<Vec<usize>>, keys: Vec<String>| Order {
+        units,
+        keys,
+        clustered,
+        continues: None,
+    };
+    let Some(file) = state else {
+        return seeded(fresh, keys);
+    };
+    let index: std::collections::HashMap<&str, usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    // Positions (into `fresh`) of a recorded order's units, when every one is here.
+    let positions = |order: &[String]| -> Option<Vec<usize>> {
+        order
+            .iter()
+            .map(|k| index.get(k.as_str()).copied())
+            .collect()
+    };
+    let arrange = |first: Vec<usize>| -> (Vec<Vec<usize>>, Vec<String>) {
+        let mut taken = vec![false; fresh.len()];
+        for &i in &first {
+            taken[i] = true;
+        }
+        let rest = (0..fresh.len()).filter(|&i| !taken[i]);
+        let all: Vec<usize> = first.iter().copied().chain(rest).collect();
+        (
+            all.iter().map(|&i| fresh[i].clone()).collect(),
+            all.iter().map(|&i| keys[i].clone()).collect(),
+        )
+    };
+    if let Some(own) = file.runs.iter().find(|r| r.settings == *key) {
+        return match own.order.as_deref().and_then(positions) {
+            Some(first) if first.len() == fresh.len() => {
+                let (units, keys) = arrange(first);
+                seeded(units, keys)
+            }
+            _ => seeded(fresh, keys),
+        };
+    }
+    let Some(before) = file.predecessor(key, |k| index.contains_key(k)) else {
+        return seeded(fresh, keys);
+    };
+    let Some(first) = before.order.as_deref().and_then(positions) else {
+        return seeded(fresh, keys);
+    };
+    let held = first.len();
+    let (units, keys) = arrange(first);
+    Order {
+        units,
+        keys,
+        clustered,
+        continues: Some((before.settings.clone(), held)),
+    }
 }
 
 /// The units of the main set, in the seeded order: each a list of case indices.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{SequentialOptions, State, WatchOutput, unit_order};
+use super::{State, WatchOutput};
 use crate::io::Experiment;
 
 /// One call to make: a (case, arm, repeat) the harness should run next.
@@ -66,18 +66,14 @@ pub struct NextOutput {
 /// Most calls one batch of `next` holds (each call is a row in memory and in the file).
 pub const MAX_BATCH_CALLS: u64 = 1_000_000;
 
-/// Plans the next `budget` calls (at most [`MAX_BATCH_CALLS`]): units in the seeded order, in turn over the arms still to
-/// decide, each unit with the repeats its cells lack in the arm and in the baseline. A unit that
-/// does not fit in what is left of the budget ends that arm's share.
-pub fn next(
-    exp: &Experiment,
-    w: &WatchOutput,
-    opts: &SequentialOptions,
-    budget: u64,
-) -> NextOutput {
+/// Plans the next `budget` calls (at most [`MAX_BATCH_CALLS`]): units in the watch's order
+/// ([`WatchOutput::order`]), in turn over the arms still to decide, each unit with the repeats
+/// its cells lack in the arm and in the baseline. A unit that does not fit in what is left of
+/// the budget ends that arm's share.
+pub fn next(exp: &Experiment, w: &WatchOutput, budget: u64) -> NextOutput {
     let m = &exp.results.matrix;
     let base = exp.baseline_index();
-    let (units, _) = unit_order(exp, opts.seed);
+    let units = &w.order.units;
     let have = |c: usize, a: Option<usize>| a.map_or(0, |a| m.repeats[m.cell(c, a)]);
     let open: Vec<(Option<usize>, &str, usize)> = w
         .arms

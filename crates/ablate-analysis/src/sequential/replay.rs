@@ -1,5 +1,7 @@
 //! `ablate watch --replay`: a complete experiment replayed sequentially, against the full run.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::{SequentialOptions, State, watch};
@@ -46,8 +48,9 @@ pub struct ReplayOutput {
     pub arms: Vec<ReplayArm>,
     /// Calls of the full design on the main set: (arms + baseline) × cases × repeats.
     pub calls_full: u64,
-    /// Calls a sequential run would have made: each arm's cases × repeats, plus the baseline on
-    /// every case any arm read.
+    /// Calls a sequential run would have made: each decided arm's cases × repeats, every case of
+    /// the set for an arm left undecided (a sequential run would have run it to the end), plus
+    /// the baseline on every case any arm read.
     pub calls_sequential: u64,
     /// 1 − sequential/full.
     pub saving: f64,
@@ -64,6 +67,12 @@ pub struct ReplayOutput {
 /// Replays a complete experiment in the seeded order: where each arm would have stopped, whether
 /// it agrees with the full run, and the calls saved.
 ///
+/// A complete cell has the design's repeats: `--repeats`, else the number most cells have (with
+/// a warning when some cells have more), so that a retried call (one cell with a repeat more)
+/// does not make every unit incomplete. An arm the replay leaves undecided is charged every case
+/// of the set: the calls saved are those of the arms decided early, never of arms it could not
+/// read.
+///
 /// # Errors
 /// As [`watch`].
 pub fn replay(
@@ -71,14 +80,23 @@ pub fn replay(
     sweep: &crate::analysis::sweep::SweepOutput,
     opts: &SequentialOptions,
 ) -> Result<ReplayOutput> {
-    let w = watch(exp, opts, None)?;
     let m = &exp.results.matrix;
-    let main_cases = (0..m.n_cases).filter(|&c| !exp.cases.stress[c]).count() as u64;
+    let (design, extra) = match opts.repeats {
+        Some(r) => (r, None),
+        None => design_repeats_of_complete(exp),
+    };
+    let opts = SequentialOptions {
+        repeats: Some(design),
+        ..opts.clone()
+    };
+    let w = watch(exp, &opts, None)?;
+    let main_cases = (0..m.n_cases).filter(|&c| !exp.cases.stress[c]).count();
     let r = u64::from(w.repeats);
     let mut arms = Vec::new();
     let mut seq_calls = 0u64;
     let mut baseline_cases = 0usize;
     let mut warnings = w.warnings.clone();
+    warnings.extend(extra);
     for s in &w.arms {
         let Some(full) = sweep.arms.iter().find(|f| f.arm == s.arm) else {
             continue;
@@ -97,8 +115,14 @@ pub fn replay(
             State::Needed => Some(full.verdict == Verdict::Needed),
             State::Removable => Some(full.verdict != Verdict::Needed),
         };
-        seq_calls += s.cases as u64 * r;
-        baseline_cases = baseline_cases.max(s.cases);
+        // An undecided arm runs to the end of the set in a sequential run.
+        let cases = if s.state == State::Continue {
+            main_cases
+        } else {
+            s.cases
+        };
+        seq_calls += cases as u64 * r;
+        baseline_cases = baseline_cases.max(cases);
         arms.push(ReplayArm {
             arm: s.arm.clone(),
             state: s.state,
@@ -110,7 +134,7 @@ pub fn replay(
         });
     }
     seq_calls += baseline_cases as u64 * r;
-    let calls_full = (arms.len() as u64 + 1) * main_cases * r;
+    let calls_full = (arms.len() as u64 + 1) * main_cases as u64 * r;
     let decided = arms.iter().filter(|a| a.agrees.is_some()).count();
     let agreeing = arms.iter().filter(|a| a.agrees == Some(true)).count();
     let agreeing_confident = arms
@@ -137,4 +161,30 @@ pub fn replay(
         agreeing_confident,
         warnings,
     })
+}
+
+/// The repeats of a complete experiment's design: the number most cells with results have (the
+/// larger on a tie), with a warning when some cells have more (a retried call), whose extra rows
+/// still count in their cell's mean.
+fn design_repeats_of_complete(exp: &Experiment) -> (u32, Option<crate::warning::Warning>) {
+    let m = &exp.results.matrix;
+    let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+    for &n in m.repeats.iter().filter(|&&n| n > 0) {
+        *counts.entry(n).or_default() += 1;
+    }
+    let Some((&design, _)) = counts.iter().max_by_key(|&(n, cells)| (*cells, *n)) else {
+        return (1, None);
+    };
+    let (more, most) = counts
+        .range(design + 1..)
+        .fold((0, design), |(cells, _), (&n, &c)| (cells + c, n));
+    let warning = (more > 0).then(|| {
+        crate::warning::Warning::new(
+            "replay.extra_repeats",
+            format!(
+                "{more} (case, arm) cells have more than {design} repeats, the number most cells have (up to {most}: a retried call?); the replay takes {design} as the design's repeats (the extra rows still count in their cell's mean). Give --repeats to replay at another number"
+            ),
+        )
+    });
+    (design, warning)
 }

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds,
-    recorded_repeats, settings, unit_order,
+    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds, order_for,
+    recorded_repeats, settings,
 };
 use crate::analysis::interval::Interval;
 use crate::error::Result;
@@ -25,8 +25,6 @@ pub fn watch(
     state: Option<&StateFile>,
 ) -> Result<WatchOutput> {
     check_bounds(exp)?;
-    let (units, clustered) = unit_order(exp, opts.seed);
-    let unit_name = if clustered { "cluster" } else { "case" };
     let arms = arm_columns(exp);
     let alpha_arm = opts.alpha / arms.len().max(1) as f64;
     let mut key = settings(exp, opts);
@@ -35,17 +33,32 @@ pub fn watch(
         Some(_) => None,
     };
     let repeats = key.repeats;
-    let recorded = state.and_then(|f| f.decisions_for(&key));
+    let order = order_for(exp, opts.seed, state, &key);
+    let (units, clustered) = (&order.units, order.clustered);
+    let unit_name = if clustered { "cluster" } else { "case" };
+    // The decisions recorded under these settings, or, when cases were added since, under the
+    // entry whose order this watch continues (they were made on the units it still reads first).
+    let under = order.continues.as_ref().map_or(&key, |(s, _)| s);
+    let recorded = state.and_then(|f| f.decisions_for(under));
     if let (Some(file), Some(recorded)) = (state, recorded) {
-        check_recorded(exp, file, &key, recorded, units.len(), unit_name)?;
+        check_recorded(exp, file, under, recorded, units.len(), unit_name)?;
     }
-    let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key));
+    let continued = order.continues.as_ref().map(|(s, _)| s);
+    let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key, continued));
     warnings.extend(repeats_warning);
+    if let Some((_, held)) = &order.continues {
+        warnings.extend(cases_added(
+            units,
+            *held,
+            unit_name,
+            recorded.map_or(0, BTreeMap::len),
+        ));
+    }
     let max_unit_cases = units.iter().map(Vec::len).max().unwrap_or(1);
-    warnings.extend(large_cluster(&units, clustered));
+    warnings.extend(large_cluster(units, clustered));
     let walk = Walk {
         exp,
-        units: &units,
+        units,
         repeats,
         alpha: alpha_arm,
         max_unit_cases,
@@ -106,7 +119,41 @@ pub fn watch(
         arms: out,
         warnings,
         settings: key,
+        order,
     })
+}
+
+/// The note that cases were added since the last watch under these settings: the new units
+/// follow the `held` ones each arm's tests were reading, and `decided` recorded decisions stand.
+/// None when no main-set unit was added (stress cases only, which `watch` does not read).
+fn cases_added(
+    units: &[Vec<usize>],
+    held: usize,
+    unit_name: &str,
+    decided: usize,
+) -> Option<crate::warning::Warning> {
+    let new = units.get(held..).filter(|n| !n.is_empty())?;
+    let cases: usize = new.iter().map(Vec::len).sum();
+    Some(crate::warning::Warning::new(
+        "watch.cases_added",
+        format!(
+            "{} {unit_name}s ({} cases) were added since the last watch under these settings: each arm's tests read them after the {} {unit_name}s they were reading, in the seeded order, so every sequence continues and the {decided} recorded decisions stand (made on the cases then in the set). New cases of another kind (a new slice) belong in a run of their own",
+            crate::text::thousands(new.len() as f64),
+            crate::text::thousands(cases as f64),
+            crate::text::thousands(held as f64),
+        ),
+    ))
+}
+
+/// The entry to record for a watch: its settings, its decisions and the order its tests read
+/// the units in (none when no arm read a unit: nothing to continue).
+pub fn recorded_run(w: &WatchOutput) -> crate::io::watch_state::Run {
+    let read = w.arms.iter().any(|a| a.units > 0 || a.recorded);
+    crate::io::watch_state::Run {
+        settings: w.settings.clone(),
+        decisions: decisions(w),
+        order: read.then(|| w.order.keys.clone()),
+    }
 }
 
 /// Refuses a recorded decision of this experiment that its data cannot have made: at no unit or
@@ -177,14 +224,18 @@ fn large_cluster(units: &[Vec<usize>], clustered: bool) -> Option<crate::warning
 
 /// Warnings about the state file: written by an ablate that did not key its decisions, or
 /// holding decisions made under other settings.
-fn state_warnings(file: &StateFile, key: &WatchSettings) -> Vec<crate::warning::Warning> {
+fn state_warnings(
+    file: &StateFile,
+    key: &WatchSettings,
+    continued: Option<&WatchSettings>,
+) -> Vec<crate::warning::Warning> {
     let mut warnings = Vec::new();
     if file.legacy {
         warnings.push(crate::warning::Warning::new("watch.legacy_state", format!(
             "{STATE_FILE} was written by an earlier ablate that did not record the confidence level, repeats and arms of its decisions, so they are not used; this run records its own"
         )));
     }
-    let elsewhere = file.other_experiments(key);
+    let elsewhere = file.other_experiments(key, continued);
     if elsewhere > 0 {
         warnings.push(crate::warning::Warning::new("watch.other_experiment", format!(
             "{STATE_FILE} holds {elsewhere} entries of decisions made on another experiment (other cases or arms: the folder was replaced, by `simulate --out` or `import --out`?) or by an ablate that did not record which; they are set aside: not used, and kept in the file as they are. This run records its own; move the file away to discard them"

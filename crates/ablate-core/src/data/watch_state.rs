@@ -22,8 +22,16 @@
 //!  "runs": [{"settings": {"experiment": "9f86…", "seed": 0, "threshold_drop": 0.005,
 //!                         "alpha": 0.05, "repeats": 3, "score_min": 0.0, "score_max": 1.0,
 //!                         "arms": ["a", "b"]},
-//!            "decisions": {"a": {"state": "needed", "units": 113, "lower": 0.01, "upper": 0.2}}}]}
+//!            "decisions": {"a": {"state": "needed", "units": 113, "lower": 0.01, "upper": 0.2}},
+//!            "order": ["5f1c09a2b4e7d3c8", "…"]}]}
 //! ```
+//! A run may also keep an `order` (optional; entries without one are read as before): its
+//! main-set units in the order its tests read them, each by a key of its cases (16 hex digits of
+//! a hash of its case ids, `ablate::analysis::sequential::unit_key`). When cases are added to the
+//! experiment (its identity changes), a later watch under the same settings keeps that order and
+//! appends the new units after it, so that every arm's tests continue the sequences they were
+//! reading and the recorded decisions stand. An entry may hold an order and no decisions.
+//!
 //! Version 2 (no `experiment`) is read, and its entries kept, but never used: they do not say
 //! which experiment they were made on. Version 1 (`{seed, threshold_drop, decisions}`, before
 //! settings were recorded) is recognised as ablate's, but its decisions are not used: it did not
@@ -122,6 +130,25 @@ pub struct Run {
     pub settings: WatchSettings,
     /// Arm → decision.
     pub decisions: BTreeMap<String, RecordedDecision>,
+    /// The main-set units in the order the tests read them, each by its key (a hash of its case
+    /// ids: `ablate::analysis::sequential::unit_key`); absent in
+    /// entries written before orders were kept (their order is the seeded shuffle of the set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<String>>,
+}
+
+impl WatchSettings {
+    /// Whether `other` is these settings on an experiment of another identity (other cases):
+    /// every setting but the experiment the same, and both experiments known.
+    pub fn same_but_cases(&self, other: &WatchSettings) -> bool {
+        self.experiment.is_some()
+            && other.experiment.is_some()
+            && self.experiment != other.experiment
+            && WatchSettings {
+                experiment: self.experiment.clone(),
+                ..other.clone()
+            } == *self
+    }
 }
 
 /// The whole file.
@@ -169,6 +196,26 @@ impl StateFile {
             .map(|r| &r.decisions)
     }
 
+    /// The entry whose order a watch under `settings` continues after cases were added: made
+    /// under the same settings on another identity ([`WatchSettings::same_but_cases`]), with an
+    /// order whose every unit `has` (by key); the one with the longest order (each growth
+    /// extends the order before it).
+    pub fn predecessor(
+        &self,
+        settings: &WatchSettings,
+        has: impl Fn(&str) -> bool,
+    ) -> Option<&Run> {
+        self.runs
+            .iter()
+            .filter(|r| settings.same_but_cases(&r.settings))
+            .filter(|r| {
+                r.order
+                    .as_ref()
+                    .is_some_and(|o| !o.is_empty() && o.iter().all(|k| has(k)))
+            })
+            .max_by_key(|r| r.order.as_ref().map_or(0, Vec::len))
+    }
+
     /// Settings of the other entries of this experiment that hold decisions (for a warning that
     /// they are not used).
     pub fn others(&self, settings: &WatchSettings) -> Vec<&WatchSettings> {
@@ -184,11 +231,17 @@ impl StateFile {
     }
 
     /// Entries holding decisions made on another experiment, or by an ablate that did not record
-    /// which (version 2): kept in the file, never used.
-    pub fn other_experiments(&self, settings: &WatchSettings) -> usize {
+    /// which (version 2): kept in the file, never used. `continued`, the entry a watch continues
+    /// ([`StateFile::predecessor`]), is not counted.
+    pub fn other_experiments(
+        &self,
+        settings: &WatchSettings,
+        continued: Option<&WatchSettings>,
+    ) -> usize {
         self.runs
             .iter()
             .filter(|r| r.settings.experiment != settings.experiment && !r.decisions.is_empty())
+            .filter(|r| Some(&r.settings) != continued)
             .count()
     }
 
