@@ -56,8 +56,11 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
         return emit_warned_as(g, "replay", &r, &exp, report::sequential::replay_human);
     }
+    // Under --reopen the recorded decisions are set aside but the recorded order is kept (the
+    // tests decide again on the sequence they were reading); a state that cannot be read is then
+    // no reason to stop, as before (recording it says why).
     let state = if reopen {
-        None
+        watch_state::read(&dir).ok().flatten()
     } else {
         watch_state::read(&dir)?
     };
@@ -78,7 +81,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
 
 /// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval harness to run.
 ///
-/// Follows every arm as `watch` does (the same seeded order, the same decisions), then spends
+/// Follows every arm as `watch` does (the same order, the same decisions), then spends
 /// --calls on the arms still open, with the baseline's calls they need. Only whole units are
 /// scheduled, so a batch may use a little less than --calls. Parquet, or CSV for a .csv path. Run
 /// the batch in the harness, add its logs with `ablate import … --into DIR`, and watch again:

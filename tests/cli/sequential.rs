@@ -964,23 +964,12 @@ fn cases_added_to_a_watched_experiment_continue_every_sequence() {
     }
 }
 
-/// Cases added to a cluster already read change that unit: the order read before no longer holds
-/// the same units, so nothing is continued (the decisions are set aside, as for another
-/// experiment, and the tests start on the seeded order of the new set).
-#[test]
-fn a_case_added_to_a_cluster_read_before_continues_nothing() {
-    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
-    // c0003 shares cluster ct0002 with c0002: leave it out, then add it.
-    let w = demo_with_cases(|k, c| number(k) % 10 < 7 && c != "c0003");
+/// Watches the partial copy `w` (some arm decides), adds the rest of the demo and watches
+/// again: nothing is continued (the decisions are set aside as another experiment's).
+fn growth_continues_nothing(w: &Workdir) {
     let before = watch(&w.dir, &[]);
-    assert!(
-        before["arms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a["state"] != "continue")
-    );
-    add_the_rest_of_the_demo(&w);
+    assert!(!decided_arms(&before).is_empty(), "{before}");
+    add_the_rest_of_the_demo(w);
     let after = watch(&w.dir, &[]);
     let codes = codes(&after);
     assert!(
@@ -994,4 +983,94 @@ fn a_case_added_to_a_cluster_read_before_continues_nothing() {
     for a in after["arms"].as_array().unwrap() {
         assert_eq!(a["recorded"], false, "{a}");
     }
+}
+
+/// Cases added to a cluster already read change that unit: the order read before no longer holds
+/// the same units, so nothing is continued (the decisions are set aside, as for another
+/// experiment, and the tests start on the seeded order of the new set).
+#[test]
+fn a_case_added_to_a_cluster_read_before_continues_nothing() {
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    // c0003 shares cluster ct0002 with c0002: leave it out, then add it.
+    let w = demo_with_cases(|k, c| number(k) % 10 < 7 && c != "c0003");
+    growth_continues_nothing(&w);
+}
+
+/// After cases were added, `--reopen` decides again on the order continued (the old units first),
+/// not on a reshuffle, and leaves one entry; a retried call on top of the growth (a cell with a
+/// fourth repeat) keeps the recorded repeats and the decisions.
+#[test]
+fn reopen_and_a_retry_after_cases_were_added_keep_the_order() {
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    let w = demo_with_cases(|k, _| number(k) % 10 < 7);
+    let before = watch(&w.dir, &[]);
+    let decided = decided_arms(&before);
+    let state_path = w.path(".ablate-watch.json");
+    let read_state = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap()
+    };
+    let old_order = read_state()["runs"][0]["order"].as_array().unwrap().clone();
+    add_the_rest_of_the_demo(&w);
+    retry_a_baseline_call(&w);
+    let after = watch(&w.dir, &[]);
+    assert_eq!(after["repeats"], 3, "{after}");
+    let codes = codes(&after);
+    assert!(
+        codes.contains(&"watch.cases_added".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"watch.extra_repeats".to_string()),
+        "{codes:?}"
+    );
+    decisions_stand(&decided, &after);
+
+    let reopened = watch(&w.dir, &["--reopen", "--repeats", "3"]);
+    let runs = read_state()["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let order = runs[0]["order"].as_array().unwrap();
+    assert_eq!(&order[..old_order.len()], &old_order[..]);
+    // Decided again on the same sequences: the same decisions at the same units.
+    for a in &decided {
+        let b = arm(&reopened, a["arm"].as_str().unwrap());
+        assert_eq!(
+            (&b["state"], &b["decided_at"]),
+            (&a["state"], &a["decided_at"]),
+            "{b}"
+        );
+    }
+}
+
+/// A new cluster larger than every cluster read before would change the tests' bound, and with
+/// it every bet already made: nothing is continued.
+#[test]
+fn a_new_cluster_larger_than_any_held_continues_nothing() {
+    let exp = ablate::io::Experiment::load(&demo()).unwrap();
+    let (units, _) = ablate::analysis::sequential::unit_order(&exp, 0);
+    let largest = units.iter().map(Vec::len).max().unwrap();
+    let big: std::collections::HashSet<String> = units
+        .iter()
+        .filter(|u| u.len() == largest)
+        .flatten()
+        .filter_map(|&c| exp.cases.cluster.as_ref().map(|k| k[c].clone()))
+        .collect();
+    let w = demo_with_cases(|k, _| !big.contains(k));
+    growth_continues_nothing(&w);
+}
+
+/// A recorded order that lists a unit twice (it would be read twice) is refused, naming the
+/// entry.
+#[test]
+fn a_recorded_order_with_a_unit_twice_is_refused() {
+    let w = Workdir::demo_copy();
+    watch(&w.dir, &[]);
+    let path = w.path(".ablate-watch.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let order = state["runs"][0]["order"].as_array_mut().unwrap();
+    let first = order[0].clone();
+    order[1] = first;
+    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    let err = common::fails(ablate().arg("watch").arg(&w.dir));
+    common::assert_mentions(&err, &[".ablate-watch.json", "runs[0]", "twice"]);
 }

@@ -107,16 +107,27 @@ pub fn record(
 /// entry but `supersedes` (the entry of the same settings on the experiment before cases were
 /// added, which `run` continues): under an exclusive lock on the folder, the file is read again,
 /// this run's entry replaced, and the result written to a temporary file and renamed over it.
-/// An entry with neither decisions nor an order is not written. Returns whether the file changed.
+/// A run without an order keeps the one recorded before; an entry with neither decisions nor an
+/// order is not written. Returns whether the file changed.
 ///
 /// # Errors
 /// The path is a link or a folder; the file is not ablate's; it cannot be written.
-pub fn record_run(dir: &Path, run: Run, supersedes: Option<&WatchSettings>) -> Result<bool> {
+pub fn record_run(dir: &Path, mut run: Run, supersedes: Option<&WatchSettings>) -> Result<bool> {
     let _lock = crate::io::output::FolderLock::exclusive(dir)?;
     let mut file = match read(dir)? {
         Some(f) if !f.legacy => f,
         _ => StateFile::empty(),
     };
+    // A run without an order (no unit read this time) keeps the order recorded before, its own
+    // or the one it continues: a later watch continues it still.
+    if run.order.is_none() {
+        run.order = file
+            .runs
+            .iter()
+            .find(|r| r.settings == run.settings)
+            .or_else(|| supersedes.and_then(|old| file.runs.iter().find(|r| r.settings == *old)))
+            .and_then(|r| r.order.clone());
+    }
     let before = file.runs.len();
     if let Some(old) = supersedes.filter(|old| **old != run.settings) {
         file.runs.retain(|r| r.settings != *old);

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::Config;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
-use crate::io::watch_state::{Decided, StateFile, WatchSettings};
+use crate::io::watch_state::{Decided, Run, StateFile, WatchSettings};
 
 mod next;
 mod replay;
@@ -192,10 +192,140 @@ pub struct Order {
     pub keys: Vec<String>,
     /// Whether the units are clusters (else single cases).
     pub clustered: bool,
+    /// Whether the order is one recorded in the state (this experiment's, or the one continued),
+    /// rather than the seeded order of the set: it is recorded again whether or not a unit was
+    /// read, so that no later watch loses it.
+    pub from_state: bool,
     /// When cases were added since the last watch under these settings: that watch's entry,
     /// whose order this one continues (its units first, as they were read, then the new ones),
     /// and how many units it held.
     pub continues: Option<(WatchSettings, usize)>,
+}
+
+/// The main set's units in the seeded order ([`unit_order`]), with their keys.
+pub(super) struct Seeded {
+    units: Vec<Vec<usize>>,
+    keys: Vec<String>,
+    clustered: bool,
+}
+
+impl Seeded {
+    /// The seeded order of `exp`'s main set under `seed`.
+    pub(super) fn new(exp: &Experiment, seed: u64) -> Seeded {
+        let (units, clustered) = unit_order(exp, seed);
+        let keys = units.iter().map(|u| unit_key(exp, u)).collect();
+        Seeded {
+            units,
+            keys,
+            clustered,
+        }
+    }
+
+    /// Positions (into the seeded order) of a recorded order's units, when every one is here.
+    fn positions(&self, order: &[String]) -> Option<Vec<usize>> {
+        let index: std::collections::HashMap<&str, usize> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), i))
+            .collect();
+        order
+            .iter()
+            .map(|k| index.get(k.as_str()).copied())
+            .collect()
+    }
+
+    /// Whether a watch may continue `run`'s order on this set: every unit it lists is here with
+    /// the same cases, and no unit added since has more cases than the largest it held. The
+    /// tests bound each unit's total by the largest unit's cases; a larger new unit would change
+    /// that bound, and with it every bet already made on the units read.
+    pub(super) fn continues(&self, run: &Run) -> Option<Vec<usize>> {
+        let first = self.positions(run.order.as_deref()?)?;
+        let mut held = vec![false; self.units.len()];
+        for &i in &first {
+            held[i] = true;
+        }
+        let largest = |inside: bool| {
+            (0..self.units.len())
+                .filter(|&i| held[i] == inside)
+                .map(|i| self.units[i].len())
+                .max()
+                .unwrap_or(0)
+        };
+        (largest(false) <= largest(true)).then_some(first)
+    }
+
+    /// The order with the units at `first` first, as listed, then the others in the seeded
+    /// order.
+    fn arranged(&self, first: &[usize]) -> (Vec<Vec<usize>>, Vec<String>) {
+        let mut taken = vec![false; self.units.len()];
+        for &i in first {
+            taken[i] = true;
+        }
+        let rest = (0..self.units.len()).filter(|&i| !taken[i]);
+        let all: Vec<usize> = first.iter().copied().chain(rest).collect();
+        (
+            all.iter().map(|&i| self.units[i].clone()).collect(),
+            all.iter().map(|&i| self.keys[i].clone()).collect(),
+        )
+    }
+}
+
+/// The order a watch under `key` reads the units in:
+/// - the order recorded under `key` when it holds exactly this set's units (a watch that
+///   continued an earlier order after cases were added recorded the order it continued);
+/// - else, when cases were added since a watch under the same settings (another identity, whose
+///   recorded order's units are all still here with the same cases, and none added larger than
+///   the largest it held: [`StateFile::predecessor`]), that order, then the new units in the
+///   seeded order ([`unit_order`] restricted to them): every arm's tests continue the sequence
+///   they read;
+/// - else the seeded order of the set ([`unit_order`]).
+pub fn order_for(
+    exp: &Experiment,
+    seed: u64,
+    state: Option<&StateFile>,
+    key: &WatchSettings,
+) -> Order {
+    Seeded::new(exp, seed).order(state, key)
+}
+
+impl Seeded {
+    /// [`order_for`] on this set.
+    pub(super) fn order(self, state: Option<&StateFile>, key: &WatchSettings) -> Order {
+        let set = self;
+        let clustered = set.clustered;
+        let recorded = |first: Vec<usize>, continues: Option<(WatchSettings, usize)>| {
+            let (units, keys) = set.arranged(&first);
+            Order {
+                units,
+                keys,
+                clustered,
+                from_state: true,
+                continues,
+            }
+        };
+        let own = state.and_then(|f| f.runs.iter().find(|r| r.settings == *key));
+        if let Some(own) = own {
+            if let Some(first) = own.order.as_deref().and_then(|o| set.positions(o))
+                && first.len() == set.units.len()
+            {
+                return recorded(first, None);
+            }
+        } else if let Some(before) =
+            state.and_then(|f| f.predecessor(key, |r| set.continues(r).is_some()))
+            && let Some(first) = set.continues(before)
+        {
+            let held = first.len();
+            return recorded(first, Some((before.settings.clone(), held)));
+        }
+        Order {
+            units: set.units,
+            keys: set.keys,
+            clustered,
+            from_state: false,
+            continues: None,
+        }
+    }
 }
 
 /// A unit's key in a recorded order: the first 8 bytes (16 hex digits) of the SHA-256 of its
@@ -211,80 +341,6 @@ pub fn unit_key(exp: &Experiment, unit: &[usize]) -> String {
         hash.update(id.as_bytes());
     }
     crate::text::hex(&hash.finalize()[..8])
-}
-
-/// The order a watch under `key` reads the units in:
-/// - the order recorded under `key` when it holds exactly this set's units (a watch that
-///   continued an earlier order after cases were added recorded the order it continued);
-/// - else, when cases were added since a watch under the same settings (another identity, whose
-///   recorded order's units are all still here with the same cases:
-///   [`StateFile::predecessor`]), that order, then the new units in the seeded order
-///   ([`unit_order`] restricted to them): every arm's tests continue the sequence they read;
-/// - else the seeded order of the set ([`unit_order`]).
-pub fn order_for(
-    exp: &Experiment,
-    seed: u64,
-    state: Option<&StateFile>,
-    key: &WatchSettings,
-) -> Order {
-    let (fresh, clustered) = unit_order(exp, seed);
-    let keys: Vec<String> = fresh.iter().map(|u| unit_key(exp, u)).collect();
-    let seeded = |units: Vec<Vec<usize>>, keys: Vec<String>| Order {
-        units,
-        keys,
-        clustered,
-        continues: None,
-    };
-    let Some(file) = state else {
-        return seeded(fresh, keys);
-    };
-    let index: std::collections::HashMap<&str, usize> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.as_str(), i))
-        .collect();
-    // Positions (into `fresh`) of a recorded order's units, when every one is here.
-    let positions = |order: &[String]| -> Option<Vec<usize>> {
-        order
-            .iter()
-            .map(|k| index.get(k.as_str()).copied())
-            .collect()
-    };
-    let arrange = |first: Vec<usize>| -> (Vec<Vec<usize>>, Vec<String>) {
-        let mut taken = vec![false; fresh.len()];
-        for &i in &first {
-            taken[i] = true;
-        }
-        let rest = (0..fresh.len()).filter(|&i| !taken[i]);
-        let all: Vec<usize> = first.iter().copied().chain(rest).collect();
-        (
-            all.iter().map(|&i| fresh[i].clone()).collect(),
-            all.iter().map(|&i| keys[i].clone()).collect(),
-        )
-    };
-    if let Some(own) = file.runs.iter().find(|r| r.settings == *key) {
-        return match own.order.as_deref().and_then(positions) {
-            Some(first) if first.len() == fresh.len() => {
-                let (units, keys) = arrange(first);
-                seeded(units, keys)
-            }
-            _ => seeded(fresh, keys),
-        };
-    }
-    let Some(before) = file.predecessor(key, |k| index.contains_key(k)) else {
-        return seeded(fresh, keys);
-    };
-    let Some(first) = before.order.as_deref().and_then(positions) else {
-        return seeded(fresh, keys);
-    };
-    let held = first.len();
-    let (units, keys) = arrange(first);
-    Order {
-        units,
-        keys,
-        clustered,
-        continues: Some((before.settings.clone(), held)),
-    }
 }
 
 /// The units of the main set, in the seeded order: each a list of case indices.
@@ -433,13 +489,16 @@ pub fn experiment_identity(exp: &Experiment, arms: &[String]) -> String {
 }
 
 /// Without --repeats, the repeats default to the most any cell has; when this experiment's
-/// decisions were recorded under the same settings with fewer (a retried call or a row added
-/// since raised the most), `key` takes the recorded repeats instead, so that the decisions stand
-/// and the extra repeats do not make every unit incomplete. Returns the warning that says so.
+/// decisions (or those of the experiment before cases were added, which this watch continues:
+/// [`Seeded::continues`]) were recorded under the same settings with fewer (a retried call, a
+/// row added since, or a new batch run with more repeats raised the most), `key` takes the
+/// recorded repeats instead, so that the decisions stand and the extra repeats do not make every
+/// unit incomplete. Returns the warning that says so.
 pub(super) fn recorded_repeats(
     exp: &Experiment,
     key: &mut WatchSettings,
     state: Option<&StateFile>,
+    set: &Seeded,
 ) -> Option<crate::warning::Warning> {
     let file = state?;
     if file.decisions_for(key).is_some_and(|d| !d.is_empty()) {
@@ -451,10 +510,12 @@ pub(super) fn recorded_repeats(
         .iter()
         .filter(|r| !r.decisions.is_empty() && r.settings.repeats < most)
         .filter(|r| {
-            WatchSettings {
+            let at_most = WatchSettings {
                 repeats: most,
                 ..r.settings.clone()
-            } == *key
+            };
+            // This experiment's, or one this watch continues after cases were added.
+            at_most == *key || (key.same_but_cases(&at_most) && set.continues(r).is_some())
         })
         .map(|r| r.settings.repeats)
         .max()?;

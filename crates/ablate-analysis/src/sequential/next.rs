@@ -57,7 +57,7 @@ pub struct NextOutput {
     pub arms: BTreeMap<String, usize>,
     /// Of the planned calls, those on the baseline (each unit needs its baseline too).
     pub baseline_calls: u64,
-    /// The calls, in the seeded order, arm by arm in turn.
+    /// The calls, in the watch's order, arm by arm in turn.
     pub calls: Vec<Call>,
     /// Warnings.
     pub warnings: Vec<crate::warning::Warning>,

@@ -163,14 +163,19 @@ pub fn replay(
     })
 }
 
-/// The repeats of a complete experiment's design: the number most cells with results have (the
-/// larger on a tie), with a warning when some cells have more (a retried call), whose extra rows
+/// The repeats of a complete experiment's design: the number most main-set cells with results
+/// have (the larger on a tie; the stress slice may be run at other repeats), with a warning when some cells have more (a retried call), whose extra rows
 /// still count in their cell's mean.
 fn design_repeats_of_complete(exp: &Experiment) -> (u32, Option<crate::warning::Warning>) {
     let m = &exp.results.matrix;
     let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
-    for &n in m.repeats.iter().filter(|&&n| n > 0) {
-        *counts.entry(n).or_default() += 1;
+    for c in (0..m.n_cases).filter(|&c| !exp.cases.stress[c]) {
+        for a in 0..m.n_arms {
+            let n = m.repeats[m.cell(c, a)];
+            if n > 0 {
+                *counts.entry(n).or_default() += 1;
+            }
+        }
     }
     let Some((&design, _)) = counts.iter().max_by_key(|&(n, cells)| (*cells, *n)) else {
         return (1, None);
@@ -182,7 +187,7 @@ fn design_repeats_of_complete(exp: &Experiment) -> (u32, Option<crate::warning::
         crate::warning::Warning::new(
             "replay.extra_repeats",
             format!(
-                "{more} (case, arm) cells have more than {design} repeats, the number most cells have (up to {most}: a retried call?); the replay takes {design} as the design's repeats (the extra rows still count in their cell's mean). Give --repeats to replay at another number"
+                "{more} (case, arm) cells of the main set have more than {design} repeats, the number most cells have (up to {most}: a retried call?); the replay takes {design} as the design's repeats (the extra rows still count in their cell's mean). Give --repeats to replay at another number"
             ),
         )
     });

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ArmSequence, SequentialOptions, State, WatchOutput, arm_columns, check_bounds, order_for,
+    ArmSequence, Seeded, SequentialOptions, State, WatchOutput, arm_columns, check_bounds,
     recorded_repeats, settings,
 };
 use crate::analysis::interval::Interval;
@@ -28,23 +28,28 @@ pub fn watch(
     let arms = arm_columns(exp);
     let alpha_arm = opts.alpha / arms.len().max(1) as f64;
     let mut key = settings(exp, opts);
+    let set = Seeded::new(exp, opts.seed);
+    // Under --reopen the recorded decisions (and the repeats they were made at) are not used,
+    // but the recorded order is: the tests decide again on the sequence they were reading.
+    let decisions_state = state.filter(|_| !opts.reopen);
     let repeats_warning = match opts.repeats {
-        None => recorded_repeats(exp, &mut key, state),
+        None => recorded_repeats(exp, &mut key, decisions_state, &set),
         Some(_) => None,
     };
     let repeats = key.repeats;
-    let order = order_for(exp, opts.seed, state, &key);
+    let order = set.order(state, &key);
     let (units, clustered) = (&order.units, order.clustered);
     let unit_name = if clustered { "cluster" } else { "case" };
     // The decisions recorded under these settings, or, when cases were added since, under the
     // entry whose order this watch continues (they were made on the units it still reads first).
     let under = order.continues.as_ref().map_or(&key, |(s, _)| s);
-    let recorded = state.and_then(|f| f.decisions_for(under));
-    if let (Some(file), Some(recorded)) = (state, recorded) {
+    let recorded = decisions_state.and_then(|f| f.decisions_for(under));
+    if let (Some(file), Some(recorded)) = (decisions_state, recorded) {
         check_recorded(exp, file, under, recorded, units.len(), unit_name)?;
     }
     let continued = order.continues.as_ref().map(|(s, _)| s);
-    let mut warnings = state.map_or_else(Vec::new, |f| state_warnings(f, &key, continued));
+    let mut warnings =
+        decisions_state.map_or_else(Vec::new, |f| state_warnings(f, &key, continued));
     warnings.extend(repeats_warning);
     if let Some((_, held)) = &order.continues {
         warnings.extend(cases_added(
@@ -71,9 +76,7 @@ pub fn watch(
             waiting_max = waiting_max.max(waiting);
             waiting_arms += 1;
         }
-        if let Some(r) = recorded.and_then(|r| r.get(&seq.arm))
-            && !opts.reopen
-        {
+        if let Some(r) = recorded.and_then(|r| r.get(&seq.arm)) {
             warnings.extend(keep_recorded(&mut seq, r));
         }
         if seq.state == State::Continue && seq.units > 0 {
@@ -100,7 +103,7 @@ pub fn watch(
     }
     if waiting_arms > 0 {
         warnings.push(crate::warning::Warning::new("watch.incomplete_units_waiting", format!(
-            "in {waiting_arms} arms, complete {unit}s (up to {waiting_max}) lie past the first incomplete one in the seeded order and wait for it: a sequence reads its {unit}s in that order only, so that every look extends the same sequence. `ablate next` schedules the gaps first",
+            "in {waiting_arms} arms, complete {unit}s (up to {waiting_max}) lie past the first incomplete one in the order and wait for it: a sequence reads its {unit}s in that order only, so that every look extends the same sequence. `ablate next` schedules the gaps first",
             unit = unit_name
         )));
     }
@@ -146,9 +149,10 @@ fn cases_added(
 }
 
 /// The entry to record for a watch: its settings, its decisions and the order its tests read
-/// the units in (none when no arm read a unit: nothing to continue).
+/// the units in (none when no arm read a unit and the order is not a recorded one: nothing to
+/// continue).
 pub fn recorded_run(w: &WatchOutput) -> crate::io::watch_state::Run {
-    let read = w.arms.iter().any(|a| a.units > 0 || a.recorded);
+    let read = w.order.from_state || w.arms.iter().any(|a| a.units > 0 || a.recorded);
     crate::io::watch_state::Run {
         settings: w.settings.clone(),
         decisions: decisions(w),

@@ -197,23 +197,22 @@ impl StateFile {
     }
 
     /// The entry whose order a watch under `settings` continues after cases were added: made
-    /// under the same settings on another identity ([`WatchSettings::same_but_cases`]), with an
-    /// order whose every unit `has` (by key); the one with the longest order (each growth
-    /// extends the order before it).
+    /// under the same settings on another identity ([`WatchSettings::same_but_cases`]), with a
+    /// non-empty order that `continues` accepts (every unit still there, unchanged); the one with
+    /// the longest order (each growth extends the order before it), the first of equals.
     pub fn predecessor(
         &self,
         settings: &WatchSettings,
-        has: impl Fn(&str) -> bool,
+        continues: impl Fn(&Run) -> bool,
     ) -> Option<&Run> {
         self.runs
             .iter()
             .filter(|r| settings.same_but_cases(&r.settings))
-            .filter(|r| {
-                r.order
-                    .as_ref()
-                    .is_some_and(|o| !o.is_empty() && o.iter().all(|k| has(k)))
+            .filter(|r| r.order.as_ref().is_some_and(|o| !o.is_empty()) && continues(r))
+            .fold(None, |best: Option<&Run>, r| match best {
+                Some(b) if order_len(b) >= order_len(r) => Some(b),
+                _ => Some(r),
             })
-            .max_by_key(|r| r.order.as_ref().map_or(0, Vec::len))
     }
 
     /// Settings of the other entries of this experiment that hold decisions (for a warning that
@@ -245,8 +244,9 @@ impl StateFile {
             .count()
     }
 
-    /// Checks every recorded decision: at least one unit read, finite bounds with lower ≤ upper,
-    /// an arm of its entry's family. A decision that fails was not written by ablate.
+    /// Checks every recorded decision (at least one unit read, finite bounds with lower ≤ upper,
+    /// an arm of its entry's family) and order (keys of 16 hex digits, each unit once). An entry
+    /// that fails was not written by ablate.
     ///
     /// # Errors
     /// [`Error::Unreadable`] naming `path` and the entry.
@@ -268,9 +268,37 @@ impl StateFile {
                     return Err(invalid_entry(path, i, arm, &problem));
                 }
             }
+            if let Some(problem) = run.order.as_deref().and_then(order_problem) {
+                return Err(Error::Unreadable {
+                    path: path.to_path_buf(),
+                    problem: format!("the order of runs[{i}] {problem}, which ablate never records"),
+                    fix: "the file was edited or damaged: move it away (ablate starts a new one), or fix that entry".into(),
+                });
+            }
         }
         Ok(())
     }
+}
+
+/// What is wrong with a recorded order, if anything: a key that is not 16 hex digits, or a unit
+/// listed twice (it would be read twice).
+fn order_problem(order: &[String]) -> Option<String> {
+    if let Some(k) = order
+        .iter()
+        .find(|k| k.len() != 16 || !k.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Some(format!("holds {k:?}, not a unit's key of 16 hex digits"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    order
+        .iter()
+        .find(|k| !seen.insert(k.as_str()))
+        .map(|k| format!("lists the unit {k} twice"))
+}
+
+/// The units in a run's recorded order (0 without one).
+fn order_len(run: &Run) -> usize {
+    run.order.as_ref().map_or(0, Vec::len)
 }
 
 /// The error for a recorded decision ablate cannot have made: names the file and the entry.
