@@ -1,7 +1,7 @@
 //! `ablate watch` and `ablate next`: anytime-valid monitoring of a running ablation.
 
 use ablate::verb::Verb;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -67,16 +67,21 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
     // Recorded before the output is made, so that a failure is one of its warnings: in --json
     // (which the Python module reads, always with --quiet), in --export and on the terminal.
+    record(&dir, &mut w);
+    emit_warned(g, Verb::Watch, &w, &exp, |w| {
+        report::sequential::watch_human(w, &dir.display().to_string())
+    })
+}
+
+/// Records a watch's decisions and order in the folder's state; a failure is one of its warnings.
+fn record(dir: &Path, w: &mut sequential::WatchOutput) {
     let continued = w.order.continues.as_ref().map(|(s, _)| s);
-    if let Err(e) = watch_state::record_run(&dir, sequential::recorded_run(&w), continued) {
+    if let Err(e) = watch_state::record_run(dir, sequential::recorded_run(w), continued) {
         w.warnings.push(ablate::warning::Warning::new(
             "watch.not_recorded",
             format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
         ));
     }
-    emit_warned(g, Verb::Watch, &w, &exp, |w| {
-        report::sequential::watch_human(w, &dir.display().to_string())
-    })
 }
 
 /// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval harness to run.
@@ -123,7 +128,11 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     let exp = load(&dir, g, Verb::Next)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
-    let w = sequential::watch(&exp, &opts, state.as_ref())?;
+    let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
+    // Recorded as `watch` records it: the order the batch is scheduled from (after cases were
+    // added, the continued one) is kept, so that cases added again before the next watch are
+    // appended after the units this batch runs, not shuffled among them.
+    record(&dir, &mut w);
     let mut n = sequential::next(&exp, &w, calls);
     // Each cell's calls continue after the highest repeat number its rows hold (an import
     // numbers Inspect's epochs from 1), so that the batch's rows append without a duplicate.
@@ -135,7 +144,12 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     if !cells.is_empty() {
         let results = ablate::io::table::TableFile::at(exp.results.path.clone());
         let last = ablate::io::results::last_repeats(&results, &cells)?;
-        sequential::continue_numbering(&mut n.calls, &last);
+        sequential::continue_numbering(&mut n.calls, &last).map_err(|problem| {
+            ablate::error::Error::Usage(format!(
+                "{}: {problem}; no batch was written. Renumber that cell's repeats from 0 (they only need to differ within a cell)",
+                exp.results.path.display()
+            ))
+        })?;
     }
     let rows: Vec<(&str, &str, u32)> = n
         .calls

@@ -64,7 +64,8 @@ fn composed_arm_by_hand() {
     assert!(xyz.explicit_components);
     assert_eq!(xyz.components, vec!["-xy", "-z"]);
     assert_eq!(xyz.interaction, 0.0);
-    assert_eq!(xyz.interaction_verdict.as_str(), "additive");
+    // Four cases: too few to call anything (as the sweep below 10 units), whatever the interval.
+    assert_eq!(xyz.interaction_verdict.as_str(), "undetermined");
     // Pairwise matrix: the -xy pair.
     assert_eq!(r.pairwise.len(), 1);
     assert_eq!(

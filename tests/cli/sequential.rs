@@ -983,6 +983,18 @@ fn growth_continues_nothing(w: &Workdir) {
     for a in after["arms"].as_array().unwrap() {
         assert_eq!(a["recorded"], false, "{a}");
     }
+    // `next` says so too: the arms decided before are open again and in its batch.
+    let batch = w.root.path().join("batch.csv");
+    let plan = json(
+        ablate()
+            .args(["--json", "next", "--calls", "100", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    assert!(
+        common::codes(&plan).contains(&"watch.other_experiment".to_string()),
+        "{plan}"
+    );
 }
 
 /// Cases added to a cluster already read change that unit: the order read before no longer holds
@@ -1073,4 +1085,117 @@ fn a_recorded_order_with_a_unit_twice_is_refused() {
     std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
     let err = common::fails(ablate().arg("watch").arg(&w.dir));
     common::assert_mentions(&err, &[".ablate-watch.json", "runs[0]", "twice"]);
+}
+
+/// Tests looked at but not yet decided restart too when their order cannot be continued (a new
+/// cluster larger than any held): that is said (`watch.other_experiment`), not done silently.
+#[test]
+fn an_undecided_sequence_that_restarts_is_said() {
+    let exp = ablate::io::Experiment::load(&demo()).unwrap();
+    let (units, _) = ablate::analysis::sequential::unit_order(&exp, 0);
+    let largest = units.iter().map(Vec::len).max().unwrap();
+    let cluster = |u: &Vec<usize>| exp.cases.cluster.as_ref().unwrap()[u[0]].clone();
+    let big: std::collections::HashSet<String> = units
+        .iter()
+        .filter(|u| u.len() == largest)
+        .map(cluster)
+        .collect();
+    // The first 20 units of the order, without the largest clusters: no arm decides.
+    let first: std::collections::HashSet<String> = units
+        .iter()
+        .take(20)
+        .map(cluster)
+        .filter(|k| !big.contains(k))
+        .collect();
+    let w = demo_with_cases(|k, _| first.contains(k));
+    let before = watch(&w.dir, &[]);
+    assert!(decided_arms(&before).is_empty(), "{before}");
+    add_the_rest_of_the_demo(&w);
+    let after = watch(&w.dir, &[]);
+    assert!(
+        codes(&after).contains(&"watch.other_experiment".to_string()),
+        "{after}"
+    );
+}
+
+/// Stress cells run at more repeats than the main set do not hold the watch back: a unit needs
+/// the repeats of the main set, which is all `watch` reads.
+#[test]
+fn stress_cells_with_more_repeats_do_not_stall_the_watch() {
+    let w = Workdir::demo_copy();
+    let before = watch(&w.dir, &[]);
+    let exp = ablate::io::Experiment::load(&w.dir).unwrap();
+    let stress_case = (0..exp.cases.ids.len())
+        .find(|&c| exp.cases.stress[c])
+        .map(|c| exp.cases.ids[c].clone())
+        .unwrap();
+    let path = w.path("results.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let dtype = df.column("repeat").unwrap().dtype().clone();
+    let extra = df
+        .clone()
+        .lazy()
+        .filter(col("case_id").cast(DataType::String).eq(lit(stress_case)))
+        .limit(1)
+        .with_column(lit(3).cast(dtype).alias("repeat"))
+        .collect()
+        .unwrap();
+    let mut grown = df.vstack(&extra).unwrap();
+    ablate::io::write::parquet(&mut grown, &path).unwrap();
+    let after = watch(&w.dir, &["--reopen"]);
+    assert_eq!(after["repeats"], 3, "{after}");
+    assert_eq!(
+        decided_arms(&after).len(),
+        decided_arms(&before).len(),
+        "{after}"
+    );
+}
+
+/// Cases added twice with a `next` batch between (and no watch): the batch's units stay first
+/// after the second growth, since `next` recorded the order it scheduled from.
+#[test]
+fn next_records_the_order_its_batch_runs() {
+    // ct0256, the largest cluster (5 cases), is there from the start: a larger new unit would
+    // continue nothing.
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    let w = demo_with_cases(|k, _| number(k) % 10 < 5 || k == "ct0256");
+    watch(&w.dir, &[]);
+    let state_path = w.path(".ablate-watch.json");
+    let order_now = || -> Vec<serde_json::Value> {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
+        assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+        v["runs"][0]["order"].as_array().unwrap().clone()
+    };
+    let watched = order_now().len();
+    // The second batch of cases (clusters ending in 5 or 6), then `next`.
+    let grown = demo_with_cases(|k, _| number(k) % 10 < 7 || k == "ct0256");
+    for name in [
+        "cases.parquet",
+        "case_units.parquet",
+        "passages.parquet",
+        "samples.parquet",
+    ] {
+        std::fs::copy(grown.path(name), w.path(name)).unwrap();
+    }
+    let batch = w.root.path().join("batch.csv");
+    json(
+        ablate()
+            .args(["--json", "next", "--calls", "500", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    let scheduled = order_now();
+    assert!(
+        scheduled.len() > watched,
+        "next recorded the order its batch runs"
+    );
+    // The third batch arrives before any watch.
+    add_the_rest_of_the_demo(&w);
+    watch(&w.dir, &[]);
+    let order = order_now();
+    assert!(order.len() > scheduled.len());
+    assert_eq!(&order[..scheduled.len()], &scheduled[..]);
 }

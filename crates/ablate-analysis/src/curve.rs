@@ -60,8 +60,9 @@ pub struct CurvePoint {
     pub ci: Option<Interval>,
     /// Whether the retention is confidently at least `quality_threshold`: the family interval
     /// of the mean of yᵢ − q·xᵢ lies at or above 0 (see the module documentation); null when it
-    /// is undefined (fewer than two units, or the retention itself undefined: the baseline
-    /// scores 0 on the arm's cases).
+    /// is undefined (fewer than ten units, too few to confirm anything, as the sweep calls no arm
+    /// confident below that; or the retention itself undefined: the baseline scores 0 on the
+    /// arm's cases).
     pub retention_confident: Option<bool>,
 }
 
@@ -192,7 +193,7 @@ fn retention_interval(
 
 /// Whether arm `p`'s retention is confidently at least `q`: the family interval (under the
 /// guarantee in force, over `family` arms) of the mean of zᵢ = yᵢ − q·xᵢ has its low end at or
-/// above 0. `None` with fewer than two units.
+/// above 0. `None` below [`paired::MIN_UNITS_TO_DECIDE`] units (too few to confirm anything).
 fn clears_quality(
     exp: &Experiment,
     paired: &Paired,
@@ -201,7 +202,8 @@ fn clears_quality(
     family: usize,
     cfg: &Config,
 ) -> Option<bool> {
-    if Paired::distinct_units(&p.unit) < 2 {
+    // Below the units at which any verdict is called confident, nothing is confirmed.
+    if Paired::distinct_units(&p.unit) < paired::MIN_UNITS_TO_DECIDE {
         return None;
     }
     let z: Vec<f64> = p.arm.iter().zip(&p.base).map(|(y, x)| y - q * x).collect();
@@ -296,6 +298,16 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         .collect();
     let draws = retention_draws(&paired, &pairs, cfg);
     let family = if cfg.per_arm { 1 } else { pairs.len().max(1) };
+    let few = pairs
+        .iter()
+        .filter(|p| Paired::distinct_units(&p.unit) < paired::MIN_UNITS_TO_DECIDE)
+        .count();
+    if few > 0 {
+        warnings.push(crate::warning::Warning::new("curve.too_few_units", format!(
+            "{few} budget arm(s) have fewer than {} units: too few to confirm that they keep quality (retention_confident is null), as the sweep calls no arm confident below that",
+            paired::MIN_UNITS_TO_DECIDE
+        )));
+    }
 
     let mut selectors: Vec<String> = budget_arms.iter().map(|b| b.1.clone()).collect();
     selectors.sort();
@@ -327,6 +339,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             // Undefined retention is never confidently enough: nothing is retained of nothing.
             let retention_confident =
                 retention.and_then(|_| clears_quality(exp, &paired, p, threshold, family, cfg));
+
             points.push(CurvePoint {
                 arm: exp.results.arms[*a].clone(),
                 budget_ratio: *ratio,

@@ -159,14 +159,17 @@ pub fn human(r: &StressOutput) -> String {
         .arms
         .iter()
         .filter(|a| {
-            a.verdict_main == Some(Verdict::Removable) && a.verdict_stress == Some(Verdict::Needed)
+            // As the decision record's `needed_only_on_stress`: confidently needed there.
+            a.verdict_main == Some(Verdict::Removable)
+                && a.verdict_stress == Some(Verdict::Needed)
+                && a.confidence_stress == Some(Confidence::Confident)
         })
         .map(|a| a.arm.as_str())
         .collect();
     if !caught.is_empty() {
         let _ = writeln!(
             s,
-            "\nremovable on the main set but needed on the stress slice: {}",
+            "\nremovable on the main set but confidently needed on the stress slice: {}",
             caught.join(", ")
         );
     }

@@ -54,28 +54,33 @@ pub fn human(r: &VarianceOutput) -> String {
     let _ = writeln!(s);
     let alpha = 1.0 - r.confidence_level;
     if let Some(mde) = r.typical_mde {
-        if mde > r.threshold_drop {
+        let detects = mde <= r.threshold_drop;
+        if detects {
+            let _ = writeln!(
+                s,
+                "For a typical leave-one-out arm this set detects a drop of {mde:.3} at {:.0}% power (one test, two-sided α = {alpha:.2}), within the threshold of {}.",
+                r.power * 100.0,
+                crate::text::float_text(r.threshold_drop)
+            );
+        } else {
             let _ = writeln!(
                 s,
                 "This set cannot detect a drop of {} at {:.0}% power (two-sided α = {alpha:.2}); for a typical leave-one-out arm it can detect {mde:.3}.",
                 crate::text::float_text(r.threshold_drop),
                 r.power * 100.0
             );
-            if let Some(n) = r.typical_cases_needed {
-                let _ = writeln!(
-                    s,
-                    "A typical leave-one-out arm settles (the family interval that decides clears {}, 80% of the time) at about {} cases (the set has {}).",
-                    crate::text::float_text(r.threshold_drop),
-                    thousands(n as f64),
-                    r.cases
-                );
-            }
-        } else {
+        }
+        // What settles an arm is the family interval that decides, wider than one test: said
+        // whenever it needs more cases than the set has, even where one test would detect.
+        if let Some(n) = r.typical_cases_needed
+            && (!detects || n > r.cases as u64)
+        {
             let _ = writeln!(
                 s,
-                "For a typical leave-one-out arm this set detects a drop of {mde:.3} at {:.0}% power, within the threshold of {}.",
-                r.power * 100.0,
-                crate::text::float_text(r.threshold_drop)
+                "A typical leave-one-out arm settles (the family interval that decides clears {}, 80% of the time) at about {} cases (the set has {}).",
+                crate::text::float_text(r.threshold_drop),
+                thousands(n as f64),
+                r.cases
             );
         }
     }

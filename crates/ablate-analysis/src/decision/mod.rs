@@ -194,9 +194,10 @@ pub struct Decision {
     pub flips: Vec<Flip>,
     /// Composed cuts that interact.
     pub interactions: Vec<Interaction>,
-    /// When nothing is cut: the not-settled arm most worth settling, the one removing the most
-    /// tokens among those whose drop is below the threshold and that can settle (ties: fewer
-    /// cases to settle).
+    /// When nothing is cut: the not-settled arm most worth settling. First the arms confidently
+    /// removable on the main set and held back only by a slice not yet clear (stress, or
+    /// production), then those whose drop is below the threshold and that can settle; among
+    /// them the one removing the most tokens (ties: fewer cases to settle).
     pub best_candidate: Option<DecisionArm>,
     /// Dollars a day the best candidate would save, with pricing.
     pub candidate_cost_per_day: Option<f64>,
@@ -690,15 +691,29 @@ pub fn run(
     };
     let cost_saved_per_day = per_day(tokens_saved);
     let thr = sweep.threshold_drop;
+    // Confidently removable on the main set, held back only by a slice not yet clear: closer to
+    // a cut than any arm the main set has not settled, so such an arm is the best candidate
+    // first (its cases to settle are the slice's, not given).
+    let held_by_slice = |a: &DecisionArm| {
+        sweep
+            .arms
+            .iter()
+            .find(|s| s.arm == a.arm)
+            .is_some_and(|s| judging.candidate(s))
+    };
     let best_candidate = (!comparison && tokens_saved.is_none())
         .then(|| {
             inconclusive
                 .iter()
-                .filter(|a| a.drop < thr && a.cases_to_settle.is_some())
+                .filter(|a| a.drop < thr && (a.cases_to_settle.is_some() || held_by_slice(a)))
                 .max_by(|a, b| {
-                    a.tokens_removed
-                        .unwrap_or(0.0)
-                        .total_cmp(&b.tokens_removed.unwrap_or(0.0))
+                    held_by_slice(a)
+                        .cmp(&held_by_slice(b))
+                        .then(
+                            a.tokens_removed
+                                .unwrap_or(0.0)
+                                .total_cmp(&b.tokens_removed.unwrap_or(0.0)),
+                        )
                         .then(b.cases_to_settle.cmp(&a.cases_to_settle))
                 })
                 .cloned()
@@ -793,11 +808,11 @@ mod tests {
             settle::cases_to_clear(-0.1, 0.01, 0.01, (100, 100), z80, &within),
             Some(10)
         );
-        // In 20 clusters of 5 cases: 48 cases scale the clusters to 9.6, which the intervals
-        // round to 10.
+        // In 20 clusters of 5 cases: 10 whole clusters, 50 cases (48 scale the clusters to 9.6,
+        // and a part of a cluster is not one more: it had said 48).
         assert_eq!(
             settle::cases_to_clear(-0.1, 0.01, 0.01, (100, 20), z80, &within),
-            Some(48)
+            Some(50)
         );
         // Beyond 100 times the set: not within reach; no gap: undefined.
         assert_eq!(

@@ -100,8 +100,8 @@ pub(crate) fn cases_to_clear(
     let gap = (threshold - x).abs();
     let clears = |f: f64| {
         let room = gap - z80 * se / f.sqrt();
-        // Units as the intervals scale them (rounded).
-        let enough = (units as f64 * f).round() >= MIN_UNITS_TO_DECIDE as f64;
+        // Whole units: a part of a cluster is not one more cluster.
+        let enough = (units as f64 * f).floor() >= MIN_UNITS_TO_DECIDE as f64;
         enough && room >= 0.0 && within(f, room)
     };
     if gap == 0.0 || !gap.is_finite() || !clears(REACH as f64) {

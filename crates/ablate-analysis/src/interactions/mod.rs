@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::analysis::Config;
 use crate::analysis::cover::{self, Candidate};
-use crate::analysis::paired::{CaseSet, Intervals, Paired, Sample};
+use crate::analysis::paired::{CaseSet, Intervals, MIN_UNITS_TO_DECIDE, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
 use crate::stats::bootstrap::{Draws, RatioSums};
@@ -50,7 +50,9 @@ pub enum InteractionVerdict {
     SubAdditive,
     /// The CI contains 0.
     Additive,
-    /// No interval could be computed (a single paired case or cluster): nothing can be said.
+    /// No interval could be computed (a single paired case or cluster), or fewer than
+    /// [`MIN_UNITS_TO_DECIDE`] units, too few to decide whatever the interval: nothing can be
+    /// said.
     Undetermined,
 }
 
@@ -557,6 +559,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                 );
                 let judging = intervals.family_under(guarantee, family, cfg.confidence);
                 let interaction_verdict = match (judging.ci_low, judging.ci_high) {
+                    // Too few units to call anything, whatever the interval (as the sweep).
+                    _ if intervals.units() < MIN_UNITS_TO_DECIDE => {
+                        InteractionVerdict::Undetermined
+                    }
                     (Some(l), _) if l > 0.0 => InteractionVerdict::SuperAdditive,
                     (_, Some(h)) if h < 0.0 => InteractionVerdict::SubAdditive,
                     (Some(_), Some(_)) => InteractionVerdict::Additive,
@@ -618,6 +624,19 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         },
     );
     warnings.extend(design_warnings);
+    let few = work
+        .iter()
+        .filter(|w| Paired::distinct_units(&w.units) < MIN_UNITS_TO_DECIDE)
+        .count();
+    if few > 0 {
+        warnings.push(crate::warning::Warning::new(
+            "interactions.too_few_units",
+            format!(
+                "{few} composed arm(s) have fewer than {MIN_UNITS_TO_DECIDE} {}: too few to decide, so their interaction is undetermined whatever its interval (as the sweep calls no arm confident below that)",
+                if paired.clustered { "clusters" } else { "cases" }
+            ),
+        ));
+    }
     for c in composed.iter().filter(|c| c.se.is_none() && c.n > 0) {
         warnings.push(crate::warning::Warning::new(
             "interactions.no_spread",

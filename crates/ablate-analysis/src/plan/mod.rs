@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::design::{self, Fraction};
+use crate::analysis::paired::MIN_UNITS_TO_DECIDE;
 use crate::error::{Error, Result};
 use crate::io::Experiment;
 use crate::io::manifest::Guarantee;
@@ -177,7 +178,9 @@ pub struct PlanOutput {
     pub mde: Option<f64>,
     /// Optimistic mde of a main effect in a factorial or fractional design.
     pub mde_main_effect: Option<f64>,
-    /// Cases needed to detect threshold_drop with a paired contrast.
+    /// Cases needed to detect threshold_drop with one paired contrast at 80% power (not the
+    /// family interval that decides: `cases_to_certify`), never fewer than the 10 units a run
+    /// needs to decide anything.
     pub cases_needed: Option<u64>,
     /// The guarantee `min_certifiable_threshold` is computed for.
     pub guarantee: Guarantee,
@@ -569,6 +572,15 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
     let mde = sd.map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
     let family = arms.len().saturating_sub(1).max(1);
     let certifiable = Certifiable::of(opts, sd, family);
+    if opts.cases < MIN_UNITS_TO_DECIDE {
+        warnings.push(crate::warning::Warning::new(
+            "plan.too_few_cases",
+            format!(
+                "{} cases per arm cannot decide any arm: no verdict is called confident below {MIN_UNITS_TO_DECIDE} units (cases, or clusters), so nothing is certifiable (null); plan at least {MIN_UNITS_TO_DECIDE}",
+                opts.cases
+            ),
+        ));
+    }
     if let Some(t) = certifiable.threshold
         && threshold < t
     {
@@ -603,7 +615,8 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             .filter(|_| threshold > 0.0)
             .map(|sd| (multiplier * sd / threshold).powi(2).ceil())
             .filter(|n| n.is_finite() && *n <= 9_007_199_254_740_992.0)
-            .map(|n| n as u64),
+            // Never fewer than a run needs to decide anything.
+            .map(|n| (n as u64).max(MIN_UNITS_TO_DECIDE as u64)),
         guarantee: opts.guarantee,
         min_certifiable_threshold: certifiable.threshold,
         min_certifiable_is_lower_bound: certifiable.lower_bound,
@@ -646,6 +659,10 @@ impl<'a> Certifiable<'a> {
     /// ([`Pilot::certifiable`]), else t(1 − α/2K; n − 1)·sd/√n.
     fn at(&self, cases: usize) -> Option<f64> {
         let o = self.opts;
+        // Below the units at which any verdict is called confident, nothing is certifiable.
+        if cases < MIN_UNITS_TO_DECIDE {
+            return None;
+        }
         match &o.sd {
             Some(SdSource::Pilot { pilot, .. }) => {
                 pilot.certifiable(cases, self.family, o.guarantee, o.confidence)
@@ -670,7 +687,9 @@ impl<'a> Certifiable<'a> {
     fn cases_to(&self, threshold: f64) -> Option<u64> {
         let planned = self.opts.cases.max(2);
         let fits = |n: usize| self.at(n).is_some_and(|t| t <= threshold);
-        if self.threshold.is_none_or(|t| t <= threshold) || !fits(planned * 100) {
+        // Already certified, or not within 100 times the planned cases (or no spread known).
+        // Null at the planned cases (fewer than can decide) is not "already".
+        if self.threshold.is_some_and(|t| t <= threshold) || fits(planned) || !fits(planned * 100) {
             return None;
         }
         Some(crate::analysis::decision::settle::fewest(

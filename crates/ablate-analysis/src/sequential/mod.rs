@@ -396,14 +396,15 @@ pub(super) fn arm_columns(exp: &Experiment) -> Vec<(String, Option<usize>)> {
         .collect()
 }
 
-/// The repeats a complete cell has: the option, else the most any cell of the table has (≥ 1).
+/// The repeats a complete cell has: the option, else the most any main-set cell of the table has
+/// (≥ 1; the stress slice, which `watch` does not read, may be run at other repeats).
 pub(super) fn design_repeats(exp: &Experiment, opt: Option<u32>) -> u32 {
     opt.unwrap_or_else(|| {
-        exp.results
-            .matrix
-            .repeats
-            .iter()
-            .copied()
+        let m = &exp.results.matrix;
+        (0..m.n_cases)
+            .filter(|&c| !exp.cases.stress[c])
+            .flat_map(|c| (0..m.n_arms).map(move |a| m.cell(c, a)))
+            .map(|cell| m.repeats[cell])
             .max()
             .unwrap_or(1)
             .max(1)

@@ -22,10 +22,14 @@ pub struct Call {
 /// it (`last`, from the results table): the calls of a cell are numbered from the count of its
 /// repeats, which collides with a table numbered 1..K (as `import` numbers Inspect's epochs)
 /// when its rows are appended. A cell numbered 0..K−1, or without rows, keeps its numbers.
+///
+/// # Errors
+/// A call whose number would pass the largest repeat number (2³² − 1): the cell's rows are
+/// numbered up to it, and a batch row could only repeat one of them. The error names the cell.
 pub fn continue_numbering(
     calls: &mut [Call],
     last: &std::collections::HashMap<(String, String), i64>,
-) {
+) -> std::result::Result<(), String> {
     let mut first: BTreeMap<(&str, &str), u32> = BTreeMap::new();
     for c in calls.iter() {
         let lowest = first.entry((&c.case_id, &c.arm)).or_insert(c.repeat);
@@ -41,9 +45,18 @@ pub fn continue_numbering(
         .collect();
     for c in calls.iter_mut() {
         if let Some(s) = shift.get(&(c.case_id.clone(), c.arm.clone())) {
-            c.repeat = u32::try_from(i64::from(c.repeat) + s).unwrap_or(u32::MAX);
+            c.repeat = u32::try_from(i64::from(c.repeat) + s).map_err(|_| {
+                format!(
+                    "case {:?} in arm {:?} holds repeat numbers up to {}, so its next call would pass {}, the largest a repeat can have",
+                    c.case_id,
+                    c.arm,
+                    last[&(c.case_id.clone(), c.arm.clone())],
+                    u32::MAX
+                )
+            })?;
         }
     }
+    Ok(())
 }
 
 /// What `ablate next` plans.
@@ -62,6 +75,13 @@ pub struct NextOutput {
     /// Warnings.
     pub warnings: Vec<crate::warning::Warning>,
 }
+
+/// The watch's warnings a batch repeats (see [`next`]).
+const CARRIED: [&str; 3] = [
+    "watch.extra_repeats",
+    "watch.cases_added",
+    "watch.other_experiment",
+];
 
 /// Most calls one batch of `next` holds (each call is a row in memory and in the file).
 pub const MAX_BATCH_CALLS: u64 = 1_000_000;
@@ -122,11 +142,13 @@ pub fn next(exp: &Experiment, w: &WatchOutput, budget: u64) -> NextOutput {
             *per_arm.entry(label.to_string()).or_default() += 1;
         }
     }
-    // The watch's note that extra repeats were not scheduled (a retried call) holds for the batch.
+    // The watch's notes on what the batch rests on hold for it too: extra repeats not scheduled
+    // (a retried call), cases added (the sequences continue), decisions set aside (another
+    // experiment's: the arms they decided are open again and scheduled).
     let mut warnings: Vec<crate::warning::Warning> = w
         .warnings
         .iter()
-        .filter(|x| x.code == "watch.extra_repeats")
+        .filter(|x| CARRIED.contains(&x.code))
         .cloned()
         .collect();
     warnings.extend(next_warnings(
@@ -247,8 +269,20 @@ mod tests {
             (("c1".to_string(), "a".to_string()), 2),
             (("c2".to_string(), "a".to_string()), 1),
         ]);
-        continue_numbering(&mut calls, &last);
+        continue_numbering(&mut calls, &last).unwrap();
         let repeats: Vec<u32> = calls.iter().map(|c| c.repeat).collect();
         assert_eq!(repeats, [3, 4, 2, 0]);
+        // A cell numbered up to the largest repeat number has no next one: refused, named
+        // (it had been clamped, and the batch repeated an existing row).
+        let mut calls = vec![call("c9", "a", 2)];
+        let last = std::collections::HashMap::from([(
+            ("c9".to_string(), "a".to_string()),
+            i64::from(u32::MAX),
+        )]);
+        let err = continue_numbering(&mut calls, &last).unwrap_err();
+        assert!(
+            err.contains("\"c9\"") && err.contains("4294967295"),
+            "{err}"
+        );
     }
 }

@@ -52,12 +52,8 @@ pub fn watch(
         decisions_state.map_or_else(Vec::new, |f| state_warnings(f, &key, continued));
     warnings.extend(repeats_warning);
     if let Some((_, held)) = &order.continues {
-        warnings.extend(cases_added(
-            units,
-            *held,
-            unit_name,
-            recorded.map_or(0, BTreeMap::len),
-        ));
+        let decided = (!opts.reopen).then(|| recorded.map_or(0, BTreeMap::len));
+        warnings.extend(cases_added(units, *held, unit_name, decided));
     }
     let max_unit_cases = units.iter().map(Vec::len).max().unwrap_or(1);
     warnings.extend(large_cluster(units, clustered));
@@ -129,20 +125,32 @@ pub fn watch(
 /// The note that cases were added since the last watch under these settings: the new units
 /// follow the `held` ones each arm's tests were reading, and `decided` recorded decisions stand.
 /// None when no main-set unit was added (stress cases only, which `watch` does not read).
+/// `decided` is None under --reopen, which decides every arm again.
 fn cases_added(
     units: &[Vec<usize>],
     held: usize,
     unit_name: &str,
-    decided: usize,
+    decided: Option<usize>,
 ) -> Option<crate::warning::Warning> {
     let new = units.get(held..).filter(|n| !n.is_empty())?;
     let cases: usize = new.iter().map(Vec::len).sum();
+    let added = if unit_name == "case" {
+        format!("{} cases", crate::text::thousands(cases as f64))
+    } else {
+        format!(
+            "{} {unit_name}s ({} cases)",
+            crate::text::thousands(new.len() as f64),
+            crate::text::thousands(cases as f64)
+        )
+    };
+    let decisions = match decided {
+        Some(n) => format!("the {n} recorded decisions stand (made on the cases then in the set)"),
+        None => "every arm is decided again on it (--reopen)".to_string(),
+    };
     Some(crate::warning::Warning::new(
         "watch.cases_added",
         format!(
-            "{} {unit_name}s ({} cases) were added since the last watch under these settings: each arm's tests read them after the {} {unit_name}s they were reading, in the seeded order, so every sequence continues and the {decided} recorded decisions stand (made on the cases then in the set). New cases of another kind (a new slice) belong in a run of their own",
-            crate::text::thousands(new.len() as f64),
-            crate::text::thousands(cases as f64),
+            "{added} were added since the last watch under these settings: each arm's tests read them after the {} {unit_name}s they were reading, in the seeded order, so every sequence continues and {decisions}. New cases of another kind (a new slice) belong in a run of their own",
             crate::text::thousands(held as f64),
         ),
     ))
@@ -242,7 +250,7 @@ fn state_warnings(
     let elsewhere = file.other_experiments(key, continued);
     if elsewhere > 0 {
         warnings.push(crate::warning::Warning::new("watch.other_experiment", format!(
-            "{STATE_FILE} holds {elsewhere} entries of decisions made on another experiment (other cases or arms: the folder was replaced, by `simulate --out` or `import --out`?) or by an ablate that did not record which; they are set aside: not used, and kept in the file as they are. This run records its own; move the file away to discard them"
+            "{STATE_FILE} holds {elsewhere} entries of tests run on another experiment (other cases or arms: an arm added, a case removed or moved to another cluster, a new cluster larger than any watched before, or the folder replaced by `simulate --out` or `import --out`), or by an ablate that did not record which; this run cannot continue them, so their decisions are set aside and every arm's tests start afresh on the seeded order: not used, and kept in the file as they are. This run records its own; move the file away to discard them"
         )));
     }
     for other in file.others(key) {

@@ -480,14 +480,17 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
 
 /// The family's `min_certifiable_threshold`: the median over arms (with spread) of the upper
 /// half-width, hi − drop, of the interval that decides: the family interval, or with `per_arm`
-/// each arm's own interval (which judges then).
-fn min_certifiable(arms: &[SweepArm], per_arm: bool) -> Option<f64> {
+/// each arm's own interval (which judges then). Each half-width counts at most `span`, the most
+/// a drop can be (scores in [lo, hi]: hi − lo): an arm that changes nothing has no interval above
+/// it, so a figure above the score range (an arm with a negative drop whose interval was
+/// clipped at the range's end) says nothing about what can be certified.
+fn min_certifiable(arms: &[SweepArm], per_arm: bool, span: f64) -> Option<f64> {
     let mut up: Vec<f64> = arms
         .iter()
         .filter(|a| a.in_family && a.se.is_some_and(|s| s > 0.0))
         .filter_map(|a| {
             let deciding = if per_arm { a.ci } else { a.ci_family };
-            deciding.map(|i| i.high - a.drop)
+            deciding.map(|i| (i.high - a.drop).min(span))
         })
         .filter(|h| h.is_finite())
         .collect();
@@ -563,7 +566,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     }
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
     let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
-    family.min_certifiable_threshold = min_certifiable(&arms, cfg.per_arm);
+    family.min_certifiable_threshold = min_certifiable(&arms, cfg.per_arm, hi - lo);
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
     let baseline = BaselineScore::of(m, &paired);

@@ -230,8 +230,9 @@ impl StateFile {
     }
 
     /// Entries holding decisions made on another experiment, or by an ablate that did not record
-    /// which (version 2): kept in the file, never used. `continued`, the entry a watch continues
-    /// ([`StateFile::predecessor`]), is not counted.
+    /// which (version 2), or tests looked at under these settings on another experiment (an
+    /// order and no decision): kept in the file, never used, and the tests they ran start afresh.
+    /// `continued`, the entry a watch continues ([`StateFile::predecessor`]), is not counted.
     pub fn other_experiments(
         &self,
         settings: &WatchSettings,
@@ -239,7 +240,11 @@ impl StateFile {
     ) -> usize {
         self.runs
             .iter()
-            .filter(|r| r.settings.experiment != settings.experiment && !r.decisions.is_empty())
+            .filter(|r| r.settings.experiment != settings.experiment)
+            .filter(|r| {
+                !r.decisions.is_empty()
+                    || (r.order.is_some() && settings.same_but_cases(&r.settings))
+            })
             .filter(|r| Some(&r.settings) != continued)
             .count()
     }
