@@ -147,3 +147,42 @@ fn a_plan_below_ten_cases_certifies_nothing() {
     assert_eq!(s["cases_to_certify"], 10, "{s}");
     assert!(codes(s).contains(&"plan.too_few_cases".to_string()), "{s}");
 }
+
+/// New cases added with `import --into` to an experiment whose cases come in clusters, with no
+/// cluster of their own, are said (each counts as its own cluster): they had been left null
+/// without a word.
+#[test]
+fn new_cases_without_a_cluster_are_said_on_into() {
+    use polars::prelude::*;
+    let root = tempfile::tempdir().unwrap();
+    let full = crate::round_ten::inspect_log(root.path(), "full.json", |_| {});
+    let out = root.path().join("exp");
+    crate::common::import("inspect", &[full], &out, &["--threshold-drop", "0.02"]);
+    let path = out.join("cases.parquet");
+    let mut cases = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let clusters: Vec<&str> = vec!["k1"; cases.height()];
+    cases
+        .with_column(Column::new("cluster".into(), clusters))
+        .unwrap();
+    ablate::io::write::parquet(&mut cases, &path).unwrap();
+    let more = crate::round_ten::inspect_log(root.path(), "more.json", |l| {
+        l["eval"]["eval_id"] = serde_json::json!("eval-more");
+        l["eval"]["run_id"] = serde_json::json!("run-more");
+        for s in l["samples"].as_array_mut().unwrap() {
+            s["id"] = match &s["id"] {
+                serde_json::Value::Number(n) => serde_json::json!(n.as_i64().unwrap() + 100),
+                other => serde_json::json!(format!("{}-more", other.as_str().unwrap())),
+            };
+        }
+    });
+    let summary = json(
+        ablate()
+            .args(["--json", "import", "inspect"])
+            .arg(&more)
+            .arg("--into")
+            .arg(&out),
+    );
+    assert!(summary.to_string().contains("have no cluster"), "{summary}");
+}

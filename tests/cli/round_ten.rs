@@ -279,7 +279,7 @@ fn a_verb_s_manual_page_names_ablate_s_version() {
 
 /// The v0.3.285 Inspect JSON log (arm `full`, six samples × two epochs), edited by `edit`,
 /// written into `dir` as `name`.
-fn inspect_log(
+pub(crate) fn inspect_log(
     dir: &std::path::Path,
     name: &str,
     edit: impl Fn(&mut serde_json::Value),

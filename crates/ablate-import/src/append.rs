@@ -677,6 +677,19 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
         .filter(&fresh)
         .map_err(|e| super::building("cases", e))?;
     let cases = stack("cases", &existing.cases, &new_cases)?;
+    // The experiment's cases come in clusters and the logs say nothing of the new ones': said,
+    // since each is then a cluster of its own in every interval and in `watch`'s order.
+    if existing.cases.column("cluster").is_ok() && new_cases.height() > 0 {
+        let unclustered = match new_cases.column("cluster") {
+            Ok(c) => c.null_count(),
+            Err(_) => new_cases.height(),
+        };
+        if unclustered > 0 {
+            notes.push(format!(
+                "{unclustered} new case(s) have no cluster, though the experiment's cases come in clusters: each counts as a cluster of its own (in every interval, and in `watch`'s order); set their `cluster` in cases.parquet before analysing if they share one with others"
+            ));
+        }
+    }
 
     let old_arms: BTreeSet<String> =
         text_column(&existing.arms, "arm", &into.join("arms.parquet"))?
