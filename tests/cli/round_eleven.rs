@@ -71,6 +71,14 @@ fn variance_says_when_the_deciding_interval_needs_more_cases() {
         text.contains(&format!("at about {needed} cases (the set has 12)")),
         "{text}"
     );
+    // Cases without clusters: more cases shrink the se. With clusters (the demo), more clusters:
+    // it had advised "add cases" with one cluster, whose se more cases cannot shrink.
+    assert!(
+        v["clusters"].is_null() && text.contains("add cases instead"),
+        "{text}"
+    );
+    let demo = stdout(ablate().arg("variance").arg(crate::common::demo()));
+    assert!(demo.contains("add clusters instead"), "{demo}");
 }
 
 /// A one-case stress slice decides nothing: the terminal names no arm as needed there (as the

@@ -74,6 +74,9 @@ pub struct VarianceOutput {
     pub power: f64,
     /// Main-set cases with baseline results.
     pub cases: usize,
+    /// Clusters among those cases (null without a cluster column), as the sweep's: the units
+    /// that more of shrink the se when cases come in clusters.
+    pub clusters: Option<usize>,
     /// Median mde over the leave-one-out arms (one unit removed), else over all non-baseline arms.
     pub typical_mde: Option<f64>,
     /// Median cases_needed over the same arms (an arm beyond reach counts as more than any);
@@ -247,6 +250,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> VarianceOutput {
         confidence_level: cfg.confidence,
         power: POWER,
         cases: paired.cases.len(),
+        clusters: paired.clustered.then_some(paired.n_units),
         typical_mde: (!mdes.is_empty()).then(|| percentile::quantile(&mdes, 0.5)),
         typical_cases_needed: median_needed(&needed),
         arms,

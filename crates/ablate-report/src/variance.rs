@@ -96,16 +96,22 @@ pub fn human(r: &VarianceOutput) -> String {
             format!("{:.1}%", 100.0 * share)
         };
         let shrink = 1.0 - (1.0 - share / 2.0).max(0.0).sqrt();
+        // With clusters the se shrinks with more clusters, not more cases in the same ones.
+        let more = if r.clusters.is_some() {
+            "clusters"
+        } else {
+            "cases"
+        };
         if share < 0.1 {
             let _ = writeln!(
                 s,
-                "Repeat noise is {of} of the spread of baseline case means: more repeats will barely help (doubling K = {k:.0} shrinks the se by {:.1}%); add cases instead (doubling them shrinks it by 29%).",
+                "Repeat noise is {of} of the spread of baseline case means: more repeats will barely help (doubling K = {k:.0} shrinks the se by {:.1}%); add {more} instead (doubling them shrinks it by 29%).",
                 100.0 * shrink
             );
         } else {
             let _ = writeln!(
                 s,
-                "Repeat noise is {of} of the spread of baseline case means: doubling repeats from {k:.0} to {:.0} would shrink the se by about {:.0}% (doubling cases: 29%).",
+                "Repeat noise is {of} of the spread of baseline case means: doubling repeats from {k:.0} to {:.0} would shrink the se by about {:.0}% (doubling {more}: 29%).",
                 2.0 * k,
                 100.0 * shrink
             );
@@ -124,8 +130,8 @@ impl Export for VarianceOutput {
             "summary",
             "",
             One,
-            "threshold_drop:f64 confidence_level:f64 power:f64 cases:i64 typical_mde:f64 \
-             typical_cases_needed:i64",
+            "threshold_drop:f64 confidence_level:f64 power:f64 cases:i64 clusters:i64 \
+             typical_mde:f64 typical_cases_needed:i64",
             "power settings and the typical arm",
         ),
         t(
