@@ -67,21 +67,21 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
     // Recorded before the output is made, so that a failure is one of its warnings: in --json
     // (which the Python module reads, always with --quiet), in --export and on the terminal.
-    record(&dir, &mut w);
+    w.warnings.extend(record(&dir, &w));
     emit_warned(g, Verb::Watch, &w, &exp, |w| {
         report::sequential::watch_human(w, &dir.display().to_string())
     })
 }
 
-/// Records a watch's decisions and order in the folder's state; a failure is one of its warnings.
-fn record(dir: &Path, w: &mut sequential::WatchOutput) {
+/// Records a watch's decisions and order in the folder's state; a failure is returned as the
+/// warning that says so.
+fn record(dir: &Path, w: &sequential::WatchOutput) -> Option<ablate::warning::Warning> {
     let continued = w.order.continues.as_ref().map(|(s, _)| s);
-    if let Err(e) = watch_state::record_run(dir, sequential::recorded_run(w), continued) {
-        w.warnings.push(ablate::warning::Warning::new(
-            "watch.not_recorded",
-            format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
-        ));
-    }
+    let e = watch_state::record_run(dir, sequential::recorded_run(w), continued).err()?;
+    Some(ablate::warning::Warning::new(
+        "watch.not_recorded",
+        format!("this run's decisions were not recorded, so a later run may decide again: {e}"),
+    ))
 }
 
 /// Write the next batch of calls for the arms still open: (case_id, arm, repeat), for the eval harness to run.
@@ -128,11 +128,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
     let exp = load(&dir, g, Verb::Next)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
-    let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
-    // Recorded as `watch` records it: the order the batch is scheduled from (after cases were
-    // added, the continued one) is kept, so that cases added again before the next watch are
-    // appended after the units this batch runs, not shuffled among them.
-    record(&dir, &mut w);
+    let w = sequential::watch(&exp, &opts, state.as_ref())?;
     let mut n = sequential::next(&exp, &w, calls);
     // Each cell's calls continue after the highest repeat number its rows hold (an import
     // numbers Inspect's epochs from 1), so that the batch's rows append without a duplicate.
@@ -157,6 +153,10 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         .map(|c| (c.case_id.as_str(), c.arm.as_str(), c.repeat))
         .collect();
     ablate::io::write::calls_table(&out, &rows, force)?;
+    // Once the batch is written, recorded as `watch` records it: the order the batch is
+    // scheduled from (after cases were added, the continued one) is kept, so that cases added
+    // again before the next watch are appended after the units this batch runs.
+    n.warnings.extend(record(&dir, &w));
     // The loader's warnings too, as every verb on an experiment gives them.
     let value = report::with_warnings(&n, &exp.warnings)?;
     if g.export.is_some() {

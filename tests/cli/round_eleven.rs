@@ -194,3 +194,20 @@ fn new_cases_without_a_cluster_are_said_on_into() {
     );
     assert!(summary.to_string().contains("have no cluster"), "{summary}");
 }
+
+/// `next` records its order only once its batch is written: a refused `--out` (a file ablate
+/// did not write) leaves the folder's watch state as it was.
+#[test]
+fn a_refused_batch_records_nothing() {
+    let w = Workdir::demo_copy();
+    let batch = w.root.path().join("mine.csv");
+    std::fs::write(&batch, "my own notes\n").unwrap();
+    crate::common::fails(
+        ablate()
+            .args(["next", "--calls", "100", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    assert!(!w.path(".ablate-watch.json").exists());
+    assert_eq!(std::fs::read_to_string(&batch).unwrap(), "my own notes\n");
+}

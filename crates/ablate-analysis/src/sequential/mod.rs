@@ -206,6 +206,8 @@ pub struct Order {
 pub(super) struct Seeded {
     units: Vec<Vec<usize>>,
     keys: Vec<String>,
+    /// Each key's position in `keys`.
+    index: std::collections::HashMap<String, usize>,
     clustered: bool,
 }
 
@@ -213,26 +215,19 @@ impl Seeded {
     /// The seeded order of `exp`'s main set under `seed`.
     pub(super) fn new(exp: &Experiment, seed: u64) -> Seeded {
         let (units, clustered) = unit_order(exp, seed);
-        let keys = units.iter().map(|u| unit_key(exp, u)).collect();
+        let keys: Vec<String> = units.iter().map(|u| unit_key(exp, u)).collect();
+        let index = keys.iter().cloned().zip(0..).collect();
         Seeded {
             units,
             keys,
+            index,
             clustered,
         }
     }
 
     /// Positions (into the seeded order) of a recorded order's units, when every one is here.
     fn positions(&self, order: &[String]) -> Option<Vec<usize>> {
-        let index: std::collections::HashMap<&str, usize> = self
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k.as_str(), i))
-            .collect();
-        order
-            .iter()
-            .map(|k| index.get(k.as_str()).copied())
-            .collect()
+        order.iter().map(|k| self.index.get(k).copied()).collect()
     }
 
     /// Whether a watch may continue `run`'s order on this set: every unit it lists is here with
@@ -292,7 +287,7 @@ pub fn order_for(
 impl Seeded {
     /// [`order_for`] on this set.
     pub(super) fn order(self, state: Option<&StateFile>, key: &WatchSettings) -> Order {
-        let set = self;
+        let set = &self;
         let clustered = set.clustered;
         let recorded = |first: Vec<usize>, continues: Option<(WatchSettings, usize)>| {
             let (units, keys) = set.arranged(&first);
@@ -319,8 +314,8 @@ impl Seeded {
             return recorded(first, Some((before.settings.clone(), held)));
         }
         Order {
-            units: set.units,
-            keys: set.keys,
+            units: self.units,
+            keys: self.keys,
             clustered,
             from_state: false,
             continues: None,
@@ -399,16 +394,16 @@ pub(super) fn arm_columns(exp: &Experiment) -> Vec<(String, Option<usize>)> {
 /// The repeats a complete cell has: the option, else the most any main-set cell of the table has
 /// (≥ 1; the stress slice, which `watch` does not read, may be run at other repeats).
 pub(super) fn design_repeats(exp: &Experiment, opt: Option<u32>) -> u32 {
-    opt.unwrap_or_else(|| {
-        let m = &exp.results.matrix;
-        (0..m.n_cases)
-            .filter(|&c| !exp.cases.stress[c])
-            .flat_map(|c| (0..m.n_arms).map(move |a| m.cell(c, a)))
-            .map(|cell| m.repeats[cell])
-            .max()
-            .unwrap_or(1)
-            .max(1)
-    })
+    opt.unwrap_or_else(|| main_cell_repeats(exp).max().unwrap_or(1).max(1))
+}
+
+/// The repeats of every (case, arm) cell of the main set (0 for a cell without rows): the cells
+/// `watch` reads.
+pub(super) fn main_cell_repeats(exp: &Experiment) -> impl Iterator<Item = u32> + '_ {
+    let m = &exp.results.matrix;
+    (0..m.n_cases)
+        .filter(|&c| !exp.cases.stress[c])
+        .flat_map(move |c| (0..m.n_arms).map(move |a| m.repeats[m.cell(c, a)]))
 }
 
 /// Checks every cell mean against [score_min, score_max], and that the threshold lies strictly

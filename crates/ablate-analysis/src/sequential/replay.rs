@@ -164,18 +164,12 @@ pub fn replay(
 }
 
 /// The repeats of a complete experiment's design: the number most main-set cells with results
-/// have (the larger on a tie; the stress slice may be run at other repeats), with a warning when some cells have more (a retried call), whose extra rows
-/// still count in their cell's mean.
+/// have (the larger on a tie; the stress slice may be run at other repeats), with a warning when
+/// some cells have more (a retried call), whose extra rows still count in their cell's mean.
 fn design_repeats_of_complete(exp: &Experiment) -> (u32, Option<crate::warning::Warning>) {
-    let m = &exp.results.matrix;
     let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
-    for c in (0..m.n_cases).filter(|&c| !exp.cases.stress[c]) {
-        for a in 0..m.n_arms {
-            let n = m.repeats[m.cell(c, a)];
-            if n > 0 {
-                *counts.entry(n).or_default() += 1;
-            }
-        }
+    for n in super::main_cell_repeats(exp).filter(|&n| n > 0) {
+        *counts.entry(n).or_default() += 1;
     }
     let Some((&design, _)) = counts.iter().max_by_key(|&(n, cells)| (*cells, *n)) else {
         return (1, None);
