@@ -443,11 +443,13 @@ pub fn plan(
 ) -> Result<PlanOutput> {
     let mut r = plan::run(units, opts)?;
     if let Some(pilot) = sequential_pilot {
-        r.sequential = Some(plan::sequential::plan_sequential(
-            &r,
-            pilot,
-            1.0 - opts.confidence,
-        ));
+        match plan::sequential::plan_sequential(&r, pilot, 1.0 - opts.confidence) {
+            Ok(mut projection) => {
+                r.warnings.append(&mut projection.warnings);
+                r.sequential = Some(projection);
+            }
+            Err(why) => r.warnings.push(why),
+        }
     }
     Ok(r)
 }

@@ -120,7 +120,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
             let exp = pilot_exp.insert(load(&dir, g, Verb::Plan)?);
             let pilot = analysis::plan::pilot(exp).ok_or_else(|| {
                 Error::Usage(format!(
-                    "the pilot {} has no arm besides the baseline to estimate the sd from",
+                    "the pilot {} gives no sd to plan from: it needs an arm besides the baseline with at least two cases run in both (paired); add cases to the pilot, or give --sd",
                     dir.display()
                 ))
             })?;

@@ -325,7 +325,7 @@ fn plan_power_from_sd_and_pilot() {
     let m = 1.959963984540054 + 0.8416212335729143;
     assert!((p["mde"].as_f64().unwrap() - m * 0.1 / 20.0).abs() < 1e-12);
     assert_eq!(
-        p["cases_needed"],
+        p["cases_to_detect"],
         ((m * 0.1 / 0.005f64).powi(2)).ceil() as u64
     );
     let v = json(

@@ -36,6 +36,7 @@ mod round_six_import;
 mod round_six_output;
 mod round_six_stats;
 mod round_ten;
+mod round_twelve;
 mod safety;
 mod samples;
 mod sequential;

@@ -63,7 +63,7 @@ fn a_pilot_without_spread_plans_no_number() {
     );
     assert!(v["sd"].is_null(), "{}", v["sd"]);
     assert!(v["mde"].is_null(), "{}", v["mde"]);
-    assert!(v["cases_needed"].is_null(), "{}", v["cases_needed"]);
+    assert!(v["cases_to_detect"].is_null(), "{}", v["cases_to_detect"]);
     assert!(codes(&v).contains(&"plan.no_spread".to_string()), "{v}");
 }
 

@@ -151,7 +151,7 @@ fn a_plan_below_ten_cases_certifies_nothing() {
         &p
     };
     assert!(s["min_certifiable_threshold"].is_null(), "{s}");
-    assert_eq!(s["cases_needed"], 10, "{s}");
+    assert_eq!(s["cases_to_detect"], 10, "{s}");
     assert_eq!(s["cases_to_certify"], 10, "{s}");
     assert!(codes(s).contains(&"plan.too_few_cases".to_string()), "{s}");
 }

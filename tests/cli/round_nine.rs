@@ -244,7 +244,8 @@ fn a_no_spread_arm_is_not_called_beyond_reach() {
     let arm = &v["decision"]["inconclusive"][0];
     assert_eq!(arm["arm"], "without-ex1", "{}", v["decision"]);
     assert!(arm["cases_to_settle"].is_null());
-    assert_eq!(arm["settleable"], true);
+    // Undefined, as variance's: neither a figure nor beyond reach.
+    assert!(arm["settleable"].is_null(), "{arm}");
     assert!(
         arm["reason"]
             .as_str()

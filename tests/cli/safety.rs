@@ -126,6 +126,22 @@ fn a_mistyped_out_never_deletes_an_experiment() {
     simulated(&exp2);
 }
 
+/// The lm-eval prompt-edit runs a1 and b imported into `root/exp`.
+fn prompt_edit_experiment(root: &tempfile::TempDir) -> PathBuf {
+    let pe = lm_eval("prompt-edit");
+    let exp = root.path().join("exp");
+    succeeds(
+        ablate()
+            .args(["import", "lm-eval", "--quiet"])
+            .arg(pe.join("run-a1"))
+            .arg(pe.join("run-b"))
+            .arg("--out")
+            .arg(&exp)
+            .args(["--baseline", "run-a1", "--threshold", "0.02"]),
+    );
+    exp
+}
+
 /// Item 4: two imports into one experiment at once both land (an exclusive lock on the
 /// folder for the whole read–write–commit).
 #[test]
@@ -133,16 +149,7 @@ fn concurrent_imports_into_one_experiment_keep_both_arms() {
     let pe = lm_eval("prompt-edit");
     for round in 0..4 {
         let root = tempfile::tempdir().unwrap();
-        let exp = root.path().join("exp");
-        succeeds(
-            ablate()
-                .args(["import", "lm-eval", "--quiet"])
-                .arg(pe.join("run-a1"))
-                .arg(pe.join("run-b"))
-                .arg("--out")
-                .arg(&exp)
-                .args(["--baseline", "run-a1", "--threshold", "0.02"]),
-        );
+        let exp = prompt_edit_experiment(&root);
         let spawn = |name: &str, source: PathBuf| {
             std::process::Command::new(assert_cmd::cargo::cargo_bin("ablate"))
                 .args(["import", "lm-eval", "--quiet"])
@@ -169,6 +176,53 @@ fn concurrent_imports_into_one_experiment_keep_both_arms() {
         let check = succeeds(ablate().args(["check", "--json"]).arg(&exp));
         let text = String::from_utf8_lossy(&check.stdout);
         assert_mentions(&text, &["rerun_a", "arith_pe"]);
+    }
+}
+
+/// A verb reading an experiment while `import --into` updates it reads one generation of the
+/// folder, the one before or the one after, and succeeds: readers take a shared lock while they
+/// load, and the update swaps the folder only when they are done (a `sweep` during an update had
+/// read the new cases.parquet beside the old results.parquet and exited 2, calling its input
+/// corrupt).
+#[test]
+fn readers_during_an_import_into_read_one_generation() {
+    let pe = lm_eval("prompt-edit");
+    for round in 0..4 {
+        let root = tempfile::tempdir().unwrap();
+        let exp = prompt_edit_experiment(&root);
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let exp = exp.clone();
+                std::thread::spawn(move || {
+                    let mut failures = Vec::new();
+                    for _ in 0..6 {
+                        let out =
+                            std::process::Command::new(assert_cmd::cargo::cargo_bin("ablate"))
+                                .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
+                                .arg(&exp)
+                                .output()
+                                .unwrap();
+                        if !out.status.success() {
+                            failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        succeeds(
+            ablate()
+                .args(["import", "lm-eval", "--quiet"])
+                .arg(pe.join("run-a2"))
+                .arg("--into")
+                .arg(&exp)
+                .arg("--arm")
+                .arg(format!("rerun_a={}", pe.join("run-a2").display())),
+        );
+        for r in readers {
+            let failures = r.join().unwrap();
+            assert!(failures.is_empty(), "round {round}: {failures:?}");
+        }
     }
 }
 

@@ -1199,3 +1199,71 @@ fn next_records_the_order_its_batch_runs() {
     assert!(order.len() > scheduled.len());
     assert_eq!(&order[..scheduled.len()], &scheduled[..]);
 }
+
+/// A decided arm whose rows are gone from the table (every row of the arm deleted, or its first
+/// unit made incomplete) keeps its recorded decision and bounds: the state written back holds
+/// them, so the next watch and `next` read it (before, the bounds were lost, written as null,
+/// and every later run refused the file as "not ablate's").
+#[test]
+fn a_decided_arm_whose_rows_are_gone_keeps_its_bounds() {
+    let w = Workdir::demo_copy();
+    let before = watch(&w.dir, &[]);
+    let decided = decided_arms(&before);
+    let gone = decided.first().expect("the demo decides arms")["arm"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = w.path("results.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let mut rest = df
+        .lazy()
+        .filter(col("arm").cast(DataType::String).neq(lit(gone.as_str())))
+        .collect()
+        .unwrap();
+    ablate::io::write::parquet(&mut rest, &path).unwrap();
+    for _ in 0..2 {
+        let after = watch(&w.dir, &[]);
+        decisions_stand(&decided, &after);
+        let (a, b) = (arm(&before, &gone), arm(&after, &gone));
+        assert_eq!(
+            (&a["cs_low"], &a["cs_high"]),
+            (&b["cs_low"], &b["cs_high"]),
+            "{b}"
+        );
+        assert!(
+            codes(&after).contains(&"watch.decision_kept".to_string()),
+            "{after}"
+        );
+    }
+    let batch = w.root.path().join("batch.parquet");
+    common::succeeds(
+        ablate()
+            .args(["next", "--calls", "1000", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+}
+
+/// An entry with an order and no decision yet (tests looked at, nothing decided) pins the
+/// repeats it read, as one with decisions does: a retried call neither makes every unit
+/// incomplete nor restarts the sequences (before, only entries holding decisions did).
+#[test]
+fn a_run_with_nothing_decided_yet_keeps_its_repeats() {
+    let number = |c: &str| c.trim_start_matches("ct").parse::<u32>().unwrap();
+    let w = demo_with_cases(|k, _| number(k) % 25 == 0);
+    let before = watch(&w.dir, &[]);
+    assert!(decided_arms(&before).is_empty(), "{before}");
+    retry_a_baseline_call(&w);
+    let after = watch(&w.dir, &[]);
+    assert_eq!(after["repeats"], before["repeats"], "{after}");
+    assert!(
+        codes(&after).contains(&"watch.extra_repeats".to_string()),
+        "{after}"
+    );
+    for a in before["arms"].as_array().unwrap() {
+        let b = arm(&after, a["arm"].as_str().unwrap());
+        assert_eq!(a["units"], b["units"], "{b}");
+    }
+}

@@ -7,15 +7,23 @@
 //! family interval under the sweep's guarantee ([`Intervals::family_under`]) over the sweep's
 //! family (the arm's own interval with `--per-arm`), its verdict and confidence by [`judge`]. A cut `clears_both` only when it is confidently removable
 //! on both.
+//!
+//! An arm the slice leaves inconclusive gets `stress_cases_to_settle`: the stress cases at which
+//! its stress verdict settles with 80% probability if its drop and spread hold, by the routine
+//! of the decision's `cases_to_settle` (`settle::cases_to_clear`) against
+//! `stress_threshold_drop`; null when settled, beyond 100 times the slice, or undefined (the
+//! drops have no spread, or fewer than two units).
 
 use serde::Serialize;
 
 use crate::analysis::Config;
+use crate::analysis::decision::settle;
 use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{self, CaseSet, Intervals, Paired};
 use crate::analysis::sweep::SweepOutput;
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::io::Experiment;
+use crate::stats::dist;
 
 /// One arm on both sets.
 #[derive(Debug, Clone, Serialize)]
@@ -26,7 +34,10 @@ pub struct StressArm {
     pub drop_main: Option<f64>,
     /// Its standard error.
     pub se_main: Option<f64>,
-    /// The sweep's interval of the main-set drop (`ci_main_low`, `ci_main_high`, …).
+    /// The sweep's interval that judges the main-set drop, family-wise (its `ci_family`; the
+    /// arm's own with `--per-arm`): `ci_main_low`, `ci_main_high`, …, at the level of
+    /// `ci_stress_*`, so that the two sides compare like with like (it had been the sweep's
+    /// per-arm 95% interval beside the stress slice's family interval).
     #[serde(flatten, serialize_with = "interval::ci_main")]
     pub ci_main: Option<Interval>,
     /// Mean paired drop on the stress slice.
@@ -49,6 +60,10 @@ pub struct StressArm {
     pub clears_both: bool,
     /// Stress cases passing in the baseline and failing in the arm.
     pub lost_stress: usize,
+    /// Total stress cases at which an inconclusive stress verdict settles with 80% probability
+    /// if the drop and spread hold (the module documentation); null when settled, beyond 100
+    /// times the slice, or undefined.
+    pub stress_cases_to_settle: Option<u64>,
 }
 
 /// What `ablate stress` reports.
@@ -93,6 +108,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let p = stress.arm(m, a);
             let (mut drop_stress, mut se_stress, mut ci_stress) = (None, None, None);
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
+            let mut stress_cases_to_settle = None;
             if p.pos.is_empty() && !stress.cases.is_empty() {
                 unpaired.push(label.clone());
             }
@@ -126,6 +142,26 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                             && !m.case_passes(m.cell(c, a), pass_mark)
                     })
                     .count();
+                if c == Confidence::Inconclusive
+                    && let Some(se) = e.se.and(intervals.se()).filter(|s| *s > 0.0)
+                {
+                    let within = settle::facing_within(
+                        &intervals,
+                        t_stress,
+                        sweep.family.guarantee,
+                        if cfg.per_arm { 1 } else { family },
+                        cfg.confidence,
+                    );
+                    stress_cases_to_settle = settle::cases_to_clear(
+                        drop,
+                        t_stress,
+                        se,
+                        (p.pos.len(), units),
+                        dist::z_quantile(crate::analysis::decision::POWER),
+                        &within,
+                    )
+                    .map(|n| n.max(p.pos.len() as u64));
+                }
                 // The sample's se (plain or CR1, as the sweep's): null where the drops do not
                 // vary (the interval is then the exact bound).
                 (drop_stress, se_stress, ci_stress) =
@@ -141,7 +177,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 arm: label.clone(),
                 drop_main: swept.map(|s| s.drop),
                 se_main: swept.and_then(|s| s.se),
-                ci_main: swept.and_then(|s| s.ci),
+                ci_main: swept.and_then(|s| s.ci_family),
                 drop_stress,
                 se_stress,
                 ci_stress,
@@ -152,6 +188,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 clears_both: removable_confident(verdict_main, confidence_main)
                     && removable_confident(verdict_stress, confidence_stress),
                 lost_stress,
+                stress_cases_to_settle,
             }
         })
         .collect();

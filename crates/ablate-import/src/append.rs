@@ -785,6 +785,38 @@ pub fn append(
     }
     let committed = update.commit()?;
 
+    // What the batch adds besides arms: cases the experiment did not hold, and repeats of
+    // (case, arm) cells it held (a rerun, or more epochs), counted as rows.
+    let (old_cases, old_cells): (BTreeSet<&str>, BTreeSet<(&str, &str)>) = (
+        existing
+            .observations
+            .iter()
+            .map(|o| o.case_id.as_str())
+            .collect(),
+        existing
+            .observations
+            .iter()
+            .map(|o| (o.case_id.as_str(), o.arm.as_str()))
+            .collect(),
+    );
+    let new_cases: BTreeSet<&str> = plan
+        .imp
+        .observations
+        .iter()
+        .map(|o| o.case_id.as_str())
+        .filter(|c| !old_cases.contains(c))
+        .collect();
+    let more_repeats = plan
+        .imp
+        .observations
+        .iter()
+        .filter(|o| old_cells.contains(&(o.case_id.as_str(), o.arm.as_str())))
+        .count();
+    let growth = format!(
+        "{} new case(s), {} more repeat(s) of (case, arm) cells it held",
+        new_cases.len(),
+        more_repeats
+    );
     let mut all: Vec<Observation> = existing.observations.clone();
     all.extend(plan.imp.observations.iter().cloned());
     all.sort_by(|a, b| (&a.arm, &a.case_id).cmp(&(&b.arm, &b.case_id)));
@@ -807,7 +839,7 @@ pub fn append(
     summary.notes.insert(
         0,
         format!(
-            "added to {}: {} new arm(s){}; experiment.toml and every other file were kept",
+            "added to {}: {} new arm(s){}, {growth}; experiment.toml and every other file were kept",
             committed.display(),
             added.len(),
             if added.is_empty() {

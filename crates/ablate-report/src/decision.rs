@@ -18,6 +18,27 @@ fn names(arms: &[DecisionArm]) -> String {
     out.join(", ")
 }
 
+/// The line for a stress slice too small to decide anything ([`Decision::stress_too_few_units`]).
+fn stress_too_small(n: usize) -> String {
+    format!(
+        "The stress slice is too small to decide anything: {n} {} (cases, or clusters where cases come in them) where any verdict needs 10. Add stress cases before running more arms.",
+        if n == 1 { "unit" } else { "units" }
+    )
+}
+
+/// The slices that hold back the arms confidently removable on the main set: "the stress
+/// slice", "production" or both, from their reasons.
+fn slices_holding(d: &Decision) -> &'static str {
+    let held = || d.inconclusive.iter().filter(|a| a.held_by_slice);
+    let stress = held().any(|a| a.reason.contains("stress slice"));
+    let production = held().any(|a| a.reason.contains("production"));
+    match (stress, production) {
+        (true, true) => "the stress slice or production",
+        (true, false) => "the stress slice",
+        _ => "production",
+    }
+}
+
 /// How an inconclusive arm would settle: ~n cases (at least m), not settleable, or why not.
 fn settling(a: &DecisionArm) -> String {
     match (a.cases_to_settle, a.cases_to_settle_low) {
@@ -28,7 +49,9 @@ fn settling(a: &DecisionArm) -> String {
             thousands(lo as f64)
         ),
         (Some(n), _) => format!("{} (~{} cases for 80% power)", a.arm, thousands(n as f64)),
-        _ if !a.settleable => format!("{} (not within reach: beyond 100 times the set)", a.arm),
+        _ if a.settleable == Some(false) => {
+            format!("{} (not within reach: beyond 100 times the set)", a.arm)
+        }
         _ => format!("{} ({})", a.arm, a.reason),
     }
 }
@@ -57,6 +80,19 @@ pub struct Page {
     pub next: Vec<Prose>,
     /// Every detail: the family rule, each arm's cases to settle, flips, interactions.
     pub details: Prose,
+}
+
+/// The legend of a comparison (no arm removes units: models, prompt versions), in the words the
+/// decision uses for one.
+pub const COMPARISON_LEGEND: &str = "not worse = confidently within the threshold of the baseline (verdict removable-on-this-set, confidence confident) on the set, the stress slice and in production; worse = confidently worse by the threshold or more (needed, confident); not settled = the interval that decides reaches across the threshold (confidence inconclusive).";
+
+/// The legend for `d`: of cuts, or of a comparison.
+pub fn legend(d: &Decision) -> &'static str {
+    if d.comparison {
+        COMPARISON_LEGEND
+    } else {
+        LEGEND
+    }
 }
 
 /// What the page's words stand for, in the values scripts read.
@@ -162,6 +198,19 @@ fn answer(d: &Decision) -> String {
             "Not settled yet: cutting {} together looks safe but was never measured — run that one arm",
             unit_phrase(&j.units)
         ),
+        // No arm can clear a slice of fewer than 10 units: the step is stress cases, said
+        // first (running the joint arm would settle nothing).
+        (Some(j), _, _)
+            if !j.measured
+                && d.stress_too_few_units.is_some()
+                && j.open_on.iter().any(|o| o == "stress slice") =>
+        {
+            format!(
+                "Not settled yet: add stress cases before cutting {} together (the slice has {}; a verdict needs 10)",
+                unit_phrase(&j.units),
+                d.stress_too_few_units.unwrap_or_default()
+            )
+        }
         // Not yet clear on the stress slice or in production: not "safe", only a candidate.
         (Some(j), _, _) if !j.measured => format!(
             "Not settled yet: cutting {} together was never measured, and is not settled {} — run that one arm",
@@ -174,7 +223,7 @@ fn answer(d: &Decision) -> String {
                     format!("on the {o}")
                 })
                 .collect::<Vec<_>>()
-                .join(" or ")
+                .join(" or "),
         ),
         (_, _, Some(b)) => format!(
             "Not settled: nothing can be cut yet. Best candidate {}: saves {}{}",
@@ -239,9 +288,22 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                     )
                 }
             }
-            None if d.inconclusive.iter().any(|a| !a.settleable) => format!(
+            None if d.inconclusive.iter().any(|a| a.settleable == Some(false)) => format!(
                 "{} not settled, none within reach of 100 times these cases.",
                 plural(d.inconclusive.len(), "arm")
+            ),
+            None if d.inconclusive.iter().all(|a| a.held_by_slice) => format!(
+                "{} not settled, each confidently removable on the main set and held back by {}{}.",
+                plural(d.inconclusive.len(), "arm"),
+                slices_holding(d),
+                if d.inconclusive
+                    .iter()
+                    .any(|a| a.reason.contains("stress cases would settle"))
+                {
+                    ": each arm's reason gives the stress cases that would settle it there"
+                } else {
+                    ""
+                }
             ),
             None => format!(
                 "{} not settled; the cases that would settle {} cannot be estimated from this run (each arm's reason says why).",
@@ -255,6 +317,9 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
         };
         next.push(Prose::new().text(line));
     }
+    if let Some(n) = d.stress_too_few_units {
+        next.push(Prose::new().text(stress_too_small(n)));
+    }
     if let Some(m) = d
         .min_certifiable_threshold
         .filter(|&m| m > threshold && !d.comparison)
@@ -265,6 +330,9 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
             times_threshold(m, threshold)
         )));
     }
+    // At most three: the certifiable threshold gives way to a stress slice too small (both
+    // stay in the details).
+    next.truncate(3);
     Page {
         answer: Prose::new().bold(short(answer(d))),
         next,
@@ -408,15 +476,21 @@ fn joint_cut(p: Prose, d: &Decision, threshold: f64) -> Prose {
                 },
                 j.arm,
                 num(Some(j.drop), 4),
-                match j.cases_to_settle {
-                    Some(n) => format!(
+                match (j.cases_to_settle, j.settleable) {
+                    (Some(n), _) => format!(
                         "; about {} cases settle it with 80% power",
                         thousands(n as f64)
                     ),
-                    None if j.drop >= threshold => {
+                    (None, _) if j.drop >= threshold => {
                         ", at or above the threshold: cut fewer of them".into()
                     }
-                    None => ", too close to the threshold to settle".into(),
+                    (None, Some(false)) => {
+                        ", too close to the threshold to settle within 100 times the set".into()
+                    }
+                    // It had said "too close to the threshold" of a drop 0.02 below it.
+                    (None, _) => {
+                        "; the drops they predict have no spread, so the cases that would settle it cannot be estimated".into()
+                    }
                 }
             )),
     }
@@ -534,7 +608,8 @@ impl Export for Decision {
             "comparison:bool family:str guarantee:str confident_only_under_normal:list<str> \
              min_certifiable_threshold:f64 \
              per_arm:bool tokens_saved:f64 cost_saved_per_day:f64 \
-             measured_cut_arm:str=measured_cut.arm measured_cut_units:list<str>=measured_cut.units",
+             measured_cut_arm:str=measured_cut.arm measured_cut_units:list<str>=measured_cut.units \
+             stress_too_few_units:i64",
             "what a measured cut saves, and the family the verdicts hold in",
         ),
         t(
@@ -544,7 +619,7 @@ impl Export for Decision {
             "units:list<str> arm:str measured:bool drop:f64 ci_family_low:f64 ci_family_high:f64 \
              ci_family_level:f64 ci_family_method:str verdict:str \
              confidence:str cleared:bool open_on:list<str> components:list<str> \
-             tokens_removed:f64 cases_to_settle:i64",
+             tokens_removed:f64 cases_to_settle:i64 settleable:bool",
             "the one set of units to cut: measured together, or the arm to run to confirm it",
         ),
         t("cut", "cut", Rows, DECISION_ARM, "arms cleared to cut"),

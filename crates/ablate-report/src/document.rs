@@ -113,6 +113,32 @@ pub struct Written {
     pub files: Vec<String>,
 }
 
+/// The caveat, for the needed context fraction, that it counts as removable units the decision
+/// keeps for the stress slice or production: the fraction follows the main-set verdicts (SPEC),
+/// the decision every slice ("" when there are none).
+fn kept_by_a_slice(a: &Analyses) -> String {
+    let Some(need) = &a.need else {
+        return String::new();
+    };
+    let units: Vec<&str> = a
+        .decision
+        .keep
+        .iter()
+        .filter(|k| k.reason.contains("stress slice") || k.reason.contains("production"))
+        .flat_map(|k| k.removed.iter())
+        .filter(|u| need.jointly_removable.contains(u))
+        .map(String::as_str)
+        .collect();
+    if units.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; it follows the main-set verdicts, so it counts as removable {} {}, which the decision keeps for the stress slice or production",
+        if units.len() == 1 { "unit" } else { "units" },
+        ablate_core::text::some_names(&units, 5)
+    )
+}
+
 /// The report's opening lines: the set, and the needed context fraction with its caveats.
 fn headline(a: &Analyses) -> Prose {
     let c = &a.check;
@@ -124,13 +150,14 @@ fn headline(a: &Analyses) -> Prose {
         n => format!(" ({n} more in cases.csv without results)"),
     };
     let mut p = Prose::new().text("Set ").bold(c.set.as_str()).text(format!(
-        "{}, model {}, measured {}: {measured} main-set cases{unmeasured}, {} stress cases, {} arms, {} repeats; threshold_drop {}.\n",
+        "{}, model {}, measured {}: {measured} main-set cases{unmeasured}, {} stress cases, {} arms, {} repeat{}; threshold_drop {}.\n",
         if c.synthetic { " (synthetic data)" } else { "" },
         c.model.as_deref().unwrap_or("—"),
         c.measured_at.as_deref().unwrap_or("—"),
         c.stress_cases,
         c.arms.len(),
         a.sweep.repeats,
+        if a.sweep.repeats == 1 { "" } else { "s" },
         crate::text::float_text(c.threshold_drop)
     ));
     if let Some(r) = &a.record {
@@ -138,7 +165,7 @@ fn headline(a: &Analyses) -> Prose {
             .text("\nNeeded context fraction: ")
             .bold(crate::percent(r.value))
             .text(format!(
-                " ({} of {} tokens per request){}{}{}. Composition {}checked. {}\n",
+                " ({} of {} tokens per request){}{}{}{}. Composition {}checked. {}\n",
                 num(Some(r.needed_tokens_mean), 0),
                 num(Some(r.total_tokens_mean), 0),
                 r.value_production
@@ -157,6 +184,7 @@ fn headline(a: &Analyses) -> Prose {
                 } else {
                     "; it assumes an untested joint cut (see Needed context)".to_string()
                 },
+                kept_by_a_slice(a),
                 if r.composition_checked { "" } else { "not " },
                 r.known_coverage_gap
                     .as_ref()
@@ -260,7 +288,7 @@ fn markdown_page(
     let _ = write!(
         md,
         "How this was decided: {}\n\n{}\n",
-        report::decision::LEGEND,
+        report::decision::legend(&a.decision),
         decision.details.markdown()
     );
     let _ = writeln!(md, "{}", head.markdown());
@@ -311,7 +339,7 @@ fn html_page(
             .iter()
             .map(|l| format!("<p class=\"next\">{}</p>", l.html()))
             .collect::<String>(),
-        legend = escape::html(report::decision::LEGEND),
+        legend = escape::html(report::decision::legend(&a.decision)),
         details = decision.details.html(),
         head = head.html()
     );

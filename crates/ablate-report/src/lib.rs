@@ -47,7 +47,10 @@ use crate::error::{Error, Result};
 /// - 1: the documents before the key existed.
 /// - 2: every interval is four flat keys `<name>_low`, `_high`, `_level`, `_method`
 ///   (`ci_family_low` was `ci_low_family`; `cs_low` was `lower`; `ci_main_low` was `ci_main[0]`).
-pub const SCHEMA_VERSION: u32 = 2;
+/// - 3: `plan`'s `cases_needed` is `cases_to_detect`; the decision's `settleable` may be null
+///   (nothing to settle, or the cases cannot be estimated); `stress`'s `ci_main_*` is the
+///   family interval that judges the main-set verdict.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A share as a whole percentage (`0.42` → `42%`); `undefined` when it is not a number (a
 /// fraction of nothing), never `NaN%`.

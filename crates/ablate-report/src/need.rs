@@ -84,7 +84,7 @@ pub fn sections(r: &NeedOutput) -> Vec<Section> {
         ),
         chart: Chart::Bars {
             title: "Tokens per request by block: sent (grey) and needed (blue)".into(),
-            x_desc: "tokens per request (mean over main-set cases)".into(),
+            x_desc: "tokens per request (main-set mean)".into(),
             bars,
             marks: Vec::new(),
         },

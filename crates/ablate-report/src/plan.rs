@@ -36,7 +36,8 @@ pub fn human(r: &PlanOutput, written: Option<&str>) -> String {
                     .map(|x| format!(", from {x}"))
                     .unwrap_or_default(),
                 crate::text::float_text(r.threshold_drop),
-                r.cases_needed.map_or("—".into(), |n| thousands(n as f64)),
+                r.cases_to_detect
+                    .map_or("—".into(), |n| thousands(n as f64)),
                 r.mde_main_effect
                     .map(|m| format!(
                         "; a main effect of this design detects about {m:.4} (optimistic)"
@@ -203,7 +204,7 @@ impl Export for PlanOutput {
             One,
             "design:str design_label:str units:list<str> n_arms:i64 cases:i64 repeats:i64 calls:i64 \
              tokens:f64 cost:f64 sd:f64 sd_source:str threshold_drop:f64 mde:f64 \
-             mde_main_effect:f64 cases_needed:i64 guarantee:str min_certifiable_threshold:f64 \
+             mde_main_effect:f64 cases_to_detect:i64 guarantee:str min_certifiable_threshold:f64 \
              min_certifiable_is_lower_bound:bool cases_to_certify:i64 fraction:str=fraction.name \
              resolution:i64=fraction.resolution generators:list<str>=fraction.generators \
              aliases:list<str>=fraction.aliases \

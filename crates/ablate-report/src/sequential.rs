@@ -86,11 +86,12 @@ pub fn next_human(n: &NextOutput, out: &str, dir: &str, repeats: Option<u32>) ->
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "wrote {out}: {} calls of the {} asked for ({} on the baseline), over {} arms still open:",
+        "wrote {out}: {} calls of the {} asked for ({} on the baseline), for {} of the {} arms still open:",
         thousands(n.planned as f64),
         thousands(n.budget as f64),
         thousands(n.baseline_calls as f64),
-        n.arms.len()
+        n.arms.len(),
+        n.open_arms
     );
     let mut t = Table::new(&["arm", "units"]);
     for (arm, units) in &n.arms {
@@ -102,7 +103,14 @@ pub fn next_human(n: &NextOutput, out: &str, dir: &str, repeats: Option<u32>) ->
         // Nothing to run: importing "its logs" would find none.
         let _ = writeln!(
             s,
-            "\nNothing to run: no open arm has a unit left to schedule (the warnings say why)."
+            "\nNothing to run: {} (the warnings say why).",
+            if n.open_arms == 0 {
+                "no arm is open"
+            } else if n.warnings.iter().any(|w| w.code == "next.budget_too_small") {
+                "no open arm's next unit fits in the calls asked for"
+            } else {
+                "no open arm has a unit left to schedule"
+            }
         );
     } else {
         // The repeats the batch was planned with, for the watch that reads it.

@@ -31,6 +31,7 @@ fn table(r: &StressOutput) -> Table {
         "confidence_stress",
         "lost_stress",
         "clears_both",
+        "stress_cases_to_settle",
     ])
     .needs_first(&[
         "arm",
@@ -44,6 +45,7 @@ fn table(r: &StressOutput) -> Table {
         "lost_stress",
         "se_main",
         "se_stress",
+        "stress_cases_to_settle",
     ])
     .align(3, Align::Left)
     .align(4, Align::Left)
@@ -63,6 +65,7 @@ fn table(r: &StressOutput) -> Table {
             confidence(a.confidence_stress).into(),
             Cell::count(a.lost_stress),
             Cell::yes_no(Some(a.clears_both)),
+            Cell::count_opt(a.stress_cases_to_settle.map(|n| n as usize)),
         ]);
     }
     t
@@ -173,6 +176,31 @@ pub fn human(r: &StressOutput) -> String {
             caught.join(", ")
         );
     }
+    // Held back by the slice alone: what would settle it there.
+    let open: Vec<String> = r
+        .arms
+        .iter()
+        .filter(|a| {
+            a.verdict_main == Some(Verdict::Removable)
+                && a.confidence_main == Some(Confidence::Confident)
+                && a.confidence_stress == Some(Confidence::Inconclusive)
+        })
+        .map(|a| match a.stress_cases_to_settle {
+            Some(n) => format!(
+                "{} (~{} stress cases for 80% power)",
+                a.arm,
+                crate::text::thousands(n as f64)
+            ),
+            None => a.arm.clone(),
+        })
+        .collect();
+    if !open.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nconfidently removable on the main set, not settled on the stress slice: {}",
+            open.join(", ")
+        );
+    }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -196,7 +224,7 @@ impl Export for StressOutput {
             "arm:str drop_main:f64 se_main:f64 ci_main_low:f64 ci_main_high:f64 ci_main_level:f64 \
              ci_main_method:str drop_stress:f64 se_stress:f64 ci_stress_low:f64 ci_stress_high:f64 \
              ci_stress_level:f64 ci_stress_method:str verdict_main:str confidence_main:str verdict_stress:str \
-             confidence_stress:str clears_both:bool lost_stress:i64",
+             confidence_stress:str clears_both:bool lost_stress:i64 stress_cases_to_settle:i64",
             "one row per arm: main set against the stress slice",
         ),
         WARNINGS,

@@ -53,7 +53,7 @@ use crate::io::Experiment;
 use crate::stats::dist;
 
 /// Power the settling figures aim for.
-const POWER: f64 = 0.8;
+pub(crate) const POWER: f64 = 0.8;
 
 /// One arm in the decision.
 #[derive(Debug, Clone, Serialize)]
@@ -77,10 +77,16 @@ pub struct DecisionArm {
     /// With the drop at the nearest end; null when that end reaches the threshold (the range has
     /// no upper bound).
     pub cases_to_settle_high: Option<u64>,
-    /// False when `cases_to_settle` is beyond 100 times the set: "not within
-    /// reach" at this effect size. True with `cases_to_settle` null when the drops have no spread
-    /// (the cases cannot be estimated; `reason` says so).
-    pub settleable: bool,
+    /// True when `cases_to_settle` is a figure; false when it is beyond 100 times the set: "not
+    /// within reach" at this effect size. Null (as `variance`'s) when there is nothing to settle
+    /// (a cut or a kept arm), or when the drops have no spread (the cases cannot be estimated;
+    /// `reason` says so).
+    pub settleable: Option<bool>,
+    /// Confidently removable on the main set and held back only by a slice not yet clear (the
+    /// stress slice, or production): no main-set figure settles it. Not in the JSON (its reason
+    /// says so in words).
+    #[serde(skip)]
+    pub held_by_slice: bool,
 }
 
 /// A verdict that production weights reverse, confidently.
@@ -142,6 +148,11 @@ pub struct JointCut {
     /// probability, if its drop is the predicted one (null when the prediction is at or above
     /// the threshold, or not settleable).
     pub cases_to_settle: Option<u64>,
+    /// Not measured, predicted below the threshold: true when `cases_to_settle` is a figure,
+    /// false when it is beyond 100 times the set; null when the components' predicted drops have
+    /// no spread (the cases cannot be estimated), or when it does not apply (as an arm's
+    /// `settleable`).
+    pub settleable: Option<bool>,
 }
 
 /// The best measured arm that can be cut now.
@@ -206,6 +217,10 @@ pub struct Decision {
     /// What the cut (or, when nothing is cut, the best candidate) costs in quality where it
     /// matters: on production traffic when the experiment has a mix, else on the eval set.
     pub quality_cost: Option<QualityCost>,
+    /// The stress slice's units (cases, or clusters) when it has some but fewer than the 10 any
+    /// confident verdict needs: no arm can clear the slice until stress cases are added, so
+    /// the step is to add them, not to run an arm (null otherwise).
+    pub stress_too_few_units: Option<usize>,
 }
 
 /// What a cut costs in quality: its drop and the family interval that judges it.
@@ -287,7 +302,7 @@ impl Judging<'_> {
     /// grows to K + 1) would be confidently removable with probability 0.8, if its predicted
     /// per-case drops (the sum of its components') hold: the family interval at K + 1 under the
     /// sweep's guarantee, planned as [`settle`] plans an arm's.
-    fn confirming_cases(&self, components: &[&SweepArm]) -> Option<u64> {
+    fn confirming_cases(&self, components: &[&SweepArm]) -> Option<Option<u64>> {
         use crate::analysis::paired::{self, Intervals, Paired, Sample};
         let (values, units) = cut::predicted_drops(self.exp, components)?;
         let (point, se) = crate::stats::moments::mean_se(&values, Some(&units));
@@ -308,14 +323,14 @@ impl Judging<'_> {
             self.sweep.family.size + 1
         };
         let (guarantee, confidence) = (self.sweep.family.guarantee, self.sweep.confidence_level);
-        settle::cases_to_clear(
+        Some(settle::cases_to_clear(
             point,
             self.thr,
             se,
             (values.len(), Paired::distinct_units(&units)),
             dist::z_quantile(POWER),
             &|f, room| intervals.family_scaled_within(guarantee, f, family, confidence, true, room),
-        )
+        ))
     }
 
     /// What would settle `a`: the family interval, under the sweep's guarantee and family,
@@ -338,6 +353,21 @@ impl Judging<'_> {
         let (guarantee, confidence) = (self.sweep.family.guarantee, self.sweep.confidence_level);
         let within = settle::facing_within(&intervals, self.thr, guarantee, family, confidence);
         settle(a, self.thr, dist::z_quantile(POWER), within)
+    }
+
+    /// The stress cases that would settle `a`'s open stress verdict (`stress`'s
+    /// `stress_cases_to_settle`), in words for its reason ("" without a figure).
+    fn stress_settle_words(&self, a: &SweepArm) -> String {
+        self.stress
+            .and_then(|st| st.arms.iter().find(|x| x.arm == a.arm))
+            .and_then(|x| x.stress_cases_to_settle)
+            .map(|n| {
+                format!(
+                    ": ~{} stress cases would settle it there with 80% probability",
+                    crate::text::thousands(n as f64)
+                )
+            })
+            .unwrap_or_default()
     }
 
     fn slices(&self, a: &SweepArm) -> Slices {
@@ -386,12 +416,7 @@ impl Judging<'_> {
         let sweep = self.sweep;
         let s = self.slices(a);
         let item = |reason: String, settle: Option<Settle>| {
-            let settle = settle.unwrap_or(Settle {
-                point: None,
-                low: None,
-                high: None,
-                settleable: true,
-            });
+            let settle = settle.unwrap_or(Settle::UNDEFINED);
             DecisionArm {
                 arm: a.arm.clone(),
                 removed: a.removed.clone(),
@@ -402,6 +427,7 @@ impl Judging<'_> {
                 cases_to_settle_low: settle.low,
                 cases_to_settle_high: settle.high,
                 settleable: settle.settleable,
+                held_by_slice: false,
             }
         };
         if a.units < sweep.min_units {
@@ -449,12 +475,18 @@ impl Judging<'_> {
             ),
             (Verdict::Removable, Confidence::Confident) if s.stress_open && s.production_open => (
                 Bucket::Inconclusive,
-                "removable on the main set; on the stress slice and under production weights it is not settled".into(),
+                format!(
+                    "removable on the main set; on the stress slice and under production weights it is not settled{}",
+                    self.stress_settle_words(a)
+                ),
                 false,
             ),
             (Verdict::Removable, Confidence::Confident) if s.stress_open => (
                 Bucket::Inconclusive,
-                "removable on the main set; on the stress slice it is not settled".into(),
+                format!(
+                    "removable on the main set; on the stress slice it is not settled{}",
+                    self.stress_settle_words(a)
+                ),
                 false,
             ),
             (Verdict::Removable, Confidence::Confident) if s.production_open => (
@@ -477,7 +509,9 @@ impl Judging<'_> {
             ),
         };
         let settle = settle_it.then(|| self.settle(a));
-        (bucket, item(reason, settle))
+        let mut arm = item(reason, settle);
+        arm.held_by_slice = matches!(bucket, Bucket::Inconclusive) && self.candidate(a);
+        (bucket, arm)
     }
 
     /// Why a cleared arm is cut: where it was shown removable.
@@ -534,9 +568,15 @@ impl Judging<'_> {
                 components: component_arms,
                 tokens_removed: a.tokens_removed,
                 cases_to_settle: None,
+                settleable: None,
             },
             None => {
                 let prediction = predicted(exp, &components);
+                // None: the predicted drops have no spread, or the prediction is not below the
+                // threshold; Some(None): beyond reach.
+                let confirming = prediction
+                    .filter(|(mean, _)| *mean < self.thr)
+                    .and_then(|_| self.confirming_cases(&components));
                 JointCut {
                     arm: joint_label(&units),
                     units,
@@ -552,9 +592,8 @@ impl Judging<'_> {
                         .iter()
                         .map(|c| c.tokens_removed)
                         .sum::<Option<f64>>(),
-                    cases_to_settle: prediction
-                        .filter(|(mean, _)| *mean < self.thr)
-                        .and_then(|_| self.confirming_cases(&components)),
+                    cases_to_settle: confirming.flatten(),
+                    settleable: confirming.map(|c| c.is_some()),
                 }
             }
         })
@@ -694,13 +733,7 @@ pub fn run(
     // Confidently removable on the main set, held back only by a slice not yet clear: closer to
     // a cut than any arm the main set has not settled, so such an arm is the best candidate
     // first (its cases to settle are the slice's, not given).
-    let held_by_slice = |a: &DecisionArm| {
-        sweep
-            .arms
-            .iter()
-            .find(|s| s.arm == a.arm)
-            .is_some_and(|s| judging.candidate(s))
-    };
+    let held_by_slice = |a: &DecisionArm| a.held_by_slice;
     let best_candidate = (!comparison && tokens_saved.is_none())
         .then(|| {
             inconclusive
@@ -758,7 +791,17 @@ pub fn run(
         best_candidate,
         cheapest_to_settle,
         quality_cost: if comparison { None } else { quality_cost },
+        stress_too_few_units: stress_too_few_units(exp, stress),
     }
+}
+
+/// The stress slice's units when it has some, but fewer than [`MIN_UNITS_TO_DECIDE`]
+/// ([`Decision::stress_too_few_units`]).
+fn stress_too_few_units(exp: &Experiment, stress: Option<&StressOutput>) -> Option<usize> {
+    use crate::analysis::paired::{CaseSet, MIN_UNITS_TO_DECIDE, Paired};
+    stress.filter(|s| s.stress_cases > 0)?;
+    let units = Paired::new(exp, CaseSet::Stress).n_units;
+    (units > 0 && units < MIN_UNITS_TO_DECIDE).then_some(units)
 }
 
 /// What `arm` costs in quality: its production drop and family interval when the experiment was

@@ -20,13 +20,24 @@ use crate::io::manifest::Guarantee;
 /// at the interval's end farthest from the threshold (the fewest cases the data allow) and at the
 /// nearest end (none when the interval reaches the threshold: no upper bound); `settleable` is
 /// false when n₈₀ itself is beyond [`REACH`] times the set: "not within reach". Without an se
-/// every figure is null and `settleable` true: the cases cannot be estimated, which is not the
-/// same as beyond reach.
+/// every figure is null and so is `settleable`: the cases cannot be estimated, which is not the
+/// same as beyond reach (as `variance`'s `settleable`).
 pub(super) struct Settle {
     pub(super) point: Option<u64>,
     pub(super) low: Option<u64>,
     pub(super) high: Option<u64>,
-    pub(super) settleable: bool,
+    pub(super) settleable: Option<bool>,
+}
+
+impl Settle {
+    /// No figure, and no answer to whether one is within reach: an arm with nothing to settle,
+    /// or whose drops have no spread.
+    pub(super) const UNDEFINED: Settle = Settle {
+        point: None,
+        low: None,
+        high: None,
+        settleable: None,
+    };
 }
 
 /// Most cases, as a multiple of the set, that a settling figure may name: beyond it the arm is
@@ -44,13 +55,8 @@ pub(super) fn settle(
 ) -> Settle {
     // No se (the drops have no spread, or one unit): how many cases would settle the arm cannot
     // be estimated. That is not "beyond reach" (the exact bound narrows with more cases), so
-    // `settleable` stays true with every figure null, and the arm's reason says why.
-    let none = Settle {
-        point: None,
-        low: None,
-        high: None,
-        settleable: true,
-    };
+    // `settleable` is undefined too, and the arm's reason says why.
+    let none = Settle::UNDEFINED;
     let (Some(se), Some(lo), Some(hi)) = (
         a.se.filter(|s| *s > 0.0),
         a.ci_family.map(|i| i.low),
@@ -77,7 +83,7 @@ pub(super) fn settle(
         } else {
             cases(near)
         },
-        settleable: point.is_some(),
+        settleable: Some(point.is_some()),
     }
 }
 

@@ -181,7 +181,7 @@ pub struct PlanOutput {
     /// Cases needed to detect threshold_drop with one paired contrast at 80% power (not the
     /// family interval that decides: `cases_to_certify`), never fewer than the 10 units a run
     /// needs to decide anything.
-    pub cases_needed: Option<u64>,
+    pub cases_to_detect: Option<u64>,
     /// The guarantee `min_certifiable_threshold` is computed for.
     pub guarantee: Guarantee,
     /// The smallest threshold at which an arm whose mean drop is zero, with the spread the
@@ -231,6 +231,9 @@ pub struct Pilot {
     /// The chosen arms' paired drops, for what a run like it can certify
     /// ([`Pilot::certifiable`]).
     pub drops: Vec<PilotDrops>,
+    /// Its main-set clusters, when its cases come in clusters (null when each case is its own
+    /// unit): below two, no se, and nothing to plan from.
+    pub clusters: Option<usize>,
 }
 
 /// One pilot arm's paired drops and their units.
@@ -289,7 +292,8 @@ impl Pilot {
     }
 }
 
-/// Reads noise figures from a pilot experiment; `None` when it has no arm besides the baseline.
+/// Reads noise figures from a pilot experiment; `None` when no arm besides the baseline has two
+/// paired cases.
 pub fn pilot(exp: &Experiment) -> Option<Pilot> {
     use crate::analysis::paired::{CaseSet, Paired};
     let m = &exp.results.matrix;
@@ -342,6 +346,7 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
             .collect::<Vec<_>>(),
     );
     Some(Pilot {
+        clusters: paired.clustered.then_some(paired.n_units),
         sd: percentile::quantile(&sds, 0.5),
         within_case_var: if within.is_empty() {
             0.0
@@ -503,12 +508,28 @@ fn design_arms(
 /// within 128 runs; a call count beyond 2^64.
 pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
     let mut warnings = Vec::new();
+    // A pilot of one cluster has no se (as `variance` says): its cases' sd is not a figure of
+    // how a run over clusters varies, so nothing is planned from it.
+    let one_cluster = match &opts.sd {
+        Some(SdSource::Pilot { pilot, .. }) => pilot.clusters.filter(|&c| c < 2),
+        _ => None,
+    };
+    if let Some(c) = one_cluster {
+        warnings.push(crate::warning::Warning::new(
+            "plan.too_few_clusters",
+            format!(
+                "the pilot's cases come in {c} cluster{}: its drops have no se, so sd, mde, cases_to_detect, min_certifiable_threshold and cases_to_certify are undefined (null); a pilot over at least two clusters (ten or more for a useful figure) gives them",
+                if c == 1 { "" } else { "s" }
+            ),
+        ));
+    }
     // A pilot whose paired drops have no spread (every case scored alike in every arm, or the
     // repeat adjustment takes it to 0) gives no sd to plan from: the mde and the cases needed
     // are undefined, not 0 ("needs 0 cases" had been printed).
     let sd = opts
         .sd
         .as_ref()
+        .filter(|_| one_cluster.is_none())
         .map(|s| s.sd(opts.repeats))
         .filter(|&sd| {
             let spread = sd.is_finite() && sd > 0.0;
@@ -516,7 +537,7 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
                 warnings.push(crate::warning::Warning::new(
                     "plan.no_spread",
                     format!(
-                        "the pilot's paired drops have no spread (sd {sd} at {} repeats), so the detectable drop and the cases needed are undefined: a pilot on cases that vary (or --sd from a past run) gives them",
+                        "the pilot's paired drops have no spread (sd {sd} at {} repeats), so the detectable drop and the cases to detect it are undefined (mde and cases_to_detect null): a pilot on cases that vary (or --sd from a past run) gives them",
                         opts.repeats
                     ),
                 ));
@@ -581,6 +602,18 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
             ),
         ));
     }
+    // A pilot whose arms give no interval to plan from (their drops have no spread, or no se)
+    // certifies nothing: said, not a bare null.
+    if certifiable.threshold.is_none()
+        && sd.is_some()
+        && opts.cases >= MIN_UNITS_TO_DECIDE
+        && matches!(opts.sd, Some(SdSource::Pilot { .. }))
+    {
+        warnings.push(crate::warning::Warning::new(
+            "plan.not_certifiable",
+            "the pilot's arms give no interval to plan from (their drops have no spread, or no se): min_certifiable_threshold and cases_to_certify are undefined (null)",
+        ));
+    }
     if let Some(t) = certifiable.threshold
         && threshold < t
     {
@@ -611,7 +644,7 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
         mde_main_effect,
         // None ("—") when it cannot be counted: a threshold of 0, or more cases than 2^53 (an
         // `as u64` of infinity had printed 18,446,744,073,709,551,616).
-        cases_needed: sd
+        cases_to_detect: sd
             .filter(|_| threshold > 0.0)
             .map(|sd| (multiplier * sd / threshold).powi(2).ceil())
             .filter(|n| n.is_finite() && *n <= 9_007_199_254_740_992.0)
@@ -790,6 +823,7 @@ mod tests {
             repeats: 3.0,
             threshold_drop: 0.005,
             drops: Vec::new(),
+            clusters: None,
         };
         assert!((p.sd_at(3) - 0.1).abs() < 1e-15);
         // sd² − 2w/3 + 2w/6 = 0.01 − 0.02 + 0.01 = 0 at 6 repeats; larger with fewer repeats.

@@ -14,6 +14,7 @@ use crate::analysis::paired::{CaseSet, Paired};
 use crate::io::Experiment;
 use crate::stats::betting::{ThresholdTests, expected_cases};
 use crate::stats::{moments, percentile};
+use crate::warning::Warning;
 
 /// One arm a pilot measured, by the units it removes.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +106,10 @@ pub struct SequentialPlan {
     pub note: &'static str,
     /// Per planned arm.
     pub arms: Vec<PlannedArm>,
+    /// What the projection assumes beyond the pilot (`plan.sequential_typical`); moved into
+    /// the plan's warnings.
+    #[serde(skip)]
+    pub warnings: Vec<Warning>,
 }
 
 /// Projects the calls of a sequential run of `plan`'s arms from a pilot: each arm's units are
@@ -115,24 +120,48 @@ pub struct SequentialPlan {
 /// the pilot has them ([`ThresholdTests::expected_units_like`] on cluster totals bounded by the
 /// pilot's largest cluster: the arm's own totals on the pilot, else n·drop + √n·sd·z on each
 /// pilot cluster of n cases); a cluster's cases are counted at the pilot's mean size.
-pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> SequentialPlan {
+///
+/// # Errors
+/// The warning (`plan.sequential_undefined`) that says why there is no projection: the pilot
+/// measures no arm (no arms table, or no arm with two paired cases), so every drop would be
+/// invented; or a spread it would rest on is unknown (a pilot arm, or the pilot as a whole, whose
+/// paired drops do not vary), which no figure may stand in for.
+pub fn plan_sequential(
+    plan: &PlanOutput,
+    pilot: &Experiment,
+    alpha: f64,
+) -> Result<SequentialPlan, Warning> {
     let span = pilot.manifest.score_max - pilot.manifest.score_min;
     let thr = plan.threshold_drop;
     let measured = pilot_arms(pilot);
-    let gaps: Vec<f64> = measured.iter().map(|x| (x.drop - thr).abs()).collect();
-    let typical_gap = if gaps.is_empty() {
-        thr.max(1e-3)
-    } else {
-        percentile::quantile(&gaps, 0.5)
+    let undefined = |why: String| {
+        Warning::new(
+            "plan.sequential_undefined",
+            format!("no sequential projection (sequential is null): {why}"),
+        )
     };
-    let default_sd = plan.sd.unwrap_or_else(|| {
-        let sds: Vec<f64> = measured.iter().map(|x| x.sd).collect();
-        if sds.is_empty() {
-            span / 4.0
-        } else {
-            percentile::quantile(&sds, 0.5)
+    if measured.is_empty() {
+        return Err(undefined(
+            "the pilot measures no arm ablate can read a drop from (an arms table naming what each arm removes, and two paired cases per arm); a projection would rest on invented drops".into(),
+        ));
+    }
+    let spread = |sd: f64| sd.is_finite() && sd > 0.0;
+    let gaps: Vec<f64> = measured.iter().map(|x| (x.drop - thr).abs()).collect();
+    let typical_gap = percentile::quantile(&gaps, 0.5);
+    let sds: Vec<f64> = measured
+        .iter()
+        .map(|x| x.sd)
+        .filter(|&s| spread(s))
+        .collect();
+    let default_sd = match plan.sd.filter(|&s| spread(s)) {
+        Some(sd) => sd,
+        None if !sds.is_empty() => percentile::quantile(&sds, 0.5),
+        None => {
+            return Err(undefined(
+                "the pilot's paired drops have no spread, so how long a sequence runs cannot be projected (its spread is unknown, not zero)".into(),
+            ));
         }
-    });
+    };
     let sizes = cluster_sizes(pilot);
     let max_unit_cases = sizes
         .as_ref()
@@ -155,6 +184,12 @@ pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> Seq
         removed.sort();
         let pilot_arm = measured.iter().find(|x| x.removed == removed);
         let (drop, sd, source) = match pilot_arm {
+            Some(x) if !spread(x.sd) && x.clusters.is_none() => {
+                return Err(undefined(format!(
+                    "the pilot's arm {} ({}) has the same drop on every case, so its spread is unknown (not zero)",
+                    x.arm, a.arm
+                )));
+            }
             Some(x) => {
                 from_pilot += 1;
                 (x.drop, x.sd, format!("pilot arm {}", x.arm))
@@ -192,10 +227,21 @@ pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> Seq
             cases,
         });
     }
+    let mut warnings = Vec::new();
+    if from_pilot == 0 {
+        warnings.push(Warning::new(
+            "plan.sequential_typical",
+            format!(
+                "the pilot measured none of the planned arms (none removes the same units): every projection assumes the pilot's median gap to the threshold ({}) and sd ({}), not a measured arm's",
+                crate::text::num(Some(typical_gap), 4),
+                crate::text::num(Some(default_sd), 4)
+            ),
+        ));
+    }
     let baseline = arms.iter().map(|a| a.cases).max().unwrap_or(0);
     let calls_expected = (arms.iter().map(|a| a.cases).sum::<u64>() + baseline) * r;
     let calls_fixed = plan.n_arms as u64 * n * r;
-    SequentialPlan {
+    Ok(SequentialPlan {
         calls_fixed,
         calls_expected,
         saving: if calls_fixed > 0 {
@@ -215,7 +261,8 @@ pub fn plan_sequential(plan: &PlanOutput, pilot: &Experiment, alpha: f64) -> Seq
             "projection: each arm stops where its test at the threshold is expected to reach 1/α (case drops normal with the arm's drop and sd); the realised stopping time varies around it"
         },
         arms,
-    }
+        warnings,
+    })
 }
 
 /// Each unit's total of `values` and its count, for values whose units are `unit` (< `n_units`);

@@ -136,13 +136,20 @@ pub struct ArmSequence {
     /// Units read when the arm was decided (null while it continues).
     pub decided_at: Option<usize>,
     /// For arms that continue: the units the leading test is projected to need in all, if the
-    /// units to come are like those read (null when no unit is in, or when the projection
-    /// passes 100× the set's units, as it does for a drop on the threshold; a warning says so).
+    /// units to come are like those read (null when no unit is in; when fewer than two are, or
+    /// every one read has the same drop, which leaves the spread of units to come unknown; or
+    /// when the projection passes 100× the set's units, as it does for a drop on the threshold;
+    /// a warning says which).
     pub projected_units: Option<u64>,
     /// projected_units − units.
     pub units_still_needed: Option<u64>,
     /// Whether the decision comes from `.ablate-watch.json` rather than this table.
     pub recorded: bool,
+    /// Whether the units read so far leave the projection undefined (fewer than two, or every
+    /// one with the same drop): `projected_units` is null for that reason, not for being beyond
+    /// 100× the set. Not in the JSON (a warning says so).
+    #[serde(skip)]
+    pub spread_unknown: bool,
 }
 
 /// What `ablate watch` reports.
@@ -485,8 +492,8 @@ pub fn experiment_identity(exp: &Experiment, arms: &[String]) -> String {
 }
 
 /// Without --repeats, the repeats default to the most any cell has; when this experiment's
-/// decisions (or those of the experiment before cases were added, which this watch continues:
-/// [`Seeded::continues`]) were recorded under the same settings with fewer (a retried call, a
+/// decisions or order (or those of the experiment before cases were added, which this watch
+/// continues: [`Seeded::continues`]) were recorded under the same settings with fewer (a retried call, a
 /// row added since, or a new batch run with more repeats raised the most), `key` takes the
 /// recorded repeats instead, so that the decisions stand and the extra repeats do not make every
 /// unit incomplete. Returns the warning that says so.
@@ -497,14 +504,23 @@ pub(super) fn recorded_repeats(
     set: &Seeded,
 ) -> Option<crate::warning::Warning> {
     let file = state?;
-    if file.decisions_for(key).is_some_and(|d| !d.is_empty()) {
+    // A run in progress is an entry with decisions or with an order (tests looked at, nothing
+    // decided yet): either pins the repeats it read.
+    let in_progress = |r: &&Run| !r.decisions.is_empty() || r.order.is_some();
+    if file
+        .runs
+        .iter()
+        .filter(in_progress)
+        .any(|r| r.settings == *key)
+    {
         return None;
     }
     let most = key.repeats;
     let recorded = file
         .runs
         .iter()
-        .filter(|r| !r.decisions.is_empty() && r.settings.repeats < most)
+        .filter(in_progress)
+        .filter(|r| r.settings.repeats < most)
         .filter(|r| {
             let at_most = WatchSettings {
                 repeats: most,

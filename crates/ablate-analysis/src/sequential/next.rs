@@ -66,8 +66,11 @@ pub struct NextOutput {
     pub budget: u64,
     /// Calls planned (≤ budget: only whole units are scheduled).
     pub planned: u64,
-    /// Arms still to decide, and the units each gets in this batch.
+    /// The arms this batch schedules, and the units each gets (an open arm whose next unit did
+    /// not fit the budget, or whose units are all read, is not listed).
     pub arms: BTreeMap<String, usize>,
+    /// Arms still to decide (open), scheduled or not.
+    pub open_arms: usize,
     /// Of the planned calls, those on the baseline (each unit needs its baseline too).
     pub baseline_calls: u64,
     /// The calls, in the watch's order, arm by arm in turn.
@@ -163,6 +166,7 @@ pub fn next(exp: &Experiment, w: &WatchOutput, budget: u64) -> NextOutput {
         budget,
         planned,
         arms: per_arm,
+        open_arms: open.len(),
         baseline_calls,
         calls,
         warnings,

@@ -73,9 +73,21 @@ pub fn watch(
             waiting_arms += 1;
         }
         if let Some(r) = recorded.and_then(|r| r.get(&seq.arm)) {
-            warnings.extend(keep_recorded(&mut seq, r));
+            warnings.extend(keep_recorded(&mut seq, r, 1.0 - alpha_arm));
         }
-        if seq.state == State::Continue && seq.units > 0 {
+        if seq.state == State::Continue && seq.spread_unknown {
+            warnings.push(crate::warning::Warning::new("watch.no_projection", format!(
+                "{}: {} {unit_name}{} read, {}: how many more it needs cannot be projected (projected_units and units_still_needed are undefined, null); read more {unit_name}s",
+                seq.arm,
+                seq.units,
+                if seq.units == 1 { "" } else { "s" },
+                if seq.units < 2 {
+                    "too few to show how units spread"
+                } else {
+                    "every one with the same drop, so their spread is unknown (not zero)"
+                },
+            )));
+        } else if seq.state == State::Continue && seq.units > 0 {
             let beyond = match seq.projected_units {
                 Some(p) if p > units.len() as u64 => {
                     Some(format!("about {}", crate::text::thousands(p as f64)))
@@ -326,8 +338,13 @@ impl Walk<'_> {
         let drop = (cases > 0).then(|| moments::sum(read.iter().map(|r| r.0)) / cases as f64);
         let (low, high) = betting::drop_interval(&read, span, self.max_unit_cases, self.alpha);
         let (p_needed, p_removable) = tests.p_values();
+        // One unit, or units that all dropped alike, say nothing of how the units to come
+        // spread: no projection from them (as variance's cases_needed).
+        let unit_drop = |&(s, n): &(f64, usize)| s / n as f64;
+        let spread_unknown =
+            read.len() < 2 || read.iter().all(|r| unit_drop(r) == unit_drop(&read[0]));
         let projected_units = match (state, drop) {
-            (State::Continue, Some(_)) => self.projected_units(&tests, &read),
+            (State::Continue, Some(_)) if !spread_unknown => self.projected_units(&tests, &read),
             _ => None,
         };
         let seq = ArmSequence {
@@ -348,6 +365,7 @@ impl Walk<'_> {
             projected_units,
             units_still_needed: projected_units.map(|p| p - used as u64),
             recorded: false,
+            spread_unknown: state == State::Continue && used > 0 && spread_unknown,
         };
         (seq, waiting)
     }
@@ -366,7 +384,11 @@ impl Walk<'_> {
 
 /// Replaces the arm's sequence by its recorded decision (which stands unless `--reopen`), with a
 /// warning when this table would decide otherwise.
-fn keep_recorded(seq: &mut ArmSequence, r: &RecordedDecision) -> Option<crate::warning::Warning> {
+fn keep_recorded(
+    seq: &mut ArmSequence,
+    r: &RecordedDecision,
+    level: f64,
+) -> Option<crate::warning::Warning> {
     let recorded_state = State::from_decided(r.state);
     let warning = (seq.state != recorded_state || seq.decided_at != Some(r.units)).then(|| {
         crate::warning::Warning::new("watch.decision_kept", format!(
@@ -382,10 +404,13 @@ fn keep_recorded(seq: &mut ArmSequence, r: &RecordedDecision) -> Option<crate::w
     });
     seq.state = recorded_state;
     seq.decided_at = Some(r.units);
-    seq.cs = seq.cs.map(|cs| Interval {
+    // The recorded bounds, even when this table gives the arm nothing to read now (its units
+    // changed or went): a decision is never written back without them.
+    seq.cs = Some(Interval {
         low: r.lower,
         high: r.upper,
-        ..cs
+        level,
+        method: CiMethod::ConfidenceSequence,
     });
     seq.projected_units = None;
     seq.units_still_needed = None;
@@ -421,8 +446,8 @@ pub fn decisions(w: &WatchOutput) -> BTreeMap<String, RecordedDecision> {
                 RecordedDecision {
                     state,
                     units: a.decided_at?,
-                    lower: a.cs.map_or(f64::NEG_INFINITY, |cs| cs.low),
-                    upper: a.cs.map_or(f64::INFINITY, |cs| cs.high),
+                    lower: a.cs?.low,
+                    upper: a.cs?.high,
                 },
             ))
         })

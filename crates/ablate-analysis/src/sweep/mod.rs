@@ -183,6 +183,18 @@ impl Family {
                     pct(confidence),
                     100.0 * (1.0 - confidence.powi(size.max(1) as i32))
                 )
+            } else if size == 1 {
+                // One arm: no family to share the error over.
+                match guarantee {
+                    Guarantee::AnyDistribution => format!(
+                        "1 arm judged: a confident verdict holds at {} for any score distribution (its score or t interval)",
+                        pct(confidence)
+                    ),
+                    Guarantee::Normal => format!(
+                        "1 arm judged under the normal approximation: a confident verdict holds at {} as the clustered t interval does (asymptotic)",
+                        pct(confidence)
+                    ),
+                }
             } else {
                 match guarantee {
                     Guarantee::AnyDistribution => format!(
@@ -567,6 +579,13 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
     let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
     family.min_certifiable_threshold = min_certifiable(&arms, cfg.per_arm, hi - lo);
+    if family.min_certifiable_threshold.is_none() && arms.iter().any(|a| a.in_family) {
+        // Said, not a bare null: the figure is a median over arms with spread.
+        warnings.push(crate::warning::Warning::new(
+            "sweep.not_certifiable",
+            "no arm of the family has drops with spread (an se), so min_certifiable_threshold, the median arm's interval above its drop, is undefined (null)",
+        ));
+    }
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
     set_holm(&mut arms, &p_raw);
     let baseline = BaselineScore::of(m, &paired);

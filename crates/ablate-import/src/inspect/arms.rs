@@ -113,10 +113,13 @@ pub(super) fn arm_from(logs: &[Log], asked: Option<&str>) -> Result<(ArmFrom, St
     ))
 }
 
-/// The labels of the logs' arms. Task-argument values are written as text (`1`, `full`); when two
-/// logs' values differ but read the same as text (the number `1` and the string `"1"`), every
-/// value is written as JSON instead (`1`, `"1"`), so that different configurations never merge
-/// into one arm. Returns the labels and whether JSON was needed.
+/// The labels of the logs' arms. Task-argument values are written as text (`1`, `full`; a null
+/// or missing one as `(none)`); when two logs' values differ but read the same as text (the
+/// number `1` and the string `"1"`, or a null and the string `(none)`), those logs' values are
+/// written as JSON instead (`1`, `"1"`), so that different configurations never merge into one
+/// arm, and every other arm keeps its plain name (a null beside the string `"null"` had turned
+/// `full` into `"full"`, which the baseline rule no longer knew). Should a JSON label meet a plain
+/// one, every label is JSON. Returns the labels and whether JSON was needed.
 pub(super) fn arm_labels(logs: &[Log], how: &ArmFrom) -> (Vec<String>, bool) {
     let plain: Vec<String> = logs.iter().map(|l| arm_label(l, how, false)).collect();
     let ArmFrom::TaskArgs(keys) = how else {
@@ -127,15 +130,37 @@ pub(super) fn arm_labels(logs: &[Log], how: &ArmFrom) -> (Vec<String>, bool) {
             .map(|k| l.header.eval.task_args.get(k).cloned())
             .collect()
     };
-    let mut seen: BTreeMap<&String, Vec<Option<Value>>> = BTreeMap::new();
-    let clash = logs.iter().zip(&plain).any(|(l, label)| {
-        let c = config(l);
-        seen.entry(label).or_insert_with(|| c.clone()) != &c
-    });
-    if clash {
-        (logs.iter().map(|l| arm_label(l, how, true)).collect(), true)
+    // The labels that name more than one configuration.
+    let clashing = |labels: &[String]| -> std::collections::BTreeSet<String> {
+        let mut seen: BTreeMap<&String, Vec<Option<Value>>> = BTreeMap::new();
+        let mut out = std::collections::BTreeSet::new();
+        for (l, label) in logs.iter().zip(labels) {
+            let c = config(l);
+            if seen.entry(label).or_insert_with(|| c.clone()) != &c {
+                out.insert(label.clone());
+            }
+        }
+        out
+    };
+    let clash = clashing(&plain);
+    if clash.is_empty() {
+        return (plain, false);
+    }
+    let mixed: Vec<String> = logs
+        .iter()
+        .zip(&plain)
+        .map(|(l, label)| {
+            if clash.contains(label) {
+                arm_label(l, how, true)
+            } else {
+                label.clone()
+            }
+        })
+        .collect();
+    if clashing(&mixed).is_empty() {
+        (mixed, true)
     } else {
-        (plain, false)
+        (logs.iter().map(|l| arm_label(l, how, true)).collect(), true)
     }
 }
 
@@ -144,6 +169,9 @@ pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
     let text = |v: &Value| {
         if json {
             v.to_string()
+        } else if v.is_null() {
+            // Not set, as a missing argument is (not an arm named "null").
+            "(none)".to_string()
         } else {
             scalar_text(v).unwrap_or_else(|| v.to_string())
         }

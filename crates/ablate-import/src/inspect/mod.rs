@@ -451,7 +451,7 @@ fn arm_names(logs: &[Log], opts: &ImportOptions, imp: &mut Imported) -> Result<V
     let (mut labels, as_json) = arm_labels(logs, &how);
     if as_json {
         imp.arm_choice.push_str(
-            "; values are written as JSON (\"1\" is text, 1 a number), since some differ only in type",
+            "; the values that differ only in type are written as JSON (\"1\" is text, 1 a number)",
         );
     }
     // Never two models in one arm unless asked (--arm-from, --arm).

@@ -51,6 +51,9 @@ impl ExperimentLoad for Experiment {
     }
 
     fn load_tables(dir: &Path, aggregates: Option<&Path>, tables: Tables) -> Result<Experiment> {
+        // Every table from one generation of the folder: an update in progress (`import
+        // --into`) finishes first, and none starts until the tables are read.
+        let _reading = crate::io::output::FolderLock::shared(dir);
         if dir.is_file() {
             return Err(Error::Usage(format!(
                 "{} is a file, not an experiment folder: give the folder that holds experiment.toml and the tables{}",

@@ -177,6 +177,11 @@ impl AtomicDir {
     pub fn commit(mut self) -> Result<PathBuf> {
         self.write_marker()?;
         let parent = parent_of(&self.target);
+        // An experiment folder a reader may be loading: the swap waits until it has read every
+        // table ([`FolderLock::shared`]). A lock that cannot be taken delays nothing.
+        let _readers_done = (self.kind == FolderKind::Import && self.target.is_dir())
+            .then(|| FolderLock::exclusive(&self.target).ok())
+            .flatten();
         for attempt in 0..COMMIT_ATTEMPTS {
             if attempt > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt.min(20))));
@@ -496,16 +501,35 @@ fn is_plain_file_inside(dir: &Path, relative: &str) -> bool {
     true
 }
 
-/// An exclusive lock on a folder, held until dropped (`flock` on the folder itself, on Unix;
-/// nothing elsewhere). Every writer that changes an experiment folder in place (`import
-/// --into`, `watch`'s decisions) takes it for its whole read–write–commit. An update replaces
-/// the folder by a rename, so a writer that waited may hold the lock of a folder no longer at
-/// the path: the lock is taken again until the locked folder is the one the path names.
+/// A lock on a folder, held until dropped (`flock` on the folder itself, on Unix; nothing
+/// elsewhere). Every writer that changes an experiment folder in place (`import --into`,
+/// `watch`'s decisions) takes it exclusively for its whole read–write–commit, and so does
+/// `import --out` for the moment it swaps a folder it replaces. Readers take it shared while
+/// they load an experiment ([`FolderLock::shared`]): they wait for an update to finish, then
+/// read the whole of one generation (a `sweep` during `import --into` had read the new
+/// cases.parquet beside the old results.parquet, and said its input was corrupt). An update
+/// replaces the folder by a rename, so a process that waited may hold the lock of a folder no
+/// longer at the path: the lock is taken again until the locked folder is the one the path
+/// names.
 #[derive(Debug)]
 pub struct FolderLock {
     #[cfg(unix)]
     file: std::fs::File,
+    /// The folder's (device, inode) when this process holds it exclusively.
+    #[cfg(unix)]
+    held: Option<(u64, u64)>,
 }
+
+/// The folders this process holds exclusively, by (device, inode): a load under its own
+/// writer's lock (the writer reads the folder it updates) takes no shared lock, which `flock`
+/// would make it wait for forever.
+#[cfg(unix)]
+static EXCLUSIVE: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// How long a reader waits for a folder an update is swapping (gone from its path for the
+/// moment between two renames) before it reads whatever the path holds: 200 × 5 ms.
+#[cfg(unix)]
+const SWAP_WAITS: u32 = 200;
 
 impl FolderLock {
     /// Waits for, and takes, the exclusive lock on the folder at `dir`.
@@ -525,8 +549,13 @@ impl FolderLock {
                 }
                 let held = file.metadata().map_err(|e| Error::io(dir, e))?;
                 let now = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
-                if (held.dev(), held.ino()) == (now.dev(), now.ino()) {
-                    return Ok(FolderLock { file });
+                let id = (held.dev(), held.ino());
+                if id == (now.dev(), now.ino()) {
+                    EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+                    return Ok(FolderLock {
+                        file,
+                        held: Some(id),
+                    });
                 }
                 // The folder was replaced while this process waited: lock the new one.
             }
@@ -535,6 +564,57 @@ impl FolderLock {
         {
             let _ = dir;
             Ok(FolderLock {})
+        }
+    }
+
+    /// Waits for any update of the folder at `dir` to finish, and takes a shared lock on it, so
+    /// that no update swaps it while the caller reads. `None` (no lock, nothing to wait for)
+    /// when there is no folder at `dir` (the caller's own error names it), when this process
+    /// holds it exclusively (a writer reading what it updates), or where locks are not
+    /// supported: the lock only orders readers after writers, it never refuses a read.
+    pub fn shared(dir: &Path) -> Option<FolderLock> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::fs::MetadataExt;
+            let mut waits = 0;
+            loop {
+                let file = match std::fs::File::open(dir) {
+                    Ok(f) => f,
+                    // Between an update's two renames the path names nothing for a moment.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && waits < SWAP_WAITS => {
+                        waits += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        continue;
+                    }
+                    Err(_) => return None,
+                };
+                let held = file.metadata().ok().filter(|m| m.is_dir())?;
+                let id = (held.dev(), held.ino());
+                if EXCLUSIVE
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&id)
+                {
+                    return None;
+                }
+                // SAFETY: flock on a descriptor this function owns; released on close.
+                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } != 0 {
+                    return None;
+                }
+                match std::fs::metadata(dir) {
+                    Ok(now) if (now.dev(), now.ino()) == id => {
+                        return Some(FolderLock { file, held: None });
+                    }
+                    // Replaced while this process waited: lock the new one.
+                    _ => {}
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            None
         }
     }
 }
@@ -546,6 +626,12 @@ impl Drop for FolderLock {
             use std::os::fd::AsRawFd;
             // SAFETY: the descriptor is open for as long as `self.file`.
             unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+            if let Some(id) = self.held {
+                let mut held = EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(at) = held.iter().position(|h| *h == id) {
+                    held.swap_remove(at);
+                }
+            }
         }
     }
 }

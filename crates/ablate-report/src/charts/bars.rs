@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::RED;
-use super::{Bar, Layout, label_width, span, tick};
+use super::{Bar, Layout, label_width, max_x_ticks, span, tick};
 
 pub(super) fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -33,7 +33,7 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     let labels: Vec<String> = bars
         .iter()
         .rev()
-        .map(|b| crate::report::text::truncate(&layout.name(&b.label), layout.label_chars))
+        .map(|b| axis_label(&layout.name(&b.label), layout.label_chars))
         .collect();
     // Counts get whole-number ticks, one per unit up to ten.
     let counts = bars
@@ -62,11 +62,14 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
         let named: Vec<&str> = marks.iter().map(|m| m.1.as_str()).collect();
         format!("{x_desc} (red line: {})", named.join("; "))
     };
+    let y_area = label_width(&labels, layout.text / 2).min(layout.width / 2);
+    let (x_desc, desc_size) = super::fitted_x_desc(&x_desc, layout, y_area);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", layout.caption))
         .margin(12)
+        .margin_right(super::right_margin(layout))
         .x_label_area_size(38 + layout.text)
-        .y_label_area_size(label_width(&labels, layout.text / 2).min(layout.width / 2))
+        .y_label_area_size(y_area)
         .build_cartesian_2d(lo..hi, (0..n).into_segmented())
         .map_err(err)?;
     // The first bar at the top: segment k holds bar n − 1 − k.
@@ -82,13 +85,13 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         // No tick marks on the categories: segment edges would carry empty ones.
         .set_tick_mark_size(LabelAreaPosition::Left, 0)
-        .x_labels(x_ticks)
+        .x_labels(x_ticks.min(max_x_ticks(layout)))
         .y_labels(n)
         .y_label_formatter(&formatter)
         .x_label_formatter(&tick)
         .x_desc(x_desc.as_str())
         .label_style(("sans-serif", layout.text))
-        .axis_desc_style(("sans-serif", layout.text + 4))
+        .axis_desc_style(("sans-serif", desc_size))
         .draw()
         .map_err(err)?;
     chart
@@ -126,4 +129,35 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// A bar's label cut to `chars` columns for the axis, keeping what follows its last " · " (the
+/// need chart's "conversation · sent" and "conversation · needed" had both become
+/// "conversation …" on a phone).
+fn axis_label(label: &str, chars: usize) -> String {
+    match label.rsplit_once(" · ") {
+        Some((head, tail)) => {
+            let tail = format!(" · {tail}");
+            let room = chars.saturating_sub(unicode_width::UnicodeWidthStr::width(tail.as_str()));
+            if room >= 4 {
+                format!("{}{tail}", crate::report::text::truncate(head, room))
+            } else {
+                crate::report::text::truncate(label, chars)
+            }
+        }
+        None => crate::report::text::truncate(label, chars),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::axis_label;
+
+    #[test]
+    fn a_cut_label_keeps_its_kind() {
+        assert_eq!(axis_label("conversation · needed", 14), "conv… · needed");
+        assert_eq!(axis_label("conversation · sent", 14), "conver… · sent");
+        assert_eq!(axis_label("system · sent", 14), "system · sent");
+        assert_eq!(axis_label("a-very-long-arm-name", 10), "a-very-lo…");
+    }
 }

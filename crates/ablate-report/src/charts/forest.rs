@@ -67,7 +67,8 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
 ) -> std::result::Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
     let (_, height) = root.dim_in_pixel();
-    let (plot, legend) = root.split_vertically(height.saturating_sub(layout.legend_height));
+    let strip = legend_height(layout, rows, (threshold, comparison), sides);
+    let (plot, legend) = root.split_vertically(height.saturating_sub(strip));
     let (segments, at) = row_segments(rows.len());
     let (x0, x1) = forest_window(rows, threshold);
     // Labels by segment, bottom first.
@@ -154,6 +155,52 @@ pub(super) fn draw_forest<DB: DrawingBackend>(
     let beyond = marks.iter().any(|m| m.beyond);
     let items = legend_items(rows, (threshold, comparison), sides, beyond);
     draw_legend(&legend, items, layout.text).map_err(err)
+}
+
+/// Height of a forest's legend strip in `layout`: the layout's own, or more when its entries
+/// wrap onto more lines than that holds (a phone-width chart with both sides, ▶ ◀ and a flag
+/// takes five), so that no entry is drawn below the chart's edge.
+pub(super) fn legend_height(
+    layout: &Layout,
+    rows: &[ForestRow],
+    (threshold, comparison): (f64, bool),
+    sides: Option<&(String, String)>,
+) -> u32 {
+    let (x0, x1) = forest_window(rows, threshold);
+    let off = |v: f64| v > x1 || v < x0;
+    let beyond = rows
+        .iter()
+        .any(|r| off(r.value) || r.second.as_ref().is_some_and(|s| off(s.value)));
+    let items = legend_items(rows, (threshold, comparison), sides, beyond);
+    let lines = legend_lines(&items, layout.width, layout.text);
+    // The last line's text ends half a size below its centre; the first starts as far above.
+    let needed = (lines - 1) * legend_line(layout.text) + layout.text as i32 + 16;
+    layout.legend_height.max(needed as u32)
+}
+
+/// The distance between two lines of a legend with text of `size` pixels.
+fn legend_line(size: u32) -> i32 {
+    size as i32 + 8
+}
+
+/// A legend entry's width: its mark, its text (about ⅔ of the size a column) and a gap.
+fn legend_entry_width(text: &str, size: u32) -> i32 {
+    10 + (size * 2 / 3) as i32 * unicode_width::UnicodeWidthStr::width(text) as i32 + 20
+}
+
+/// The lines the legend's entries take in a strip `width` pixels wide, left to right, onto a
+/// new line when the next would not fit.
+fn legend_lines(items: &[(Glyph, String)], width: u32, size: u32) -> i32 {
+    let (mut lines, mut x) = (1, 16);
+    for (_, text) in items {
+        let w = legend_entry_width(text, size);
+        if x > 16 && x + w > width as i32 {
+            lines += 1;
+            x = 16;
+        }
+        x += w;
+    }
+    lines
 }
 
 /// Draws the intervals' whiskers first, then every marker over them.
@@ -262,26 +309,13 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let font = ("sans-serif", size).into_font().color(&BLACK);
     let (width, height) = area.dim_in_pixel();
-    let per_char = (size * 2 / 3) as i32;
-    let line = size as i32 + 8;
-    let lines_needed = {
-        let (mut lines, mut x) = (1, 16);
-        for (_, text) in &items {
-            let w =
-                10 + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
-            if x > 16 && x + w > width as i32 {
-                lines += 1;
-                x = 16;
-            }
-            x += w;
-        }
-        lines
-    };
+    let line = legend_line(size);
+    let lines_needed = legend_lines(&items, width, size);
     // Centred in the strip: one line on a wide chart, more on a narrow one.
     let mut y = ((height as i32 - (lines_needed - 1) * line) / 2).max(size as i32 / 2 + 2);
     let mut x = 16;
     for (glyph, text) in items {
-        let w = 10 + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+        let w = legend_entry_width(&text, size);
         if x > 16 && x + w > width as i32 {
             x = 16;
             y += line;
@@ -306,7 +340,7 @@ fn draw_legend<DB: DrawingBackend>(
             (text_at, y - size as i32 / 2 - 1),
             font.clone(),
         ))?;
-        x = text_at + per_char * unicode_width::UnicodeWidthStr::width(text.as_str()) as i32 + 20;
+        x = text_at + legend_entry_width(&text, size) - 10;
     }
     Ok(())
 }

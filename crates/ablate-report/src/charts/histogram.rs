@@ -21,23 +21,27 @@ pub(super) fn draw_histogram<DB: DrawingBackend>(
     let y1 = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64 * 1.08;
     // A band above the bins for the legend, so that it covers no bar.
     let y1 = y1 * (1.0 + super::legend_share(layout, root, marks.len()));
+    let y_area = 50 + 2 * layout.text;
+    let (x_desc, desc_size) = super::fitted_x_desc(x_desc, layout, y_area);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", layout.caption))
         .margin(12)
+        .margin_right(super::right_margin(layout))
         .x_label_area_size(38 + layout.text)
-        .y_label_area_size(50 + 2 * layout.text)
+        .y_label_area_size(y_area)
         .build_cartesian_2d(0.0..x1 * 1.02, 0.0..y1)
         .map_err(err)?;
     chart
         .configure_mesh()
         // Grid lines at the labelled ticks only, as in every chart (see `forest`).
         .light_line_style(TRANSPARENT)
+        .x_labels(super::max_x_ticks(layout))
         .x_label_formatter(&tick)
         .y_label_formatter(&tick)
-        .x_desc(x_desc)
+        .x_desc(x_desc.as_str())
         .y_desc("calls")
         .label_style(("sans-serif", layout.text))
-        .axis_desc_style(("sans-serif", layout.text + 4))
+        .axis_desc_style(("sans-serif", desc_size))
         .draw()
         .map_err(err)?;
     chart

@@ -30,23 +30,27 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     );
     // A band above the data for the legend, so that it covers no line.
     let y1 = y1 + (y1 - y0) * super::legend_share(layout, root, lines.len() + marks.len());
+    let y_area = 50 + 2 * layout.text;
+    let (x_desc, desc_size) = super::fitted_x_desc(x_desc, layout, y_area);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", layout.caption))
         .margin(12)
+        .margin_right(super::right_margin(layout))
         .x_label_area_size(38 + layout.text)
-        .y_label_area_size(50 + 2 * layout.text)
+        .y_label_area_size(y_area)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
     chart
         .configure_mesh()
         // Grid lines at the labelled ticks only, as in every chart (see `forest`).
         .light_line_style(TRANSPARENT)
+        .x_labels(super::max_x_ticks(layout))
         .x_label_formatter(&tick)
         .y_label_formatter(&tick)
-        .x_desc(x_desc)
+        .x_desc(x_desc.as_str())
         .y_desc(y_desc)
         .label_style(("sans-serif", layout.text))
-        .axis_desc_style(("sans-serif", layout.text + 4))
+        .axis_desc_style(("sans-serif", desc_size))
         .draw()
         .map_err(err)?;
     for l in lines {

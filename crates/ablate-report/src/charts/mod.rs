@@ -429,6 +429,54 @@ fn legend_share<DB: DrawingBackend>(
 }
 
 /// Pixels for the widest of `labels` at `per_char` pixels a column, with a margin.
+/// An axis title that fits `room` pixels: at `layout.text + 4` when it fits, else at the
+/// largest size down to `layout.text` that does, else cut with "…" at that size (the section's
+/// note and table carry it whole). A column of a size-s font is taken as 0.45·s pixels (plotters
+/// shows s at 0.806·s, and a sans-serif column averages about 0.55 em). A need chart's title had
+/// run off a phone-width chart.
+fn axis_desc(desc: &str, layout: &Layout, room: u32) -> (String, u32) {
+    let columns = unicode_width::UnicodeWidthStr::width(desc) as u32;
+    let width = |columns: u32, size: u32| columns * size * 9 / 20;
+    for size in (layout.text..=layout.text + 4).rev() {
+        if width(columns, size) <= room {
+            return (desc.to_string(), size);
+        }
+    }
+    let fits = (room / width(1, layout.text).max(1)) as usize;
+    (
+        crate::report::text::truncate(desc, fits.max(8)),
+        layout.text,
+    )
+}
+
+/// The x-axis title of a chart whose y labels take `y_area` pixels, fitted to the plot's width
+/// ([`axis_desc`]; a left margin of 12 and [`right_margin`]): the title and its size.
+fn fitted_x_desc(desc: &str, layout: &Layout, y_area: u32) -> (String, u32) {
+    axis_desc(
+        desc,
+        layout,
+        layout
+            .width
+            .saturating_sub(y_area + 12 + right_margin(layout)),
+    )
+}
+
+/// The right margin of a chart with a value axis: room on a narrow chart for half of the last
+/// tick's label, which sits on the plot's right edge ("40,000" had shown as "40,00").
+fn right_margin(layout: &Layout) -> u32 {
+    if layout.width < WIDTH {
+        12 + 2 * layout.text
+    } else {
+        12
+    }
+}
+
+/// Most labelled ticks on a value axis: five on a narrow chart, whose tick labels ("10,000")
+/// ran together at plotters' default, else that default (11).
+fn max_x_ticks(layout: &Layout) -> usize {
+    if layout.width < WIDTH { 5 } else { 11 }
+}
+
 fn label_width(labels: &[String], per_char: u32) -> u32 {
     labels
         .iter()
@@ -453,11 +501,19 @@ impl Chart {
                 layout.width,
                 (90 + (18 + extra) * bars.len().max(1) as u32).max(240),
             ),
-            Chart::Forest { rows, sides, .. } => {
+            Chart::Forest {
+                rows,
+                sides,
+                threshold,
+                comparison,
+                ..
+            } => {
                 let per_row = if sides.is_some() { 22 } else { 20 } + extra;
+                let legend =
+                    forest::legend_height(layout, rows, (*threshold, *comparison), sides.as_ref());
                 (
                     layout.width,
-                    (100 + per_row * rows.len().max(1) as u32).max(240) + layout.legend_height,
+                    (100 + per_row * rows.len().max(1) as u32).max(240) + legend,
                 )
             }
             _ => (layout.width, if layout.width < WIDTH { 360 } else { 440 }),

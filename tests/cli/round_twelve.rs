@@ -1,0 +1,269 @@
+//! Regressions from the twelfth attack round: what to do next is said where the data cannot say
+//! it by a number (a stress slice too small to decide, predicted drops with no spread, a pilot
+//! of one cluster or with no spread, a watch that has read one unit), never a figure invented
+//! from nothing.
+
+use crate::common::{Workdir, ablate, analysis_json, codes, json, report_into};
+
+/// The tiny fixture's units with two single-unit arms, `n` main-set cases and `stress` stress
+/// cases, every score 1 except `fails(case, arm)`; the given `cluster` for every case when set.
+fn experiment(
+    n: usize,
+    stress: usize,
+    cluster: Option<&str>,
+    fails: impl Fn(&str, &str) -> bool,
+) -> Workdir {
+    let w = Workdir::tiny();
+    let mut cases = String::from(if cluster.is_some() {
+        "case_id,turns,stress,cluster\n"
+    } else {
+        "case_id,turns,stress\n"
+    });
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    let ids = (0..n)
+        .map(|i| (format!("c{i}"), false))
+        .chain((0..stress).map(|i| (format!("s{i}"), true)));
+    for (id, is_stress) in ids {
+        cases.push_str(&format!("{id},single,{is_stress}"));
+        if let Some(k) = cluster {
+            cases.push_str(&format!(",{k}"));
+        }
+        cases.push('\n');
+        for arm in ["baseline", "without-01", "without-02"] {
+            for repeat in 0..2 {
+                let score = u8::from(!fails(&id, arm));
+                results.push_str(&format!("{id},{arm},{repeat},{score}\n"));
+            }
+        }
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    w.write(
+        "arms.csv",
+        "arm,removed\nbaseline,\nwithout-01,few_shot/01\nwithout-02,few_shot/02\n",
+    );
+    w.write("mix.csv", "turns,share\nsingle,1\n");
+    w
+}
+
+/// With 5 stress cases no arm can be confident on the slice (a verdict needs 10 units): the
+/// decision says to add stress cases, not to run the joint arm (which could settle nothing), and
+/// the joint arm's confirming cases are undefined, not "too close to the threshold", when the
+/// drops it is predicted from have no spread (every main-set drop 0, 0.02 below the threshold).
+#[test]
+fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
+    let w = experiment(400, 5, None, |case, arm| {
+        case.starts_with('s') && arm == "without-01"
+    });
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05",
+        "threshold_drop = 0.05\nstress_threshold_drop = 0.05",
+    );
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("report");
+    report_into(&out, &w.dir);
+    let a = analysis_json(&out);
+    let d = &a["decision"];
+    assert_eq!(d["stress_too_few_units"], 5, "{d}");
+    let joint = &d["joint_cut"];
+    assert_eq!(joint["measured"], false, "{joint}");
+    assert!(
+        joint["cases_to_settle"].is_null() && joint["settleable"].is_null(),
+        "{joint}"
+    );
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        page.contains("Not settled yet: add stress cases before cutting few\\_shot/01"),
+        "{page}"
+    );
+    assert!(
+        page.contains("The stress slice is too small to decide anything"),
+        "{page}"
+    );
+    assert!(!page.contains("too close to the threshold"), "{page}");
+    assert!(
+        page.contains("the drops they predict have no spread"),
+        "{page}"
+    );
+
+    // Ten stress cases can decide: nothing is said of the slice's size.
+    let w = experiment(400, 10, None, |_, _| false);
+    let out = root.path().join("report10");
+    report_into(&out, &w.dir);
+    assert!(analysis_json(&out)["decision"]["stress_too_few_units"].is_null());
+}
+
+/// `plan --sequential` projects nothing from a pilot whose drops have no spread (it had
+/// projected 99% saved from an sd of 0 the same output called undefined), and says so.
+#[test]
+fn no_sequential_projection_from_a_pilot_without_spread() {
+    let w = experiment(40, 0, None, |_, _| false);
+    let plan = json(
+        ablate()
+            .args([
+                "--json",
+                "plan",
+                "--design",
+                "loo",
+                "--cases",
+                "2000",
+                "--sequential",
+            ])
+            .arg("--units")
+            .arg(w.path("units.csv"))
+            .arg("--pilot")
+            .arg(&w.dir),
+    );
+    assert!(plan["sequential"].is_null(), "{}", plan["sequential"]);
+    assert!(plan["sd"].is_null());
+    let codes = codes(&plan);
+    assert!(
+        codes.contains(&"plan.sequential_undefined".to_string()),
+        "{codes:?}"
+    );
+    assert!(codes.contains(&"plan.no_spread".to_string()), "{codes:?}");
+}
+
+/// A pilot whose cases are one cluster has no se (as `variance` says): `plan --pilot` gives no
+/// sd, detectable drop, cases or certifiable threshold from it, and a warning for them (it had
+/// given the cases' sd as if they were independent, and a bare null).
+#[test]
+fn a_pilot_of_one_cluster_plans_nothing_and_says_why() {
+    let w = experiment(12, 0, Some("K"), |case, arm| {
+        arm == "without-01" && case.ends_with(['1', '3', '5'])
+    });
+    let plan = json(
+        ablate()
+            .args(["--json", "plan", "--design", "loo", "--cases", "100"])
+            .arg("--units")
+            .arg(w.path("units.csv"))
+            .arg("--pilot")
+            .arg(&w.dir),
+    );
+    for key in [
+        "sd",
+        "mde",
+        "cases_to_detect",
+        "min_certifiable_threshold",
+        "cases_to_certify",
+    ] {
+        assert!(plan[key].is_null(), "{key}: {}", plan[key]);
+    }
+    assert!(
+        codes(&plan).contains(&"plan.too_few_clusters".to_string()),
+        "{plan}"
+    );
+}
+
+/// `watch` projects no cases from units that all dropped alike (here 0 on every case), as
+/// `variance` gives no cases_needed: null, with `watch.no_projection` (it had said "about 96").
+#[test]
+fn watch_projects_nothing_from_units_without_spread() {
+    let w = experiment(4, 0, None, |_, _| false);
+    let v = json(ablate().args(["--json", "watch"]).arg(&w.dir));
+    let arms = v["arms"].as_array().unwrap();
+    assert!(!arms.is_empty());
+    for a in arms {
+        assert_eq!(a["state"], "continue", "{a}");
+        assert!(
+            a["projected_units"].is_null() && a["units_still_needed"].is_null(),
+            "{a}"
+        );
+    }
+    let codes = codes(&v);
+    assert!(
+        codes.contains(&"watch.no_projection".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        !codes.contains(&"watch.set_too_small".to_string()),
+        "{codes:?}"
+    );
+}
+
+/// A task argument that is null is an arm with no value, `(none)`, not one named `null`; beside
+/// the string "null", only the clashing labels change, so `full` keeps its name and stays the
+/// baseline (every label had become JSON, `"full"` among them, and no baseline was found).
+#[test]
+fn a_null_task_argument_is_not_an_arm_named_null() {
+    let root = tempfile::tempdir().unwrap();
+    let variant = |name: &'static str, value: serde_json::Value| {
+        crate::round_ten::inspect_log(root.path(), name, move |l| {
+            l["eval"]["task_args"]["variant"] = value.clone();
+            l["eval"]["eval_id"] = serde_json::json!(format!("eval-{name}"));
+            l["eval"]["run_id"] = serde_json::json!(format!("run-{name}"));
+        })
+    };
+    let logs = [
+        variant("full.json", serde_json::json!("full")),
+        variant("none.json", serde_json::Value::Null),
+        variant("text.json", serde_json::json!("null")),
+    ];
+    let out = root.path().join("exp");
+    crate::common::succeeds(
+        ablate()
+            .args(["import", "inspect", "--quiet"])
+            .args(&logs)
+            .arg("--out")
+            .arg(&out)
+            .args(["--threshold-drop", "0.05"]),
+    );
+    let check = json(ablate().args(["check", "--json"]).arg(&out));
+    let arms: Vec<&str> = check["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        arms.contains(&"full") && arms.contains(&"(none)") && arms.contains(&"null"),
+        "{arms:?}"
+    );
+    let toml = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
+    assert!(toml.contains("baseline_arm = \"full\""), "{toml}");
+}
+
+/// `import --into` says what it added besides arms: new cases, and more repeats of cells the
+/// experiment held (a rerun of the same configuration), which it had passed over in silence.
+#[test]
+fn import_into_says_it_added_repeats() {
+    let root = tempfile::tempdir().unwrap();
+    let variant = |name: &'static str, variant: &'static str, run: &'static str| {
+        crate::round_ten::inspect_log(root.path(), name, move |l| {
+            l["eval"]["task_args"]["variant"] = serde_json::json!(variant);
+            l["eval"]["eval_id"] = serde_json::json!(format!("eval-{run}"));
+            l["eval"]["run_id"] = serde_json::json!(format!("run-{run}"));
+        })
+    };
+    let full = variant("full.json", "full", "full");
+    let other = variant("other.json", "other", "other");
+    let rerun = variant("rerun.json", "full", "rerun");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rerun).unwrap()).unwrap();
+    let samples = log["samples"].as_array().unwrap().len();
+    let out = root.path().join("exp");
+    crate::common::succeeds(
+        ablate()
+            .args(["import", "inspect", "--quiet"])
+            .arg(&full)
+            .arg(&other)
+            .arg("--out")
+            .arg(&out)
+            .args(["--threshold-drop", "0.05"]),
+    );
+    let v = json(
+        ablate()
+            .args(["--json", "import", "inspect"])
+            .arg(&rerun)
+            .arg("--into")
+            .arg(&out),
+    );
+    let note = v["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains(&format!(
+            "0 new arm(s), 0 new case(s), {samples} more repeat(s) of (case, arm) cells it held"
+        )),
+        "{note}"
+    );
+}
