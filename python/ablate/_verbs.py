@@ -573,7 +573,7 @@ def interactions(
 ) -> Result:
     """Composed cuts against the sum of their parts; pairwise interactions; Shapley values.
 
-    Returns a Result: its tables (composed, composed_lost_by_slice, pairwise, shapley, shapley_interactions, design_effects, design_interactions, warnings) as attributes, and its JSON.
+    Returns a Result: its tables (composed, composed_lost_by_slice, composed_lost_only_jointly_by_slice, pairwise, shapley, shapley_interactions, design_effects, design_interactions, warnings) as attributes, and its JSON.
 
     Args:
         experiment: The experiment folder (or build one from the tables and settings below).
@@ -666,7 +666,7 @@ def plan(
 ) -> Result:
     """Emit an arms table for a design, with its cost and power.
 
-    Returns a Result: its tables (summary, sequential_arms, arms) as attributes, and its JSON.
+    Returns a Result: its tables (summary, sequential_arms, arms, warnings) as attributes, and its JSON.
 
     Args:
         units: The units table (unit, block, tokens): a path or a DataFrame.

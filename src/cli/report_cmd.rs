@@ -141,6 +141,9 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
     } = args;
     let pricing = pricing.pricing()?;
     let production = production.load()?;
+    // The tables, and the samples the drill-down reads after them, from one generation of the
+    // folder: held until the analyses are done (the report writes nothing into the folder).
+    let reading = ablate::io::output::FolderLock::shared(&dir);
     let exp = load(&dir, g, Verb::Report)?;
     let out = match out {
         Some(out) => out,
@@ -172,6 +175,7 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
             b.inc(1);
         }
     })?;
+    drop(reading);
     if let Some(dir) = &g.export {
         let tables = ablate::export::report_frames(&super::to_value(&analyses)?)?;
         super::write_export(g, dir, Verb::Report.name(), tables, Some(&exp))?;

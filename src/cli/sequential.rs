@@ -7,6 +7,7 @@ use clap::Args;
 
 use ablate::analysis::sequential::{self, SequentialOptions};
 use ablate::error::Result;
+use ablate::io::output::FolderLock;
 use ablate::io::watch_state;
 use ablate::report;
 
@@ -50,6 +51,9 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         repeats,
         ..
     } = args;
+    // The tables and the state from one generation of the folder (an `import --into` waits, or
+    // is waited for), released before the state is written: the lock is exclusive then.
+    let reading = FolderLock::shared(&dir);
     let exp = load(&dir, g, Verb::Watch)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
@@ -64,6 +68,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     } else {
         watch_state::read(&dir)?
     };
+    drop(reading);
     let mut w = sequential::watch(&exp, &opts, state.as_ref())?;
     // Recorded before the output is made, so that a failure is one of its warnings: in --json
     // (which the Python module reads, always with --quiet), in --export and on the terminal.
@@ -125,6 +130,8 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
         force,
         ..
     } = args;
+    // As `watch`: one generation of the tables, the state and the repeats read below.
+    let reading = FolderLock::shared(&dir);
     let exp = load(&dir, g, Verb::Next)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, false);
     let state = watch_state::read(&dir)?;
@@ -147,6 +154,7 @@ pub(super) fn next(args: NextArgs, g: &Global) -> Result<String> {
             ))
         })?;
     }
+    drop(reading);
     let rows: Vec<(&str, &str, u32)> = n
         .calls
         .iter()

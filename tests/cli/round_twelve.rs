@@ -94,27 +94,25 @@ fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
     assert!(analysis_json(&out)["decision"]["stress_too_few_units"].is_null());
 }
 
+/// `plan --design loo` with `w` as the pilot (its units table), and `extra`, as JSON.
+fn plan_from(w: &Workdir, extra: &[&str]) -> serde_json::Value {
+    json(
+        ablate()
+            .args(["--json", "plan", "--design", "loo"])
+            .args(extra)
+            .arg("--units")
+            .arg(w.path("units.csv"))
+            .arg("--pilot")
+            .arg(&w.dir),
+    )
+}
+
 /// `plan --sequential` projects nothing from a pilot whose drops have no spread (it had
 /// projected 99% saved from an sd of 0 the same output called undefined), and says so.
 #[test]
 fn no_sequential_projection_from_a_pilot_without_spread() {
     let w = experiment(40, 0, None, |_, _| false);
-    let plan = json(
-        ablate()
-            .args([
-                "--json",
-                "plan",
-                "--design",
-                "loo",
-                "--cases",
-                "2000",
-                "--sequential",
-            ])
-            .arg("--units")
-            .arg(w.path("units.csv"))
-            .arg("--pilot")
-            .arg(&w.dir),
-    );
+    let plan = plan_from(&w, &["--cases", "2000", "--sequential"]);
     assert!(plan["sequential"].is_null(), "{}", plan["sequential"]);
     assert!(plan["sd"].is_null());
     let codes = codes(&plan);
@@ -133,14 +131,7 @@ fn a_pilot_of_one_cluster_plans_nothing_and_says_why() {
     let w = experiment(12, 0, Some("K"), |case, arm| {
         arm == "without-01" && case.ends_with(['1', '3', '5'])
     });
-    let plan = json(
-        ablate()
-            .args(["--json", "plan", "--design", "loo", "--cases", "100"])
-            .arg("--units")
-            .arg(w.path("units.csv"))
-            .arg("--pilot")
-            .arg(&w.dir),
-    );
+    let plan = plan_from(&w, &["--cases", "100"]);
     for key in [
         "sd",
         "mde",
@@ -184,7 +175,9 @@ fn watch_projects_nothing_from_units_without_spread() {
 
 /// A task argument that is null is an arm with no value, `(none)`, not one named `null`; beside
 /// the string "null", only the clashing labels change, so `full` keeps its name and stays the
-/// baseline (every label had become JSON, `"full"` among them, and no baseline was found).
+/// baseline (every label had become JSON, `"full"` among them, and no baseline was found). A
+/// missing argument takes the task's own default, another configuration: beside it, the null
+/// one is named in JSON (`null`) and the string follows (`"null"`), `full` still plain.
 #[test]
 fn a_null_task_argument_is_not_an_arm_named_null() {
     let root = tempfile::tempdir().unwrap();
@@ -195,33 +188,47 @@ fn a_null_task_argument_is_not_an_arm_named_null() {
             l["eval"]["run_id"] = serde_json::json!(format!("run-{name}"));
         })
     };
+    let missing = crate::round_ten::inspect_log(root.path(), "missing.json", |l| {
+        l["eval"]["task_args"]
+            .as_object_mut()
+            .unwrap()
+            .remove("variant");
+        l["eval"]["eval_id"] = serde_json::json!("eval-missing");
+        l["eval"]["run_id"] = serde_json::json!("run-missing");
+    });
     let logs = [
         variant("full.json", serde_json::json!("full")),
         variant("none.json", serde_json::Value::Null),
         variant("text.json", serde_json::json!("null")),
     ];
-    let out = root.path().join("exp");
-    crate::common::succeeds(
-        ablate()
-            .args(["import", "inspect", "--quiet"])
-            .args(&logs)
-            .arg("--out")
-            .arg(&out)
-            .args(["--threshold-drop", "0.05"]),
-    );
-    let check = json(ablate().args(["check", "--json"]).arg(&out));
-    let arms: Vec<&str> = check["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    assert!(
-        arms.contains(&"full") && arms.contains(&"(none)") && arms.contains(&"null"),
-        "{arms:?}"
-    );
-    let toml = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
-    assert!(toml.contains("baseline_arm = \"full\""), "{toml}");
+    for (logs, expected) in [
+        (logs.to_vec(), &["(none)", "full", "null"][..]),
+        (
+            [logs.to_vec(), vec![missing]].concat(),
+            &["\"null\"", "(none)", "full", "null"][..],
+        ),
+    ] {
+        let out = root.path().join(format!("exp{}", logs.len()));
+        crate::common::succeeds(
+            ablate()
+                .args(["import", "inspect", "--quiet"])
+                .args(&logs)
+                .arg("--out")
+                .arg(&out)
+                .args(["--threshold-drop", "0.05"]),
+        );
+        let check = json(ablate().args(["check", "--json"]).arg(&out));
+        let mut arms: Vec<&str> = check["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        arms.sort_unstable();
+        assert_eq!(arms, expected);
+        let toml = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
+        assert!(toml.contains("baseline_arm = \"full\""), "{toml}");
+    }
 }
 
 /// `import --into` says what it added besides arms: new cases, and more repeats of cells the
@@ -266,4 +273,127 @@ fn import_into_says_it_added_repeats() {
         )),
         "{note}"
     );
+}
+
+/// A FIFO given as the experiment folder is refused at once (exit 2), never opened for the
+/// folder's lock, which would wait for a writer forever; a folder that does not exist is named
+/// at once too (the lock waits only for a folder an update is swapping).
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_missing_folder_is_refused_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let fifo = root.path().join("exp");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let limit = std::time::Duration::from_secs(60);
+    for verb in ["sweep", "watch", "report"] {
+        crate::common::fails(ablate().arg(verb).arg(&fifo).timeout(limit));
+    }
+    let started = std::time::Instant::now();
+    crate::common::fails(ablate().arg("sweep").arg(root.path().join("missing")));
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// `plan --sequential` projects nothing from a pilot of one cluster (it had projected 84%
+/// saved beside the warning that the pilot's drops have no se).
+#[test]
+fn no_sequential_projection_from_a_pilot_of_one_cluster() {
+    let w = experiment(20, 0, Some("K"), |case, arm| {
+        arm != "baseline" && case.ends_with(['1', '3', '5', '7', '9'])
+    });
+    let plan = plan_from(&w, &["--cases", "2000", "--sequential"]);
+    assert!(plan["sequential"].is_null(), "{}", plan["sequential"]);
+    let codes = codes(&plan);
+    for code in ["plan.too_few_clusters", "plan.sequential_undefined"] {
+        assert!(codes.contains(&code.to_string()), "{codes:?}");
+    }
+}
+
+/// A pilot of binary scores whose repeat noise exceeds its spread of drops (every case scores
+/// 1 then 0 in the baseline) still has spread at the planned repeats: the between-case part is
+/// floored at 0, not the whole sd (it had said "no spread" at 3 repeats and 0.21 at 2).
+#[test]
+fn a_pilot_dominated_by_repeat_noise_still_has_spread() {
+    let w = experiment(20, 0, None, |_, _| false);
+    // Rewrite the results: the baseline 1, 0 on every case; without-01 the same but 0, 0 on
+    // cases 0–3; without-02 as the baseline.
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..20 {
+        for arm in ["baseline", "without-01", "without-02"] {
+            let first = u8::from(!(arm == "without-01" && i < 4));
+            results.push_str(&format!("c{i},{arm},0,{first}\nc{i},{arm},1,0\n"));
+        }
+    }
+    w.write("results.csv", &results);
+    for repeats in ["2", "3"] {
+        let plan = plan_from(&w, &["--repeats", repeats]);
+        assert!(
+            plan["sd"].as_f64().is_some_and(|sd| sd > 0.0),
+            "{repeats}: {}",
+            plan["sd"]
+        );
+        assert!(
+            !codes(&plan).contains(&"plan.no_spread".to_string()),
+            "{repeats}: {plan}"
+        );
+    }
+}
+
+/// The stress slice's settling figure is given only to arms of the decision family, and says
+/// when it is beyond reach (`stress_settleable` false) or undefined (null); `ci_main` is the
+/// interval that judged the main-set verdict, under `--per-arm` the arm's own at the run's level.
+#[test]
+fn stress_settling_and_intervals_follow_the_judging() {
+    let demo = crate::common::demo();
+    let per_arm = json(ablate().args(["--json", "stress", "--per-arm"]).arg(&demo));
+    for a in per_arm["arms"].as_array().unwrap() {
+        if !a["ci_main_level"].is_null() {
+            assert_eq!(a["ci_main_level"], 0.95, "{a}");
+        }
+        if a["stress_cases_to_settle"].is_u64() {
+            assert_eq!(a["stress_settleable"], true, "{a}");
+        }
+        if a["confidence_stress"] == "confident" {
+            assert!(a["stress_settleable"].is_null(), "{a}");
+        }
+    }
+    let sweep = json(ablate().args(["--json", "sweep", "--per-arm"]).arg(&demo));
+    assert_eq!(
+        sweep["family"]["level_per_arm"], 0.95,
+        "{}",
+        sweep["family"]
+    );
+    for a in sweep["arms"].as_array().unwrap() {
+        if !a["ci_family_level"].is_null() {
+            assert_eq!(a["ci_family_level"], 0.95, "{a}");
+        }
+    }
+}
+
+/// `plan --export` writes its warnings as every verb does (Python had a list where every other
+/// verb gives a table).
+#[test]
+fn plan_exports_its_warnings() {
+    let w = experiment(40, 0, None, |_, _| false);
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("export");
+    crate::common::succeeds(
+        ablate()
+            .args(["plan", "--quiet", "--design", "loo", "--export"])
+            .arg(&out)
+            .arg("--units")
+            .arg(w.path("units.csv"))
+            .arg("--pilot")
+            .arg(&w.dir),
+    );
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("warnings")), "{names:?}");
 }

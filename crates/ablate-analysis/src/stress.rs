@@ -8,11 +8,12 @@
 //! family (the arm's own interval with `--per-arm`), its verdict and confidence by [`judge`]. A cut `clears_both` only when it is confidently removable
 //! on both.
 //!
-//! An arm the slice leaves inconclusive gets `stress_cases_to_settle`: the stress cases at which
-//! its stress verdict settles with 80% probability if its drop and spread hold, by the routine
-//! of the decision's `cases_to_settle` (`settle::cases_to_clear`) against
-//! `stress_threshold_drop`; null when settled, beyond 100 times the slice, or undefined (the
-//! drops have no spread, or fewer than two units).
+//! An arm of the decision family the slice leaves inconclusive gets `stress_cases_to_settle`:
+//! the stress cases at which its stress verdict settles with 80% probability if its drop and
+//! spread hold, by the routine of the decision's `cases_to_settle` (`settle::cases_to_clear`)
+//! against `stress_threshold_drop`; null when settled, beyond 100 times the slice
+//! (`stress_settleable` false), or undefined (the drops have no spread, or fewer than two units:
+//! `stress_settleable` null).
 
 use serde::Serialize;
 
@@ -34,7 +35,7 @@ pub struct StressArm {
     pub drop_main: Option<f64>,
     /// Its standard error.
     pub se_main: Option<f64>,
-    /// The sweep's interval that judges the main-set drop, family-wise (its `ci_family`; the
+    /// The sweep's interval that judges the main-set drop (its `ci_family`: family-wise, or the
     /// arm's own with `--per-arm`): `ci_main_low`, `ci_main_high`, …, at the level of
     /// `ci_stress_*`, so that the two sides compare like with like (it had been the sweep's
     /// per-arm 95% interval beside the stress slice's family interval).
@@ -62,8 +63,13 @@ pub struct StressArm {
     pub lost_stress: usize,
     /// Total stress cases at which an inconclusive stress verdict settles with 80% probability
     /// if the drop and spread hold (the module documentation); null when settled, beyond 100
-    /// times the slice, or undefined.
+    /// times the slice, undefined, or the arm is outside the decision family.
     pub stress_cases_to_settle: Option<u64>,
+    /// For an inconclusive stress verdict of an arm in the decision family: true when
+    /// `stress_cases_to_settle` is a figure, false when it is beyond 100 times the slice, null
+    /// when it cannot be estimated (the stress drops have no spread, or fewer than two units),
+    /// or when nothing is to be settled (as the decision's `settleable`).
+    pub stress_settleable: Option<bool>,
 }
 
 /// What `ablate stress` reports.
@@ -108,7 +114,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
             let p = stress.arm(m, a);
             let (mut drop_stress, mut se_stress, mut ci_stress) = (None, None, None);
             let (mut verdict_stress, mut confidence_stress, mut lost_stress) = (None, None, 0);
-            let mut stress_cases_to_settle = None;
+            let (mut stress_cases_to_settle, mut stress_settleable) = (None, None);
             if p.pos.is_empty() && !stress.cases.is_empty() {
                 unpaired.push(label.clone());
             }
@@ -142,7 +148,10 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                             && !m.case_passes(m.cell(c, a), pass_mark)
                     })
                     .count();
+                // Only an arm the decision judges can be settled (one outside the family is
+                // never confident).
                 if c == Confidence::Inconclusive
+                    && crate::analysis::sweep::in_family(exp, a)
                     && let Some(se) = e.se.and(intervals.se()).filter(|s| *s > 0.0)
                 {
                     let within = settle::facing_within(
@@ -161,6 +170,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                         &within,
                     )
                     .map(|n| n.max(p.pos.len() as u64));
+                    stress_settleable = Some(stress_cases_to_settle.is_some());
                 }
                 // The sample's se (plain or CR1, as the sweep's): null where the drops do not
                 // vary (the interval is then the exact bound).
@@ -177,6 +187,8 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 arm: label.clone(),
                 drop_main: swept.map(|s| s.drop),
                 se_main: swept.and_then(|s| s.se),
+                // The interval that judged the main-set verdict: the family's, or under
+                // --per-arm the arm's own (the sweep's `ci_family` either way).
                 ci_main: swept.and_then(|s| s.ci_family),
                 drop_stress,
                 se_stress,
@@ -189,6 +201,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                     && removable_confident(verdict_stress, confidence_stress),
                 lost_stress,
                 stress_cases_to_settle,
+                stress_settleable,
             }
         })
         .collect();

@@ -298,7 +298,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                 slices_holding(d),
                 if d.inconclusive
                     .iter()
-                    .any(|a| a.reason.contains("stress cases would settle"))
+                    .all(|a| a.reason.contains("stress cases would settle"))
                 {
                     ": each arm's reason gives the stress cases that would settle it there"
                 } else {
@@ -330,8 +330,8 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
             times_threshold(m, threshold)
         )));
     }
-    // At most three: the certifiable threshold gives way to a stress slice too small (both
-    // stay in the details).
+    // At most three: the certifiable threshold gives way to a stress slice too small (the
+    // threshold stays in the details).
     next.truncate(3);
     Page {
         answer: Prose::new().bold(short(answer(d))),

@@ -291,6 +291,13 @@ impl Export for InteractionsOutput {
             "cases each composed arm loses, per slice",
         ),
         t(
+            "composed_lost_only_jointly_by_slice",
+            "composed[].lost_only_jointly_by_slice",
+            Map,
+            "arm:str=^arm slice:str=@key lost_cases:i64=@value",
+            "cases each composed arm loses that none of its parts loses alone, per slice",
+        ),
+        t(
             "pairwise",
             "pairwise",
             Rows,

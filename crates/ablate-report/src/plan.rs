@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::plan::{FractionInfo, PlanOutput};
 use crate::export::spec::Shape::{One, Rows};
-use crate::export::spec::{Export, TableSpec, t};
+use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::section::{Align, Table};
 use crate::report::text::thousands;
 
@@ -226,5 +226,6 @@ impl Export for PlanOutput {
             "arm:str removed:list<str> tokens_per_call:f64",
             "one row per planned arm",
         ),
+        WARNINGS,
     ];
 }

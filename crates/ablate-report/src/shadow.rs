@@ -35,7 +35,8 @@ fn strata_table(sh: &ShadowOutput, with_total: bool) -> Table {
             Cell::num(sh.ci.map(|i| i.low), 4),
             Cell::num(sh.ci.map(|i| i.high), 4),
             Cell::pval(None),
-            "".into(),
+            // No flag for the whole traffic: a null in the CSV (the column stays boolean).
+            Cell::flag(None, ""),
         ]);
     }
     for st in &sh.by_stratum {

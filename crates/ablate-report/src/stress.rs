@@ -224,7 +224,8 @@ impl Export for StressOutput {
             "arm:str drop_main:f64 se_main:f64 ci_main_low:f64 ci_main_high:f64 ci_main_level:f64 \
              ci_main_method:str drop_stress:f64 se_stress:f64 ci_stress_low:f64 ci_stress_high:f64 \
              ci_stress_level:f64 ci_stress_method:str verdict_main:str confidence_main:str verdict_stress:str \
-             confidence_stress:str clears_both:bool lost_stress:i64 stress_cases_to_settle:i64",
+             confidence_stress:str clears_both:bool lost_stress:i64 stress_cases_to_settle:i64 \
+             stress_settleable:bool",
             "one row per arm: main set against the stress slice",
         ),
         WARNINGS,

@@ -115,13 +115,8 @@ pub fn sections(s: &SweepOutput, flipped: &[String], comparison: bool) -> Vec<Se
                 .map(|(arm, label)| ForestRow {
                     label,
                     value: arm.drop,
-                    interval: if per_arm(s) {
-                        arm.ci.map(|i| i.low).zip(arm.ci.map(|i| i.high))
-                    } else {
-                        arm.ci_family
-                            .map(|i| i.low)
-                            .zip(arm.ci_family.map(|i| i.high))
-                    },
+                    // The interval that decides (each arm's own under --per-arm).
+                    interval: arm.ci_family.map(|i| (i.low, i.high)),
                     color: verdict_color(arm.verdict, arm.confidence),
                     flag: flipped.contains(&arm.arm).then(|| "⚑".to_string()),
                     second: None,

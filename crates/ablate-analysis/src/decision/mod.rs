@@ -358,16 +358,26 @@ impl Judging<'_> {
     /// The stress cases that would settle `a`'s open stress verdict (`stress`'s
     /// `stress_cases_to_settle`), in words for its reason ("" without a figure).
     fn stress_settle_words(&self, a: &SweepArm) -> String {
-        self.stress
+        let Some(x) = self
+            .stress
             .and_then(|st| st.arms.iter().find(|x| x.arm == a.arm))
-            .and_then(|x| x.stress_cases_to_settle)
-            .map(|n| {
-                format!(
-                    ": ~{} stress cases would settle it there with 80% probability",
-                    crate::text::thousands(n as f64)
-                )
-            })
-            .unwrap_or_default()
+        else {
+            return String::new();
+        };
+        match (x.stress_cases_to_settle, x.stress_settleable) {
+            (Some(n), _) => format!(
+                ": ~{} stress cases would settle it there with 80% probability",
+                crate::text::thousands(n as f64)
+            ),
+            (None, Some(false)) => {
+                ": not within reach there (beyond 100 times the stress slice)".into()
+            }
+            // Inconclusive with no spread: the slice's cases cannot be estimated.
+            (None, None) if x.confidence_stress == Some(Confidence::Inconclusive) => {
+                ": the stress drops have no spread, so the stress cases that would settle it cannot be estimated".into()
+            }
+            _ => String::new(),
+        }
     }
 
     fn slices(&self, a: &SweepArm) -> Slices {

@@ -283,12 +283,15 @@ impl Pilot {
         (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
     }
     /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
-    /// repeat noise 2w/K, so sd'² = sd² − 2w/K_pilot + 2w/K (Miller 2024), floored at 0.
+    /// repeat noise 2w/K, so sd'² = max(sd² − 2w/K_pilot, 0) + 2w/K (Miller 2024): the
+    /// between-case part, a method-of-moments estimate that falls below 0 when repeat noise
+    /// dominates, is floored at 0, and the repeat noise at K repeats is added to it. (Flooring
+    /// the whole had called a pilot of binary scores "without spread" at 3 repeats, where it
+    /// gave 0.21 at 2.)
     pub fn sd_at(&self, repeats: u32) -> f64 {
         let w = self.within_case_var;
-        (self.sd * self.sd - 2.0 * w / self.repeats + 2.0 * w / repeats.max(1) as f64)
-            .max(0.0)
-            .sqrt()
+        let between = (self.sd * self.sd - 2.0 * w / self.repeats).max(0.0);
+        (between + 2.0 * w / repeats.max(1) as f64).sqrt()
     }
 }
 
@@ -315,6 +318,10 @@ pub fn pilot(exp: &Experiment) -> Option<Pilot> {
         .map(|&a| moments::sample_variance(&paired.arm(m, a).drop).sqrt())
         .filter(|s| s.is_finite())
         .collect();
+    // Arms whose drops do not vary say nothing of the spread (unknown, not 0): the median is
+    // over the others, unless none varies (then the pilot has no spread, and `run` says so).
+    let varying: Vec<f64> = sds.iter().copied().filter(|&s| s > 0.0).collect();
+    let sds = if varying.is_empty() { sds } else { varying };
     let (lo, hi) = crate::analysis::paired::experiment_score_bounds(exp);
     let drops = chosen
         .iter()
@@ -825,10 +832,19 @@ mod tests {
             drops: Vec::new(),
             clusters: None,
         };
-        assert!((p.sd_at(3) - 0.1).abs() < 1e-15);
-        // sd² − 2w/3 + 2w/6 = 0.01 − 0.02 + 0.01 = 0 at 6 repeats; larger with fewer repeats.
-        assert!(p.sd_at(6) < 1e-8);
-        assert!((p.sd_at(1) - (0.01f64 - 0.02 + 0.06).sqrt()).abs() < 1e-12);
+        // sd² − 2w/3 = 0.01 − 0.02 < 0: no between-case part is measured, so the sd at K
+        // repeats is the repeat noise alone, √(2w/K): at 3, 0.1 as measured; at 6, √0.01; at 1,
+        // √0.06. Never 0 while the repeats vary.
+        assert!((p.sd_at(3) - 0.02f64.sqrt()).abs() < 1e-12);
+        assert!((p.sd_at(6) - 0.01f64.sqrt()).abs() < 1e-12);
+        assert!((p.sd_at(1) - 0.06f64.sqrt()).abs() < 1e-12);
+        // With a between-case part: sd² − 2w/K_pilot kept, the repeat noise moved to K.
+        let q = Pilot {
+            sd: 0.3,
+            ..p.clone()
+        };
+        assert!((q.sd_at(3) - 0.3).abs() < 1e-12);
+        assert!((q.sd_at(6) - (0.09f64 - 0.02 + 0.01).sqrt()).abs() < 1e-12);
     }
 }
 

@@ -140,6 +140,14 @@ pub fn plan_sequential(
             format!("no sequential projection (sequential is null): {why}"),
         )
     };
+    let paired = Paired::new(pilot, CaseSet::Main);
+    if paired.clustered && paired.n_units < 2 {
+        let c = paired.n_units;
+        return Err(undefined(format!(
+            "the pilot's cases come in {c} cluster{}, so its drops have no se to project a sequence from",
+            if c == 1 { "" } else { "s" }
+        )));
+    }
     if measured.is_empty() {
         return Err(undefined(
             "the pilot measures no arm ablate can read a drop from (an arms table naming what each arm removes, and two paired cases per arm); a projection would rest on invented drops".into(),
@@ -184,7 +192,7 @@ pub fn plan_sequential(
         removed.sort();
         let pilot_arm = measured.iter().find(|x| x.removed == removed);
         let (drop, sd, source) = match pilot_arm {
-            Some(x) if !spread(x.sd) && x.clusters.is_none() => {
+            Some(x) if !spread(x.sd) => {
                 return Err(undefined(format!(
                     "the pilot's arm {} ({}) has the same drop on every case, so its spread is unknown (not zero)",
                     x.arm, a.arm

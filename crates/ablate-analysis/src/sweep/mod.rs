@@ -138,7 +138,7 @@ pub struct Family {
     pub size: usize,
     /// The level every verdict's interval holds at together: 1 − α.
     pub level: f64,
-    /// Each family interval's own level, 1 − α/K.
+    /// Each family interval's own level, 1 − α/K (under `--per-arm`, the run's own 1 − α).
     pub level_per_arm: f64,
     /// `bonferroni-score` (the family intervals decide, any distribution), `bonferroni-t` (the
     /// family's clustered t intervals decide, normal approximation) or `per-arm` (`--per-arm`:
@@ -162,7 +162,12 @@ impl Family {
     /// `guarantee`.
     pub fn new(size: usize, confidence: f64, per_arm: bool, guarantee: Guarantee) -> Family {
         let alpha = 1.0 - confidence;
-        let level_per_arm = 1.0 - alpha / size.max(1) as f64;
+        // Under --per-arm each arm's interval holds at the run's own level.
+        let level_per_arm = if per_arm {
+            confidence
+        } else {
+            1.0 - alpha / size.max(1) as f64
+        };
         let pct = crate::text::percent_level;
         Family {
             size,
@@ -445,7 +450,8 @@ impl OneArm<'_> {
             drop,
             se,
             ci: est.interval(),
-            ci_family: fam.interval(),
+            // The interval that judges: the family's, or under --per-arm the arm's own.
+            ci_family: judged.interval(),
             units,
             rho: moments::pearson(&p.base, &p.arm),
             p_holm: None,
@@ -496,13 +502,13 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
 /// a drop can be (scores in [lo, hi]: hi − lo): an arm that changes nothing has no interval above
 /// it, so a figure above the score range (an arm with a negative drop whose interval was
 /// clipped at the range's end) says nothing about what can be certified.
-fn min_certifiable(arms: &[SweepArm], per_arm: bool, span: f64) -> Option<f64> {
+fn min_certifiable(arms: &[SweepArm], span: f64) -> Option<f64> {
     let mut up: Vec<f64> = arms
         .iter()
         .filter(|a| a.in_family && a.se.is_some_and(|s| s > 0.0))
         .filter_map(|a| {
-            let deciding = if per_arm { a.ci } else { a.ci_family };
-            deciding.map(|i| (i.high - a.drop).min(span))
+            // `ci_family` is the interval that decides, under --per-arm too.
+            a.ci_family.map(|i| (i.high - a.drop).min(span))
         })
         .filter(|h| h.is_finite())
         .collect();
@@ -578,7 +584,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     }
     warnings.extend(normal_doubtful(&doubtful, arms.len()));
     let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
-    family.min_certifiable_threshold = min_certifiable(&arms, cfg.per_arm, hi - lo);
+    family.min_certifiable_threshold = min_certifiable(&arms, hi - lo);
     if family.min_certifiable_threshold.is_none() && arms.iter().any(|a| a.in_family) {
         // Said, not a bare null: the figure is a median over arms with spread.
         warnings.push(crate::warning::Warning::new(

@@ -115,16 +115,19 @@ pub(super) fn arm_from(logs: &[Log], asked: Option<&str>) -> Result<(ArmFrom, St
 
 /// The labels of the logs' arms. Task-argument values are written as text (`1`, `full`; a null
 /// or missing one as `(none)`); when two logs' values differ but read the same as text (the
-/// number `1` and the string `"1"`, or a null and the string `(none)`), those logs' values are
-/// written as JSON instead (`1`, `"1"`), so that different configurations never merge into one
-/// arm, and every other arm keeps its plain name (a null beside the string `"null"` had turned
-/// `full` into `"full"`, which the baseline rule no longer knew). Should a JSON label meet a plain
-/// one, every label is JSON. Returns the labels and whether JSON was needed.
+/// number `1` and the string `"1"`, a null and a missing argument, which takes the task's own
+/// default), those logs' values are written as JSON instead (`1`, `"1"`, `null`), so that
+/// different configurations never merge into one arm, and every other arm keeps its plain name
+/// (a null beside the string "null" had turned `full` into `"full"`, which the baseline rule no
+/// longer knew). A JSON label that meets a plain one turns that one to JSON too. Returns the
+/// labels and whether JSON was needed.
 pub(super) fn arm_labels(logs: &[Log], how: &ArmFrom) -> (Vec<String>, bool) {
     let plain: Vec<String> = logs.iter().map(|l| arm_label(l, how, false)).collect();
     let ArmFrom::TaskArgs(keys) = how else {
         return (plain, false);
     };
+    // A null argument and a missing one are told apart: a missing one takes the task's own
+    // default, which need not be None (the configuration check refuses to pool them).
     let config = |l: &Log| -> Vec<Option<Value>> {
         keys.iter()
             .map(|k| l.header.eval.task_args.get(k).cloned())
@@ -142,26 +145,26 @@ pub(super) fn arm_labels(logs: &[Log], how: &ArmFrom) -> (Vec<String>, bool) {
         }
         out
     };
-    let clash = clashing(&plain);
-    if clash.is_empty() {
-        return (plain, false);
-    }
-    let mixed: Vec<String> = logs
-        .iter()
-        .zip(&plain)
-        .map(|(l, label)| {
-            if clash.contains(label) {
-                arm_label(l, how, true)
-            } else {
-                label.clone()
+    // Clashing labels become JSON until none clashes. Two JSON labels never clash (the same
+    // JSON is the same value), so this ends, at worst with every label JSON.
+    let mut labels = plain;
+    let mut as_json = vec![false; logs.len()];
+    loop {
+        let clash = clashing(&labels);
+        let mut changed = false;
+        for (i, l) in logs.iter().enumerate() {
+            if !as_json[i] && clash.contains(&labels[i]) {
+                as_json[i] = true;
+                labels[i] = arm_label(l, how, true);
+                changed = true;
             }
-        })
-        .collect();
-    if clashing(&mixed).is_empty() {
-        (mixed, true)
-    } else {
-        (logs.iter().map(|l| arm_label(l, how, true)).collect(), true)
+        }
+        if !changed {
+            break;
+        }
     }
+    let any = as_json.contains(&true);
+    (labels, any)
 }
 
 pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
@@ -170,7 +173,7 @@ pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
         if json {
             v.to_string()
         } else if v.is_null() {
-            // Not set, as a missing argument is (not an arm named "null").
+            // Not set (not an arm named after the string "null").
             "(none)".to_string()
         } else {
             scalar_text(v).unwrap_or_else(|| v.to_string())
@@ -185,8 +188,8 @@ pub(super) fn arm_label(log: &Log, how: &ArmFrom, json: bool) -> String {
         ArmFrom::TaskArgs(keys) => keys
             .iter()
             .map(|k| {
-                let v = e.task_args.get(k).cloned().unwrap_or(Value::Null);
-                format!("{k}={}", text(&v))
+                let v = e.task_args.get(k).map_or_else(|| "(none)".into(), text);
+                format!("{k}={v}")
             })
             .collect::<Vec<_>>()
             .join(","),

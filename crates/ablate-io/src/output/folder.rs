@@ -179,7 +179,7 @@ impl AtomicDir {
         let parent = parent_of(&self.target);
         // An experiment folder a reader may be loading: the swap waits until it has read every
         // table ([`FolderLock::shared`]). A lock that cannot be taken delays nothing.
-        let _readers_done = (self.kind == FolderKind::Import && self.target.is_dir())
+        let _readers_done = (self.kind.is_experiment() && self.target.is_dir())
             .then(|| FolderLock::exclusive(&self.target).ok())
             .flatten();
         for attempt in 0..COMMIT_ATTEMPTS {
@@ -503,58 +503,131 @@ fn is_plain_file_inside(dir: &Path, relative: &str) -> bool {
 
 /// A lock on a folder, held until dropped (`flock` on the folder itself, on Unix; nothing
 /// elsewhere). Every writer that changes an experiment folder in place (`import --into`,
-/// `watch`'s decisions) takes it exclusively for its whole read–write–commit, and so does
-/// `import --out` for the moment it swaps a folder it replaces. Readers take it shared while
-/// they load an experiment ([`FolderLock::shared`]): they wait for an update to finish, then
-/// read the whole of one generation (a `sweep` during `import --into` had read the new
-/// cases.parquet beside the old results.parquet, and said its input was corrupt). An update
-/// replaces the folder by a rename, so a process that waited may hold the lock of a folder no
-/// longer at the path: the lock is taken again until the locked folder is the one the path
-/// names.
+/// `watch`'s decisions) takes it exclusively for its whole read–write–commit, and so do
+/// `import --out` and `simulate --out` for the moment they swap a folder they replace. Readers
+/// take it shared while they read an experiment ([`FolderLock::shared`]): they wait for an
+/// update to finish, then read one generation of it (a `sweep` during `import --into` had read
+/// the new cases.parquet beside the old results.parquet, and said its input was corrupt). A wait
+/// is said on stderr. An update replaces the folder by a rename, so a process that waited may
+/// hold the lock of a folder no longer at the path: the lock is taken again until the locked
+/// folder is the one the path names.
+///
+/// A thread never waits for itself: a load under its own exclusive lock (a writer reading what
+/// it updates) takes no shared lock, and an exclusive lock asked for while the thread holds the
+/// folder (shared or exclusive, through another descriptor, which `flock` would make wait
+/// forever) is an error, never a hang. (Two threads each wait for the other's lock as two
+/// processes do.) A lock stays on the thread that took it (it is not `Send`).
 #[derive(Debug)]
 pub struct FolderLock {
     #[cfg(unix)]
     file: std::fs::File,
-    /// The folder's (device, inode) when this process holds it exclusively.
+    /// The folder's (device, inode) and whether this lock is exclusive.
     #[cfg(unix)]
-    held: Option<(u64, u64)>,
+    held: ((u64, u64), bool),
+    /// Not `Send`: the thread that took it keeps it, and releases it from its own list.
+    _thread: std::marker::PhantomData<*const ()>,
 }
 
-/// The folders this process holds exclusively, by (device, inode): a load under its own
-/// writer's lock (the writer reads the folder it updates) takes no shared lock, which `flock`
-/// would make it wait for forever.
 #[cfg(unix)]
-static EXCLUSIVE: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+thread_local! {
+    /// The folders this thread holds, by (device, inode), each with whether the hold is
+    /// exclusive: one entry per lock.
+    static HELD: std::cell::RefCell<Vec<((u64, u64), bool)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// How long a reader waits for a folder an update is swapping (gone from its path for the
-/// moment between two renames) before it reads whatever the path holds: 200 × 5 ms.
+/// moment between two renames, its old self beside it as `.ablate-old-*`) before it reads
+/// whatever the path holds: up to 200 × 5 ms.
 #[cfg(unix)]
 const SWAP_WAITS: u32 = 200;
+
+/// Opens the folder at `dir` for its lock, never waiting: a FIFO, a device or a file in its
+/// place fails at once (`O_DIRECTORY`) rather than blocking the open.
+#[cfg(unix)]
+fn open_folder(dir: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+        .open(dir)
+}
+
+/// Whether an update is swapping the folder at `dir` now: the path names nothing, and its
+/// parent holds the folder moved aside (`.ablate-old-*`).
+#[cfg(unix)]
+fn being_swapped(dir: &Path) -> bool {
+    let Some(parent) = dir.parent() else {
+        return false;
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    std::fs::read_dir(parent).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(".ablate-old-"))
+    })
+}
+
+/// Takes `how` (`LOCK_SH` or `LOCK_EX`) on `file`: at once when it is free, else after saying on
+/// stderr what it waits for.
+#[cfg(unix)]
+fn flock_saying(file: &std::fs::File, how: libc::c_int, dir: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor the caller owns; released on close.
+    if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+        return Err(e);
+    }
+    eprintln!(
+        "ablate: waiting for {} to finish with {}",
+        if how == libc::LOCK_SH {
+            "an update (import --into, or an output replacing it)"
+        } else {
+            "another ablate reading or updating it"
+        },
+        dir.display()
+    );
+    // SAFETY: as above.
+    if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
 
 impl FolderLock {
     /// Waits for, and takes, the exclusive lock on the folder at `dir`.
     ///
     /// # Errors
-    /// The folder cannot be opened or locked.
+    /// The folder cannot be opened or locked, or this process holds it already.
     pub fn exclusive(dir: &Path) -> Result<FolderLock> {
         #[cfg(unix)]
         {
-            use std::os::fd::AsRawFd;
             use std::os::unix::fs::MetadataExt;
             loop {
-                let file = std::fs::File::open(dir).map_err(|e| Error::io(dir, e))?;
-                // SAFETY: flock on a descriptor this function owns; released on close.
-                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                    return Err(Error::io(dir, std::io::Error::last_os_error()));
-                }
+                let file = open_folder(dir).map_err(|e| Error::io(dir, e))?;
                 let held = file.metadata().map_err(|e| Error::io(dir, e))?;
-                let now = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
                 let id = (held.dev(), held.ino());
+                if HELD.with_borrow(|held| held.iter().any(|(h, _)| *h == id)) {
+                    return Err(Error::Invariant(format!(
+                        "{}: an exclusive lock asked for while this thread holds the folder (it would wait for itself)",
+                        dir.display()
+                    )));
+                }
+                flock_saying(&file, libc::LOCK_EX, dir).map_err(|e| Error::io(dir, e))?;
+                let now = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
                 if id == (now.dev(), now.ino()) {
-                    EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+                    HELD.with_borrow_mut(|held| held.push((id, true)));
                     return Ok(FolderLock {
                         file,
-                        held: Some(id),
+                        held: (id, true),
+                        _thread: std::marker::PhantomData,
                     });
                 }
                 // The folder was replaced while this process waited: lock the new one.
@@ -563,48 +636,52 @@ impl FolderLock {
         #[cfg(not(unix))]
         {
             let _ = dir;
-            Ok(FolderLock {})
+            Ok(FolderLock {
+                _thread: std::marker::PhantomData,
+            })
         }
     }
 
     /// Waits for any update of the folder at `dir` to finish, and takes a shared lock on it, so
     /// that no update swaps it while the caller reads. `None` (no lock, nothing to wait for)
-    /// when there is no folder at `dir` (the caller's own error names it), when this process
-    /// holds it exclusively (a writer reading what it updates), or where locks are not
-    /// supported: the lock only orders readers after writers, it never refuses a read.
+    /// when there is no folder at `dir` (the caller's own error names it; a folder an update is
+    /// swapping is waited for), when this process holds it exclusively (a writer reading what
+    /// it updates), or where locks are not supported: the lock only orders readers after
+    /// writers, it never refuses a read.
     pub fn shared(dir: &Path) -> Option<FolderLock> {
         #[cfg(unix)]
         {
-            use std::os::fd::AsRawFd;
             use std::os::unix::fs::MetadataExt;
             let mut waits = 0;
             loop {
-                let file = match std::fs::File::open(dir) {
+                let file = match open_folder(dir) {
                     Ok(f) => f,
                     // Between an update's two renames the path names nothing for a moment.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && waits < SWAP_WAITS => {
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::NotFound
+                            && waits < SWAP_WAITS
+                            && being_swapped(dir) =>
+                    {
                         waits += 1;
                         std::thread::sleep(std::time::Duration::from_millis(5));
                         continue;
                     }
                     Err(_) => return None,
                 };
-                let held = file.metadata().ok().filter(|m| m.is_dir())?;
+                let held = file.metadata().ok()?;
                 let id = (held.dev(), held.ino());
-                if EXCLUSIVE
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&id)
-                {
+                if HELD.with_borrow(|held| held.contains(&(id, true))) {
                     return None;
                 }
-                // SAFETY: flock on a descriptor this function owns; released on close.
-                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } != 0 {
-                    return None;
-                }
+                flock_saying(&file, libc::LOCK_SH, dir).ok()?;
                 match std::fs::metadata(dir) {
                     Ok(now) if (now.dev(), now.ino()) == id => {
-                        return Some(FolderLock { file, held: None });
+                        HELD.with_borrow_mut(|held| held.push((id, false)));
+                        return Some(FolderLock {
+                            file,
+                            held: (id, false),
+                            _thread: std::marker::PhantomData,
+                        });
                     }
                     // Replaced while this process waited: lock the new one.
                     _ => {}
@@ -626,12 +703,13 @@ impl Drop for FolderLock {
             use std::os::fd::AsRawFd;
             // SAFETY: the descriptor is open for as long as `self.file`.
             unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
-            if let Some(id) = self.held {
-                let mut held = EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(at) = held.iter().position(|h| *h == id) {
+            // `try_with`: never a panic in a drop, even as the thread ends.
+            let _ = HELD.try_with(|held| {
+                let mut held = held.borrow_mut();
+                if let Some(at) = held.iter().position(|h| *h == self.held) {
                     held.swap_remove(at);
                 }
-            }
+            });
         }
     }
 }

@@ -107,7 +107,7 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
                 return Err(refuse(
                     &dest.path,
                     format!("{} is the root of the file system", dest.flag),
-                    "give a folder of its own, e.g. --out reports/mine",
+                    format!("give a folder of its own, e.g. {} reports/mine", dest.flag),
                 ));
             }
             if let Some(cwd) = &cwd
@@ -119,7 +119,7 @@ pub fn preflight(inputs: &[Input], destinations: &[Destination]) -> Result<()> {
                         "{} is the folder you are in (or one holding it); ablate replaces its output folder whole",
                         dest.flag
                     ),
-                    "give a new folder's name, e.g. --out report-v2",
+                    format!("give a new folder's name, e.g. {} report-v2", dest.flag),
                 ));
             }
         }
