@@ -57,6 +57,8 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let exp = load(&dir, g, Verb::Watch)?;
     let opts = SequentialOptions::from_config(&config(g), repeats, reopen);
     if replay {
+        // A replay reads no state: the folder is free once the tables are in.
+        drop(reading);
         let r = ablate::analysis::all::replay(&exp, &config(g), &opts)?;
         return emit_warned_as(g, "replay", &r, &exp, report::sequential::replay_human);
     }

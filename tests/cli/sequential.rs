@@ -1213,16 +1213,7 @@ fn a_decided_arm_whose_rows_are_gone_keeps_its_bounds() {
         .as_str()
         .unwrap()
         .to_string();
-    let path = w.path("results.parquet");
-    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
-        .finish()
-        .unwrap();
-    let mut rest = df
-        .lazy()
-        .filter(col("arm").cast(DataType::String).neq(lit(gone.as_str())))
-        .collect()
-        .unwrap();
-    ablate::io::write::parquet(&mut rest, &path).unwrap();
+    keep_results(&w, |arm, _| arm != gone);
     for _ in 0..2 {
         let after = watch(&w.dir, &[]);
         decisions_stand(&decided, &after);
@@ -1266,4 +1257,54 @@ fn a_run_with_nothing_decided_yet_keeps_its_repeats() {
         let b = arm(&after, a["arm"].as_str().unwrap());
         assert_eq!(a["units"], b["units"], "{b}");
     }
+}
+
+/// `next` counts the units it runs: the complete units waiting behind an incomplete one cost no
+/// call and are passed over, not counted (its `units` column had counted every one of them).
+#[test]
+fn next_counts_only_the_units_it_runs() {
+    let first: std::collections::HashSet<String> = first_units(1);
+    // On a copy: a watch records its state beside the experiment.
+    let w = Workdir::demo_copy();
+    let open = watch(&w.dir, &[]);
+    let arm_name = open["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["state"] == "continue")
+        .expect("the demo leaves arms open")["arm"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // That arm loses its rows on the first unit's cases: its sequence waits there.
+    keep_results(&w, |arm, case| arm != arm_name || !first.contains(case));
+    let batch = w.root.path().join("batch.parquet");
+    let plan = json(
+        ablate()
+            .args(["--json", "next", "--calls", "100000", "--out"])
+            .arg(&batch)
+            .arg(&w.dir),
+    );
+    assert_eq!(plan["arms"][arm_name.as_str()], 1, "{}", plan["arms"]);
+    assert!(!demo().join(".ablate-watch.json").exists());
+}
+
+/// Rewrites the copy's results with only the rows `keep(arm, case)` accepts.
+fn keep_results(w: &Workdir, keep: impl Fn(&str, &str) -> bool) {
+    let path = w.path("results.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    let arms = df.column("arm").unwrap().cast(&DataType::String).unwrap();
+    let cases = df
+        .column("case_id")
+        .unwrap()
+        .cast(&DataType::String)
+        .unwrap();
+    let (arms, cases) = (arms.str().unwrap(), cases.str().unwrap());
+    let mask: BooleanChunked = (0..df.height())
+        .map(|i| Some(keep(arms.get(i).unwrap_or(""), cases.get(i).unwrap_or(""))))
+        .collect();
+    let mut kept = df.filter(&mask).unwrap();
+    ablate::io::write::parquet(&mut kept, &path).unwrap();
 }

@@ -331,7 +331,7 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
             let retention = (score_base > 0.0).then(|| score_arm / score_base);
             if retention.is_none() {
                 warnings.push(crate::warning::Warning::new("curve.baseline_scores_zero", format!(
-                    "arm \"{}\": the baseline scores 0 on its paired cases, so its retention is undefined",
+                    "arm {:?}: the baseline scores 0 on its paired cases, so its retention is undefined",
                     exp.results.arms[*a]
                 )));
             }

@@ -358,7 +358,7 @@ fn mde_and_cases_needed(
         crate::warning::Warning::new(
             "variance.too_few_units",
             format!(
-                "arm \"{label}\": fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
+                "arm {label:?}: fewer than two {} with results, so the se is undefined: mde and cases_needed are undefined",
                 if paired.clustered {
                     "clusters"
                 } else {
@@ -373,7 +373,7 @@ fn mde_and_cases_needed(
         (None, None)
     } else if estimate::no_variation(&p.drop) {
         warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
-            "arm \"{label}\": every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
+            "arm {label:?}: every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
         )));
         (None, None)
     } else if let Some(se) = se.filter(|s| *s > 0.0) {
@@ -407,7 +407,7 @@ fn negative_between(arm: &str, between: f64, share: Option<f64>) -> crate::warni
     crate::warning::Warning::new(
         "variance.negative_between_case",
         format!(
-            "arm \"{arm}\": between_case_var is {} and repeat_noise_share {}: its case means vary less than repeat noise alone would make them, so this method-of-moments estimate falls below 0, which a variance cannot; read them as 0 and 100% (the differences between cases are not distinguishable from repeat noise); the values are kept as their formulas give them",
+            "arm {arm:?}: between_case_var is {} and repeat_noise_share {}: its case means vary less than repeat noise alone would make them, so this method-of-moments estimate falls below 0, which a variance cannot; read them as 0 and 100% (the differences between cases are not distinguishable from repeat noise); the values are kept as their formulas give them",
             crate::text::num(Some(between), 5),
             share.map_or(
                 "is undefined (the case means do not vary)".into(),

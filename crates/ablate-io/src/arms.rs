@@ -136,7 +136,7 @@ fn check_lists(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Resu
             return Err(bad(
                 column,
                 format!("\"{dup}\""),
-                format!("arm \"{}\" lists it twice", spec.arm),
+                format!("arm {:?} lists it twice", spec.arm),
                 "list each item once",
             ));
         }
@@ -157,7 +157,7 @@ fn check_lists(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Resu
         return Err(bad(
             "components",
             format!("\"{unknown}\""),
-            format!("arm \"{}\" lists a component that is not an arm", spec.arm),
+            format!("arm {:?} lists a component that is not an arm", spec.arm),
             "components must be labels of other rows of the arms table",
         ));
     }
@@ -187,7 +187,7 @@ fn check_union(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Resu
         row: Row::at(i),
         value: format!("{:?}", spec.components),
         problem: format!(
-            "arm \"{}\" removes {:?}, but its components together remove {:?}{}{}",
+            "arm {:?} removes {:?}, but its components together remove {:?}{}{}",
             spec.arm,
             own,
             union,

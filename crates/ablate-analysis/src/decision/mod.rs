@@ -127,7 +127,8 @@ pub struct JointCut {
     pub measured: bool,
     /// Its measured drop (measured), or the drop its components predict (not measured).
     pub drop: f64,
-    /// Its family-wise interval, the sweep's `ci_family` (measured only).
+    /// The interval that judges it, the sweep's `ci_family` (family-wise; the arm's own at
+    /// 1 − α under `--per-arm`; measured only).
     #[serde(flatten, serialize_with = "crate::analysis::interval::ci_family")]
     pub ci_family: Option<crate::analysis::interval::Interval>,
     /// Its verdict (measured only).
@@ -374,7 +375,7 @@ impl Judging<'_> {
             }
             // Inconclusive with no spread: the slice's cases cannot be estimated.
             (None, None) if x.confidence_stress == Some(Confidence::Inconclusive) => {
-                ": the stress drops have no spread, so the stress cases that would settle it cannot be estimated".into()
+                ": the stress drops have no spread (or the slice has one unit), so the stress cases that would settle it cannot be estimated".into()
             }
             _ => String::new(),
         }

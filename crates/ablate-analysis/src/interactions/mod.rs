@@ -248,16 +248,19 @@ pub fn composed_arms(exp: &Experiment) -> (Vec<Composition>, Vec<crate::warning:
                 .filter_map(|c| exp.results.arm_index(c))
                 .collect();
             if idx.len() != explicit.len() {
-                warnings.push(crate::warning::Warning::new("interactions.components_without_results", format!(
-                    "arm \"{}\" lists components without results; it is not analysed as composed",
-                    exp.results.arms[a]
-                )));
+                warnings.push(crate::warning::Warning::new(
+                    "interactions.components_without_results",
+                    format!(
+                        "arm {:?} lists components without results; it is not analysed as composed",
+                        exp.results.arms[a]
+                    ),
+                ));
                 continue;
             }
             let union: BTreeSet<&str> = idx.iter().flat_map(|&c| removed_of(c)).collect();
             if union != removed_of(a) {
                 warnings.push(crate::warning::Warning::new("interactions.components_mismatch", format!(
-                    "arm \"{}\": its components together remove {:?}, not what the arm removes; the interaction is still computed against them",
+                    "arm {:?}: its components together remove {:?}, not what the arm removes; the interaction is still computed against them",
                     exp.results.arms[a], union
                 )));
             }
@@ -395,7 +398,7 @@ fn interaction_samples(
             warnings.push(crate::warning::Warning::new(
                 "interactions.composed_without_pairs",
                 format!(
-                    "composed arm \"{}\" shares no case with all its components; left out",
+                    "composed arm {:?} shares no case with all its components; left out",
                     exp.results.arms[w.arm]
                 ),
             ));
@@ -641,7 +644,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         warnings.push(crate::warning::Warning::new(
             "interactions.no_spread",
             format!(
-                "composed arm \"{}\": its interaction does not vary over the cases (or has fewer than two units), so its se is undefined (not zero); its interval is the exact bound",
+                "composed arm {:?}: its interaction does not vary over the cases (or has fewer than two units), so its se is undefined (not zero); its interval is the exact bound",
                 c.arm
             ),
         ));

@@ -283,15 +283,18 @@ impl Pilot {
         (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
     }
     /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
-    /// repeat noise 2w/K, so sd'² = max(sd² − 2w/K_pilot, 0) + 2w/K (Miller 2024): the
-    /// between-case part, a method-of-moments estimate that falls below 0 when repeat noise
-    /// dominates, is floored at 0, and the repeat noise at K repeats is added to it. (Flooring
-    /// the whole had called a pilot of binary scores "without spread" at 3 repeats, where it
-    /// gave 0.21 at 2.)
+    /// repeat noise 2w/K (Miller 2024), w the baseline's within-case variance, so with the
+    /// pilot's noise part ν = min(2w/K_pilot, sd²) (at most the whole measured variance),
+    /// sd'² = (sd² − ν) + ν·K_pilot/K: the measured sd at the pilot's repeats, never 0 while it
+    /// varies. (sd² − 2w/K_pilot + 2w/K floored at 0 had called a pilot of binary scores
+    /// "without spread" at 3 repeats, where it gave 0.21 at 2; flooring only the between-case
+    /// part had given more than the measured sd at the pilot's own repeats.)
     pub fn sd_at(&self, repeats: u32) -> f64 {
-        let w = self.within_case_var;
-        let between = (self.sd * self.sd - 2.0 * w / self.repeats).max(0.0);
-        (between + 2.0 * w / repeats.max(1) as f64).sqrt()
+        let variance = self.sd * self.sd;
+        let noise = (2.0 * self.within_case_var / self.repeats).min(variance);
+        ((variance - noise) + noise * self.repeats / repeats.max(1) as f64)
+            .max(0.0)
+            .sqrt()
     }
 }
 
@@ -832,12 +835,17 @@ mod tests {
             drops: Vec::new(),
             clusters: None,
         };
-        // sd² − 2w/3 = 0.01 − 0.02 < 0: no between-case part is measured, so the sd at K
-        // repeats is the repeat noise alone, √(2w/K): at 3, 0.1 as measured; at 6, √0.01; at 1,
-        // √0.06. Never 0 while the repeats vary.
-        assert!((p.sd_at(3) - 0.02f64.sqrt()).abs() < 1e-12);
-        assert!((p.sd_at(6) - 0.01f64.sqrt()).abs() < 1e-12);
-        assert!((p.sd_at(1) - 0.06f64.sqrt()).abs() < 1e-12);
+        // 2w/3 = 0.02 exceeds sd² = 0.01: the noise part is all of it (ν = 0.01), so sd' is
+        // 0.1 at 3 repeats as measured, √(0.01·3/6) at 6 and √(0.01·3) at 1. Never 0.
+        assert!((p.sd_at(3) - 0.1).abs() < 1e-12);
+        assert!((p.sd_at(6) - 0.005f64.sqrt()).abs() < 1e-12);
+        assert!((p.sd_at(1) - 0.03f64.sqrt()).abs() < 1e-12);
+        // No spread measured: none at any repeats.
+        let flat = Pilot {
+            sd: 0.0,
+            ..p.clone()
+        };
+        assert_eq!(flat.sd_at(6), 0.0);
         // With a between-case part: sd² − 2w/K_pilot kept, the repeat noise moved to K.
         let q = Pilot {
             sd: 0.3,

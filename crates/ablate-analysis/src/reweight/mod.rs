@@ -445,14 +445,14 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             let arm = &exp.results.arms[a];
             let warning = match (drop_production, se_production) {
                 (None, _) => Some(crate::warning::Warning::new("reweight.arm_missing_stratum", format!(
-                    "arm \"{arm}\" has no case in a weighted stratum; its production drop is undefined"
+                    "arm {arm:?} has no case in a weighted stratum; its production drop is undefined"
                 ))),
                 (Some(d), Some(0.0)) => Some(crate::warning::Warning::new("reweight.no_spread", format!(
-                    "arm \"{arm}\": every weighted case has the same drop ({d}); the production se is undefined (null) and the interval is the exact bound"
+                    "arm {arm:?}: every weighted case has the same drop ({d}); the production se is undefined (null) and the interval is the exact bound"
                 ))),
                 // Its own single-case stratum (the baseline's, or one cluster, is said once above).
                 (Some(_), None) if baseline_has_se => Some(crate::warning::Warning::new("reweight.arm_single_case_stratum", format!(
-                    "arm \"{arm}\" has one paired case in a weighted stratum (its other cases lack results): its within-stratum variance is unknown, so its production se and intervals are undefined (null)"
+                    "arm {arm:?} has one paired case in a weighted stratum (its other cases lack results): its within-stratum variance is unknown, so its production se and intervals are undefined (null)"
                 ))),
                 _ => None,
             };

@@ -66,8 +66,9 @@ pub struct NextOutput {
     pub budget: u64,
     /// Calls planned (≤ budget: only whole units are scheduled).
     pub planned: u64,
-    /// The arms this batch schedules, and the units each gets (an open arm whose next unit did
-    /// not fit the budget, or whose units are all read, is not listed).
+    /// The arms this batch schedules, and the units each gets calls for (units already complete
+    /// are passed over, not counted; an open arm whose next unit did not fit the budget, or
+    /// whose units are all read, is not listed).
     pub arms: BTreeMap<String, usize>,
     /// Arms still to decide (open), scheduled or not.
     pub open_arms: usize,
@@ -142,7 +143,11 @@ pub fn next(exp: &Experiment, w: &WatchOutput, budget: u64) -> NextOutput {
                 unit_calls(exp, unit, (a, label), r, &mut baseline_planned, &mut calls);
             planned += cost;
             next_unit[i] += 1;
-            *per_arm.entry(label.to_string()).or_default() += 1;
+            // A unit already complete (waiting behind an incomplete one) costs nothing and is
+            // not one the batch runs: it is passed over, not counted.
+            if cost > 0 {
+                *per_arm.entry(label.to_string()).or_default() += 1;
+            }
         }
     }
     // The watch's notes on what the batch rests on hold for it too: extra repeats not scheduled

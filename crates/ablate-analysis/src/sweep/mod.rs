@@ -336,7 +336,7 @@ fn arms_with_pairs(
                 warnings.push(crate::warning::Warning::new(
                     "sweep.arm_without_pairs",
                     format!(
-                        "arm \"{}\" shares no main-set case with the baseline; it is left out",
+                        "arm {:?} shares no main-set case with the baseline; it is left out",
                         exp.results.arms[a]
                     ),
                 ));
@@ -660,7 +660,7 @@ fn no_spread(arm: &str, drop: f64, units: usize, clustered: bool) -> crate::warn
     crate::warning::Warning::new(
         "sweep.no_spread",
         format!(
-            "arm \"{arm}\": every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
+            "arm {arm:?}: every paired case has the same drop ({drop}); the se is undefined and the interval is the exact bound for {} {}",
             units,
             if clustered { "clusters" } else { "cases" }
         ),

@@ -207,7 +207,7 @@ pub(super) fn custom_arms(custom: &[ArmSpec], units: &[String]) -> Result<Vec<Si
     {
         if let Some(u) = removed.iter().find(|u| !units.contains(u)) {
             return Err(Error::Usage(format!(
-                "arm \"{label}\" removes \"{u}\", which the simulated prompt lacks (its units: {})",
+                "arm {label:?} removes \"{u}\", which the simulated prompt lacks (its units: {})",
                 units.join(", ")
             )));
         }

@@ -46,7 +46,7 @@ pub(super) fn check_removed_units(arms: &Arms, units: &Units) -> Result<()> {
                 row: Row::at(i),
                 value: format!("\"{u}\""),
                 problem: format!(
-                    "arm \"{}\" removes a unit that {} lacks",
+                    "arm {:?} removes a unit that {} lacks",
                     spec.arm,
                     units.path.display()
                 ),
@@ -72,7 +72,7 @@ pub(super) fn check_arms_cover_results(
             row: Row::at(arms.specs.iter().position(|s| s.arm == base.arm).unwrap_or(0)),
             value: format!("{:?}", base.removed),
             problem: format!(
-                "the baseline arm \"{}\" must remove nothing",
+                "the baseline arm {:?} must remove nothing",
                 manifest.baseline_arm
             ),
             fix: "give the baseline an empty `removed` list, or set baseline_arm to the full-prompt arm"
@@ -90,7 +90,7 @@ pub(super) fn check_arms_cover_results(
             column: "components".into(),
             row: Row::at(i),
             value: format!("\"{}\"", manifest.baseline_arm),
-            problem: format!("arm \"{}\" lists the baseline as a component", spec.arm),
+            problem: format!("arm {:?} lists the baseline as a component", spec.arm),
             fix: "components are the cuts this arm combines; the baseline removes nothing".into(),
         });
     }
@@ -99,7 +99,7 @@ pub(super) fn check_arms_cover_results(
             warnings.push(crate::warning::Warning::new(
                 "load.arm_without_results",
                 format!(
-                    "{}: arm \"{}\" has no rows in results; it is ignored",
+                    "{}: arm {:?} has no rows in results; it is ignored",
                     arms.path.display(),
                     spec.arm
                 ),
@@ -312,14 +312,14 @@ pub(super) fn result_warnings(
         let missing = reference - cov.with_baseline;
         if missing > 0 {
             out.push(crate::warning::Warning::new("load.arm_missing_cases", format!(
-                "arm \"{arm}\" has no results for {missing} of the {reference} cases in {against}; they are left out of its pairs",
+                "arm {arm:?} has no results for {missing} of the {reference} cases in {against}; they are left out of its pairs",
             )));
         }
         let (lo, hi) = cov.repeats;
         if lo != hi {
             let short = cov.short;
             out.push(crate::warning::Warning::new("load.unbalanced_repeats", format!(
-                "arm \"{arm}\" has unbalanced repeats: {lo} to {hi} per case ({short} cases with fewer than {hi}); case means are still per case"
+                "arm {arm:?} has unbalanced repeats: {lo} to {hi} per case ({short} cases with fewer than {hi}); case means are still per case"
             )));
         }
     }

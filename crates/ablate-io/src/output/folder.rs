@@ -553,8 +553,10 @@ fn open_folder(dir: &Path) -> std::io::Result<std::fs::File> {
         .open(dir)
 }
 
-/// Whether an update is swapping the folder at `dir` now: the path names nothing, and its
-/// parent holds the folder moved aside (`.ablate-old-*`).
+/// Whether an update is swapping an experiment folder at `dir` now: the path names nothing, and
+/// its parent holds an experiment moved aside (`.ablate-old-<pid>-<n>` with experiment.toml) by
+/// a process still running. A leftover of a process that ended, or another output's swap, is
+/// not waited for.
 #[cfg(unix)]
 fn being_swapped(dir: &Path) -> bool {
     let Some(parent) = dir.parent() else {
@@ -565,10 +567,17 @@ fn being_swapped(dir: &Path) -> bool {
     } else {
         parent
     };
+    let running = |name: &str| {
+        name.strip_prefix(".ablate-old-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+            // SAFETY: signal 0 only asks whether the process exists.
+            .is_some_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
+    };
     std::fs::read_dir(parent).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with(".ablate-old-"))
+        entries.flatten().any(|e| {
+            running(&e.file_name().to_string_lossy()) && e.path().join("experiment.toml").is_file()
+        })
     })
 }
 
@@ -588,9 +597,9 @@ fn flock_saying(file: &std::fs::File, how: libc::c_int, dir: &Path) -> std::io::
     eprintln!(
         "ablate: waiting for {} to finish with {}",
         if how == libc::LOCK_SH {
-            "an update (import --into, or an output replacing it)"
+            "another ablate changing it (import --into, an --out replacing it, or watch or next recording)"
         } else {
-            "another ablate reading or updating it"
+            "another ablate reading or changing it"
         },
         dir.display()
     );
@@ -645,8 +654,10 @@ impl FolderLock {
     /// Waits for any update of the folder at `dir` to finish, and takes a shared lock on it, so
     /// that no update swaps it while the caller reads. `None` (no lock, nothing to wait for)
     /// when there is no folder at `dir` (the caller's own error names it; a folder an update is
-    /// swapping is waited for), when this process holds it exclusively (a writer reading what
-    /// it updates), or where locks are not supported: the lock only orders readers after
+    /// swapping is waited for), when this thread holds it already (exclusively: a writer reading
+    /// what it updates; or shared: a load inside a verb that holds the folder for longer, where
+    /// a second lock would add nothing, and on NFS, where locks are per process, closing it would
+    /// release the first), or where locks are not supported: the lock only orders readers after
     /// writers, it never refuses a read.
     pub fn shared(dir: &Path) -> Option<FolderLock> {
         #[cfg(unix)]
@@ -670,7 +681,7 @@ impl FolderLock {
                 };
                 let held = file.metadata().ok()?;
                 let id = (held.dev(), held.ino());
-                if HELD.with_borrow(|held| held.contains(&(id, true))) {
+                if HELD.with_borrow(|held| held.iter().any(|(h, _)| *h == id)) {
                     return None;
                 }
                 flock_saying(&file, libc::LOCK_SH, dir).ok()?;
