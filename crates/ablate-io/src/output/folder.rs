@@ -553,10 +553,11 @@ fn open_folder(dir: &Path) -> std::io::Result<std::fs::File> {
         .open(dir)
 }
 
-/// Whether an update is swapping an experiment folder at `dir` now: the path names nothing, and
-/// its parent holds an experiment moved aside (`.ablate-old-<pid>-<n>` with experiment.toml) by
-/// a process still running. A leftover of a process that ended, or another output's swap, is
-/// not waited for.
+/// Whether an update may be swapping the folder at `dir` now: the path names nothing, and its
+/// parent holds a folder moved aside (`.ablate-old-<pid>-<n>`) by a process still running (an
+/// update carries the folder's files out of it before the new one takes the path, so its
+/// contents say nothing). A leftover of a process that ended is not waited for; another
+/// output's swap in the same parent is, for the moment it lasts.
 #[cfg(unix)]
 fn being_swapped(dir: &Path) -> bool {
     let Some(parent) = dir.parent() else {
@@ -575,9 +576,9 @@ fn being_swapped(dir: &Path) -> bool {
             .is_some_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
     };
     std::fs::read_dir(parent).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            running(&e.file_name().to_string_lossy()) && e.path().join("experiment.toml").is_file()
-        })
+        entries
+            .flatten()
+            .any(|e| running(&e.file_name().to_string_lossy()) && e.path().is_dir())
     })
 }
 
