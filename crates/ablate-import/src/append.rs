@@ -634,6 +634,10 @@ struct Merged {
     runs: DataFrame,
     /// Arms the experiment did not have.
     added: Vec<String>,
+    /// Cases the experiment did not have.
+    new_cases: usize,
+    /// New rows of (case, arm) cells the experiment held: more repeats (a rerun, more epochs).
+    more_repeats: usize,
     /// Notes for the summary.
     notes: Vec<String>,
 }
@@ -704,6 +708,29 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
         .filter(|a| !old_arms.contains(a))
         .collect();
     let added: Vec<String> = added.into_iter().collect();
+    // What the batch adds besides arms: cases the experiment did not hold, and repeats of
+    // (case, arm) cells it held, counted as rows.
+    let old_cases: BTreeSet<&str> = existing
+        .observations
+        .iter()
+        .map(|o| o.case_id.as_str())
+        .collect();
+    let old_cells: BTreeSet<(&str, &str)> = existing
+        .observations
+        .iter()
+        .map(|o| (o.case_id.as_str(), o.arm.as_str()))
+        .collect();
+    let new = &plan.imp.observations;
+    let new_cases = new
+        .iter()
+        .map(|o| o.case_id.as_str())
+        .filter(|c| !old_cases.contains(c))
+        .collect::<BTreeSet<_>>()
+        .len();
+    let more_repeats = new
+        .iter()
+        .filter(|o| old_cells.contains(&(o.case_id.as_str(), o.arm.as_str())))
+        .count();
     let names: Vec<&str> = added.iter().map(String::as_str).collect();
     let arms = stack("arms", &existing.arms, &plan.arms_frame(&names)?)?;
     let sources = stack("sources", &existing.sources, &plan.sources_frame()?)?;
@@ -726,6 +753,8 @@ fn merged_tables(existing: &Existing, plan: &Plan, into: &Path) -> Result<Merged
         samples,
         runs,
         added,
+        new_cases,
+        more_repeats,
         notes,
     })
 }
@@ -768,6 +797,8 @@ pub fn append(
         mut samples,
         mut runs,
         added,
+        new_cases,
+        more_repeats,
         notes,
     } = merged_tables(&existing, &plan, into)?;
     let update = FolderUpdate::start(into)?;
@@ -785,38 +816,6 @@ pub fn append(
     }
     let committed = update.commit()?;
 
-    // What the batch adds besides arms: cases the experiment did not hold, and repeats of
-    // (case, arm) cells it held (a rerun, or more epochs), counted as rows.
-    let (old_cases, old_cells): (BTreeSet<&str>, BTreeSet<(&str, &str)>) = (
-        existing
-            .observations
-            .iter()
-            .map(|o| o.case_id.as_str())
-            .collect(),
-        existing
-            .observations
-            .iter()
-            .map(|o| (o.case_id.as_str(), o.arm.as_str()))
-            .collect(),
-    );
-    let new_cases: BTreeSet<&str> = plan
-        .imp
-        .observations
-        .iter()
-        .map(|o| o.case_id.as_str())
-        .filter(|c| !old_cases.contains(c))
-        .collect();
-    let more_repeats = plan
-        .imp
-        .observations
-        .iter()
-        .filter(|o| old_cells.contains(&(o.case_id.as_str(), o.arm.as_str())))
-        .count();
-    let growth = format!(
-        "{} new case(s), {} more repeat(s) of (case, arm) cells it held",
-        new_cases.len(),
-        more_repeats
-    );
     let mut all: Vec<Observation> = existing.observations.clone();
     all.extend(plan.imp.observations.iter().cloned());
     all.sort_by(|a, b| (&a.arm, &a.case_id).cmp(&(&b.arm, &b.case_id)));
@@ -839,7 +838,7 @@ pub fn append(
     summary.notes.insert(
         0,
         format!(
-            "added to {}: {} new arm(s){}, {growth}; experiment.toml and every other file were kept",
+            "added to {}: {} new arm(s){}, {new_cases} new case(s), {more_repeats} more repeat(s) of (case, arm) cells it held; experiment.toml and every other file were kept",
             committed.display(),
             added.len(),
             if added.is_empty() {

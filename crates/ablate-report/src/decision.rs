@@ -27,11 +27,14 @@ fn stress_too_small(n: usize) -> String {
 }
 
 /// The slices that hold back the arms confidently removable on the main set: "the stress
-/// slice", "production" or both, from their reasons.
+/// slice", "production" or both ([`DecisionArm::held_on`]).
 fn slices_holding(d: &Decision) -> &'static str {
-    let held = || d.inconclusive.iter().filter(|a| a.held_by_slice);
-    let stress = held().any(|a| a.reason.contains("stress slice"));
-    let production = held().any(|a| a.reason.contains("production"));
+    let on = |slice: &str| {
+        d.inconclusive
+            .iter()
+            .any(|a| a.held_on.iter().any(|s| s == slice))
+    };
+    let (stress, production) = (on("stress slice"), on("production"));
     match (stress, production) {
         (true, true) => "the stress slice or production",
         (true, false) => "the stress slice",
@@ -292,7 +295,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                 "{} not settled, none within reach of 100 times these cases.",
                 plural(d.inconclusive.len(), "arm")
             ),
-            None if d.inconclusive.iter().all(|a| a.held_by_slice) => format!(
+            None if d.inconclusive.iter().all(|a| !a.held_on.is_empty()) => format!(
                 "{} not settled, each confidently removable on the main set and held back by {}{}.",
                 plural(d.inconclusive.len(), "arm"),
                 slices_holding(d),

@@ -82,11 +82,11 @@ pub struct DecisionArm {
     /// (a cut or a kept arm), or when the drops have no spread (the cases cannot be estimated;
     /// `reason` says so).
     pub settleable: Option<bool>,
-    /// Confidently removable on the main set and held back only by a slice not yet clear (the
-    /// stress slice, or production): no main-set figure settles it. Not in the JSON (its reason
-    /// says so in words).
+    /// Confidently removable on the main set and held back only by the slices named here, not
+    /// yet clear (`stress slice`, `production`): no main-set figure settles it. Empty otherwise.
+    /// Not in the JSON (its reason says so in words).
     #[serde(skip)]
-    pub held_by_slice: bool,
+    pub held_on: Vec<String>,
 }
 
 /// A verdict that production weights reverse, confidently.
@@ -438,7 +438,7 @@ impl Judging<'_> {
                 cases_to_settle_low: settle.low,
                 cases_to_settle_high: settle.high,
                 settleable: settle.settleable,
-                held_by_slice: false,
+                held_on: Vec::new(),
             }
         };
         if a.units < sweep.min_units {
@@ -521,7 +521,9 @@ impl Judging<'_> {
         };
         let settle = settle_it.then(|| self.settle(a));
         let mut arm = item(reason, settle);
-        arm.held_by_slice = matches!(bucket, Bucket::Inconclusive) && self.candidate(a);
+        if matches!(bucket, Bucket::Inconclusive) && self.candidate(a) {
+            arm.held_on = self.open_on(&[a]);
+        }
         (bucket, arm)
     }
 
@@ -744,7 +746,7 @@ pub fn run(
     // Confidently removable on the main set, held back only by a slice not yet clear: closer to
     // a cut than any arm the main set has not settled, so such an arm is the best candidate
     // first (its cases to settle are the slice's, not given).
-    let held_by_slice = |a: &DecisionArm| a.held_by_slice;
+    let held_by_slice = |a: &DecisionArm| !a.held_on.is_empty();
     let best_candidate = (!comparison && tokens_saved.is_none())
         .then(|| {
             inconclusive

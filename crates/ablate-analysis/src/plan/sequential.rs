@@ -32,10 +32,9 @@ pub struct PilotArm {
 }
 
 /// The pilot's arms with an arms-table entry and at least two paired cases: what they remove,
-/// their mean drop and the sd of their per-case drops.
-pub fn pilot_arms(pilot: &Experiment) -> Vec<PilotArm> {
+/// their mean drop and the sd of their per-case drops; `paired` is the pilot's main set.
+pub fn pilot_arms(pilot: &Experiment, paired: &Paired) -> Vec<PilotArm> {
     let m = &pilot.results.matrix;
-    let paired = Paired::new(pilot, CaseSet::Main);
     let mut out = Vec::new();
     for a in (0..m.n_arms).filter(|&a| a != paired.baseline) {
         let label = &pilot.results.arms[a];
@@ -133,14 +132,14 @@ pub fn plan_sequential(
 ) -> Result<SequentialPlan, Warning> {
     let span = pilot.manifest.score_max - pilot.manifest.score_min;
     let thr = plan.threshold_drop;
-    let measured = pilot_arms(pilot);
+    let paired = Paired::new(pilot, CaseSet::Main);
+    let measured = pilot_arms(pilot, &paired);
     let undefined = |why: String| {
         Warning::new(
             "plan.sequential_undefined",
             format!("no sequential projection (sequential is null): {why}"),
         )
     };
-    let paired = Paired::new(pilot, CaseSet::Main);
     if paired.clustered && paired.n_units < 2 {
         let c = paired.n_units;
         return Err(undefined(format!(
@@ -170,7 +169,7 @@ pub fn plan_sequential(
             ));
         }
     };
-    let sizes = cluster_sizes(pilot);
+    let sizes = cluster_sizes(&paired);
     let max_unit_cases = sizes
         .as_ref()
         .and_then(|s| s.iter().max().copied())
@@ -286,10 +285,9 @@ fn unit_totals(values: &[f64], unit: &[u32], n_units: usize) -> Vec<(f64, usize)
     totals
 }
 
-/// The pilot's main-set clusters' case counts (cases with baseline results), or None when its
-/// cases have no clusters.
-fn cluster_sizes(pilot: &Experiment) -> Option<Vec<usize>> {
-    let paired = Paired::new(pilot, CaseSet::Main);
+/// The pilot's main-set clusters' case counts (cases with baseline results), from its `paired`
+/// main set, or None when its cases have no clusters.
+fn cluster_sizes(paired: &Paired) -> Option<Vec<usize>> {
     paired.clustered.then(|| {
         // Every unit numbered by `Paired` has at least one case.
         let mut sizes = vec![0; paired.n_units];
