@@ -334,3 +334,16 @@ pub fn simulate_small(out: &Path) -> Command {
     .arg(out);
     cmd
 }
+
+/// 1234 as "1,234".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

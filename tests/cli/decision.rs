@@ -578,26 +578,18 @@ fn an_arm_held_back_by_the_stress_slice_says_what_settles_it_there() {
             "{o}"
         );
         let reason = o["reason"].as_str().unwrap();
-        if let Some(n) = by_arm[o["arm"].as_str().unwrap()]["stress_cases_to_settle"].as_u64() {
-            let words = format!("~{} stress cases would settle it there", thousands(n));
+        let there = &by_arm[o["arm"].as_str().unwrap()]["stress_cases_to_settle"];
+        assert_eq!(&o["stress_cases_to_settle"], there, "{o}");
+        if let Some(n) = there.as_u64() {
+            let words = format!(
+                "~{} stress cases would settle it there",
+                common::thousands(n)
+            );
             assert!(reason.contains(&words), "{reason} lacks {words}");
             quoted += 1;
         }
     }
     assert!(quoted > 0);
-}
-
-/// 1234 as "1,234".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The needed context fraction follows the main-set verdicts (SPEC), the decision every slice:

@@ -46,15 +46,14 @@ fn experiment(
     w
 }
 
-/// With 5 stress cases no arm can be confident on the slice (a verdict needs 10 units): the
-/// decision says to add stress cases, not to run the joint arm (which could settle nothing), and
-/// the joint arm's confirming cases are undefined, not "too close to the threshold", when the
-/// drops it is predicted from have no spread (every main-set drop 0, 0.02 below the threshold).
-#[test]
-fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
-    let w = experiment(400, 5, None, |case, arm| {
-        case.starts_with('s') && arm == "without-01"
-    });
+/// [`experiment`] with a stress threshold of 0.05 (as the main set's), reported: its
+/// analysis.json and report.md.
+fn reported_with_stress_threshold(
+    n: usize,
+    stress: usize,
+    fails: impl Fn(&str, &str) -> bool,
+) -> (serde_json::Value, String) {
+    let w = experiment(n, stress, None, fails);
     w.edit(
         "experiment.toml",
         "threshold_drop = 0.05",
@@ -63,7 +62,19 @@ fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("report");
     report_into(&out, &w.dir);
-    let a = analysis_json(&out);
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    (analysis_json(&out), page)
+}
+
+/// With 5 stress cases no arm can be confident on the slice (a verdict needs 10 units): the
+/// decision says to add stress cases, not to run the joint arm (which could settle nothing), and
+/// the joint arm's confirming cases are undefined, not "too close to the threshold", when the
+/// drops it is predicted from have no spread (every main-set drop 0, 0.02 below the threshold).
+#[test]
+fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
+    let (a, page) = reported_with_stress_threshold(400, 5, |case, arm| {
+        case.starts_with('s') && arm == "without-01"
+    });
     let d = &a["decision"];
     assert_eq!(d["stress_too_few_units"], 5, "{d}");
     let joint = &d["joint_cut"];
@@ -72,7 +83,6 @@ fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
         joint["cases_to_settle"].is_null() && joint["settleable"].is_null(),
         "{joint}"
     );
-    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         page.contains("Not settled yet: add stress cases before cutting few\\_shot/01"),
         "{page}"
@@ -88,6 +98,7 @@ fn a_stress_slice_under_ten_units_asks_for_stress_cases() {
     );
 
     // Ten stress cases can decide: nothing is said of the slice's size.
+    let root = tempfile::tempdir().unwrap();
     let w = experiment(400, 10, None, |_, _| false);
     let out = root.path().join("report10");
     report_into(&out, &w.dir);
@@ -396,4 +407,75 @@ fn plan_exports_its_warnings() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().any(|n| n.starts_with("warnings")), "{names:?}");
+}
+
+/// Arms held back by the stress slice alone carry the stress slice's settling figure in the
+/// decision (`stress_cases_to_settle`, the same number as `stress` gives), and with no main-set
+/// figure to name the page names the one that settles there on the fewest stress cases.
+#[test]
+fn arms_held_back_by_the_stress_slice_name_the_cheapest_there() {
+    // Every main-set case passes; 60 stress cases, of which without-01 fails 2 and without-02 1.
+    let (a, page) = reported_with_stress_threshold(400, 60, |case, arm| {
+        (arm == "without-01" && ["s0", "s1"].contains(&case))
+            || (arm == "without-02" && case == "s0")
+    });
+    let d = &a["decision"];
+    assert!(d["cheapest_to_settle"].is_null(), "{d}");
+    let stress: std::collections::BTreeMap<&str, &serde_json::Value> = a["stress"]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["arm"].as_str().unwrap(), x))
+        .collect();
+    let held = d["inconclusive"].as_array().unwrap();
+    assert_eq!(held.len(), 2, "{d}");
+    let mut figures = Vec::new();
+    for o in held {
+        let n = o["stress_cases_to_settle"]
+            .as_u64()
+            .expect("a stress figure");
+        assert_eq!(
+            o["stress_cases_to_settle"],
+            stress[o["arm"].as_str().unwrap()]["stress_cases_to_settle"],
+            "{o}"
+        );
+        assert!(o["cases_to_settle"].is_null(), "{o}");
+        figures.push((n, o["removed"][0].as_str().unwrap().replace('_', "\\_")));
+    }
+    for kind in ["cut", "keep"] {
+        for o in d[kind].as_array().unwrap() {
+            assert!(o["stress_cases_to_settle"].is_null(), "{o}");
+        }
+    }
+    let (n, unit) = figures.iter().min().unwrap();
+    let words = format!(
+        "the cheapest to settle there is {unit}, at about {} stress cases",
+        crate::common::thousands(*n)
+    );
+    assert!(page.contains(&words), "{words} not in {page}");
+}
+
+/// A unit with a very long name does not push what the answer says it saves out of the page's
+/// one line: the list of units is cut with an ellipsis, and the line stays within its 160
+/// characters.
+#[test]
+fn a_long_unit_name_leaves_the_answer_its_saving() {
+    let long = format!("few_shot/{}", "a-very-long-example-name-".repeat(6));
+    // without-02 loses every main-set case (kept); the long-named unit's arm is the cut.
+    let w = experiment(400, 0, None, |case, arm| {
+        arm == "without-02" && case.starts_with('c')
+    });
+    w.edit("units.csv", "few_shot/01", &long);
+    w.edit("arms.csv", "few_shot/01", &long);
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("report");
+    report_into(&out, &w.dir);
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let answer = page
+        .lines()
+        .find(|l| l.starts_with("**Cut "))
+        .unwrap_or_else(|| panic!("no answer in {page}"));
+    let text = answer.trim_matches('*').replace('\\', "");
+    assert!(text.contains("…: saves 200 tokens/request"), "{text}");
+    assert!(text.chars().count() <= 160, "{text}");
 }

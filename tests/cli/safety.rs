@@ -226,6 +226,86 @@ fn readers_during_an_import_into_read_one_generation() {
     }
 }
 
+/// An update that has to wait for a reader goes before the readers that come after it: it
+/// leaves a marker beside the folder while it waits, a later `sweep` waits behind it and reads
+/// the grown experiment. Linux `flock` alone grants a new shared lock while an exclusive one
+/// waits, so the later reader went first and read the old one, and overlapping readers could
+/// keep `import --into` out indefinitely.
+#[cfg(unix)]
+#[test]
+fn a_waiting_import_goes_before_readers_that_come_after_it() {
+    use std::os::fd::AsRawFd;
+    use std::process::{Command, Stdio};
+    let pe = lm_eval("prompt-edit");
+    let root = tempfile::tempdir().unwrap();
+    let exp = prompt_edit_experiment(&root);
+    // An earlier reader, holding the folder's shared lock as `report` does while it works.
+    let earlier = std::fs::File::open(&exp).unwrap();
+    // SAFETY: flock on a descriptor this test owns; released when it is closed.
+    assert_eq!(
+        unsafe { libc::flock(earlier.as_raw_fd(), libc::LOCK_SH) },
+        0
+    );
+    let bin = assert_cmd::cargo::cargo_bin("ablate");
+    let writer = Command::new(&bin)
+        .args(["import", "lm-eval", "--quiet"])
+        .arg(pe.join("run-a2"))
+        .arg("--into")
+        .arg(&exp)
+        .arg("--arm")
+        .arg(format!("rerun_a={}", pe.join("run-a2").display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marked = || {
+        std::fs::read_dir(root.path()).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".ablate-writer-")
+        })
+    };
+    let start = std::time::Instant::now();
+    while !marked() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the waiting import left no marker"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let later = Command::new(&bin)
+        .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
+        .arg(&exp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Give the later reader time to go first, as it did.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(earlier);
+    let w = writer.wait_with_output().unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let r = later.wait_with_output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let sweep: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let arms: Vec<&str> = sweep["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["arm"].as_str().unwrap())
+        .collect();
+    assert!(
+        arms.contains(&"rerun_a"),
+        "the later reader read the folder before the import: {arms:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("waiting"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(!marked(), "the marker stayed after the import");
+}
+
 /// Items 5 and 22: no output file is a file the verb reads or a table the experiment would
 /// read, with or without `--force`, whether it exists yet or not.
 #[test]

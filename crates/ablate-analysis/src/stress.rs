@@ -79,6 +79,10 @@ pub struct StressOutput {
     pub stress_cases: usize,
     /// Main-set cases with baseline results.
     pub main_cases: usize,
+    /// The stress slice's units: its cases, or its clusters under `cluster_by` (0 without
+    /// stress cases). Not in the JSON; the decision reads it (`stress_too_few_units`).
+    #[serde(skip)]
+    pub stress_units: usize,
     /// Threshold on the main set.
     pub threshold_drop: f64,
     /// Threshold on the stress slice.
@@ -208,6 +212,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
     StressOutput {
         stress_cases: stress.cases.len(),
         main_cases: main.cases.len(),
+        stress_units: stress.n_units,
         threshold_drop: t_main,
         stress_threshold_drop: t_stress,
         arms,

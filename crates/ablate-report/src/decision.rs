@@ -42,6 +42,30 @@ fn slices_holding(d: &Decision) -> &'static str {
     }
 }
 
+/// Among the arms held back by the stress slice alone, the one that settles there on the fewest
+/// stress cases ([`DecisionArm::stress_cases_to_settle`]), as a clause ("" when none has a
+/// figure).
+fn cheapest_on_stress(d: &Decision) -> String {
+    let Some((n, a)) = d
+        .inconclusive
+        .iter()
+        .filter(|a| a.held_on == ["stress slice"])
+        .filter_map(|a| a.stress_cases_to_settle.map(|n| (n, a)))
+        .min_by_key(|&(n, _)| n)
+    else {
+        return String::new();
+    };
+    format!(
+        ": the cheapest to settle there is {}, at about {} stress cases (with 80% probability)",
+        if d.comparison {
+            a.arm.clone()
+        } else {
+            unit_phrase(&a.removed)
+        },
+        thousands(n as f64)
+    )
+}
+
 /// How an inconclusive arm would settle: ~n cases (at least m), not settleable, or why not.
 fn settling(a: &DecisionArm) -> String {
     match (a.cases_to_settle, a.cases_to_settle_low) {
@@ -177,9 +201,12 @@ fn quality(d: &Decision) -> String {
 fn answer(d: &Decision) -> String {
     if d.comparison {
         return match (d.cut.is_empty(), d.keep.is_empty()) {
-            (false, _) => format!("Not worse than the baseline: {}", names(&d.cut)),
+            (false, _) => format!(
+                "Not worse than the baseline: {}",
+                within_answer(names(&d.cut))
+            ),
             (true, false) if d.inconclusive.is_empty() => {
-                format!("Worse than the baseline: {}", names(&d.keep))
+                format!("Worse than the baseline: {}", within_answer(names(&d.keep)))
             }
             _ => "Not settled yet: no alternative is confidently as good as the baseline".into(),
         };
@@ -187,19 +214,19 @@ fn answer(d: &Decision) -> String {
     match (&d.joint_cut, &d.measured_cut, &d.best_candidate) {
         (Some(j), _, _) if j.measured && j.cleared => format!(
             "Cut {}: saves {}{}",
-            unit_phrase(&j.units),
+            within_answer(unit_phrase(&j.units)),
             saves(d.tokens_saved, d.cost_saved_per_day),
             quality(d)
         ),
         (_, Some(m), _) if d.tokens_saved.is_some() => format!(
             "Cut {}: saves {}{}",
-            unit_phrase(&m.units),
+            within_answer(unit_phrase(&m.units)),
             saves(d.tokens_saved, d.cost_saved_per_day),
             quality(d)
         ),
         (Some(j), _, _) if !j.measured && j.open_on.is_empty() => format!(
             "Not settled yet: cutting {} together looks safe but was never measured — run that one arm",
-            unit_phrase(&j.units)
+            within_answer(unit_phrase(&j.units))
         ),
         // No arm can clear a slice of fewer than 10 units: the step is stress cases, said
         // first (running the joint arm would settle nothing).
@@ -210,14 +237,14 @@ fn answer(d: &Decision) -> String {
         {
             format!(
                 "Not settled yet: add stress cases before cutting {} together (the slice has {}; a verdict needs 10)",
-                unit_phrase(&j.units),
+                within_answer(unit_phrase(&j.units)),
                 d.stress_too_few_units.unwrap_or_default()
             )
         }
         // Not yet clear on the stress slice or in production: not "safe", only a candidate.
         (Some(j), _, _) if !j.measured => format!(
             "Not settled yet: cutting {} together was never measured, and is not settled {} — run that one arm",
-            unit_phrase(&j.units),
+            within_answer(unit_phrase(&j.units)),
             j.open_on
                 .iter()
                 .map(|o| if o == "production" {
@@ -230,13 +257,27 @@ fn answer(d: &Decision) -> String {
         ),
         (_, _, Some(b)) => format!(
             "Not settled: nothing can be cut yet. Best candidate {}: saves {}{}",
-            unit_phrase(&b.removed),
+            within_answer(unit_phrase(&b.removed)),
             saves(b.tokens_removed, d.candidate_cost_per_day),
             quality(d)
         ),
         _ if d.inconclusive.is_empty() => "Keep everything: every unit measured is needed".into(),
         _ => "Not settled yet: nothing can be cut with confidence".into(),
     }
+}
+
+/// The most characters a list of units or arms takes in the answer, so that what follows it
+/// (the arm to run, what the cut saves) stays within [`ANSWER_CHARS`].
+const PHRASE_CHARS: usize = 64;
+
+/// `phrase` cut to [`PHRASE_CHARS`] characters with an ellipsis (at a character: a unit's name
+/// has no spaces to cut at). The page's next lines list every unit in full.
+fn within_answer(phrase: String) -> String {
+    if phrase.chars().count() <= PHRASE_CHARS {
+        return phrase;
+    }
+    let cut: String = phrase.chars().take(PHRASE_CHARS - 1).collect();
+    format!("{cut}…")
 }
 
 /// Cuts `text` to [`ANSWER_CHARS`] characters at a word, with an ellipsis.
@@ -299,14 +340,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                 "{} not settled, each confidently removable on the main set and held back by {}{}.",
                 plural(d.inconclusive.len(), "arm"),
                 slices_holding(d),
-                if d.inconclusive
-                    .iter()
-                    .all(|a| a.reason.contains("stress cases would settle"))
-                {
-                    ": each arm's reason gives the stress cases that would settle it there"
-                } else {
-                    ""
-                }
+                cheapest_on_stress(d)
             ),
             None => format!(
                 "{} not settled; the cases that would settle {} cannot be estimated from this run (each arm's reason says why).",
@@ -599,7 +633,8 @@ fn comparison(mut p: Prose, d: &Decision) -> Prose {
 
 /// The columns of a decision arm (keep, cut, not settled).
 const DECISION_ARM: &str = "arm:str removed:list<str> drop:f64 tokens_removed:f64 reason:str \
-     cases_to_settle:i64 cases_to_settle_low:i64 cases_to_settle_high:i64 settleable:bool";
+     cases_to_settle:i64 cases_to_settle_low:i64 cases_to_settle_high:i64 settleable:bool \
+     stress_cases_to_settle:i64";
 
 /// The tables `--export` writes for [`Decision`].
 impl Export for Decision {

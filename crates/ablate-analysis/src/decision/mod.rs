@@ -46,7 +46,7 @@ use serde::Serialize;
 use crate::analysis::curve::Pricing;
 use crate::analysis::interactions::{InteractionVerdict, InteractionsOutput};
 use crate::analysis::reweight::ReweightOutput;
-use crate::analysis::stress::StressOutput;
+use crate::analysis::stress::{StressArm, StressOutput};
 use crate::analysis::sweep::{SweepArm, SweepOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
 use crate::io::Experiment;
@@ -82,6 +82,12 @@ pub struct DecisionArm {
     /// (a cut or a kept arm), or when the drops have no spread (the cases cannot be estimated;
     /// `reason` says so).
     pub settleable: Option<bool>,
+    /// Confidently removable on the main set and held back by the stress slice: the stress
+    /// cases at which its stress verdict settles with 80% probability (`stress`'s figure of the
+    /// same name; where production holds it back too, that has to clear as well). Null
+    /// otherwise, and where `stress` has no figure (beyond reach, or no spread: `reason` says
+    /// which).
+    pub stress_cases_to_settle: Option<u64>,
     /// Confidently removable on the main set and held back only by the slices named here, not
     /// yet clear (`stress slice`, `production`): no main-set figure settles it. Empty otherwise.
     /// Not in the JSON (its reason says so in words).
@@ -359,10 +365,7 @@ impl Judging<'_> {
     /// The stress cases that would settle `a`'s open stress verdict (`stress`'s
     /// `stress_cases_to_settle`), in words for its reason ("" without a figure).
     fn stress_settle_words(&self, a: &SweepArm) -> String {
-        let Some(x) = self
-            .stress
-            .and_then(|st| st.arms.iter().find(|x| x.arm == a.arm))
-        else {
+        let Some(x) = self.stress_arm(a) else {
             return String::new();
         };
         match (x.stress_cases_to_settle, x.stress_settleable) {
@@ -379,6 +382,12 @@ impl Judging<'_> {
             }
             _ => String::new(),
         }
+    }
+
+    /// `a`'s row in the stress comparison, when the experiment has one.
+    fn stress_arm(&self, a: &SweepArm) -> Option<&StressArm> {
+        self.stress
+            .and_then(|st| st.arms.iter().find(|x| x.arm == a.arm))
     }
 
     fn slices(&self, a: &SweepArm) -> Slices {
@@ -438,6 +447,7 @@ impl Judging<'_> {
                 cases_to_settle_low: settle.low,
                 cases_to_settle_high: settle.high,
                 settleable: settle.settleable,
+                stress_cases_to_settle: None,
                 held_on: Vec::new(),
             }
         };
@@ -523,6 +533,10 @@ impl Judging<'_> {
         let mut arm = item(reason, settle);
         if matches!(bucket, Bucket::Inconclusive) && self.candidate(a) {
             arm.held_on = self.open_on(&[a]);
+            arm.stress_cases_to_settle = self
+                .stress_arm(a)
+                .filter(|_| self.slices(a).stress_open)
+                .and_then(|x| x.stress_cases_to_settle);
         }
         (bucket, arm)
     }
@@ -804,17 +818,15 @@ pub fn run(
         best_candidate,
         cheapest_to_settle,
         quality_cost: if comparison { None } else { quality_cost },
-        stress_too_few_units: stress_too_few_units(exp, stress),
+        stress_too_few_units: stress_too_few_units(stress),
     }
 }
 
 /// The stress slice's units when it has some, but fewer than [`MIN_UNITS_TO_DECIDE`]
 /// ([`Decision::stress_too_few_units`]).
-fn stress_too_few_units(exp: &Experiment, stress: Option<&StressOutput>) -> Option<usize> {
-    use crate::analysis::paired::{CaseSet, MIN_UNITS_TO_DECIDE, Paired};
-    stress.filter(|s| s.stress_cases > 0)?;
-    let units = Paired::new(exp, CaseSet::Stress).n_units;
-    (units > 0 && units < MIN_UNITS_TO_DECIDE).then_some(units)
+fn stress_too_few_units(stress: Option<&StressOutput>) -> Option<usize> {
+    let units = stress?.stress_units;
+    (units > 0 && units < crate::analysis::paired::MIN_UNITS_TO_DECIDE).then_some(units)
 }
 
 /// What `arm` costs in quality: its production drop and family interval when the experiment was

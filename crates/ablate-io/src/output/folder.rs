@@ -507,10 +507,12 @@ fn is_plain_file_inside(dir: &Path, relative: &str) -> bool {
 /// `import --out` and `simulate --out` for the moment they swap a folder they replace. Readers
 /// take it shared while they read an experiment ([`FolderLock::shared`]): they wait for an
 /// update to finish, then read one generation of it (a `sweep` during `import --into` had read
-/// the new cases.parquet beside the old results.parquet, and said its input was corrupt). A wait
-/// is said on stderr. An update replaces the folder by a rename, so a process that waited may
-/// hold the lock of a folder no longer at the path: the lock is taken again until the locked
-/// folder is the one the path names.
+/// the new cases.parquet beside the old results.parquet, and said its input was corrupt). An
+/// update that has to wait for readers goes before the readers that come after it (it leaves
+/// a marker beside the folder while it waits), so overlapping reads cannot keep it out. A wait is
+/// said on stderr. An update replaces the folder by a rename, so a process that waited may hold
+/// the lock of a folder no longer at the path: the lock is taken again until the locked folder is
+/// the one the path names.
 ///
 /// A thread never waits for itself: a load under its own exclusive lock (a writer reading what
 /// it updates) takes no shared lock, and an exclusive lock asked for while the thread holds the
@@ -560,14 +562,7 @@ fn open_folder(dir: &Path) -> std::io::Result<std::fs::File> {
 /// output's swap in the same parent is, for the moment it lasts.
 #[cfg(unix)]
 fn being_swapped(dir: &Path) -> bool {
-    let Some(parent) = dir.parent() else {
-        return false;
-    };
-    let parent = if parent.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        parent
-    };
+    let parent = parent_of(dir);
     let running = |name: &str| {
         name.strip_prefix(".ablate-old-")
             .and_then(|rest| rest.split('-').next())
@@ -582,10 +577,16 @@ fn being_swapped(dir: &Path) -> bool {
     })
 }
 
-/// Takes `how` (`LOCK_SH` or `LOCK_EX`) on `file`: at once when it is free, else after saying on
-/// stderr what it waits for.
+/// Takes `how` (`LOCK_SH` or `LOCK_EX`) on `file`, the folder `id` at `dir`: at once when it is
+/// free, else after saying on stderr what it waits for. A writer that has to wait leaves a
+/// [`WaitingWriter`] marker beside the folder until it has the lock.
 #[cfg(unix)]
-fn flock_saying(file: &std::fs::File, how: libc::c_int, dir: &Path) -> std::io::Result<()> {
+fn flock_saying(
+    file: &std::fs::File,
+    how: libc::c_int,
+    dir: &Path,
+    id: (u64, u64),
+) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor the caller owns; released on close.
     if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
@@ -604,11 +605,108 @@ fn flock_saying(file: &std::fs::File, how: libc::c_int, dir: &Path) -> std::io::
         },
         dir.display()
     );
+    let _turn = (how == libc::LOCK_EX).then(|| WaitingWriter::announce(dir, id));
     // SAFETY: as above.
     if unsafe { libc::flock(file.as_raw_fd(), how) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// A writer's turn: while an exclusive lock waits for the folder's readers, an empty file beside
+/// the folder (`.ablate-writer-<pid>-<device>-<inode>`) says so, and a reader that comes after
+/// it waits until the writer has had the folder ([`wait_for_waiting_writers`]). Linux `flock`
+/// grants a new shared lock while an exclusive one waits, so without it a stream of overlapping
+/// readers could keep `import --into` out for as long as they kept coming. The marker goes when
+/// the lock is taken (or the wait fails). Where the parent folder cannot be written there is no
+/// marker, and readers go first as `flock` lets them; a marker left by a process that ended (a
+/// `kill -9`) is ignored.
+#[cfg(unix)]
+struct WaitingWriter(Option<std::path::PathBuf>);
+
+#[cfg(unix)]
+impl WaitingWriter {
+    fn announce(dir: &Path, (dev, ino): (u64, u64)) -> WaitingWriter {
+        let path =
+            parent_of(dir).join(format!(".ablate-writer-{}-{dev}-{ino}", std::process::id()));
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .is_ok();
+        WaitingWriter(made.then_some(path))
+    }
+}
+
+#[cfg(unix)]
+impl Drop for WaitingWriter {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether another running process waits for the exclusive lock of the folder `id` at `dir`
+/// ([`WaitingWriter`]).
+#[cfg(unix)]
+fn writer_waits(dir: &Path, (dev, ino): (u64, u64)) -> bool {
+    let suffix = format!("-{dev}-{ino}");
+    let me = std::process::id();
+    let waiting = |name: &str| {
+        name.strip_prefix(".ablate-writer-")
+            .and_then(|rest| rest.strip_suffix(&suffix))
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+            .and_then(|pid| libc::pid_t::try_from(pid).ok())
+            // SAFETY: signal 0 only asks whether the process exists.
+            .is_some_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
+    };
+    std::fs::read_dir(parent_of(dir)).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| waiting(&e.file_name().to_string_lossy()))
+    })
+}
+
+/// A reader's side of [`WaitingWriter`]: waits while another process's writer waits for the
+/// folder, so that the writer goes first. Not when this process holds the folder already (on
+/// any thread): the writer may be waiting for that very lock.
+#[cfg(unix)]
+fn wait_for_waiting_writers(dir: &Path, id: (u64, u64)) {
+    let mut said = false;
+    while !process_holds(id) && writer_waits(dir, id) {
+        if !said {
+            eprintln!(
+                "ablate: waiting for another ablate that is waiting to change {}",
+                dir.display()
+            );
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The folders this process holds a lock on, on any thread (one entry per lock).
+#[cfg(unix)]
+static PROCESS_HELD: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(unix)]
+fn process_holds(id: (u64, u64)) -> bool {
+    PROCESS_HELD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .contains(&id)
+}
+
+/// Records a lock on `id` taken by this thread, in its list and the process's.
+#[cfg(unix)]
+fn record_held(id: (u64, u64), exclusive: bool) {
+    HELD.with_borrow_mut(|held| held.push((id, exclusive)));
+    PROCESS_HELD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(id);
 }
 
 impl FolderLock {
@@ -630,10 +728,10 @@ impl FolderLock {
                         dir.display()
                     )));
                 }
-                flock_saying(&file, libc::LOCK_EX, dir).map_err(|e| Error::io(dir, e))?;
+                flock_saying(&file, libc::LOCK_EX, dir, id).map_err(|e| Error::io(dir, e))?;
                 let now = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
                 if id == (now.dev(), now.ino()) {
-                    HELD.with_borrow_mut(|held| held.push((id, true)));
+                    record_held(id, true);
                     return Ok(FolderLock {
                         file,
                         held: (id, true),
@@ -685,10 +783,11 @@ impl FolderLock {
                 if HELD.with_borrow(|held| held.iter().any(|(h, _)| *h == id)) {
                     return None;
                 }
-                flock_saying(&file, libc::LOCK_SH, dir).ok()?;
+                wait_for_waiting_writers(dir, id);
+                flock_saying(&file, libc::LOCK_SH, dir, id).ok()?;
                 match std::fs::metadata(dir) {
                     Ok(now) if (now.dev(), now.ino()) == id => {
-                        HELD.with_borrow_mut(|held| held.push((id, false)));
+                        record_held(id, false);
                         return Some(FolderLock {
                             file,
                             held: (id, false),
@@ -722,6 +821,12 @@ impl Drop for FolderLock {
                     held.swap_remove(at);
                 }
             });
+            let mut process = PROCESS_HELD
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(at) = process.iter().position(|h| *h == self.held.0) {
+                process.swap_remove(at);
+            }
         }
     }
 }
