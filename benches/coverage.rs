@@ -499,6 +499,63 @@ fn guarantees(reps: usize) {
     println!();
 }
 
+/// The demo's main-set clusters, each the positions of its paired cases.
+fn cluster_members(paired: &Paired) -> Vec<Vec<usize>> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); paired.n_units];
+    for (i, &u) in paired.unit.iter().enumerate() {
+        members[u as usize].push(i);
+    }
+    members
+}
+
+/// One arm's drop at each position among the paired cases (`None` where it has no result).
+fn drops_at(paired: &Paired, p: &ablate::analysis::paired::PairedArm) -> Vec<Option<f64>> {
+    let mut drop_at = vec![None; paired.cases.len()];
+    for (&pos, &v) in p.pos.iter().zip(&p.drop) {
+        drop_at[pos] = Some(v);
+    }
+    drop_at
+}
+
+/// Clusters drawn with replacement until they hold `n` of the arm's paired cases: each drawn
+/// case's position and drop, and its cluster's number in the draw.
+fn resample_to(
+    n: u64,
+    members: &[Vec<usize>],
+    drop_at: &[Option<f64>],
+    r: &mut ChaCha8Rng,
+) -> (Vec<usize>, Vec<f64>, Vec<u32>) {
+    let (mut positions, mut values, mut units) = (Vec::new(), Vec::new(), Vec::new());
+    let mut c = 0u32;
+    while (values.len() as u64) < n {
+        let pick = r.random_range(0..members.len());
+        for &i in &members[pick] {
+            if let Some(v) = drop_at[i] {
+                positions.push(i);
+                values.push(v);
+                units.push(c);
+            }
+        }
+        c += 1;
+    }
+    (positions, values, units)
+}
+
+/// The settled shares' median and range, after a calibration table.
+fn print_settled(mut rates: Vec<f64>) {
+    if rates.is_empty() {
+        return;
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "settled: median {:.3}, lowest {:.3}, highest {:.3} over {} arms\n",
+        rates[rates.len() / 2],
+        rates[0],
+        rates[rates.len() - 1],
+        rates.len()
+    );
+}
+
 /// Issue 45: do the cases the decision says would settle an arm settle it? For each inconclusive
 /// arm of the demo with a `cases_to_settle` N, `reps` experiments resample the demo's clusters
 /// (with replacement) until they hold N cases, and judge the arm's family interval (K = the
@@ -528,10 +585,7 @@ fn settle_calibration(reps: usize) {
     let paired = Paired::new(&exp, CaseSet::Main);
     let thr = exp.manifest.threshold_drop;
     let k = sweep.family.size;
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); paired.n_units];
-    for (i, &u) in paired.unit.iter().enumerate() {
-        members[u as usize].push(i);
-    }
+    let members = cluster_members(&paired);
     println!(
         "cases to settle, checked: each inconclusive arm of the demo resampled to its cases_to_settle, {reps} experiments each (target 0.8 ± 0.1)"
     );
@@ -544,26 +598,11 @@ fn settle_calibration(reps: usize) {
             continue;
         };
         let a = exp.results.arm_index(&d.arm).expect("an arm of the demo");
-        let p = paired.arm(m, a);
-        // The arm's drop per paired case, by position among the paired cases.
-        let mut drop_at = vec![None; paired.cases.len()];
-        for (&pos, &v) in p.pos.iter().zip(&p.drop) {
-            drop_at[pos] = Some(v);
-        }
+        let drop_at = drops_at(&paired, paired.arm(m, a));
         let mut settled = 0usize;
         for _ in 0..reps {
-            let (mut values, mut units) = (Vec::new(), Vec::new());
-            let mut c = 0u32;
-            while (values.len() as u64) < n {
-                let pick = r.random_range(0..paired.n_units);
-                for &i in &members[pick] {
-                    if let Some(v) = drop_at[i] {
-                        values.push(v);
-                        units.push(c);
-                    }
-                }
-                c += 1;
-            }
+            let (_, values, units) = resample_to(n, &members, &drop_at, &mut r);
+            let c = units.last().map_or(0, |&u| u + 1);
             let (mean, se) = moments::mean_se(&values, Some(&units));
             let sample = Sample {
                 point: mean,
@@ -579,16 +618,101 @@ fn settle_calibration(reps: usize) {
         rates.push(rate);
         println!("{:<34} {:>8} {:>9.3}", d.arm, n, rate);
     }
-    if !rates.is_empty() {
-        rates.sort_by(f64::total_cmp);
-        println!(
-            "settled: median {:.3}, lowest {:.3}, highest {:.3} over {} arms\n",
-            rates[rates.len() / 2],
-            rates[0],
-            rates[rates.len() - 1],
-            rates.len()
-        );
+    print_settled(rates);
+}
+
+/// Do the cases `reweight` says would settle an arm's production verdict settle it? The demo
+/// under the normal guarantee (where production holds arms back): for each arm with a
+/// `production_cases_to_settle` N, `reps` experiments resample the demo's clusters (with
+/// replacement) until they hold N paired cases, post-stratify the drops to the demo's production
+/// mix with their clustered se, and judge the production family interval (K = the sweep's
+/// family) as `reweight` does; the share that comes out confident should be 0.8 ± 0.1. A
+/// resample that misses a weighted stratum counts as not settled.
+fn production_settle_calibration(reps: usize) {
+    use ablate::analysis::paired::{CaseSet, Intervals};
+    use ablate::io::manifest::Guarantee;
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks-data/support-eval-v3");
+    let exp = ablate::io::Experiment::load(&dir).expect("the demo loads");
+    let guarantee = Guarantee::Normal;
+    let cfg = ablate::analysis::Config {
+        bootstrap: 0,
+        guarantee: Some(guarantee),
+        ..Default::default()
+    };
+    let sweep = ablate::analysis::sweep::run(&exp, &cfg);
+    let k = sweep.family.size;
+    let reweight = ablate::analysis::reweight::run(
+        &exp,
+        &ablate::analysis::reweight::ReweightOptions {
+            confidence: CONFIDENCE,
+            family: k,
+            guarantee: Some(guarantee),
+            ..Default::default()
+        },
+    )
+    .expect("the demo reweights");
+    let m = &exp.results.matrix;
+    let paired = Paired::new(&exp, CaseSet::Main);
+    let strata = ablate::analysis::reweight::production_strata(&exp, &paired, false)
+        .expect("the demo's strata")
+        .expect("the demo has a mix");
+    let thr = exp.manifest.threshold_drop;
+    let (lo, hi) = ablate::analysis::paired::experiment_score_bounds(&exp);
+    let members = cluster_members(&paired);
+    println!(
+        "production cases to settle, checked: each arm production leaves open on the demo (normal guarantee) resampled to its production_cases_to_settle, {reps} experiments each (target 0.8 ± 0.1)"
+    );
+    println!("{:<34} {:>8} {:>9}", "arm", "cases", "settled");
+    let mut r = ChaCha8Rng::seed_from_u64(4548);
+    let mut rates = Vec::new();
+    for x in &reweight.arms {
+        let Some(n) = x.production_cases_to_settle else {
+            if x.production_settleable == Some(false) {
+                println!("{:<34} {:>8} {:>9}", x.arm, "—", "not within reach");
+            }
+            continue;
+        };
+        let a = exp.results.arm_index(&x.arm).expect("an arm of the demo");
+        let drop_at = drops_at(&paired, paired.arm(m, a));
+        let mut settled = 0usize;
+        for _ in 0..reps {
+            let (positions, values, units) = resample_to(n, &members, &drop_at, &mut r);
+            let stratum: Vec<usize> = positions.iter().map(|&i| strata.stratum[i]).collect();
+            let (Some(d), Some(se)) = ablate::stats::survey::post_stratified(
+                &values,
+                &stratum,
+                &strata.share,
+                Some(&units),
+            ) else {
+                continue;
+            };
+            let shift = d - moments::mean(&values);
+            let recentred: Vec<f64> = values.iter().map(|v| v + shift).collect();
+            let sample = Sample {
+                point: d,
+                se: Some(se),
+                values: &recentred,
+                units: &units,
+                reach: (lo - hi + shift, hi - lo + shift),
+            };
+            let f = Intervals::weighted(&sample, (lo - hi, hi - lo))
+                .family_under(guarantee, k, CONFIDENCE);
+            let weighted_units = Paired::distinct_units(
+                &units
+                    .iter()
+                    .zip(&stratum)
+                    .filter(|&(_, &h)| strata.share[h] > 0.0)
+                    .map(|(&u, _)| u)
+                    .collect::<Vec<_>>(),
+            );
+            settled += usize::from(judge(d, thr, &f, weighted_units).1 == Confidence::Confident);
+        }
+        let rate = settled as f64 / reps as f64;
+        rates.push(rate);
+        println!("{:<34} {:>8} {:>9.3}", x.arm, n, rate);
     }
+    print_settled(rates);
 }
 
 fn demo_null(reps: usize) {
@@ -806,6 +930,7 @@ fn main() {
     }
     if tables.contains("settle") {
         settle_calibration((reps / 20).max(50));
+        production_settle_calibration((reps / 20).max(50));
     }
     if tables.contains("normalcov") {
         normal_coverage(reps.min(1000));

@@ -107,6 +107,11 @@ pub fn unprivileged(tree: &Path) -> std::process::Command {
     cmd
 }
 
+/// Whether a verb's JSON warnings include `code`.
+pub fn has_code(v: &serde_json::Value, code: &str) -> bool {
+    codes(v).iter().any(|c| c == code)
+}
+
 /// The codes of a verb's JSON warnings.
 pub fn codes(v: &serde_json::Value) -> Vec<String> {
     v["warnings"]

@@ -527,12 +527,9 @@ fn the_shadow_sign_test_counts_clusters() {
     assert_eq!(s["flagged"], false);
 }
 
-/// An arm confidently removable on the main set and held back by the stress slice has no
-/// main-set figure to settle (`settleable` null, as `variance`'s undefined ones), and its reason
-/// quotes the stress cases that would settle it: `stress`'s `stress_cases_to_settle`, which is
-/// at least the slice's cases, and null for every arm the slice already settles.
-#[test]
-fn an_arm_held_back_by_the_stress_slice_says_what_settles_it_there() {
+/// The demo's report under the normal guarantee (its analysis.json), beside `verb`'s JSON under
+/// the same guarantee.
+fn normal_report_beside(verb: &str) -> (Value, Value) {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("report");
     json(
@@ -542,16 +539,30 @@ fn an_arm_held_back_by_the_stress_slice_says_what_settles_it_there() {
             .arg(&out)
             .arg(demo()),
     );
-    let a: Value =
+    let a =
         serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
-    let stress = run("stress", &demo(), &["--guarantee", "normal"]);
-    let stress_cases = stress["stress_cases"].as_u64().unwrap();
-    let by_arm: BTreeMap<&str, &Value> = stress["arms"]
+    (a, run(verb, &demo(), &["--guarantee", "normal"]))
+}
+
+/// A verb's `arms` by their label.
+fn arms_by_label(v: &Value) -> BTreeMap<&str, &Value> {
+    v["arms"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| (x["arm"].as_str().unwrap(), x))
-        .collect();
+        .collect()
+}
+
+/// An arm confidently removable on the main set and held back by the stress slice has no
+/// main-set figure to settle (`settleable` null, as `variance`'s undefined ones), and its reason
+/// quotes the stress cases that would settle it: `stress`'s `stress_cases_to_settle`, which is
+/// at least the slice's cases, and null for every arm the slice already settles.
+#[test]
+fn an_arm_held_back_by_the_stress_slice_says_what_settles_it_there() {
+    let (a, stress) = normal_report_beside("stress");
+    let stress_cases = stress["stress_cases"].as_u64().unwrap();
+    let by_arm = arms_by_label(&stress);
     for x in by_arm.values() {
         if x["confidence_stress"] == "confident" {
             assert!(x["stress_cases_to_settle"].is_null(), "{x}");
@@ -581,15 +592,59 @@ fn an_arm_held_back_by_the_stress_slice_says_what_settles_it_there() {
         let there = &by_arm[o["arm"].as_str().unwrap()]["stress_cases_to_settle"];
         assert_eq!(&o["stress_cases_to_settle"], there, "{o}");
         if let Some(n) = there.as_u64() {
-            let words = format!(
-                "~{} stress cases would settle it there",
-                common::thousands(n)
-            );
+            let words = format!("~{} stress cases would settle it ", common::thousands(n));
             assert!(reason.contains(&words), "{reason} lacks {words}");
             quoted += 1;
         }
     }
     assert!(quoted > 0);
+}
+
+/// An arm held back by production says what would settle it there: `reweight`'s
+/// `production_cases_to_settle` (main-set cases drawn as the set's were, at least the set's,
+/// null where production already settles it), carried by the decision's arm and quoted in its
+/// reason. On the demo under the normal guarantee, three arms are held back by both slices.
+#[test]
+fn an_arm_held_back_by_production_says_what_settles_it_there() {
+    let (a, reweight) = normal_report_beside("reweight");
+    let cases = reweight["cases"].as_u64().unwrap();
+    let by_arm = arms_by_label(&reweight);
+    for x in by_arm.values() {
+        match x["production_cases_to_settle"].as_u64() {
+            Some(n) => {
+                assert!(n >= cases, "{x}");
+                assert_eq!(x["production_settleable"], true, "{x}");
+                assert_eq!(x["confidence_production"], "inconclusive", "{x}");
+            }
+            None if x["confidence_production"] == "confident" => {
+                assert!(x["production_settleable"].is_null(), "{x}");
+            }
+            None => {}
+        }
+    }
+    let mut quoted = 0;
+    for kind in ["cut", "keep", "inconclusive"] {
+        for o in a["decision"][kind].as_array().unwrap() {
+            let reason = o["reason"].as_str().unwrap();
+            let held = kind == "inconclusive"
+                && reason.contains("under production weights it is not settled");
+            let there = &by_arm[o["arm"].as_str().unwrap()]["production_cases_to_settle"];
+            if !held {
+                assert!(o["production_cases_to_settle"].is_null(), "{o}");
+                continue;
+            }
+            assert_eq!(&o["production_cases_to_settle"], there, "{o}");
+            if let Some(n) = there.as_u64() {
+                let words = format!(
+                    "~{} cases drawn as the set's were would settle it in production",
+                    common::thousands(n)
+                );
+                assert!(reason.contains(&words), "{reason} lacks {words}");
+                quoted += 1;
+            }
+        }
+    }
+    assert!(quoted > 0, "{}", a["decision"]);
 }
 
 /// The needed context fraction follows the main-set verdicts (SPEC), the decision every slice:

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Workdir, ablate, assert_mentions, codes, fails, json};
+use common::{Workdir, ablate, assert_mentions, fails, has_code, json};
 
 /// Sets every score of the tiny fixture's results (its last column) to `score`.
 fn every_score(w: &Workdir, score: &str) {
@@ -64,7 +64,7 @@ fn a_pilot_without_spread_plans_no_number() {
     assert!(v["sd"].is_null(), "{}", v["sd"]);
     assert!(v["mde"].is_null(), "{}", v["mde"]);
     assert!(v["cases_to_detect"].is_null(), "{}", v["cases_to_detect"]);
-    assert!(codes(&v).contains(&"plan.no_spread".to_string()), "{v}");
+    assert!(has_code(&v, "plan.no_spread"), "{v}");
 }
 
 /// Token counts above 10¹² are refused in every table, as in the logs: in `units` they had
@@ -174,10 +174,7 @@ fn no_spread_gives_a_null_se_with_a_warning_not_a_zero() {
     every_score(&w, "0.7");
     let v = json(ablate().args(["--json", "sweep"]).arg(&w.dir));
     assert!(v["baseline"]["se"].is_null(), "{}", v["baseline"]);
-    assert!(
-        codes(&v).contains(&"sweep.baseline_no_spread".to_string()),
-        "{v}"
-    );
+    assert!(has_code(&v, "sweep.baseline_no_spread"), "{v}");
     // Production is all `single`: its two cases are the weighted ones.
     w.write("mix.csv", "turns,share\nsingle,1.0\n");
     let v = json(ablate().args(["--json", "reweight"]).arg(&w.dir));
@@ -187,7 +184,7 @@ fn no_spread_gives_a_null_se_with_a_warning_not_a_zero() {
         v["baseline"]
     );
     assert!(v["arms"][0]["se_production"].is_null(), "{}", v["arms"][0]);
-    assert!(codes(&v).contains(&"reweight.no_spread".to_string()), "{v}");
+    assert!(has_code(&v, "reweight.no_spread"), "{v}");
 }
 
 /// `check` refuses what the verbs that weight production would: a null stratum value in the
@@ -236,10 +233,7 @@ fn blank_ids_are_refused_and_scores_past_the_default_range_warned() {
     let w = Workdir::tiny();
     every_score(&w, "1.5");
     let v = json(ablate().args(["--json", "check"]).arg(&w.dir));
-    assert!(
-        codes(&v).contains(&"check.scores_outside_default_range".to_string()),
-        "{v}"
-    );
+    assert!(has_code(&v, "check.scores_outside_default_range"), "{v}");
 }
 
 /// One repeat per case leaves the repeat noise unknown: the nulls come with a warning.
@@ -259,10 +253,7 @@ fn one_repeat_says_why_the_repeat_noise_is_null() {
         "{}",
         v["arms"][1]
     );
-    assert!(
-        codes(&v).contains(&"variance.one_repeat".to_string()),
-        "{v}"
-    );
+    assert!(has_code(&v, "variance.one_repeat"), "{v}");
 }
 
 /// A CSV row with an extra field is named by its line (Polars' message named none and advised

@@ -227,13 +227,14 @@ fn readers_during_an_import_into_read_one_generation() {
 }
 
 /// An update that has to wait for a reader goes before the readers that come after it: it
-/// leaves a marker beside the folder while it waits, a later `sweep` waits behind it and reads
-/// the grown experiment. Linux `flock` alone grants a new shared lock while an exclusive one
-/// waits, so the later reader went first and read the old one, and overlapping readers could
-/// keep `import --into` out indefinitely.
+/// holds a locked marker beside the folder while it waits, a later `sweep` waits behind it (and
+/// says so) and reads the grown experiment. Linux `flock` alone grants a new shared lock while an
+/// exclusive one waits, so the later reader went first and read the old one, and overlapping
+/// readers could keep `import --into` out indefinitely.
 #[cfg(unix)]
 #[test]
 fn a_waiting_import_goes_before_readers_that_come_after_it() {
+    use std::io::BufRead;
     use std::os::fd::AsRawFd;
     use std::process::{Command, Stdio};
     let pe = lm_eval("prompt-edit");
@@ -273,20 +274,43 @@ fn a_waiting_import_goes_before_readers_that_come_after_it() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let later = Command::new(&bin)
+    let mut later = Command::new(&bin)
         .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
         .arg(&exp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Give the later reader time to go first, as it did.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The later reader's stderr, line by line: it must say it waits behind the writer before
+    // the earlier reader lets go.
+    let (said, heard) = std::sync::mpsc::channel();
+    let stderr = later.stderr.take().unwrap();
+    let lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("waiting for another ablate that is waiting to change") {
+                let _ = said.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    assert!(
+        heard
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .is_ok(),
+        "the later reader did not wait behind the waiting import"
+    );
     drop(earlier);
     let w = writer.wait_with_output().unwrap();
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
     let r = later.wait_with_output().unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stderr = lines.join().unwrap();
+    assert!(r.status.success(), "{stderr}");
     let sweep: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let arms: Vec<&str> = sweep["arms"]
         .as_array()
@@ -298,12 +322,38 @@ fn a_waiting_import_goes_before_readers_that_come_after_it() {
         arms.contains(&"rerun_a"),
         "the later reader read the folder before the import: {arms:?}"
     );
-    assert!(
-        String::from_utf8_lossy(&r.stderr).contains("waiting"),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
     assert!(!marked(), "the marker stayed after the import");
+}
+
+/// A writer's marker that no writer holds (left by one that was killed, or made by anyone) is
+/// never waited for: the reader goes on at once and removes it.
+#[cfg(unix)]
+#[test]
+fn a_marker_no_writer_holds_is_not_waited_for() {
+    use std::os::unix::fs::MetadataExt;
+    let root = tempfile::tempdir().unwrap();
+    let exp = prompt_edit_experiment(&root);
+    let meta = std::fs::metadata(&exp).unwrap();
+    let real = std::fs::canonicalize(root.path()).unwrap();
+    let marker = real.join(format!(".ablate-writer-{}-{}", meta.dev(), meta.ino()));
+    std::fs::write(&marker, "").unwrap();
+    let out = ablate()
+        .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
+        .arg(&exp)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("waiting"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!marker.exists(), "the stale marker stayed");
 }
 
 /// Items 5 and 22: no output file is a file the verb reads or a table the experiment would

@@ -8,7 +8,7 @@ use ablate::io::prelude::*;
 use std::path::Path;
 
 use ablate::stats::betting::stopping_time;
-use common::{Workdir, ablate, codes, demo, json};
+use common::{Workdir, ablate, codes, demo, has_code, json};
 use polars::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -598,10 +598,7 @@ fn decisions_of_a_replaced_experiment_are_set_aside_not_applied() {
         assert_eq!(a["recorded"], false, "{a}");
         assert!(a["decided_at"].as_u64().is_none_or(|n| n <= units), "{a}");
     }
-    assert!(
-        codes(&replaced).contains(&"watch.other_experiment".to_string()),
-        "{replaced}"
-    );
+    assert!(has_code(&replaced, "watch.other_experiment"), "{replaced}");
     // Set aside, not lost: the demo's entry is in the file as it was, beside the new one's.
     let runs = read_state()["runs"].as_array().unwrap().clone();
     assert!(runs.contains(&demo_entry), "{runs:?}");
@@ -651,10 +648,7 @@ fn a_retried_call_does_not_reopen_decided_arms() {
     let after = watch(&w.dir, &[]);
     assert_eq!(after["repeats"], 3, "{after}");
     decisions_stand(&decided, &after);
-    assert!(
-        codes(&after).contains(&"watch.extra_repeats".to_string()),
-        "{after}"
-    );
+    assert!(has_code(&after, "watch.extra_repeats"), "{after}");
     let batch = w.root.path().join("batch.parquet");
     let plan = json(
         ablate()
@@ -666,10 +660,7 @@ fn a_retried_call_does_not_reopen_decided_arms() {
         assert!(c["repeat"].as_u64().unwrap() < 3, "{c}");
         assert!(!decided.iter().any(|a| a["arm"] == c["arm"]), "{c}");
     }
-    assert!(
-        codes(&plan).contains(&"watch.extra_repeats".to_string()),
-        "{plan}"
-    );
+    assert!(has_code(&plan, "watch.extra_repeats"), "{plan}");
 }
 
 /// A replay of a complete experiment with one retried call (a cell with a repeat more) takes
@@ -692,10 +683,7 @@ fn a_replay_saves_only_the_calls_of_arms_it_decides() {
 
     let after = replay(&w, &[]);
     assert_eq!(after["repeats"], 3, "{after}");
-    assert!(
-        codes(&after).contains(&"replay.extra_repeats".to_string()),
-        "{after}"
-    );
+    assert!(has_code(&after, "replay.extra_repeats"), "{after}");
     for key in ["decided", "agreeing", "calls_full"] {
         assert_eq!(after[key], before[key], "{key}");
     }
@@ -786,10 +774,7 @@ fn a_decision_not_recorded_is_a_json_warning_with_advice_that_works() {
         let mut plain = common::unprivileged(part.root.path());
         plain.args(["--json", "--quiet", "watch"]).arg(&part.dir);
         let plain = json(&mut assert_cmd::Command::from_std(plain));
-        assert!(
-            codes(&plain).contains(&"watch.not_recorded".to_string()),
-            "{plain}"
-        );
+        assert!(has_code(&plain, "watch.not_recorded"), "{plain}");
         set(0o755);
     }
 }
@@ -991,10 +976,7 @@ fn growth_continues_nothing(w: &Workdir) {
             .arg(&batch)
             .arg(&w.dir),
     );
-    assert!(
-        common::codes(&plan).contains(&"watch.other_experiment".to_string()),
-        "{plan}"
-    );
+    assert!(has_code(&plan, "watch.other_experiment"), "{plan}");
 }
 
 /// Cases added to a cluster already read change that unit: the order read before no longer holds
@@ -1112,10 +1094,7 @@ fn an_undecided_sequence_that_restarts_is_said() {
     assert!(decided_arms(&before).is_empty(), "{before}");
     add_the_rest_of_the_demo(&w);
     let after = watch(&w.dir, &[]);
-    assert!(
-        codes(&after).contains(&"watch.other_experiment".to_string()),
-        "{after}"
-    );
+    assert!(has_code(&after, "watch.other_experiment"), "{after}");
 }
 
 /// Stress cells run at more repeats than the main set do not hold the watch back: a unit needs
@@ -1223,10 +1202,7 @@ fn a_decided_arm_whose_rows_are_gone_keeps_its_bounds() {
             (&b["cs_low"], &b["cs_high"]),
             "{b}"
         );
-        assert!(
-            codes(&after).contains(&"watch.decision_kept".to_string()),
-            "{after}"
-        );
+        assert!(has_code(&after, "watch.decision_kept"), "{after}");
     }
     let batch = w.root.path().join("batch.parquet");
     common::succeeds(
@@ -1249,10 +1225,7 @@ fn a_run_with_nothing_decided_yet_keeps_its_repeats() {
     retry_a_baseline_call(&w);
     let after = watch(&w.dir, &[]);
     assert_eq!(after["repeats"], before["repeats"], "{after}");
-    assert!(
-        codes(&after).contains(&"watch.extra_repeats".to_string()),
-        "{after}"
-    );
+    assert!(has_code(&after, "watch.extra_repeats"), "{after}");
     for a in before["arms"].as_array().unwrap() {
         let b = arm(&after, a["arm"].as_str().unwrap());
         assert_eq!(a["units"], b["units"], "{b}");

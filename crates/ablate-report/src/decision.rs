@@ -42,28 +42,44 @@ fn slices_holding(d: &Decision) -> &'static str {
     }
 }
 
-/// Among the arms held back by the stress slice alone, the one that settles there on the fewest
-/// stress cases ([`DecisionArm::stress_cases_to_settle`]), as a clause ("" when none has a
-/// figure).
-fn cheapest_on_stress(d: &Decision) -> String {
-    let Some((n, a)) = d
-        .inconclusive
-        .iter()
-        .filter(|a| a.held_on == ["stress slice"])
-        .filter_map(|a| a.stress_cases_to_settle.map(|n| (n, a)))
-        .min_by_key(|&(n, _)| n)
-    else {
-        return String::new();
+/// For the arms held back by one slice alone, the one that settles there on the fewest cases
+/// ([`DecisionArm::stress_cases_to_settle`] on the stress slice,
+/// [`DecisionArm::production_cases_to_settle`] in production), as a clause per slice ("" when
+/// none has a figure).
+fn cheapest_on_slices(d: &Decision) -> String {
+    let cheapest = |slice: &str, figure: fn(&DecisionArm) -> Option<u64>| {
+        d.inconclusive
+            .iter()
+            .filter(|a| a.held_on == [slice])
+            .filter_map(|a| figure(a).map(|n| (n, a)))
+            .min_by_key(|&(n, _)| n)
     };
-    format!(
-        ": the cheapest to settle there is {}, at about {} stress cases (with 80% probability)",
+    let which = |a: &DecisionArm| {
         if d.comparison {
             a.arm.clone()
         } else {
             unit_phrase(&a.removed)
-        },
-        thousands(n as f64)
-    )
+        }
+    };
+    let mut clauses = Vec::new();
+    if let Some((n, a)) = cheapest("stress slice", |a| a.stress_cases_to_settle) {
+        clauses.push(format!(
+            "of those held back by the stress slice alone, the cheapest to settle is {}, at about {} stress cases",
+            which(a),
+            thousands(n as f64)
+        ));
+    }
+    if let Some((n, a)) = cheapest("production", |a| a.production_cases_to_settle) {
+        clauses.push(format!(
+            "of those held back by production alone, the cheapest to settle is {}, at about {} cases drawn as the set's were",
+            which(a),
+            thousands(n as f64)
+        ));
+    }
+    if clauses.is_empty() {
+        return String::new();
+    }
+    format!(": {} (with 80% probability)", clauses.join("; "))
 }
 
 /// How an inconclusive arm would settle: ~n cases (at least m), not settleable, or why not.
@@ -201,12 +217,9 @@ fn quality(d: &Decision) -> String {
 fn answer(d: &Decision) -> String {
     if d.comparison {
         return match (d.cut.is_empty(), d.keep.is_empty()) {
-            (false, _) => format!(
-                "Not worse than the baseline: {}",
-                within_answer(names(&d.cut))
-            ),
+            (false, _) => format!("Not worse than the baseline: {}", names_in_answer(&d.cut)),
             (true, false) if d.inconclusive.is_empty() => {
-                format!("Worse than the baseline: {}", within_answer(names(&d.keep)))
+                format!("Worse than the baseline: {}", names_in_answer(&d.keep))
             }
             _ => "Not settled yet: no alternative is confidently as good as the baseline".into(),
         };
@@ -280,6 +293,22 @@ fn within_answer(phrase: String) -> String {
     format!("{cut}…")
 }
 
+/// [`names`] for the answer: the names cut by [`within_answer`], the count of the others kept.
+fn names_in_answer(arms: &[DecisionArm]) -> String {
+    let listed = within_answer(
+        arms.iter()
+            .take(NAMED)
+            .map(|a| a.arm.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if arms.len() > NAMED {
+        format!("{listed}, and {} more", arms.len() - NAMED)
+    } else {
+        listed
+    }
+}
+
 /// Cuts `text` to [`ANSWER_CHARS`] characters at a word, with an ellipsis.
 fn short(text: String) -> String {
     if text.chars().count() <= ANSWER_CHARS {
@@ -340,7 +369,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                 "{} not settled, each confidently removable on the main set and held back by {}{}.",
                 plural(d.inconclusive.len(), "arm"),
                 slices_holding(d),
-                cheapest_on_stress(d)
+                cheapest_on_slices(d)
             ),
             None => format!(
                 "{} not settled; the cases that would settle {} cannot be estimated from this run (each arm's reason says why).",
@@ -634,7 +663,7 @@ fn comparison(mut p: Prose, d: &Decision) -> Prose {
 /// The columns of a decision arm (keep, cut, not settled).
 const DECISION_ARM: &str = "arm:str removed:list<str> drop:f64 tokens_removed:f64 reason:str \
      cases_to_settle:i64 cases_to_settle_low:i64 cases_to_settle_high:i64 settleable:bool \
-     stress_cases_to_settle:i64";
+     stress_cases_to_settle:i64 production_cases_to_settle:i64";
 
 /// The tables `--export` writes for [`Decision`].
 impl Export for Decision {

@@ -38,6 +38,7 @@ fn production_table(r: &ReweightOutput) -> Table {
         "verdict_production",
         "confidence_production",
         "flipped",
+        "production_cases_to_settle",
     ])
     .needs_first(&[
         "arm",
@@ -52,6 +53,7 @@ fn production_table(r: &ReweightOutput) -> Table {
         "se_production",
         "ci_production_low",
         "ci_production_high",
+        "production_cases_to_settle",
     ])
     .align(2, Align::Left)
     .align(9, Align::Left)
@@ -80,6 +82,7 @@ fn production_table(r: &ReweightOutput) -> Table {
                     ""
                 },
             ),
+            Cell::count_opt(a.production_cases_to_settle.map(|n| n as usize)),
         ]);
     }
     t
@@ -319,7 +322,8 @@ impl Export for ReweightOutput {
              ci_production_high:f64 ci_production_level:f64 ci_production_method:str verdict_eval:str \
              verdict_production:str ci_production_family_low:f64 ci_production_family_high:f64 \
              ci_production_family_level:f64 ci_production_family_method:str confidence_production:str \
-             flipped:bool flip_confident:bool",
+             flipped:bool flip_confident:bool production_cases_to_settle:i64 \
+             production_settleable:bool",
             "one row per arm: the drop on the set and under production weights",
         ),
         t(

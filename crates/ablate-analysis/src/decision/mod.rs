@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use crate::analysis::curve::Pricing;
 use crate::analysis::interactions::{InteractionVerdict, InteractionsOutput};
-use crate::analysis::reweight::ReweightOutput;
+use crate::analysis::reweight::{ReweightArm, ReweightOutput};
 use crate::analysis::stress::{StressArm, StressOutput};
 use crate::analysis::sweep::{SweepArm, SweepOutput};
 use crate::analysis::vocab::{Confidence, Verdict};
@@ -88,6 +88,11 @@ pub struct DecisionArm {
     /// otherwise, and where `stress` has no figure (beyond reach, or no spread: `reason` says
     /// which).
     pub stress_cases_to_settle: Option<u64>,
+    /// Confidently removable on the main set and held back by production: the main-set cases,
+    /// drawn as the set's were, at which its production verdict settles with 80% probability
+    /// (`reweight`'s `production_cases_to_settle`; where the stress slice holds it back too,
+    /// that has to clear as well). Null otherwise, and where `reweight` has no figure.
+    pub production_cases_to_settle: Option<u64>,
     /// Confidently removable on the main set and held back only by the slices named here, not
     /// yet clear (`stress slice`, `production`): no main-set figure settles it. Empty otherwise.
     /// Not in the JSON (its reason says so in words).
@@ -363,18 +368,19 @@ impl Judging<'_> {
     }
 
     /// The stress cases that would settle `a`'s open stress verdict (`stress`'s
-    /// `stress_cases_to_settle`), in words for its reason ("" without a figure).
-    fn stress_settle_words(&self, a: &SweepArm) -> String {
+    /// `stress_cases_to_settle`), in words for its reason ("" without a figure);
+    /// `there` names the slice ("there" when it is the only one the reason names).
+    fn stress_settle_words(&self, a: &SweepArm, there: &str) -> String {
         let Some(x) = self.stress_arm(a) else {
             return String::new();
         };
         match (x.stress_cases_to_settle, x.stress_settleable) {
             (Some(n), _) => format!(
-                ": ~{} stress cases would settle it there with 80% probability",
+                ": ~{} stress cases would settle it {there} with 80% probability",
                 crate::text::thousands(n as f64)
             ),
             (None, Some(false)) => {
-                ": not within reach there (beyond 100 times the stress slice)".into()
+                format!(": not within reach {there} (beyond 100 times the stress slice)")
             }
             // Inconclusive with no spread: the slice's cases cannot be estimated.
             (None, None) if x.confidence_stress == Some(Confidence::Inconclusive) => {
@@ -382,6 +388,35 @@ impl Judging<'_> {
             }
             _ => String::new(),
         }
+    }
+
+    /// The cases that would settle `a`'s open production verdict (`reweight`'s
+    /// `production_cases_to_settle`), in words for its reason after `lead` ("" without a
+    /// figure).
+    fn production_settle_words(&self, a: &SweepArm, lead: &str) -> String {
+        let Some(x) = self.reweight_arm(a) else {
+            return String::new();
+        };
+        match (x.production_cases_to_settle, x.production_settleable) {
+            (Some(n), _) => format!(
+                "{lead}~{} cases drawn as the set's were would settle it in production with 80% probability",
+                crate::text::thousands(n as f64)
+            ),
+            (None, Some(false)) => {
+                format!("{lead}not within reach in production (beyond 100 times the set)")
+            }
+            // Inconclusive without a production se: the cases cannot be estimated.
+            (None, None) if x.confidence_production == Some(Confidence::Inconclusive) => format!(
+                "{lead}the production drops have no spread (or a weighted stratum has one case), so the cases that would settle it there cannot be estimated"
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// `a`'s row in the production reweighting, when the experiment has one.
+    fn reweight_arm(&self, a: &SweepArm) -> Option<&ReweightArm> {
+        self.reweight
+            .and_then(|r| r.arms.iter().find(|x| x.arm == a.arm))
     }
 
     /// `a`'s row in the stress comparison, when the experiment has one.
@@ -448,6 +483,7 @@ impl Judging<'_> {
                 cases_to_settle_high: settle.high,
                 settleable: settle.settleable,
                 stress_cases_to_settle: None,
+                production_cases_to_settle: None,
                 held_on: Vec::new(),
             }
         };
@@ -494,25 +530,32 @@ impl Judging<'_> {
                 ),
                 false,
             ),
-            (Verdict::Removable, Confidence::Confident) if s.stress_open && s.production_open => (
-                Bucket::Inconclusive,
-                format!(
-                    "removable on the main set; on the stress slice and under production weights it is not settled{}",
-                    self.stress_settle_words(a)
-                ),
-                false,
-            ),
+            (Verdict::Removable, Confidence::Confident) if s.stress_open && s.production_open => {
+                let stress = self.stress_settle_words(a, "on the stress slice");
+                let lead = if stress.is_empty() { ": " } else { "; " };
+                (
+                    Bucket::Inconclusive,
+                    format!(
+                        "removable on the main set; on the stress slice and under production weights it is not settled{stress}{}",
+                        self.production_settle_words(a, lead)
+                    ),
+                    false,
+                )
+            }
             (Verdict::Removable, Confidence::Confident) if s.stress_open => (
                 Bucket::Inconclusive,
                 format!(
                     "removable on the main set; on the stress slice it is not settled{}",
-                    self.stress_settle_words(a)
+                    self.stress_settle_words(a, "there")
                 ),
                 false,
             ),
             (Verdict::Removable, Confidence::Confident) if s.production_open => (
                 Bucket::Inconclusive,
-                "removable on the set; under production weights it is not settled".into(),
+                format!(
+                    "removable on the set; under production weights it is not settled{}",
+                    self.production_settle_words(a, ": ")
+                ),
                 false,
             ),
             (Verdict::Removable, Confidence::Confident) => {
@@ -537,6 +580,10 @@ impl Judging<'_> {
                 .stress_arm(a)
                 .filter(|_| self.slices(a).stress_open)
                 .and_then(|x| x.stress_cases_to_settle);
+            arm.production_cases_to_settle = self
+                .reweight_arm(a)
+                .filter(|_| self.slices(a).production_open)
+                .and_then(|x| x.production_cases_to_settle);
         }
         (bucket, arm)
     }

@@ -25,12 +25,21 @@
 //! **Coverage** per stratum: eval_cases, eval_share = n_h/n, production_share, ratio =
 //! production/eval share, status `unmeasured` (no eval cases), `under-sampled` (ratio ≥ 2),
 //! `over-sampled` (ratio ≤ 0.5) or `ok`; `known_coverage_gap` names the most under-sampled stratum.
+//!
+//! An arm of the decision family that production leaves inconclusive gets
+//! `production_cases_to_settle`: the main-set cases, drawn as the set's were, at which its
+//! production verdict settles with 80% probability, by the routine of the decision's
+//! `cases_to_settle` (`settle::cases_to_clear`) on the production family interval scaled to f
+//! times the cases (the weighted se shrinks by √f, the design effect and the score part's
+//! distribution stay); null when settled, beyond 100 times the set (`production_settleable`
+//! false) or undefined (no production se).
 
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::analysis::decision::settle;
 use crate::analysis::interval::{self, Interval};
 use crate::analysis::paired::{CaseSet, Intervals, Paired, PairedArm, Sample};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
@@ -194,6 +203,16 @@ pub struct ReweightArm {
     pub flipped: bool,
     /// Whether they differ and the production verdict is confident: a flip the decision lists.
     pub flip_confident: bool,
+    /// For an arm of the decision family that production leaves inconclusive: the main-set
+    /// cases, drawn as the set's were (every stratum and cluster in the same proportions), at
+    /// which its production verdict settles with 80% probability if its production drop and
+    /// spread hold, by the routine of the decision's `cases_to_settle` on the interval that
+    /// judges in production (total cases, at least the set's). Null when settled, beyond 100
+    /// times the set (`production_settleable` false) or undefined (no production se).
+    pub production_cases_to_settle: Option<u64>,
+    /// True with a `production_cases_to_settle`, false beyond reach, null when there is nothing
+    /// to settle in production or the cases cannot be estimated (as `stress_settleable`).
+    pub production_settleable: Option<bool>,
 }
 
 /// What `ablate reweight` reports.
@@ -598,6 +617,30 @@ fn arm_row(
         false => Confidence::Inconclusive,
     });
     let flipped = verdict_production.is_some_and(|v| v != verdict_eval);
+    // Only an arm the decision judges can be settled (one outside the family is never
+    // confident), and only with a production se (no spread, or a one-case stratum: undefined).
+    let (mut production_cases_to_settle, mut production_settleable) = (None, None);
+    if let (Some(d), Some(se), Some(intervals)) = (
+        drop_production,
+        se_production.filter(|&se| se > 0.0),
+        intervals.as_ref(),
+    ) && in_family
+        && confidence_production == Some(Confidence::Inconclusive)
+    {
+        let family = if opts.per_arm { 1 } else { opts.family.max(1) };
+        let within =
+            settle::facing_within(intervals, threshold, guarantee, family, opts.confidence);
+        production_cases_to_settle = settle::cases_to_clear(
+            d,
+            threshold,
+            se,
+            (p.pos.len(), units),
+            crate::stats::dist::z_quantile(crate::analysis::decision::POWER),
+            &within,
+        )
+        .map(|n| n.max(p.pos.len() as u64));
+        production_settleable = Some(production_cases_to_settle.is_some());
+    }
     ReweightArm {
         arm: arm.to_string(),
         drop_eval,
@@ -611,6 +654,8 @@ fn arm_row(
         confidence_production,
         flipped,
         flip_confident: flipped && confidence_production == Some(Confidence::Confident),
+        production_cases_to_settle,
+        production_settleable,
     }
 }
 

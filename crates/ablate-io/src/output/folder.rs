@@ -578,7 +578,7 @@ fn being_swapped(dir: &Path) -> bool {
 }
 
 /// Takes `how` (`LOCK_SH` or `LOCK_EX`) on `file`, the folder `id` at `dir`: at once when it is
-/// free, else after saying on stderr what it waits for. A writer that has to wait leaves a
+/// free, else after saying on stderr what it waits for. A writer that has to wait holds a
 /// [`WaitingWriter`] marker beside the folder until it has the lock.
 #[cfg(unix)]
 fn flock_saying(
@@ -613,69 +613,122 @@ fn flock_saying(
     Ok(())
 }
 
-/// A writer's turn: while an exclusive lock waits for the folder's readers, an empty file beside
-/// the folder (`.ablate-writer-<pid>-<device>-<inode>`) says so, and a reader that comes after
-/// it waits until the writer has had the folder ([`wait_for_waiting_writers`]). Linux `flock`
-/// grants a new shared lock while an exclusive one waits, so without it a stream of overlapping
-/// readers could keep `import --into` out for as long as they kept coming. The marker goes when
-/// the lock is taken (or the wait fails). Where the parent folder cannot be written there is no
-/// marker, and readers go first as `flock` lets them; a marker left by a process that ended (a
-/// `kill -9`) is ignored.
+/// Where a writer waiting for the folder `id` at `dir` says so: `.ablate-writer-<device>-<inode>`
+/// in the folder's real parent (the path resolved, so that `.`, a link or another spelling of
+/// the path names the same marker).
 #[cfg(unix)]
-struct WaitingWriter(Option<std::path::PathBuf>);
+fn marker_path(dir: &Path, (dev, ino): (u64, u64)) -> std::path::PathBuf {
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    parent_of(&real).join(format!(".ablate-writer-{dev}-{ino}"))
+}
+
+/// A writer's turn. `flock` grants a new shared lock while an exclusive one waits, so a stream
+/// of overlapping readers could keep `import --into` out for as long as they kept coming. So a
+/// writer whose exclusive lock has to wait opens (or creates) the folder's marker
+/// ([`marker_path`]) and holds a shared `flock` on it until it has the folder; a reader that
+/// finds the marker locked waits behind it ([`wait_for_waiting_writers`]). The marker's lock
+/// says that a writer waits, not its file: a marker left behind (a `kill -9`, a crash, a writer
+/// on another host that died) is unlocked and ignored, and removed by the next reader that can.
+/// Several writers share the marker; the last to get the folder removes it. Where it cannot be
+/// made (a parent folder the writer cannot write) readers go first, as `flock` lets them. A
+/// reader waits behind a writer for at most [`WRITER_TURN`], so a process holding one folder
+/// while it reads another cannot deadlock with writers waiting for both.
+#[cfg(unix)]
+struct WaitingWriter(Option<(std::fs::File, std::path::PathBuf)>);
 
 #[cfg(unix)]
 impl WaitingWriter {
-    fn announce(dir: &Path, (dev, ino): (u64, u64)) -> WaitingWriter {
-        let path =
-            parent_of(dir).join(format!(".ablate-writer-{}-{dev}-{ino}", std::process::id()));
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
+    fn announce(dir: &Path, id: (u64, u64)) -> WaitingWriter {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = marker_path(dir, id);
+        // Created if missing; read-only, since `flock` needs no write access, so a writer of
+        // another user can share one made by the first. Never through a link, and never waiting
+        // on a FIFO in its place.
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .mode(0o644)
             .open(&path)
-            .is_ok();
-        WaitingWriter(made.then_some(path))
+        else {
+            return WaitingWriter(None);
+        };
+        // SAFETY: flock on a descriptor owned here; released when it is closed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } != 0 {
+            return WaitingWriter(None);
+        }
+        temps::register(&path, dir);
+        WaitingWriter(Some((file, path)))
     }
 }
 
 #[cfg(unix)]
 impl Drop for WaitingWriter {
     fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = std::fs::remove_file(path);
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let Some((file, path)) = self.0.take() else {
+            return;
+        };
+        temps::unregister(&path);
+        // The last waiting writer removes the marker: the one that can lock it exclusively, if
+        // the path still names the file it locked.
+        // SAFETY: as in `announce`.
+        let alone = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        };
+        if alone && same {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
 
-/// Whether another running process waits for the exclusive lock of the folder `id` at `dir`
-/// ([`WaitingWriter`]).
+/// Whether a writer waits for the folder `id` at `dir`: its marker ([`WaitingWriter`]) exists
+/// and is locked. An unlocked marker, left by a writer that ended, is removed where this
+/// process may, and never waited for.
 #[cfg(unix)]
-fn writer_waits(dir: &Path, (dev, ino): (u64, u64)) -> bool {
-    let suffix = format!("-{dev}-{ino}");
-    let me = std::process::id();
-    let waiting = |name: &str| {
-        name.strip_prefix(".ablate-writer-")
-            .and_then(|rest| rest.strip_suffix(&suffix))
-            .and_then(|pid| pid.parse::<u32>().ok())
-            .filter(|&pid| pid != me)
-            .and_then(|pid| libc::pid_t::try_from(pid).ok())
-            // SAFETY: signal 0 only asks whether the process exists.
-            .is_some_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
+fn writer_waits(dir: &Path, id: (u64, u64)) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = marker_path(dir, id);
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+    else {
+        return false;
     };
-    std::fs::read_dir(parent_of(dir)).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|e| waiting(&e.file_name().to_string_lossy()))
-    })
+    // SAFETY: flock on a descriptor owned here, released at once (on close).
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        let _ = std::fs::remove_file(&path);
+        return false;
+    }
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
-/// A reader's side of [`WaitingWriter`]: waits while another process's writer waits for the
-/// folder, so that the writer goes first. Not when this process holds the folder already (on
-/// any thread): the writer may be waiting for that very lock.
+/// How long a reader waits behind a waiting writer before it reads anyway (saying so): a writer
+/// that waits that long is itself held by a reader that does not finish.
+#[cfg(unix)]
+const WRITER_TURN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A reader's side of [`WaitingWriter`]: waits while a writer waits for the folder, so that the
+/// writer goes first, for at most [`WRITER_TURN`]. Not when this process holds the folder already
+/// (on any thread): the writer may be waiting for that very lock.
 #[cfg(unix)]
 fn wait_for_waiting_writers(dir: &Path, id: (u64, u64)) {
+    let start = std::time::Instant::now();
     let mut said = false;
     while !process_holds(id) && writer_waits(dir, id) {
+        if start.elapsed() > WRITER_TURN {
+            eprintln!(
+                "ablate: another ablate has waited over {} s to change {}; reading it now",
+                WRITER_TURN.as_secs(),
+                dir.display()
+            );
+            return;
+        }
         if !said {
             eprintln!(
                 "ablate: waiting for another ablate that is waiting to change {}",
