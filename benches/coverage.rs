@@ -544,6 +544,7 @@ fn resample_to(
 /// The settled shares' median and range, after a calibration table.
 fn print_settled(mut rates: Vec<f64>) {
     if rates.is_empty() {
+        println!("settled: no arm has a figure to check\n");
         return;
     }
     rates.sort_by(f64::total_cmp);
@@ -627,7 +628,10 @@ fn settle_calibration(reps: usize) {
 /// replacement) until they hold N paired cases, post-stratify the drops to the demo's production
 /// mix with their clustered se, and judge the production family interval (K = the sweep's
 /// family) as `reweight` does; the share that comes out confident should be 0.8 ± 0.1. A
-/// resample that misses a weighted stratum counts as not settled.
+/// resample that misses a weighted stratum (or leaves one with a single case) counts as not
+/// settled, and their number is printed. Drawing stops at the first cluster that reaches N, so a
+/// resample holds up to one cluster more than N (at most 4 cases more on the demo, whose largest
+/// main-set cluster has 5).
 fn production_settle_calibration(reps: usize) {
     use ablate::analysis::paired::{CaseSet, Intervals};
     use ablate::io::manifest::Guarantee;
@@ -675,7 +679,7 @@ fn production_settle_calibration(reps: usize) {
         };
         let a = exp.results.arm_index(&x.arm).expect("an arm of the demo");
         let drop_at = drops_at(&paired, paired.arm(m, a));
-        let mut settled = 0usize;
+        let (mut settled, mut undefined) = (0usize, 0usize);
         for _ in 0..reps {
             let (positions, values, units) = resample_to(n, &members, &drop_at, &mut r);
             let stratum: Vec<usize> = positions.iter().map(|&i| strata.stratum[i]).collect();
@@ -685,6 +689,7 @@ fn production_settle_calibration(reps: usize) {
                 &strata.share,
                 Some(&units),
             ) else {
+                undefined += 1;
                 continue;
             };
             let shift = d - moments::mean(&values);
@@ -710,7 +715,17 @@ fn production_settle_calibration(reps: usize) {
         }
         let rate = settled as f64 / reps as f64;
         rates.push(rate);
-        println!("{:<34} {:>8} {:>9.3}", x.arm, n, rate);
+        println!(
+            "{:<34} {:>8} {:>9.3}{}",
+            x.arm,
+            n,
+            rate,
+            if undefined > 0 {
+                format!("  ({undefined} resamples with a stratum empty or of one case)")
+            } else {
+                String::new()
+            }
+        );
     }
     print_settled(rates);
 }

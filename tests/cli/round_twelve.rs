@@ -473,3 +473,71 @@ fn a_long_unit_name_leaves_the_answer_its_saving() {
     assert!(text.contains("…: saves 200 tokens/request"), "{text}");
     assert!(text.chars().count() <= 160, "{text}");
 }
+
+/// An arm that production alone holds back: confidently removable on the set (one multi-turn
+/// case of 400 lost), not settled under production weights (multi-turn traffic is half of
+/// production, 20 of the set's cases). The decision quotes the cases that would settle it in
+/// production, which way (its production point verdict), and the page names it as the
+/// cheapest held back by production alone.
+#[test]
+fn an_arm_held_back_by_production_alone_names_its_cases() {
+    let w = experiment(400, 0, None, |case, arm| {
+        arm == "without-01" && case == "c0"
+    });
+    let cases: String = std::fs::read_to_string(w.path("cases.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let id = l.split(',').next().unwrap_or_default();
+            let multi = id
+                .strip_prefix('c')
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| n < 20);
+            if multi {
+                l.replace(",single,", ",multi,")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    w.write("cases.csv", &format!("{cases}\n"));
+    w.write("mix.csv", "turns,share\nsingle,0.5\nmulti,0.5\n");
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("report");
+    report_into(&out, &w.dir);
+    let a = analysis_json(&out);
+    let d = &a["decision"];
+    let held = d["inconclusive"].as_array().unwrap();
+    assert_eq!(held.len(), 1, "{d}");
+    let o = &held[0];
+    assert_eq!(o["arm"], "without-01", "{o}");
+    let n = o["production_cases_to_settle"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no production figure: {o}"));
+    let production = a["reweight"]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["arm"] == "without-01")
+        .unwrap();
+    assert_eq!(production["production_cases_to_settle"], n, "{production}");
+    assert!(o["stress_cases_to_settle"].is_null(), "{o}");
+    let reason = o["reason"].as_str().unwrap();
+    let words = format!(
+        "~{} cases drawn as the set's were would settle it in production, as {}",
+        crate::common::thousands(n),
+        if production["verdict_production"] == "needed" {
+            "needed"
+        } else {
+            "removable"
+        }
+    );
+    assert!(reason.contains(&words), "{reason} lacks {words}");
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let named = format!(
+        "of those held back by production alone, the cheapest to settle is few\\_shot/01, at about {} cases drawn as the set's were",
+        crate::common::thousands(n)
+    );
+    assert!(page.contains(&named), "{named} not in {page}");
+}

@@ -376,8 +376,9 @@ impl Judging<'_> {
         };
         match (x.stress_cases_to_settle, x.stress_settleable) {
             (Some(n), _) => format!(
-                ": ~{} stress cases would settle it {there} with 80% probability",
-                crate::text::thousands(n as f64)
+                ": ~{} stress cases would settle it {there}{} with 80% probability",
+                crate::text::thousands(n as f64),
+                settled_as(x.verdict_stress)
             ),
             (None, Some(false)) => {
                 format!(": not within reach {there} (beyond 100 times the stress slice)")
@@ -399,8 +400,9 @@ impl Judging<'_> {
         };
         match (x.production_cases_to_settle, x.production_settleable) {
             (Some(n), _) => format!(
-                "{lead}~{} cases drawn as the set's were would settle it in production with 80% probability",
-                crate::text::thousands(n as f64)
+                "{lead}~{} cases drawn as the set's were would settle it in production{} with 80% probability",
+                crate::text::thousands(n as f64),
+                settled_as(x.verdict_production)
             ),
             (None, Some(false)) => {
                 format!("{lead}not within reach in production (beyond 100 times the set)")
@@ -866,6 +868,16 @@ pub fn run(
         cheapest_to_settle,
         quality_cost: if comparison { None } else { quality_cost },
         stress_too_few_units: stress_too_few_units(stress),
+    }
+}
+
+/// Which way more cases would settle an open verdict, as its point verdict says (", as
+/// needed": keep it; ", as removable": cut it), for a settling figure's words.
+fn settled_as(verdict: Option<Verdict>) -> &'static str {
+    match verdict {
+        Some(Verdict::Needed) => ", as needed",
+        Some(Verdict::Removable) => ", as removable",
+        None => "",
     }
 }
 

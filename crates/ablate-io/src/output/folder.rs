@@ -627,38 +627,65 @@ fn marker_path(dir: &Path, (dev, ino): (u64, u64)) -> std::path::PathBuf {
 /// writer whose exclusive lock has to wait opens (or creates) the folder's marker
 /// ([`marker_path`]) and holds a shared `flock` on it until it has the folder; a reader that
 /// finds the marker locked waits behind it ([`wait_for_waiting_writers`]). The marker's lock
-/// says that a writer waits, not its file: a marker left behind (a `kill -9`, a crash, a writer
-/// on another host that died) is unlocked and ignored, and removed by the next reader that can.
-/// Several writers share the marker; the last to get the folder removes it. Where it cannot be
-/// made (a parent folder the writer cannot write) readers go first, as `flock` lets them. A
-/// reader waits behind a writer for at most [`WRITER_TURN`], so a process holding one folder
-/// while it reads another cannot deadlock with writers waiting for both.
+/// says that a writer waits, not its file: a marker left behind (a `kill -9`, an interrupt, a
+/// crash) is unlocked, never waited for, and removed by the next reader. Several writers share
+/// the marker; the last to get the folder removes it. Where it cannot be made or locked at once
+/// (a parent folder the writer cannot write; a marker someone else holds locked) the writer goes
+/// without, and readers go first as `flock` lets them. A reader waits behind a locked marker for
+/// at most [`WRITER_TURN`], so a marker held by anyone else costs it at most that, and a process
+/// holding one folder while it reads another cannot deadlock with writers waiting for both.
 #[cfg(unix)]
 struct WaitingWriter(Option<(std::fs::File, std::path::PathBuf)>);
+
+/// Opens the marker at `path` without following a link or waiting on a FIFO: read–write where
+/// it may (an `flock` over NFS is a record lock, and its exclusive form needs a writable
+/// descriptor), else read-only; created if missing when `create`.
+#[cfg(unix)]
+fn open_marker(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | if create { libc::O_CREAT } else { 0 };
+    let open = |write: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(write)
+            .custom_flags(flags)
+            .mode(0o644)
+            .open(path)
+    };
+    open(true).or_else(|_| open(false))
+}
+
+/// Whether the open `file` is the one `path` names now (not one unlinked, or replaced).
+#[cfg(unix)]
+fn still_at(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => b.is_file() && (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
 
 #[cfg(unix)]
 impl WaitingWriter {
     fn announce(dir: &Path, id: (u64, u64)) -> WaitingWriter {
         use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
         let path = marker_path(dir, id);
-        // Created if missing; read-only, since `flock` needs no write access, so a writer of
-        // another user can share one made by the first. Never through a link, and never waiting
-        // on a FIFO in its place.
-        let Ok(file) = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .mode(0o644)
-            .open(&path)
-        else {
-            return WaitingWriter(None);
-        };
-        // SAFETY: flock on a descriptor owned here; released when it is closed.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } != 0 {
-            return WaitingWriter(None);
+        // A reader's probe or a writer's removal holds the marker for an instant: a few tries.
+        // A marker removed between the open and the lock is opened again.
+        for _ in 0..20 {
+            let Ok(file) = open_marker(&path, true) else {
+                return WaitingWriter(None);
+            };
+            // SAFETY: flock on a descriptor owned here; released when it is closed.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+                if still_at(&file, &path) {
+                    return WaitingWriter(Some((file, path)));
+                }
+                continue;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        temps::register(&path, dir);
-        WaitingWriter(Some((file, path)))
+        WaitingWriter(None)
     }
 }
 
@@ -666,43 +693,35 @@ impl WaitingWriter {
 impl Drop for WaitingWriter {
     fn drop(&mut self) {
         use std::os::fd::AsRawFd;
-        use std::os::unix::fs::MetadataExt;
         let Some((file, path)) = self.0.take() else {
             return;
         };
-        temps::unregister(&path);
         // The last waiting writer removes the marker: the one that can lock it exclusively, if
         // the path still names the file it locked.
         // SAFETY: as in `announce`.
         let alone = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
-            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-            _ => false,
-        };
-        if alone && same {
+        if alone && still_at(&file, &path) {
             let _ = std::fs::remove_file(&path);
         }
     }
 }
 
 /// Whether a writer waits for the folder `id` at `dir`: its marker ([`WaitingWriter`]) exists
-/// and is locked. An unlocked marker, left by a writer that ended, is removed where this
-/// process may, and never waited for.
+/// and is locked. An unlocked marker, left by a writer that ended, is removed (when the path
+/// still names the file found unlocked, and this process may) and never waited for; one whose
+/// lock cannot be asked about (a read-only descriptor over NFS) is not waited for either.
 #[cfg(unix)]
 fn writer_waits(dir: &Path, id: (u64, u64)) -> bool {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = marker_path(dir, id);
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-    else {
+    let Ok(file) = open_marker(&path, false) else {
         return false;
     };
     // SAFETY: flock on a descriptor owned here, released at once (on close).
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        let _ = std::fs::remove_file(&path);
+        if still_at(&file, &path) {
+            let _ = std::fs::remove_file(&path);
+        }
         return false;
     }
     std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)

@@ -1,6 +1,6 @@
 //! The temporary paths of this process: the hidden folders and files outputs are built in
-//! (`.ablate-tmp-*`, `.ablate-watch-*.tmp`), a replaced folder on its way out (`.ablate-old-*`)
-//! and the marker of a writer waiting for a folder's lock (`.ablate-writer-*`). They serve two things:
+//! (`.ablate-tmp-*`, `.ablate-watch-*.tmp`) and a replaced folder on its way out
+//! (`.ablate-old-*`). They serve two things:
 //!
 //! - an interruption (SIGINT from Ctrl-C, SIGTERM, SIGHUP) removes them before the process ends
 //!   by the same signal, as the shell expects (it reports 130, 143, 129): only SIGKILL, or a
@@ -229,25 +229,19 @@ pub fn install_interrupt_handler() {
                 // output moved aside, the new one not yet in place) always finishes first.
                 let live = hold();
                 AGAIN.store(true, std::sync::atomic::Ordering::SeqCst);
-                // A waiting writer's marker is no output: removed, never reported.
-                let (markers, outputs): (Vec<&PathBuf>, Vec<&PathBuf>) = live
+                let unfinished = live
                     .0
                     .iter()
-                    .partition(|p| p.to_string_lossy().contains(".ablate-writer-"));
-                for marker in markers {
-                    let _ = remove(marker);
-                }
-                let unfinished = outputs
-                    .iter()
                     .any(|p| !p.to_string_lossy().contains(".ablate-old-"));
-                let left: Vec<String> = outputs
+                let left: Vec<String> = live
+                    .0
                     .iter()
                     .rev()
                     .filter(|p| remove(p).is_err())
                     .map(|p| p.display().to_string())
                     .collect();
                 let name = signal_hook::low_level::signal_name(signal).unwrap_or("a signal");
-                if outputs.is_empty() {
+                if live.0.is_empty() {
                     eprintln!("\nablate: interrupted ({name})");
                 } else if left.is_empty() && !unfinished {
                     eprintln!(
