@@ -635,8 +635,14 @@ fn an_arm_held_back_by_production_says_what_settles_it_there() {
             }
             assert_eq!(&o["production_cases_to_settle"], there, "{o}");
             if let Some(n) = there.as_u64() {
+                // Which way: the arm's production point verdict.
+                let way = match by_arm[o["arm"].as_str().unwrap()]["verdict_production"].as_str() {
+                    Some("needed") => " as needed",
+                    Some("removable-on-this-set") => " as removable",
+                    _ => "",
+                };
                 let words = format!(
-                    "~{} cases drawn as the set's were would settle it in production",
+                    "~{} cases drawn as the set's were would settle it{way} in production, with 80% probability",
                     common::thousands(n)
                 );
                 assert!(reason.contains(&words), "{reason} lacks {words}");

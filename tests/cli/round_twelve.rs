@@ -522,16 +522,16 @@ fn an_arm_held_back_by_production_alone_names_its_cases() {
         .find(|x| x["arm"] == "without-01")
         .unwrap();
     assert_eq!(production["production_cases_to_settle"], n, "{production}");
-    assert!(o["stress_cases_to_settle"].is_null(), "{o}");
+    // The production drop (one lost case of 20 in half the traffic) is about 0.025, under the
+    // 0.05 threshold: more cases would settle it as removable.
+    assert_eq!(
+        production["verdict_production"], "removable-on-this-set",
+        "{production}"
+    );
     let reason = o["reason"].as_str().unwrap();
     let words = format!(
-        "~{} cases drawn as the set's were would settle it in production, as {}",
-        crate::common::thousands(n),
-        if production["verdict_production"] == "needed" {
-            "needed"
-        } else {
-            "removable"
-        }
+        "~{} cases drawn as the set's were would settle it as removable in production, with 80% probability",
+        crate::common::thousands(n)
     );
     assert!(reason.contains(&words), "{reason} lacks {words}");
     let page = std::fs::read_to_string(out.join("report.md")).unwrap();

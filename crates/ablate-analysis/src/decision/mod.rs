@@ -376,7 +376,7 @@ impl Judging<'_> {
         };
         match (x.stress_cases_to_settle, x.stress_settleable) {
             (Some(n), _) => format!(
-                ": ~{} stress cases would settle it {there}{} with 80% probability",
+                ": ~{} stress cases would settle it{} {there}, with 80% probability",
                 crate::text::thousands(n as f64),
                 settled_as(x.verdict_stress)
             ),
@@ -400,7 +400,7 @@ impl Judging<'_> {
         };
         match (x.production_cases_to_settle, x.production_settleable) {
             (Some(n), _) => format!(
-                "{lead}~{} cases drawn as the set's were would settle it in production{} with 80% probability",
+                "{lead}~{} cases drawn as the set's were would settle it{} in production, with 80% probability",
                 crate::text::thousands(n as f64),
                 settled_as(x.verdict_production)
             ),
@@ -871,12 +871,13 @@ pub fn run(
     }
 }
 
-/// Which way more cases would settle an open verdict, as its point verdict says (", as
-/// needed": keep it; ", as removable": cut it), for a settling figure's words.
+/// Which way more cases would settle an open verdict, as its point verdict says (" as
+/// needed": keep it; " as removable": cut it), for a settling figure's words ("would settle it
+/// as removable in production").
 fn settled_as(verdict: Option<Verdict>) -> &'static str {
     match verdict {
-        Some(Verdict::Needed) => ", as needed",
-        Some(Verdict::Removable) => ", as removable",
+        Some(Verdict::Needed) => " as needed",
+        Some(Verdict::Removable) => " as removable",
         None => "",
     }
 }

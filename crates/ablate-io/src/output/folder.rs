@@ -677,11 +677,10 @@ impl WaitingWriter {
                 return WaitingWriter(None);
             };
             // SAFETY: flock on a descriptor owned here; released when it is closed.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
-                if still_at(&file, &path) {
-                    return WaitingWriter(Some((file, path)));
-                }
-                continue;
+            let locked =
+                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+            if locked && still_at(&file, &path) {
+                return WaitingWriter(Some((file, path)));
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -742,7 +741,7 @@ fn wait_for_waiting_writers(dir: &Path, id: (u64, u64)) {
     while !process_holds(id) && writer_waits(dir, id) {
         if start.elapsed() > WRITER_TURN {
             eprintln!(
-                "ablate: another ablate has waited over {} s to change {}; reading it now",
+                "ablate: waited {} s behind another ablate that is waiting to change {}; reading it now",
                 WRITER_TURN.as_secs(),
                 dir.display()
             );
