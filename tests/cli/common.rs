@@ -352,3 +352,18 @@ pub fn thousands(n: u64) -> String {
     }
     out
 }
+
+/// Gives `cmd`'s child the default action for SIGINT: a test run started as a shell's background
+/// job ignores SIGINT, and so would the child (ablate then leaves the signal alone).
+#[cfg(unix)]
+pub fn interruptible(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal() is async-signal-safe, the only call between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd
+}

@@ -228,7 +228,7 @@ fn watch_and_next_keep_the_experiments_writer() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_write_leaves_no_temporary_folder() {
-    use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+    use std::os::unix::process::ExitStatusExt as _;
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("big");
     succeeds(&mut simulate(&out));
@@ -249,16 +249,7 @@ fn an_interrupted_write_leaves_no_temporary_folder() {
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-        // A test run started as a shell's background job ignores SIGINT, and so would the
-        // child (ablate then leaves the signal alone): give it the default action.
-        // SAFETY: signal() is async-signal-safe, the only call between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().unwrap();
+        let mut child = common::interruptible(&mut cmd).spawn().unwrap();
         // Interrupt once the temporary folder exists: the write is under way.
         let deadline = Instant::now() + Duration::from_secs(120);
         while leftovers(root.path()).is_empty() {

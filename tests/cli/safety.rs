@@ -226,6 +226,29 @@ fn readers_during_an_import_into_read_one_generation() {
     }
 }
 
+/// Whether a waiting writer's marker (`.ablate-writer-*`) stands in `dir`.
+#[cfg(unix)]
+fn writer_marked(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .starts_with(".ablate-writer-")
+    })
+}
+
+/// Waits (at most 60 s) until a waiting writer's marker stands in `dir`.
+#[cfg(unix)]
+fn wait_for_writer_marker(dir: &Path) {
+    let start = std::time::Instant::now();
+    while !writer_marked(dir) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the waiting import left no marker"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// An update that has to wait for a reader goes before the readers that come after it: it
 /// holds a locked marker beside the folder while it waits, a later `sweep` waits behind it (and
 /// says so) and reads the grown experiment. Linux `flock` alone grants a new shared lock while an
@@ -259,21 +282,7 @@ fn a_waiting_import_goes_before_readers_that_come_after_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let marked = || {
-        std::fs::read_dir(root.path()).unwrap().flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".ablate-writer-")
-        })
-    };
-    let start = std::time::Instant::now();
-    while !marked() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the waiting import left no marker"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_writer_marker(root.path());
     let mut later = Command::new(&bin)
         .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
         .arg(&exp)
@@ -322,7 +331,73 @@ fn a_waiting_import_goes_before_readers_that_come_after_it() {
         arms.contains(&"rerun_a"),
         "the later reader read the folder before the import: {arms:?}"
     );
-    assert!(!marked(), "the marker stayed after the import");
+    assert!(
+        !writer_marked(root.path()),
+        "the marker stayed after the import"
+    );
+}
+
+/// An import interrupted while it waits for a reader withdraws its marker on the way out, as it
+/// would have on getting the folder: nothing is left beside the experiment, the folder is as it
+/// was, and a later `sweep` reads it at once.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_waiting_import_withdraws_its_marker() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let pe = lm_eval("prompt-edit");
+    let root = tempfile::tempdir().unwrap();
+    let exp = prompt_edit_experiment(&root);
+    let before = std::fs::read(exp.join("results.parquet")).unwrap();
+    let reader = std::fs::File::open(&exp).unwrap();
+    // SAFETY: flock on a descriptor this test owns; released when it is closed.
+    assert_eq!(unsafe { libc::flock(reader.as_raw_fd(), libc::LOCK_SH) }, 0);
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("ablate"));
+    cmd.args(["import", "lm-eval", "--quiet"])
+        .arg(pe.join("run-a2"))
+        .arg("--into")
+        .arg(&exp)
+        .arg("--arm")
+        .arg(format!("rerun_a={}", pe.join("run-a2").display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = common::interruptible(&mut cmd).spawn().unwrap();
+    wait_for_writer_marker(root.path());
+    // SAFETY: kill on the pid of a child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let interrupted = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if interrupted.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the interrupted import had not ended after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let run = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.signal() == Some(libc::SIGINT) || run.status.code() == Some(130),
+        "{:?}: {stderr}",
+        run.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        !writer_marked(root.path()),
+        "the interrupted import left its marker: {stderr}"
+    );
+    drop(reader);
+    assert_eq!(
+        std::fs::read(exp.join("results.parquet")).unwrap(),
+        before,
+        "the interrupted import changed the experiment"
+    );
+    ablate()
+        .args(["sweep", "--quiet", "--json", "--bootstrap", "0"])
+        .arg(&exp)
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success();
 }
 
 /// A writer's marker that no writer holds (left by one that was killed, or made by anyone) is

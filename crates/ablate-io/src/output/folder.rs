@@ -627,15 +627,61 @@ fn marker_path(dir: &Path, (dev, ino): (u64, u64)) -> std::path::PathBuf {
 /// writer whose exclusive lock has to wait opens (or creates) the folder's marker
 /// ([`marker_path`]) and holds a shared `flock` on it until it has the folder; a reader that
 /// finds the marker locked waits behind it ([`wait_for_waiting_writers`]). The marker's lock
-/// says that a writer waits, not its file: a marker left behind (a `kill -9`, an interrupt, a
-/// crash) is unlocked, never waited for, and removed by the next reader. Several writers share
+/// says that a writer waits, not its file: a marker left behind (a `kill -9`, a crash) is
+/// unlocked, never waited for, and removed by the next reader; an interrupted writer withdraws
+/// its own ([`withdraw_waiting_writers`]). Several writers share
 /// the marker; the last to get the folder removes it. Where it cannot be made or locked at once
 /// (a parent folder the writer cannot write; a marker someone else holds locked) the writer goes
 /// without, and readers go first as `flock` lets them. A reader waits behind a locked marker for
 /// at most [`WRITER_TURN`], so a marker held by anyone else costs it at most that, and a process
 /// holding one folder while it reads another cannot deadlock with writers waiting for both.
 #[cfg(unix)]
-struct WaitingWriter(Option<(std::fs::File, std::path::PathBuf)>);
+struct WaitingWriter(Option<u64>);
+
+/// The markers this process's waiting writers hold: a key (a [`WaitingWriter`]'s), the open
+/// marker with its shared lock, and its path. They live here rather than in each writer so that
+/// an interrupt can withdraw them ([`withdraw_waiting_writers`]).
+#[cfg(unix)]
+type HeldMarkers = Vec<(u64, std::fs::File, std::path::PathBuf)>;
+
+/// This process's [`HeldMarkers`].
+#[cfg(unix)]
+static HELD_MARKERS: std::sync::Mutex<HeldMarkers> = std::sync::Mutex::new(Vec::new());
+
+/// The key of the next marker this process holds.
+#[cfg(unix)]
+static NEXT_MARKER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Lets go of a marker: the last waiting writer removes it, the one that can lock it
+/// exclusively (its own shared lock converted), if the path still names the file it locked.
+#[cfg(unix)]
+fn withdraw(file: &std::fs::File, path: &Path) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor owned by the caller; released when it is closed.
+    let alone = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if alone && still_at(file, path) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Withdraws every marker this process's waiting writers hold ([`withdraw`]), and keeps them
+/// from being touched again: for the interrupt handler, just before the process ends. Their
+/// locks would end with it anyway (so no reader would wait behind them), but the files would
+/// stay beside the folder until a reader came.
+#[cfg(unix)]
+pub(crate) fn withdraw_waiting_writers() {
+    let mut held = HELD_MARKERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Each closed after its withdrawal: where one process holds a marker twice (two folders
+    // updated at once), the second conversion then does not meet the first's shared lock.
+    for (_, file, path) in std::mem::take(&mut *held) {
+        withdraw(&file, &path);
+    }
+    // Held until the process ends: a writer that gets its folder meanwhile, or starts to wait,
+    // blocks on the list and never touches a marker again.
+    std::mem::forget(held);
+}
 
 /// Opens the marker at `path` without following a link or waiting on a FIFO: read–write where
 /// it may (an `flock` over NFS is a record lock, and its exclusive form needs a writable
@@ -673,14 +719,24 @@ impl WaitingWriter {
         // A reader's probe or a writer's removal holds the marker for an instant: a few tries.
         // A marker removed between the open and the lock is opened again.
         for _ in 0..20 {
-            let Ok(file) = open_marker(&path, true) else {
-                return WaitingWriter(None);
-            };
-            // SAFETY: flock on a descriptor owned here; released when it is closed.
-            let locked =
-                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
-            if locked && still_at(&file, &path) {
-                return WaitingWriter(Some((file, path)));
+            {
+                // Held from before the marker is made until it is recorded, so that an interrupt
+                // ([`withdraw_waiting_writers`]) either comes first (and no marker is made) or
+                // finds it. Nothing under it blocks: the open, the lock and the stat never wait.
+                let mut held = HELD_MARKERS
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let Ok(file) = open_marker(&path, true) else {
+                    return WaitingWriter(None);
+                };
+                // SAFETY: flock on a descriptor owned here; released when it is closed.
+                let locked =
+                    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+                if locked && still_at(&file, &path) {
+                    let key = NEXT_MARKER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    held.push((key, file, path));
+                    return WaitingWriter(Some(key));
+                }
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -691,16 +747,17 @@ impl WaitingWriter {
 #[cfg(unix)]
 impl Drop for WaitingWriter {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        let Some((file, path)) = self.0.take() else {
+        let Some(key) = self.0.take() else {
             return;
         };
-        // The last waiting writer removes the marker: the one that can lock it exclusively, if
-        // the path still names the file it locked.
-        // SAFETY: as in `announce`.
-        let alone = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if alone && still_at(&file, &path) {
-            let _ = std::fs::remove_file(&path);
+        // Withdrawn under the list's lock, so that an interrupt never ends the process between
+        // taking the entry out and removing the file.
+        let mut held = HELD_MARKERS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = held.iter().position(|(k, _, _)| *k == key) {
+            let (_, file, path) = held.swap_remove(i);
+            withdraw(&file, &path);
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! - an interruption (SIGINT from Ctrl-C, SIGTERM, SIGHUP) removes them before the process ends
 //!   by the same signal, as the shell expects (it reports 130, 143, 129): only SIGKILL, or a
-//!   crash, leaves them ([`install_interrupt_handler`]);
+//!   crash, leaves them ([`install_interrupt_handler`]); a waiting writer's marker beside a
+//!   folder (`folder::WaitingWriter`) is withdrawn then too;
 //! - an error that names a path inside one names the user's path instead ([`in_user_terms`]):
 //!   `out/results.parquet`, never `./.ablate-tmp-123-0/results.parquet`.
 //!
@@ -199,7 +200,8 @@ static AGAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new
 
 /// Installs the handler of SIGINT, SIGTERM and SIGHUP (each unless the process started with it
 /// ignored: `nohup` ignores SIGHUP, a shell's background job SIGINT). A thread waits for one,
-/// takes the registry for good, removes every registered path, says so on stderr and ends the
+/// takes the registry for good, removes every registered path (and withdraws the markers of
+/// writers waiting for a folder, `folder::WaitingWriter`), says so on stderr and ends the
 /// process by the same signal (the shell reports 128 + its number: 130, 143, 129), so that a
 /// shell loop around ablate stops too. A second signal meanwhile ends the process at once. Call
 /// it once, first thing in `main`; without it (the library's own tests) signals keep their
@@ -229,6 +231,9 @@ pub fn install_interrupt_handler() {
                 // output moved aside, the new one not yet in place) always finishes first.
                 let live = hold();
                 AGAIN.store(true, std::sync::atomic::Ordering::SeqCst);
+                // A waiting writer's marker (`folder::WaitingWriter`) is no output: withdrawn as
+                // its writer would have, never reported.
+                super::folder::withdraw_waiting_writers();
                 let unfinished = live
                     .0
                     .iter()
