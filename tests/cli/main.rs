@@ -35,6 +35,7 @@ mod round_six;
 mod round_six_import;
 mod round_six_output;
 mod round_six_stats;
+mod round_sixteen;
 mod round_ten;
 mod round_twelve;
 mod safety;

@@ -148,6 +148,7 @@ fn every_report_csv_holds_numbers_not_display_strings() {
         "clears_both",
         "flipped",
         "retention_confident",
+        "settleable",
     ];
     let mut checked = 0;
     for entry in std::fs::read_dir(out.join("tables")).unwrap() {

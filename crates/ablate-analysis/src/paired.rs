@@ -99,7 +99,8 @@ impl<'a> Intervals<'a> {
         Intervals {
             s: *s,
             n_units,
-            flat: n_units >= 2 && estimate::no_variation(s.values),
+            flat: n_units >= 2
+                && estimate::no_variation_at(s.values, s.reach.0.abs().max(s.reach.1.abs())),
             spread: SpreadCell::Own(OnceLock::new()),
             designed: false,
             bounds: s.reach,
@@ -762,6 +763,13 @@ pub fn experiment_score_bounds(exp: &Experiment) -> (f64, f64) {
             )
         })
         .0
+}
+
+/// The size of the experiment's scores, max(|lo|, |hi|) of [`experiment_score_bounds`]: the
+/// scale a drop's rounding is relative to ([`estimate::no_variation_at`]).
+pub fn rounding_scale(exp: &Experiment) -> f64 {
+    let (lo, hi) = experiment_score_bounds(exp);
+    lo.abs().max(hi.abs())
 }
 
 /// Cases whose per-repeat pass/fail is not the same in all repeats, among `cases` in `arm`

@@ -371,7 +371,7 @@ fn mde_and_cases_needed(
     if Paired::distinct_units(&p.unit) < 2 {
         warnings.push(too_few());
         (None, None)
-    } else if estimate::no_variation(&p.drop) {
+    } else if estimate::no_variation_at(&p.drop, paired::rounding_scale(exp)) {
         warnings.push(crate::warning::Warning::new("variance.no_spread", format!(
             "arm {label:?}: every paired case has the same drop, so its variance is unknown (not zero): mde and cases_needed are undefined"
         )));

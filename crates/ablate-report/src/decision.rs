@@ -27,33 +27,26 @@ fn stress_too_small(n: usize) -> String {
 }
 
 /// The slices that hold back the arms confidently removable on the main set: "the stress
-/// slice", "production" or both ([`DecisionArm::held_on`]).
+/// slice", "production", "the stress slice and production" (every such arm by both) or "the
+/// stress slice or production" ([`DecisionArm::held_on`]).
 fn slices_holding(d: &Decision) -> &'static str {
-    let on = |slice: &str| {
-        d.inconclusive
-            .iter()
-            .any(|a| a.held_on.iter().any(|s| s == slice))
-    };
+    let held = || d.inconclusive.iter().filter(|a| !a.held_on.is_empty());
+    let on = |slice: &str| held().any(|a| a.held_on.iter().any(|s| s == slice));
     let (stress, production) = (on("stress slice"), on("production"));
     match (stress, production) {
+        (true, true) if held().all(|a| a.held_on.len() > 1) => "the stress slice and production",
         (true, true) => "the stress slice or production",
         (true, false) => "the stress slice",
         _ => "production",
     }
 }
 
-/// For the arms held back by one slice alone, the one that settles there on the fewest cases
-/// ([`DecisionArm::stress_cases_to_settle`] on the stress slice,
-/// [`DecisionArm::production_cases_to_settle`] in production), as a clause per slice ("" when
-/// none has a figure).
+/// For each slice holding arms back, the one that settles there on the fewest cases
+/// ([`DecisionArm::slice_cases_to_settle`]: stress cases on the stress slice, main-set cases
+/// drawn as the set's were in production), an arm more cases would clear ahead of one they would
+/// settle as needed ([`DecisionArm::leans_needed_on`]), with which way, as a clause per slice
+/// ("" when none has a figure).
 fn cheapest_on_slices(d: &Decision) -> String {
-    let cheapest = |slice: &str, figure: fn(&DecisionArm) -> Option<u64>| {
-        d.inconclusive
-            .iter()
-            .filter(|a| a.held_on == [slice])
-            .filter_map(|a| figure(a).map(|n| (n, a)))
-            .min_by_key(|&(n, _)| n)
-    };
     let which = |a: &DecisionArm| {
         if d.comparison {
             a.arm.clone()
@@ -62,24 +55,72 @@ fn cheapest_on_slices(d: &Decision) -> String {
         }
     };
     let mut clauses = Vec::new();
-    if let Some((n, a)) = cheapest("stress slice", |a| a.stress_cases_to_settle) {
-        clauses.push(format!(
-            "of those held back by the stress slice alone, the cheapest to settle is {}, at about {} stress cases",
-            which(a),
-            thousands(n as f64)
-        ));
-    }
-    if let Some((n, a)) = cheapest("production", |a| a.production_cases_to_settle) {
-        clauses.push(format!(
-            "of those held back by production alone, the cheapest to settle is {}, at about {} cases drawn as the set's were",
-            which(a),
-            thousands(n as f64)
-        ));
+    for (slice, named, cases) in [
+        ("stress slice", "the stress slice", "stress cases"),
+        ("production", "production", "cases drawn as the set's were"),
+    ] {
+        let figures: Vec<(bool, u64, &DecisionArm)> = d
+            .inconclusive
+            .iter()
+            .filter_map(|a| {
+                let leans = a.leans_needed_on.iter().any(|s| s == slice);
+                a.slice_cases_to_settle(slice).map(|n| (leans, n, a))
+            })
+            .collect();
+        let Some(&(leans, n, a)) = figures.iter().min_by_key(|&&(leans, n, _)| (leans, n)) else {
+            continue;
+        };
+        let way = match (leans, d.comparison) {
+            (true, false) => "as needed",
+            (false, false) => "as removable",
+            (true, true) => "as worse",
+            (false, true) => "as not worse",
+        };
+        // Another slice to clear matters only to an arm these cases would clear.
+        let also = match a.held_on.iter().find(|s| *s != slice) {
+            _ if leans => "",
+            Some(other) if other == "production" => ", and production has to clear it too",
+            Some(_) => ", and the stress slice has to clear it too",
+            None => "",
+        };
+        clauses.push(if figures.len() == 1 {
+            format!(
+                "held back by {named}, {} would settle there at about {} {cases}, {way}{also}",
+                which(a),
+                thousands(n as f64),
+            )
+        } else {
+            format!(
+                "of those held back by {named}, the cheapest to settle there is {}, at about {} {cases}, {way}{also}",
+                which(a),
+                thousands(n as f64),
+            )
+        });
     }
     if clauses.is_empty() {
         return String::new();
     }
-    format!(": {} (with 80% probability)", clauses.join("; "))
+    format!(
+        ": {} ({}with 80% probability)",
+        clauses.join("; "),
+        if clauses.len() > 1 { "each " } else { "" }
+    )
+}
+
+/// The arms confidently removable on the main set and held back only by a slice, in a clause:
+/// "each confidently removable on the main set and held back by the stress slice: of those …"
+/// (`lead` opens it: "each", "it is", or a count).
+fn held_clause(d: &Decision, lead: &str) -> String {
+    format!(
+        "{lead} confidently {} on the main set and held back by {}{}",
+        if d.comparison {
+            "not worse than the baseline"
+        } else {
+            "removable"
+        },
+        slices_holding(d),
+        cheapest_on_slices(d)
+    )
 }
 
 /// How an inconclusive arm would settle: ~n cases (at least m), not settleable, or why not.
@@ -212,9 +253,10 @@ fn quality(d: &Decision) -> String {
     }
 }
 
-/// The answer: cut these units, run the arm that confirms them, keep everything, or not settled
-/// yet (with the best candidate).
-fn answer(d: &Decision) -> String {
+/// The answer: cut these units, run the arm that confirms them (or cut fewer, when no run within
+/// reach can), keep everything, or not settled yet (with the best candidate); `threshold` the
+/// agreed `threshold_drop`.
+fn answer(d: &Decision, threshold: f64) -> String {
     if d.comparison {
         return match (d.cut.is_empty(), d.keep.is_empty()) {
             (false, _) => format!("Not worse than the baseline: {}", names_in_answer(&d.cut)),
@@ -237,6 +279,19 @@ fn answer(d: &Decision) -> String {
             saves(d.tokens_saved, d.cost_saved_per_day),
             quality(d)
         ),
+        // Its predicted drop is at the threshold or too close to it for any run within reach to
+        // clear it: running the arm would settle nothing.
+        (Some(j), _, _) if !j.measured && unconfirmable(j, threshold) => {
+            format!(
+                "Not settled yet: cutting {} together is predicted {} — cut fewer of them",
+                within_answer(unit_phrase(&j.units)),
+                if j.drop >= threshold {
+                    "at or above the threshold"
+                } else {
+                    "too close to the threshold to confirm"
+                }
+            )
+        }
         (Some(j), _, _) if !j.measured && j.open_on.is_empty() => format!(
             "Not settled yet: cutting {} together looks safe but was never measured — run that one arm",
             within_answer(unit_phrase(&j.units))
@@ -277,6 +332,12 @@ fn answer(d: &Decision) -> String {
         _ if d.inconclusive.is_empty() => "Keep everything: every unit measured is needed".into(),
         _ => "Not settled yet: nothing can be cut with confidence".into(),
     }
+}
+
+/// Whether no run within reach can confirm the joint cut: no confirming cases, its predicted
+/// drop at or above `threshold`, or too close to it within 100 times the set.
+fn unconfirmable(j: &crate::analysis::decision::JointCut, threshold: f64) -> bool {
+    j.cases_to_settle.is_none() && (j.settleable == Some(false) || j.drop >= threshold)
 }
 
 /// The most characters a list of units or arms takes in the answer, so that what follows it
@@ -333,6 +394,19 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
         }));
     }
     if !d.inconclusive.is_empty() {
+        let held = d
+            .inconclusive
+            .iter()
+            .filter(|a| !a.held_on.is_empty())
+            .count();
+        let all_held = held == d.inconclusive.len();
+        // Beside a main-set figure, the arms held back by a slice (their figures are the
+        // slice's, often fewer cases).
+        let and_held = match held {
+            0 => String::new(),
+            1 => format!(" And 1 arm is{}.", held_clause(d, "")),
+            n => format!(" And {n} arms are{}.", held_clause(d, "")),
+        };
         let line = match &d.cheapest_to_settle {
             Some(c) => {
                 let needed = c.cases_to_settle.unwrap_or(0);
@@ -346,8 +420,9 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                     // Beyond the set: `next` schedules only the set's own cases, so the step is
                     // new cases, not a batch.
                     format!(
-                        "{} not settled: the cheapest to settle is {which}, which needs about {} cases, ~{} more than the set holds: add cases to the eval set (drawn as its cases were) and run that arm and the baseline on them.",
+                        "{} not settled: the cheapest to settle{} is {which}, which needs about {} cases, ~{} more than the set holds: add cases to the eval set (drawn as its cases were) and run that arm and the baseline on them.{and_held}",
                         plural(d.inconclusive.len(), "arm"),
+                        if held > 0 { " on the main set" } else { "" },
                         thousands(needed as f64),
                         thousands(more as f64),
                     )
@@ -355,29 +430,36 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                     // Within the set: the arm has not run on all of its cases yet.
                     let calls = (cases as u64).max(1) * u64::from(repeats.max(1)) * 2;
                     format!(
-                        "{} not settled: the cheapest to settle is {which}, within this set's cases; run `ablate next {} --calls {calls} --out next.parquet` for the calls it still needs.",
+                        "{} not settled: the cheapest to settle{} is {which}, within this set's cases; run `ablate next {} --calls {calls} --out next.parquet` for the calls it still needs.{and_held}",
                         plural(d.inconclusive.len(), "arm"),
+                        if held > 0 { " on the main set" } else { "" },
                         ablate_core::text::shell_word(dir),
                     )
                 }
             }
-            None if d.inconclusive.iter().any(|a| a.settleable == Some(false)) => format!(
-                "{} not settled, none within reach of 100 times these cases.",
-                plural(d.inconclusive.len(), "arm")
-            ),
-            None if d.inconclusive.iter().all(|a| !a.held_on.is_empty()) => format!(
-                "{} not settled, each confidently removable on the main set and held back by {}{}.",
+            None if all_held => format!(
+                "{} not settled, {}.",
                 plural(d.inconclusive.len(), "arm"),
-                slices_holding(d),
-                cheapest_on_slices(d)
+                held_clause(d, if held == 1 { "it is" } else { "each" })
             ),
+            None if d
+                .inconclusive
+                .iter()
+                .filter(|a| a.held_on.is_empty())
+                .any(|a| a.settleable == Some(false)) =>
+            {
+                format!(
+                    "{} not settled, none on the main set within reach of 100 times these cases.{and_held}",
+                    plural(d.inconclusive.len(), "arm")
+                )
+            }
             None => format!(
-                "{} not settled; the cases that would settle {} cannot be estimated from this run (each arm's reason says why).",
+                "{} not settled; the main-set cases that would settle {} cannot be estimated from this run (each arm's reason says why).{and_held}",
                 plural(d.inconclusive.len(), "arm"),
-                if d.inconclusive.len() == 1 {
-                    "it"
-                } else {
-                    "them"
+                match (held, d.inconclusive.len() - held) {
+                    (0, 1) => "it".to_string(),
+                    (0, _) => "them".to_string(),
+                    (_, k) => format!("{k} of them"),
                 }
             ),
         };
@@ -400,7 +482,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
     // threshold stays in the details).
     next.truncate(3);
     Page {
-        answer: Prose::new().bold(short(answer(d))),
+        answer: Prose::new().bold(short(answer(d, threshold))),
         next,
         details: prose(d, threshold),
     }
@@ -531,7 +613,7 @@ fn joint_cut(p: Prose, d: &Decision, threshold: f64) -> Prose {
             ))
             .bold(j.units.join(", "))
             .text(format!(
-                "{}. Run the arm {} to confirm (their drops predict {} together{}).\n",
+                "{}. {} (their drops predict {} together{}).\n",
                 if j.open_on.is_empty() {
                     String::new()
                 } else {
@@ -540,18 +622,37 @@ fn joint_cut(p: Prose, d: &Decision, threshold: f64) -> Prose {
                         j.open_on.join(" and ")
                     )
                 },
-                j.arm,
+                if unconfirmable(j, threshold) {
+                    format!("The arm that would confirm them is {}", j.arm)
+                } else {
+                    format!("Run the arm {} to confirm", j.arm)
+                },
                 num(Some(j.drop), 4),
                 match (j.cases_to_settle, j.settleable) {
-                    (Some(n), _) => format!(
+                    (Some(n), _) if j.open_on.is_empty() => format!(
                         "; about {} cases settle it with 80% power",
                         thousands(n as f64)
+                    ),
+                    // The figure is the main set's: the slices it is open on have to clear too.
+                    (Some(n), _) => format!(
+                        "; about {} cases settle it on the main set with 80% power, and {} {} to clear too",
+                        thousands(n as f64),
+                        j.open_on
+                            .iter()
+                            .map(|o| if o == "production" {
+                                "production"
+                            } else {
+                                "the stress slice"
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" and "),
+                        if j.open_on.len() == 1 { "has" } else { "have" }
                     ),
                     (None, _) if j.drop >= threshold => {
                         ", at or above the threshold: cut fewer of them".into()
                     }
                     (None, Some(false)) => {
-                        ", too close to the threshold to settle within 100 times the set".into()
+                        ", too close to the threshold to settle within 100 times the set: cut fewer of them".into()
                     }
                     // It had said "too close to the threshold" of a drop 0.02 below it.
                     (None, _) => {

@@ -39,6 +39,7 @@ fn production_table(r: &ReweightOutput) -> Table {
         "confidence_production",
         "flipped",
         "production_cases_to_settle",
+        "production_settleable",
     ])
     .needs_first(&[
         "arm",
@@ -54,6 +55,7 @@ fn production_table(r: &ReweightOutput) -> Table {
         "ci_production_low",
         "ci_production_high",
         "production_cases_to_settle",
+        "production_settleable",
     ])
     .align(2, Align::Left)
     .align(9, Align::Left)
@@ -83,6 +85,7 @@ fn production_table(r: &ReweightOutput) -> Table {
                 },
             ),
             Cell::count_opt(a.production_cases_to_settle.map(|n| n as usize)),
+            Cell::yes_no(a.production_settleable),
         ]);
     }
     t

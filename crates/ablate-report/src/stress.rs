@@ -32,6 +32,7 @@ fn table(r: &StressOutput) -> Table {
         "lost_stress",
         "clears_both",
         "stress_cases_to_settle",
+        "stress_settleable",
     ])
     .needs_first(&[
         "arm",
@@ -46,6 +47,7 @@ fn table(r: &StressOutput) -> Table {
         "se_main",
         "se_stress",
         "stress_cases_to_settle",
+        "stress_settleable",
     ])
     .align(3, Align::Left)
     .align(4, Align::Left)
@@ -66,6 +68,7 @@ fn table(r: &StressOutput) -> Table {
             Cell::count(a.lost_stress),
             Cell::yes_no(Some(a.clears_both)),
             Cell::count_opt(a.stress_cases_to_settle.map(|n| n as usize)),
+            Cell::yes_no(a.stress_settleable),
         ]);
     }
     t
@@ -185,13 +188,22 @@ pub fn human(r: &StressOutput) -> String {
                 && a.confidence_main == Some(Confidence::Confident)
                 && a.confidence_stress == Some(Confidence::Inconclusive)
         })
-        .map(|a| match a.stress_cases_to_settle {
-            Some(n) => format!(
-                "{} (~{} stress cases for 80% power)",
+        .map(|a| match (a.stress_cases_to_settle, a.stress_settleable) {
+            (Some(n), _) => format!(
+                "{} (~{} stress cases would settle it{}, with 80% probability)",
                 a.arm,
-                crate::text::thousands(n as f64)
+                crate::text::thousands(n as f64),
+                match a.verdict_stress {
+                    Some(Verdict::Needed) => " as needed",
+                    Some(Verdict::Removable) => " as removable",
+                    None => "",
+                }
             ),
-            None => a.arm.clone(),
+            (None, Some(false)) => format!("{} (not within reach: beyond 100 times the slice)", a.arm),
+            (None, _) => format!(
+                "{} (the stress drops have no spread, or the slice has one unit: the cases that would settle it cannot be estimated)",
+                a.arm
+            ),
         })
         .collect();
     if !open.is_empty() {

@@ -204,9 +204,33 @@ impl Estimate {
     }
 }
 
-/// Whether every value is the same (no spread observed; true for an empty slice).
+/// How far apart values may be, relative to their size, and still be one value:
+/// [`no_variation`].
+pub const SAME_VALUE: f64 = 1e-12;
+
+/// [`no_variation_at`] for values made from scores of order 1 (scores in [0, 1]).
 pub fn no_variation(values: &[f64]) -> bool {
-    values.windows(2).all(|w| w[0] == w[1])
+    no_variation_at(values, 1.0)
+}
+
+/// Whether every value is the same up to the rounding of the arithmetic that made them (no
+/// spread observed; true for an empty slice): max − min ≤ [`SAME_VALUE`] · max(scale, max |v|),
+/// `scale` the size of the scores the values were made from (their rounding is relative to it:
+/// `analysis::paired::rounding_scale`). Drops are differences of scores, so where every case
+/// dropped alike (0.723456 − 0.713456 beside 0.523456 − 0.513456) they differ in their last
+/// bits; an exact test read that as a spread, with an se of 1e-18 and a "confident" interval of
+/// no width. A NaN is never the same as anything.
+pub fn no_variation_at(values: &[f64], scale: f64) -> bool {
+    let (mut lo, mut hi, mut size) = (f64::INFINITY, f64::NEG_INFINITY, scale.abs());
+    for &v in values {
+        if v.is_nan() {
+            return false;
+        }
+        lo = lo.min(v);
+        hi = hi.max(v);
+        size = size.max(v.abs());
+    }
+    values.is_empty() || hi - lo <= SAME_VALUE * size
 }
 
 #[cfg(test)]
@@ -240,6 +264,22 @@ mod tests {
         assert!((all.ci_low.unwrap() - (1.0 - 2.0 * 0.168433)).abs() < 1e-5);
         assert!((all.ci_high.unwrap() - 1.0).abs() < 1e-12);
         assert!(no_variation(&[0.5, 0.5]) && !no_variation(&[0.5, 0.4]));
+        // Every case dropped 0.01, by scores that differ: the same drop, up to rounding.
+        let drops = [0.71 - 0.70, 0.52 - 0.51, 0.93 - 0.92, 0.11 - 0.10];
+        assert!(drops.windows(2).any(|w| w[0] != w[1]), "rounding differs");
+        assert!(no_variation(&drops));
+        assert!(!no_variation(&[0.01, 0.01 + 1e-9]));
+        assert!(!no_variation(&[0.5, f64::NAN]) && no_variation(&[]));
+        // Scores in the tens of thousands round in the 1e-12s: the same drop at their scale,
+        // not at 1's; scores of a millionth keep a spread of a millionth of theirs.
+        let big = [
+            "12345.723456".parse::<f64>().unwrap() - "12345.713456".parse::<f64>().unwrap(),
+            "98765.523456".parse::<f64>().unwrap() - "98765.513456".parse::<f64>().unwrap(),
+        ];
+        assert!(!no_variation(&big) && no_variation_at(&big, 1e5));
+        assert!(
+            !no_variation_at(&[1.0e-6, 1.1e-6], 2e-6) && no_variation(&[1.0e-6, 1.0e-6 + 1e-13])
+        );
         assert!(degenerate.ci_low.is_none() && degenerate.ci_high.is_none());
     }
 }

@@ -98,6 +98,37 @@ pub struct DecisionArm {
     /// Not in the JSON (its reason says so in words).
     #[serde(skip)]
     pub held_on: Vec<String>,
+    /// Of [`DecisionArm::held_on`], the slices whose point verdict is "needed": more cases there
+    /// would more likely settle it as needed than clear it, so it is no candidate to cut. Not in
+    /// the JSON (its reason says "would settle it as needed").
+    #[serde(skip)]
+    pub leans_needed_on: Vec<String>,
+}
+
+impl DecisionArm {
+    /// The cases that would settle `slice` ("stress slice": stress cases; "production": main-set
+    /// cases drawn as the set's were), when it holds the arm back and has a figure.
+    pub fn slice_cases_to_settle(&self, slice: &str) -> Option<u64> {
+        if !self.held_on.iter().any(|s| s == slice) {
+            return None;
+        }
+        match slice {
+            "stress slice" => self.stress_cases_to_settle,
+            _ => self.production_cases_to_settle,
+        }
+    }
+
+    /// What settling this arm costs, for ranking: its main-set figure, or, held back by slices,
+    /// the largest of theirs (every one has to clear); `None` when a figure is missing.
+    fn settling_cost(&self) -> Option<u64> {
+        if self.held_on.is_empty() {
+            return self.cases_to_settle;
+        }
+        self.held_on
+            .iter()
+            .map(|s| self.slice_cases_to_settle(s))
+            .try_fold(0, |most, n| n.map(|n| most.max(n)))
+    }
 }
 
 /// A verdict that production weights reverse, confidently.
@@ -219,12 +250,15 @@ pub struct Decision {
     pub interactions: Vec<Interaction>,
     /// When nothing is cut: the not-settled arm most worth settling. First the arms confidently
     /// removable on the main set and held back only by a slice not yet clear (stress, or
-    /// production), then those whose drop is below the threshold and that can settle; among
-    /// them the one removing the most tokens (ties: fewer cases to settle).
+    /// production) where more cases would more likely clear it (no slice holding it back leans
+    /// needed), then those whose drop is below the threshold and that can settle; among them
+    /// the one removing the most tokens (ties: fewer cases to settle, the slices' for those).
     pub best_candidate: Option<DecisionArm>,
     /// Dollars a day the best candidate would save, with pricing.
     pub candidate_cost_per_day: Option<f64>,
-    /// The not-settled arm with the fewest cases to settle.
+    /// The not-settled arm with the fewest main-set cases to settle (`cases_to_settle`); arms
+    /// held back by a slice have their own figures (`stress_cases_to_settle`,
+    /// `production_cases_to_settle`), which the page compares per slice.
     pub cheapest_to_settle: Option<DecisionArm>,
     /// What the cut (or, when nothing is cut, the best candidate) costs in quality where it
     /// matters: on production traffic when the experiment has a mix, else on the eval set.
@@ -378,7 +412,7 @@ impl Judging<'_> {
             (Some(n), _) => format!(
                 ": ~{} stress cases would settle it{} {there}, with 80% probability",
                 crate::text::thousands(n as f64),
-                settled_as(x.verdict_stress)
+                self.settled_as(x.verdict_stress)
             ),
             (None, Some(false)) => {
                 format!(": not within reach {there} (beyond 100 times the stress slice)")
@@ -402,7 +436,7 @@ impl Judging<'_> {
             (Some(n), _) => format!(
                 "{lead}~{} cases drawn as the set's were would settle it{} in production, with 80% probability",
                 crate::text::thousands(n as f64),
-                settled_as(x.verdict_production)
+                self.settled_as(x.verdict_production)
             ),
             (None, Some(false)) => {
                 format!("{lead}not within reach in production (beyond 100 times the set)")
@@ -467,6 +501,27 @@ impl Judging<'_> {
         if self.comparison { comparison } else { cut }
     }
 
+    /// A verdict in the decision's words: the verdict's own value for cuts
+    /// (`removable-on-this-set`, `needed`), "not worse" or "worse" than the baseline in a
+    /// comparison.
+    fn verdict_words(&self, v: Verdict) -> &'static str {
+        match v {
+            Verdict::Removable => self.words(v.as_str(), "not worse than the baseline"),
+            Verdict::Needed => self.words(v.as_str(), "worse than the baseline"),
+        }
+    }
+
+    /// Which way more cases would settle an open verdict, as its point verdict says (" as
+    /// needed": keep it; " as removable": cut it; in a comparison " as worse", " as not
+    /// worse"), for a settling figure's words ("would settle it as removable in production").
+    fn settled_as(&self, verdict: Option<Verdict>) -> &'static str {
+        match verdict {
+            Some(Verdict::Needed) => self.words(" as needed", " as worse"),
+            Some(Verdict::Removable) => self.words(" as removable", " as not worse"),
+            None => "",
+        }
+    }
+
     /// Cut, keep or inconclusive for one arm, with the reason in words (and, when the interval
     /// straddles the threshold, the cases that would settle it).
     fn classify(&self, a: &SweepArm) -> (Bucket, DecisionArm) {
@@ -487,17 +542,19 @@ impl Judging<'_> {
                 stress_cases_to_settle: None,
                 production_cases_to_settle: None,
                 held_on: Vec::new(),
+                leans_needed_on: Vec::new(),
             }
         };
         if a.units < sweep.min_units {
+            let unit = if sweep.clusters.is_some() {
+                "cluster"
+            } else {
+                "case"
+            };
             let reason = format!(
-                "too few cases to decide ({} {}; at least {} are needed)",
+                "too few cases to decide ({} {unit}{}; at least {} are needed)",
                 a.units,
-                if sweep.clusters.is_some() {
-                    "clusters"
-                } else {
-                    "cases"
-                },
+                if a.units == 1 { "" } else { "s" },
                 sweep.min_units
             );
             // The cases that settle it, never fewer than the least that may decide (the same
@@ -519,16 +576,18 @@ impl Judging<'_> {
             (v, _) if s.stress_needed => (
                 Bucket::Keep,
                 format!(
-                    "{} on the main set, confidently needed on the stress slice",
-                    v.as_str()
+                    "{} on the main set, confidently {} on the stress slice",
+                    self.verdict_words(v),
+                    self.words("needed", "worse than the baseline")
                 ),
                 false,
             ),
             (v, _) if s.production_needed => (
                 Bucket::Keep,
                 format!(
-                    "{} on the set, confidently needed under production weights",
-                    v.as_str()
+                    "{} on the set, confidently {} under production weights",
+                    self.verdict_words(v),
+                    self.words("needed", "worse than the baseline")
                 ),
                 false,
             ),
@@ -538,7 +597,8 @@ impl Judging<'_> {
                 (
                     Bucket::Inconclusive,
                     format!(
-                        "removable on the main set; on the stress slice and under production weights it is not settled{stress}{}",
+                        "{} on the main set; on the stress slice and under production weights it is not settled{stress}{}",
+                        self.words("removable", "not worse than the baseline"),
                         self.production_settle_words(a, lead)
                     ),
                     false,
@@ -547,7 +607,8 @@ impl Judging<'_> {
             (Verdict::Removable, Confidence::Confident) if s.stress_open => (
                 Bucket::Inconclusive,
                 format!(
-                    "removable on the main set; on the stress slice it is not settled{}",
+                    "{} on the main set; on the stress slice it is not settled{}",
+                    self.words("removable", "not worse than the baseline"),
                     self.stress_settle_words(a, "there")
                 ),
                 false,
@@ -555,7 +616,8 @@ impl Judging<'_> {
             (Verdict::Removable, Confidence::Confident) if s.production_open => (
                 Bucket::Inconclusive,
                 format!(
-                    "removable on the set; under production weights it is not settled{}",
+                    "{} on the set; under production weights it is not settled{}",
+                    self.words("removable", "not worse than the baseline"),
                     self.production_settle_words(a, ": ")
                 ),
                 false,
@@ -586,6 +648,16 @@ impl Judging<'_> {
                 .reweight_arm(a)
                 .filter(|_| self.slices(a).production_open)
                 .and_then(|x| x.production_cases_to_settle);
+            let needed = Some(Verdict::Needed);
+            arm.leans_needed_on = arm
+                .held_on
+                .iter()
+                .filter(|slice| match slice.as_str() {
+                    "stress slice" => self.stress_arm(a).and_then(|x| x.verdict_stress) == needed,
+                    _ => self.reweight_arm(a).and_then(|x| x.verdict_production) == needed,
+                })
+                .cloned()
+                .collect();
         }
         (bucket, arm)
     }
@@ -808,13 +880,22 @@ pub fn run(
     let thr = sweep.threshold_drop;
     // Confidently removable on the main set, held back only by a slice not yet clear: closer to
     // a cut than any arm the main set has not settled, so such an arm is the best candidate
-    // first (its cases to settle are the slice's, not given).
+    // first, unless a slice it is held on leans needed (its point verdict there), which makes
+    // it no candidate at all. Ties go to the fewer cases to settle (the slices' for those).
     let held_by_slice = |a: &DecisionArm| !a.held_on.is_empty();
+    let cost = |a: &DecisionArm| a.settling_cost().unwrap_or(u64::MAX);
     let best_candidate = (!comparison && tokens_saved.is_none())
         .then(|| {
             inconclusive
                 .iter()
-                .filter(|a| a.drop < thr && (a.cases_to_settle.is_some() || held_by_slice(a)))
+                .filter(|a| {
+                    a.drop < thr
+                        && if held_by_slice(a) {
+                            a.leans_needed_on.is_empty()
+                        } else {
+                            a.cases_to_settle.is_some()
+                        }
+                })
                 .max_by(|a, b| {
                     held_by_slice(a)
                         .cmp(&held_by_slice(b))
@@ -823,7 +904,7 @@ pub fn run(
                                 .unwrap_or(0.0)
                                 .total_cmp(&b.tokens_removed.unwrap_or(0.0)),
                         )
-                        .then(b.cases_to_settle.cmp(&a.cases_to_settle))
+                        .then(cost(b).cmp(&cost(a)))
                 })
                 .cloned()
         })
@@ -868,17 +949,6 @@ pub fn run(
         cheapest_to_settle,
         quality_cost: if comparison { None } else { quality_cost },
         stress_too_few_units: stress_too_few_units(stress),
-    }
-}
-
-/// Which way more cases would settle an open verdict, as its point verdict says (" as
-/// needed": keep it; " as removable": cut it), for a settling figure's words ("would settle it
-/// as removable in production").
-fn settled_as(verdict: Option<Verdict>) -> &'static str {
-    match verdict {
-        Some(Verdict::Needed) => " as needed",
-        Some(Verdict::Removable) => " as removable",
-        None => "",
     }
 }
 

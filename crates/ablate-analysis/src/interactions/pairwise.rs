@@ -59,7 +59,12 @@ pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction
             }
             let (interaction, se) = paired.mean_se(&e, &u);
             // Values that do not vary have an unknown variance, not a zero one.
-            let se = se.filter(|_| !crate::stats::estimate::no_variation(&e));
+            let se = se.filter(|_| {
+                !crate::stats::estimate::no_variation_at(
+                    &e,
+                    crate::analysis::paired::rounding_scale(exp),
+                )
+            });
             Some(PairInteraction {
                 a: units[0].clone(),
                 b: units[1].clone(),

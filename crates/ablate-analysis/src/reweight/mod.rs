@@ -568,7 +568,12 @@ fn arm_row(
     let guarantee = opts.guarantee.unwrap_or(exp.manifest.guarantee);
     let weighted = drop_production.is_some();
     let units = weighted_units;
-    let no_spread = crate::stats::estimate::no_variation(&p.drop) || se_production == Some(0.0);
+    let scale = crate::analysis::paired::rounding_scale(exp);
+    // Drops the same up to rounding, overall or within every weighted stratum (a weighted se
+    // of rounding alone: 1e-18).
+    let rounding = crate::stats::estimate::SAME_VALUE * scale;
+    let no_spread = crate::stats::estimate::no_variation_at(&p.drop, scale)
+        || se_production.is_some_and(|se| se <= rounding);
     // No spread: the exact bound on two or more weighted units; with fewer, nothing bounds the
     // drop (the interval is undefined, the verdict inconclusive).
     let flat = units >= 2 && no_spread;
@@ -622,7 +627,7 @@ fn arm_row(
     let (mut production_cases_to_settle, mut production_settleable) = (None, None);
     if let (Some(d), Some(se), Some(intervals)) = (
         drop_production,
-        se_production.filter(|&se| se > 0.0),
+        se_production.filter(|&se| se > rounding),
         intervals.as_ref(),
     ) && in_family
         && confidence_production == Some(Confidence::Inconclusive)
@@ -646,7 +651,7 @@ fn arm_row(
         drop_eval,
         drop_production,
         // Undefined without spread (the interval is then the exact bound), not a measured 0.
-        se_production: se_production.filter(|&se| se > 0.0),
+        se_production: se_production.filter(|&se| se > rounding),
         ci_production: production_ci.interval(),
         verdict_eval,
         verdict_production,
