@@ -104,6 +104,32 @@ fn generated(arms: &[Arm], seed: u64) -> Workdir {
     w
 }
 
+/// A hand-written experiment of the baseline and one arm, `without-fs/<unit>` removing
+/// `fs/<unit>`: `results` and `cases` as CSV text, a threshold of 0.05.
+fn one_arm(results: &str, cases: &str, unit: &str) -> Workdir {
+    let w = Workdir::empty();
+    w.write("results.csv", results);
+    w.write("cases.csv", cases);
+    w.write(
+        "arms.csv",
+        &format!("arm,removed\nbaseline,\nwithout-fs/{unit},fs/{unit}\n"),
+    );
+    w.write(
+        "experiment.toml",
+        "set = \"hand\"\nmodel = \"m\"\nmeasured_at = \"2025-01-01\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\n",
+    );
+    w
+}
+
+/// `sweep --json` of `w`, without resamples.
+fn sweep_json(w: &Workdir) -> serde_json::Value {
+    crate::common::json(
+        crate::common::ablate()
+            .args(["sweep", "--json", "--quiet", "--bootstrap", "0"])
+            .arg(&w.dir),
+    )
+}
+
 /// The report of `w`: its analysis.json, report.md and the header of each CSV table named.
 fn reported_with(w: &Workdir, tables: &[&str]) -> (serde_json::Value, String, Vec<String>) {
     let root = tempfile::tempdir().unwrap();
@@ -321,7 +347,6 @@ fn a_comparison_held_back_by_a_slice_keeps_its_words() {
 /// detect 123); they are no spread, as a drop of 0 on every case is.
 #[test]
 fn one_drop_on_every_case_up_to_rounding_has_no_spread() {
-    let w = Workdir::empty();
     let mut results = String::from("case_id,arm,repeat,score\n");
     let mut cases = String::from("case_id\n");
     let mut drops = Vec::new();
@@ -340,18 +365,8 @@ fn one_drop_on_every_case_up_to_rounding_has_no_spread() {
         drops.windows(2).any(|w| w[0] != w[1]),
         "the drops should differ in their last bits: {drops:?}"
     );
-    w.write("results.csv", &results);
-    w.write("cases.csv", &cases);
-    w.write("arms.csv", "arm,removed\nbaseline,\nwithout-fs/k,fs/k\n");
-    w.write(
-        "experiment.toml",
-        "set = \"hand\"\nmodel = \"m\"\nmeasured_at = \"2025-01-01\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\n",
-    );
-    let sweep = crate::common::json(
-        crate::common::ablate()
-            .args(["sweep", "--json", "--quiet", "--bootstrap", "0"])
-            .arg(&w.dir),
-    );
+    let w = one_arm(&results, &cases, "k");
+    let sweep = sweep_json(&w);
     let arm = &sweep["arms"][0];
     assert_eq!(arm["arm"], "without-fs/k", "{sweep}");
     assert!(arm["se"].is_null(), "{arm}");
@@ -416,7 +431,6 @@ fn a_joint_cut_no_run_can_confirm_is_not_sent_to_be_run() {
 /// An arm judged on one cluster says "1 cluster", not "1 clusters".
 #[test]
 fn one_cluster_is_one_cluster() {
-    let w = Workdir::empty();
     let mut results = String::from("case_id,arm,repeat,score\n");
     let mut cases = String::from("case_id,cluster\n");
     for i in 0..12 {
@@ -425,13 +439,7 @@ fn one_cluster_is_one_cluster() {
             results.push_str(&format!("c{i},{arm},0,{score}\n"));
         }
     }
-    w.write("results.csv", &results);
-    w.write("cases.csv", &cases);
-    w.write("arms.csv", "arm,removed\nbaseline,\nwithout-fs/a,fs/a\n");
-    w.write(
-        "experiment.toml",
-        "set = \"hand\"\nmodel = \"m\"\nmeasured_at = \"2025-01-01\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\n",
-    );
+    let w = one_arm(&results, &cases, "a");
     let (a, _) = reported(&w);
     let reason = open_arm(&a["decision"], "without-fs/a")["reason"]
         .as_str()
@@ -501,4 +509,46 @@ fn of_two_held_arms_alike_the_cheaper_to_settle_is_the_candidate() {
     };
     assert!(figure("without-fs/p") < figure("without-fs/q"), "{d}");
     assert_eq!(d["best_candidate"]["arm"], "without-fs/p", "{d}");
+}
+
+/// A single score of 1.5 (case c0: 1.5 and 0.42, mean 0.96) with no range declared: the range
+/// scores can take reaches 1.5, so an arm with no spread gets the exact bound over drops in
+/// ±1.5, not ±1 (the range had been widened by case means alone, which stayed in [0, 1]), and
+/// `check` warns that the scores leave the default range.
+#[test]
+fn a_single_score_beyond_one_widens_the_range() {
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    let mut cases = String::from("case_id\n");
+    for i in 0..20 {
+        cases.push_str(&format!("c{i}\n"));
+        let (first, second) = if i == 0 { (1.5, 0.42) } else { (1.0, 1.0) };
+        let mean = (first + second) / 2.0;
+        results.push_str(&format!(
+            "c{i},baseline,0,{first}\nc{i},baseline,1,{second}\n"
+        ));
+        results.push_str(&format!(
+            "c{i},without-fs/a,0,{mean}\nc{i},without-fs/a,1,{mean}\n"
+        ));
+    }
+    let w = one_arm(&results, &cases, "a");
+    let sweep = sweep_json(&w);
+    let arm = &sweep["arms"][0];
+    assert_eq!(arm["ci_method"], "exact-bound", "{arm}");
+    // u = 1 − 0.025^(1/20), the share of 20 units that could differ, anywhere in ±1.5.
+    let u = 1.0 - 0.025f64.powf(1.0 / 20.0);
+    let high = arm["ci_high"].as_f64().unwrap();
+    assert!(
+        (high - 1.5 * u).abs() < 1e-9,
+        "{high} vs {}: {arm}",
+        1.5 * u
+    );
+    let check = crate::common::json(
+        crate::common::ablate()
+            .args(["check", "--json"])
+            .arg(&w.dir),
+    );
+    assert!(
+        crate::common::has_code(&check, "check.scores_outside_default_range"),
+        "{check}"
+    );
 }

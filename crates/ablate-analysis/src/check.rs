@@ -280,7 +280,7 @@ fn run_warnings(exp: &Experiment) -> Vec<crate::warning::Warning> {
             warnings.push(crate::warning::Warning::new(
                 "check.scores_outside_default_range",
                 format!(
-                    "case mean scores reach [{lo}, {hi}], outside the default score range [0, 1], and experiment.toml declares none: the intervals use the observed range, but `watch` and `next` need the score's true bounds and refuse this folder. Set score_min and score_max in experiment.toml"
+                    "scores reach [{lo}, {hi}], outside the default score range [0, 1], and experiment.toml declares none: the intervals use the observed range, but `watch` and `next` need the score's true bounds and refuse this folder. Set score_min and score_max in experiment.toml"
                 ),
             ));
         }

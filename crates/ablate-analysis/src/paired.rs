@@ -746,11 +746,11 @@ impl Paired {
     }
 }
 
-/// The range scores can take, [min(lo₀, lowest case mean), max(hi₀, highest case mean)] over
-/// every case and arm of the experiment's results, [lo₀, hi₀] the declared `score_min` and
-/// `score_max` (else [0, 1]; [`crate::io::CaseMatrix::score_bounds`]): found once per experiment and kept with it (a pass
-/// over every cell of the case × arm matrix, which per-arm callers repeated for every arm: at
-/// 20,000 cases × 100 arms, a third of `report`'s time).
+/// The range scores can take, [min(lo₀, lowest score), max(hi₀, highest score)] over every
+/// case and arm of the experiment's results, [lo₀, hi₀] the declared `score_min` and
+/// `score_max` (else [0, 1]; [`crate::io::CaseMatrix::score_bounds`]): found once per
+/// experiment and kept with it (a pass over every cell of the case × arm matrix, which per-arm
+/// callers repeated for every arm: at 20,000 cases × 100 arms, a third of `report`'s time).
 pub fn experiment_score_bounds(exp: &Experiment) -> (f64, f64) {
     /// The cached value's own type (the cache is keyed by type).
     struct ScoreBounds((f64, f64));

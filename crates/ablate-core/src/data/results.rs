@@ -32,6 +32,9 @@ pub struct CaseMatrix {
     /// Mean `tokens_in` over the cell's repeats, when results have that column (NaN where
     /// missing or null).
     pub tokens: Option<Vec<f64>>,
+    /// The lowest and highest single score read, when the results are per call (`None` from
+    /// an engine's per-cell sums, `--from-aggregates`, which hold only means).
+    pub score_range: Option<(f64, f64)>,
 }
 
 impl CaseMatrix {
@@ -55,13 +58,19 @@ impl CaseMatrix {
         }
     }
 
-    /// The range scores can take: [min(lo₀, lowest case mean), max(hi₀, highest case mean)]
-    /// over every cell with results, where [lo₀, hi₀] is `declared` (experiment.toml's
-    /// `score_min` and `score_max`, when it sets them), else [0, 1]: scores are taken as lying
-    /// in that range unless the data shows otherwise. A paired drop then lies in
+    /// The range scores can take: [min(lo₀, lowest score), max(hi₀, highest score)] over every
+    /// score read ([`CaseMatrix::score_range`]; over the case means where only means were read),
+    /// where [lo₀, hi₀] is `declared` (experiment.toml's `score_min` and `score_max`, when it
+    /// sets them), else [0, 1]: scores are taken as lying in that range unless the data shows
+    /// otherwise. A single score counts, not only its case's mean: a case scored 1.5 and 0.42
+    /// (mean 0.96) shows that a case's mean can reach 1.5. A paired drop then lies in
     /// [lo − hi, hi − lo].
     pub fn score_bounds(&self, declared: Option<(f64, f64)>) -> (f64, f64) {
         let (mut lo, mut hi) = declared.unwrap_or((0.0, 1.0));
+        if let Some((a, b)) = self.score_range {
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
         for (i, &x) in self.mean.iter().enumerate() {
             if self.repeats[i] > 0 && x.is_finite() {
                 lo = lo.min(x);

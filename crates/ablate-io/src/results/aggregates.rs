@@ -307,6 +307,8 @@ impl CellTotals {
             passes: vec![0; cells],
             pass_flags: false,
             tokens: tokens.then(|| vec![f64::NAN; cells]),
+            // Sums hold no single score: the case means bound the range.
+            score_range: None,
         };
         for c in 0..cells {
             if self.count[c] == 0 {

@@ -79,6 +79,9 @@ pub(super) struct Batch {
     pub repeat: Vec<i64>,
     /// Each row's score.
     pub score: Vec<f64>,
+    /// The lowest and highest score of the batch's rows, once [`Batch::check_scores`] has run
+    /// (`None` before, or with no score but NaN).
+    pub score_range: Option<(f64, f64)>,
     /// Each row's `tokens_in` (NaN for null), when the file has the column.
     pub tokens: Option<Vec<f64>>,
     /// Each row's `passed` flag, when the file has the column.
@@ -249,8 +252,19 @@ impl Batch {
         self.runs = Some(runs);
     }
 
-    /// Checks the scores (finite, within ±[`MAX_SCORE`]) and records the first bad one.
+    /// Checks the scores (finite, within ±[`MAX_SCORE`]) and records the first bad one, and
+    /// their range ([`Batch::score_range`]): one pass when every score is good.
     pub fn check_scores(&mut self, path: &Path) {
+        let (mut lo, mut hi, mut nan) = (f64::INFINITY, f64::NEG_INFINITY, false);
+        for &s in &self.score {
+            lo = lo.min(s);
+            hi = hi.max(s);
+            nan |= s.is_nan();
+        }
+        self.score_range = (lo <= hi).then_some((lo, hi));
+        if !nan && lo >= -MAX_SCORE && hi <= MAX_SCORE {
+            return;
+        }
         type Check = (Kind, fn(f64) -> bool, String, &'static str);
         let checks: [Check; 2] = [
             (

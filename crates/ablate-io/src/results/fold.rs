@@ -156,6 +156,7 @@ impl Fold {
                 passes: filled(cells, 0),
                 pass_flags: has_passed,
                 tokens: has_tokens.then(|| filled(cells, 0.0)),
+                score_range: None,
             },
             column_of: (0..).zip(&arms).map(|(i, a)| (a.clone(), i)).collect(),
             arms,
@@ -176,6 +177,10 @@ impl Fold {
     /// first unless that was done where it was decoded.
     pub fn add(&mut self, mut batch: Batch) {
         self.problems.merge(std::mem::take(&mut batch.problems));
+        if let Some((lo, hi)) = batch.score_range {
+            let (a, b) = self.m.score_range.unwrap_or((lo, hi));
+            self.m.score_range = Some((a.min(lo), b.max(hi)));
+        }
         if batch.runs.is_none() {
             batch.summarise(self.pass_mark);
         }
