@@ -513,8 +513,9 @@ fn of_two_held_arms_alike_the_cheaper_to_settle_is_the_candidate() {
 
 /// A single score of 1.5 (case c0: 1.5 and 0.42, mean 0.96) with no range declared: the range
 /// scores can take reaches 1.5, so an arm with no spread gets the exact bound over drops in
-/// ±1.5, not ±1 (the range had been widened by case means alone, which stayed in [0, 1]), and
-/// `check` warns that the scores leave the default range.
+/// ±1.5, not ±1 (the range had been widened by case means alone, which stayed in [0, 1]),
+/// `check` warns that the scores leave the default range, and `watch` refuses the folder (it
+/// had run its tests in [0, 1]).
 #[test]
 fn a_single_score_beyond_one_widens_the_range() {
     let mut results = String::from("case_id,arm,repeat,score\n");
@@ -551,4 +552,7 @@ fn a_single_score_beyond_one_widens_the_range() {
         crate::common::has_code(&check, "check.scores_outside_default_range"),
         "{check}"
     );
+    // `watch`'s tests need the score's true bounds, and the score shows [0, 1] is not them.
+    let refused = crate::common::fails(crate::common::ablate().arg("watch").arg(&w.dir));
+    assert!(refused.contains("a score of 1.5 was read"), "{refused}");
 }

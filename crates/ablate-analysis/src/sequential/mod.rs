@@ -413,8 +413,9 @@ pub(super) fn main_cell_repeats(exp: &Experiment) -> impl Iterator<Item = u32> +
         .flat_map(move |c| (0..m.n_arms).map(move |a| m.repeats[m.cell(c, a)]))
 }
 
-/// Checks every cell mean against [score_min, score_max], and that the threshold lies strictly
-/// inside the drop's range (−span, span), where a test of it can decide.
+/// Checks every score read ([`crate::io::CaseMatrix::score_range`]) and every cell mean against
+/// [score_min, score_max], and that the threshold lies strictly inside the drop's range (−span,
+/// span), where a test of it can decide.
 pub(super) fn check_bounds(exp: &Experiment) -> Result<()> {
     let m = &exp.results.matrix;
     let (lo, hi) = (exp.manifest.score_min, exp.manifest.score_max);
@@ -424,6 +425,17 @@ pub(super) fn check_bounds(exp: &Experiment) -> Result<()> {
             "{}: threshold_drop {thr} is not inside (−{span}, {span}), the range a paired drop can take with scores in [score_min, score_max] = [{lo}, {hi}]; no data can decide against it: set a threshold inside that range",
             exp.manifest.path.display(),
             span = hi - lo
+        )));
+    }
+    // A single score beyond the bounds (its case's mean may stay inside them) shows that a
+    // case's mean can leave them.
+    if let Some((a, b)) = m.score_range
+        && (a < lo || b > hi)
+    {
+        return Err(Error::Usage(format!(
+            "{}: a score of {} was read, outside [score_min, score_max] = [{lo}, {hi}]; the tests need the score's true bounds: set score_min and score_max in experiment.toml",
+            exp.results.path.display(),
+            if a < lo { a } else { b }
         )));
     }
     for c in 0..m.n_cases {

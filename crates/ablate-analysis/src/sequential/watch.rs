@@ -17,7 +17,7 @@ use crate::stats::moments;
 /// Follows every arm's sequence on the table as it stands.
 ///
 /// # Errors
-/// A mean score outside [score_min, score_max]; α outside (0, 1); a recorded decision of this
+/// A score or a case's mean score outside [score_min, score_max]; α outside (0, 1); a recorded decision of this
 /// experiment at more units than its set has.
 pub fn watch(
     exp: &Experiment,

@@ -431,3 +431,43 @@ impl ArmLabels {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of `scores` from file row 10, checked.
+    fn checked(scores: &[f64]) -> Batch {
+        let mut b = Batch {
+            first_row: 10,
+            score: scores.to_vec(),
+            ..Batch::default()
+        };
+        b.check_scores(Path::new("results.csv"));
+        b
+    }
+
+    /// The first problem's text, if any.
+    fn problem(b: Batch) -> Option<String> {
+        b.problems.into_error().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn check_scores_keeps_the_range_and_finds_the_first_bad_score() {
+        let good = checked(&[0.5, 1.5, -0.25]);
+        assert_eq!(good.score_range, Some((-0.25, 1.5)));
+        assert!(problem(good).is_none());
+        let empty = checked(&[]);
+        assert_eq!(empty.score_range, None);
+        assert!(problem(empty).is_none());
+        // A NaN among good scores: the range of the good ones, and the NaN's row.
+        let nan = checked(&[0.5, f64::NAN, 0.75]);
+        assert_eq!(nan.score_range, Some((0.5, 0.75)));
+        let text = problem(nan).expect("a NaN is a problem");
+        assert!(text.contains("finite"), "{text}");
+        assert!(checked(&[f64::NAN]).score_range.is_none());
+        for bad in [f64::INFINITY, f64::NEG_INFINITY, 1e101, -1e101] {
+            assert!(problem(checked(&[0.5, bad])).is_some(), "{bad}");
+        }
+    }
+}

@@ -437,6 +437,8 @@ mod tests {
             assert_eq!(bits(&a.mean), bits(&b.mean), "{variant}");
             assert_eq!(bits(&a.var), bits(&b.var), "{variant}");
             assert_eq!(a.passes, b.passes, "{variant}");
+            assert!(a.score_range.is_some(), "{variant}");
+            assert_eq!(a.score_range, b.score_range, "{variant}");
             assert_eq!(
                 a.tokens.as_deref().map(bits),
                 b.tokens.as_deref().map(bits),
