@@ -1,7 +1,9 @@
 //! Regressions from the sixteenth attack round: the page and the decision choose and word the
 //! slices' settling figures by what they say (which way an arm would settle, every slice that
 //! holds it back), a joint cut that no run within reach can confirm is not sent to be run, a
-//! comparison keeps its own words, and drops equal up to rounding have no spread.
+//! comparison keeps its own words, and drops equal up to rounding have no spread; and, from the
+//! independent recomputation that followed, a single score beyond [0, 1] widens the range every
+//! interval is drawn in.
 
 use crate::common::{Workdir, analysis_json, report_into};
 use rand::{Rng, SeedableRng};
@@ -201,7 +203,7 @@ fn an_arm_beyond_reach_does_not_hide_one_a_slice_can_settle() {
     let line = not_settled_line(&page);
     assert!(line.contains("none on the main set within reach"), "{line}");
     let named = format!(
-        "held back by the stress slice, fs/a would settle there at about {} stress cases, as removable (with 80% probability)",
+        "held back by the stress slice: fs/a would settle on the stress slice at about {} stress cases, as removable (with 80% probability)",
         crate::common::thousands(n)
     );
     assert!(line.contains(&named), "{named} not in {line}");
@@ -301,11 +303,11 @@ fn an_arm_held_back_by_both_slices_gets_both_figures() {
     );
     for words in [
         format!(
-            "held back by the stress slice, fs/b would settle there at about {} stress cases, as removable, and production has to clear it too",
+            "held back by the stress slice and production: fs/b would settle on the stress slice at about {} stress cases, as removable, and production has to clear it too",
             crate::common::thousands(stress.unwrap())
         ),
         format!(
-            "held back by production, fs/b would settle there at about {} cases drawn as the set's were, as removable, and the stress slice has to clear it too",
+            "; fs/b would settle in production at about {} cases drawn as the set's were, as removable, and the stress slice has to clear it too",
             crate::common::thousands(production.unwrap())
         ),
         "(each with 80% probability)".to_string(),

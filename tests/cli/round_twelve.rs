@@ -537,7 +537,7 @@ fn an_arm_held_back_by_production_alone_names_its_cases() {
     assert!(reason.contains(&words), "{reason} lacks {words}");
     let page = std::fs::read_to_string(out.join("report.md")).unwrap();
     let named = format!(
-        "held back by production, few\\_shot/01 would settle there at about {} cases drawn as the set's were, as removable (with 80% probability)",
+        "held back by production: few\\_shot/01 would settle in production at about {} cases drawn as the set's were, as removable (with 80% probability)",
         crate::common::thousands(n)
     );
     assert!(page.contains(&named), "{named} not in {page}");

@@ -55,9 +55,19 @@ fn cheapest_on_slices(d: &Decision) -> String {
         }
     };
     let mut clauses = Vec::new();
-    for (slice, named, cases) in [
-        ("stress slice", "the stress slice", "stress cases"),
-        ("production", "production", "cases drawn as the set's were"),
+    for (slice, named, place, cases) in [
+        (
+            "stress slice",
+            "the stress slice",
+            "on the stress slice",
+            "stress cases",
+        ),
+        (
+            "production",
+            "production",
+            "in production",
+            "cases drawn as the set's were",
+        ),
     ] {
         let figures: Vec<(bool, u64, &DecisionArm)> = d
             .inconclusive
@@ -83,9 +93,10 @@ fn cheapest_on_slices(d: &Decision) -> String {
             Some(_) => ", and the stress slice has to clear it too",
             None => "",
         };
+        // One arm with a figure: named, not "the cheapest" (the clause follows "held back by …").
         clauses.push(if figures.len() == 1 {
             format!(
-                "held back by {named}, {} would settle there at about {} {cases}, {way}{also}",
+                "{} would settle {place} at about {} {cases}, {way}{also}",
                 which(a),
                 thousands(n as f64),
             )
