@@ -226,6 +226,32 @@ fn readers_during_an_import_into_read_one_generation() {
     }
 }
 
+/// The folder `exp` opened and held with a shared `flock`, as a reader holds it while it loads
+/// (released when the file is dropped).
+#[cfg(unix)]
+fn read_lock(exp: &Path) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let reader = std::fs::File::open(exp).unwrap();
+    // SAFETY: flock on a descriptor this test owns; released when it is closed.
+    assert_eq!(unsafe { libc::flock(reader.as_raw_fd(), libc::LOCK_SH) }, 0);
+    reader
+}
+
+/// `import lm-eval --into exp` of the prompt-edit fixture's second run of prompt A, as arm
+/// `rerun_a`, ready to spawn.
+#[cfg(unix)]
+fn rerun_into(exp: &Path) -> std::process::Command {
+    let run = lm_eval("prompt-edit").join("run-a2");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ablate"));
+    cmd.args(["import", "lm-eval", "--quiet"])
+        .arg(&run)
+        .arg("--into")
+        .arg(exp)
+        .arg("--arm")
+        .arg(format!("rerun_a={}", run.display()));
+    cmd
+}
+
 /// Whether a waiting writer's marker (`.ablate-writer-*`) stands in `dir`.
 #[cfg(unix)]
 fn writer_marked(dir: &Path) -> bool {
@@ -258,26 +284,13 @@ fn wait_for_writer_marker(dir: &Path) {
 #[test]
 fn a_waiting_import_goes_before_readers_that_come_after_it() {
     use std::io::BufRead;
-    use std::os::fd::AsRawFd;
     use std::process::{Command, Stdio};
-    let pe = lm_eval("prompt-edit");
     let root = tempfile::tempdir().unwrap();
     let exp = prompt_edit_experiment(&root);
     // An earlier reader, holding the folder's shared lock as `report` does while it works.
-    let earlier = std::fs::File::open(&exp).unwrap();
-    // SAFETY: flock on a descriptor this test owns; released when it is closed.
-    assert_eq!(
-        unsafe { libc::flock(earlier.as_raw_fd(), libc::LOCK_SH) },
-        0
-    );
+    let earlier = read_lock(&exp);
     let bin = assert_cmd::cargo::cargo_bin("ablate");
-    let writer = Command::new(&bin)
-        .args(["import", "lm-eval", "--quiet"])
-        .arg(pe.join("run-a2"))
-        .arg("--into")
-        .arg(&exp)
-        .arg("--arm")
-        .arg(format!("rerun_a={}", pe.join("run-a2").display()))
+    let writer = rerun_into(&exp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -343,25 +356,14 @@ fn a_waiting_import_goes_before_readers_that_come_after_it() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_waiting_import_withdraws_its_marker() {
-    use std::os::fd::AsRawFd;
     use std::os::unix::process::ExitStatusExt;
-    use std::process::{Command, Stdio};
-    let pe = lm_eval("prompt-edit");
+    use std::process::Stdio;
     let root = tempfile::tempdir().unwrap();
     let exp = prompt_edit_experiment(&root);
     let before = std::fs::read(exp.join("results.parquet")).unwrap();
-    let reader = std::fs::File::open(&exp).unwrap();
-    // SAFETY: flock on a descriptor this test owns; released when it is closed.
-    assert_eq!(unsafe { libc::flock(reader.as_raw_fd(), libc::LOCK_SH) }, 0);
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("ablate"));
-    cmd.args(["import", "lm-eval", "--quiet"])
-        .arg(pe.join("run-a2"))
-        .arg("--into")
-        .arg(&exp)
-        .arg("--arm")
-        .arg(format!("rerun_a={}", pe.join("run-a2").display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    let reader = read_lock(&exp);
+    let mut cmd = rerun_into(&exp);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = common::interruptible(&mut cmd).spawn().unwrap();
     wait_for_writer_marker(root.path());
     // SAFETY: kill on the pid of a child this test spawned and has not reaped.

@@ -32,6 +32,18 @@ impl Verdict {
             Verdict::Removable => "removable-on-this-set",
         }
     }
+
+    /// Which way more cases would settle an open verdict whose point verdict this is, for a
+    /// settling figure's words ("would settle it as removable"): "as needed" (keep it), "as
+    /// removable" (cut it); in a comparison of alternatives "as worse", "as not worse".
+    pub fn settles_as(self, comparison: bool) -> &'static str {
+        match (self, comparison) {
+            (Verdict::Needed, false) => "as needed",
+            (Verdict::Removable, false) => "as removable",
+            (Verdict::Needed, true) => "as worse",
+            (Verdict::Removable, true) => "as not worse",
+        }
+    }
 }
 
 /// Whether the interval supports the verdict.

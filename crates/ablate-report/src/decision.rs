@@ -80,12 +80,12 @@ fn cheapest_on_slices(d: &Decision) -> String {
         let Some(&(leans, n, a)) = figures.iter().min_by_key(|&&(leans, n, _)| (leans, n)) else {
             continue;
         };
-        let way = match (leans, d.comparison) {
-            (true, false) => "as needed",
-            (false, false) => "as removable",
-            (true, true) => "as worse",
-            (false, true) => "as not worse",
-        };
+        let way = if leans {
+            Verdict::Needed
+        } else {
+            Verdict::Removable
+        }
+        .settles_as(d.comparison);
         // Another slice to clear matters only to an arm these cases would clear.
         let also = match a.held_on.iter().find(|s| *s != slice) {
             _ if leans => "",

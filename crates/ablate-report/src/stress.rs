@@ -193,11 +193,8 @@ pub fn human(r: &StressOutput) -> String {
                 "{} (~{} stress cases would settle it{}, with 80% probability)",
                 a.arm,
                 crate::text::thousands(n as f64),
-                match a.verdict_stress {
-                    Some(Verdict::Needed) => " as needed",
-                    Some(Verdict::Removable) => " as removable",
-                    None => "",
-                }
+                a.verdict_stress
+                    .map_or(String::new(), |v| format!(" {}", v.settles_as(false)))
             ),
             (None, Some(false)) => format!("{} (not within reach: beyond 100 times the slice)", a.arm),
             (None, _) => format!(

@@ -511,15 +511,12 @@ impl Judging<'_> {
         }
     }
 
-    /// Which way more cases would settle an open verdict, as its point verdict says (" as
-    /// needed": keep it; " as removable": cut it; in a comparison " as worse", " as not
-    /// worse"), for a settling figure's words ("would settle it as removable in production").
-    fn settled_as(&self, verdict: Option<Verdict>) -> &'static str {
-        match verdict {
-            Some(Verdict::Needed) => self.words(" as needed", " as worse"),
-            Some(Verdict::Removable) => self.words(" as removable", " as not worse"),
-            None => "",
-        }
+    /// " as removable", " as needed" (or a comparison's words: [`Verdict::settles_as`]) after
+    /// "would settle it", "" without a point verdict.
+    fn settled_as(&self, verdict: Option<Verdict>) -> String {
+        verdict.map_or(String::new(), |v| {
+            format!(" {}", v.settles_as(self.comparison))
+        })
     }
 
     /// Cut, keep or inconclusive for one arm, with the reason in words (and, when the interval

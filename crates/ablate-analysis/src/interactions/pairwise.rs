@@ -49,6 +49,7 @@ pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction
     // Every arm's pairs the interactions read, built in passes over the matrix first.
     let wanted: BTreeSet<usize> = pairs.iter().flat_map(|p| [p.0, p.2, p.3]).collect();
     paired.arms(m, &wanted.into_iter().collect::<Vec<_>>());
+    let scale = crate::analysis::paired::rounding_scale(exp);
     let mut out: Vec<PairInteraction> = pairs
         .par_iter()
         .filter_map(|(a, units, ua, ub)| {
@@ -59,12 +60,7 @@ pub(super) fn pairwise(exp: &Experiment, paired: &Paired) -> Vec<PairInteraction
             }
             let (interaction, se) = paired.mean_se(&e, &u);
             // Values that do not vary have an unknown variance, not a zero one.
-            let se = se.filter(|_| {
-                !crate::stats::estimate::no_variation_at(
-                    &e,
-                    crate::analysis::paired::rounding_scale(exp),
-                )
-            });
+            let se = se.filter(|_| !crate::stats::estimate::no_variation_at(&e, scale));
             Some(PairInteraction {
                 a: units[0].clone(),
                 b: units[1].clone(),
