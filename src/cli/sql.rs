@@ -26,7 +26,7 @@ pub(super) enum DialectArg {
 /// Print the SQL that reduces raw results to what a verb needs, to run where the data lives.
 ///
 /// For the verbs that read an experiment (report included): one row per (case_id, arm) with the
-/// repeats and score sums, whatever the number of repeats. For shadow and context: sums and
+/// repeats, the score sums and the lowest and highest score, whatever the number of repeats. For shadow and context: sums and
 /// log-spaced histograms. Run the query in DuckDB, Spark, Trino, BigQuery or Polars, save the result
 /// as Parquet or CSV, then run the verb with --from-aggregates (the folder still supplies
 /// experiment.toml and the small tables). The queries and their accuracy: docs/scale.md.

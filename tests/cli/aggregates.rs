@@ -77,7 +77,12 @@ fn sql_fails(args: &[&str]) -> String {
 }
 
 fn printed(args: &[&str]) -> String {
-    let out = ablate().arg("sql").args(args).arg(demo()).output().unwrap();
+    printed_for(args, &demo())
+}
+
+/// `ablate sql ARGS DIR`, which must succeed: the query it prints.
+fn printed_for(args: &[&str], dir: &Path) -> String {
+    let out = ablate().arg("sql").args(args).arg(dir).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -574,13 +579,27 @@ fn stratum_columns_never_meet_the_querys_own_names() {
     assert_mentions(&err, &["__ablate_", "the query's own"]);
 }
 
-/// `--from-aggregates` accepts only sums that scores could give, as the direct path accepts only
-/// scores it can use.
-#[test]
-fn aggregates_no_scores_could_give_are_refused() {
-    let w = common::Workdir::tiny();
-    let good =
-        "case_id,arm,repeats,sum_score,sum_score2,passes,pass_mark,sum_tokens_in,n_tokens_in\n";
+/// `sweep --json` of `w` from the aggregates `text`, written to `agg`.
+fn sweep_from_text(w: &common::Workdir, agg: &Path, text: &str) -> assert_cmd::Command {
+    std::fs::write(agg, text).unwrap();
+    let mut cmd = ablate();
+    cmd.args([
+        "sweep",
+        "--quiet",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--from-aggregates",
+    ])
+    .arg(agg)
+    .arg(&w.dir);
+    cmd
+}
+
+/// Aggregates of the tiny experiment: each case scores 1 twice in the baseline and
+/// `without-ex1` and 0 twice in `without-examples`; `extra` gives the columns after `pass_mark`
+/// from the cell's score.
+fn tiny_rows(extra: impl Fn(f64) -> String) -> String {
     let mut rows = String::new();
     for case in ["c1", "c2", "c3", "s1"] {
         for (arm, s) in [
@@ -588,30 +607,28 @@ fn aggregates_no_scores_could_give_are_refused() {
             ("without-ex1", 1.0),
             ("without-examples", 0.0),
         ] {
+            let passes = if s > 0.5 { 2 } else { 0 };
             rows.push_str(&format!(
-                "{case},{arm},2,{},{},{},0.5,200,2\n",
+                "{case},{arm},2,{},{},{passes},0.5,{}\n",
                 2.0 * s,
                 2.0 * s,
-                if s > 0.5 { 2 } else { 0 }
+                extra(s)
             ));
         }
     }
+    rows
+}
+
+/// `--from-aggregates` accepts only sums that scores could give, as the direct path accepts only
+/// scores it can use.
+#[test]
+fn aggregates_no_scores_could_give_are_refused() {
+    let w = common::Workdir::tiny();
+    let good =
+        "case_id,arm,repeats,sum_score,sum_score2,passes,pass_mark,sum_tokens_in,n_tokens_in\n";
+    let rows = tiny_rows(|_| "200,2".into());
     let agg = w.root.path().join("agg.csv");
-    let run = |text: &str| {
-        std::fs::write(&agg, text).unwrap();
-        let mut cmd = ablate();
-        cmd.args([
-            "sweep",
-            "--quiet",
-            "--json",
-            "--bootstrap",
-            "0",
-            "--from-aggregates",
-        ])
-        .arg(&agg)
-        .arg(&w.dir);
-        cmd
-    };
+    let run = |text: &str| sweep_from_text(&w, &agg, text);
     json(&mut run(&format!("{good}{rows}")));
     for (bad, needle) in [
         ("c1,baseline,4294967298,0,0,0,0.5,,\n", "2^32"),
@@ -666,4 +683,132 @@ fn a_score_range_wider_than_a_double_is_refused() {
     );
     let err = fails(ablate().arg("check").arg(&w.dir));
     assert_mentions(&err, &["score_max", "finite"]);
+}
+
+/// `VERB --json` of `dir`, from `aggregates` when given.
+fn run_on(verb: &str, dir: &Path, aggregates: Option<&Path>) -> Value {
+    let mut cmd = ablate();
+    cmd.args([verb, "--quiet", "--json", "--bootstrap", "0"])
+        .arg(dir);
+    if let Some(a) = aggregates {
+        cmd.arg("--from-aggregates").arg(a);
+    }
+    json(&mut cmd)
+}
+
+/// A single score beyond [0, 1] reaches `--from-aggregates` through the query's `min_score` and
+/// `max_score`: the reduced file gives the direct run's answers, the exact bound drawn over drops
+/// in ±1.5 (before, the sums held no single score, the range came from case means, which stayed
+/// in [0, 1], and the interval was drawn over ±1: too narrow). A file without the two columns,
+/// from an older query, still loads and says that its range came from the case means.
+#[test]
+fn a_single_score_beyond_one_reaches_the_aggregates() {
+    let w = crate::round_sixteen::one_score_beyond_one();
+    let query = printed_for(&["sweep", "--dialect", "polars", "--no-tokens"], &w.dir);
+    let results = CsvReadOptions::default()
+        .with_has_header(true)
+        .try_into_reader_with_file_path(Some(w.path("results.csv")))
+        .unwrap()
+        .finish()
+        .unwrap()
+        .lazy();
+    let agg = w.root.path().join("agg.parquet");
+    let df = reduce(&query, results, &agg);
+    for verb in ["sweep", "variance", "interactions"] {
+        same(
+            &run_on(verb, &w.dir, None),
+            &run_on(verb, &w.dir, Some(&agg)),
+            verb,
+        );
+    }
+    let sweep = run_on("sweep", &w.dir, Some(&agg));
+    let u = 1.0 - 0.025f64.powf(1.0 / 20.0);
+    let high = sweep["arms"][0]["ci_high"].as_f64().unwrap();
+    assert!((high - 1.5 * u).abs() < 1e-9, "{high}: {sweep}");
+    assert!(!common::has_code(
+        &sweep,
+        "load.aggregates_without_extremes"
+    ));
+
+    let old = w.root.path().join("old.parquet");
+    let mut without = df.drop_many(["min_score", "max_score"]);
+    ParquetWriter::new(std::fs::File::create(&old).unwrap())
+        .finish(&mut without)
+        .unwrap();
+    let sweep = run_on("sweep", &w.dir, Some(&old));
+    assert!(
+        common::has_code(&sweep, "load.aggregates_without_extremes"),
+        "{sweep}"
+    );
+    let high = sweep["arms"][0]["ci_high"].as_f64().unwrap();
+    assert!((high - u).abs() < 1e-9, "{high}: {sweep}");
+    // Declared, the range is known: no warning.
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05\n",
+        "threshold_drop = 0.05\nscore_min = 0\nscore_max = 1.5\n",
+    );
+    let sweep = run_on("sweep", &w.dir, Some(&old));
+    assert!(!common::has_code(
+        &sweep,
+        "load.aggregates_without_extremes"
+    ));
+}
+
+/// The lowest and highest scores are checked against the row's repeats, sum and passes, and
+/// against a declared range, as the direct path checks each score.
+#[test]
+fn extremes_no_scores_could_give_are_refused() {
+    let w = common::Workdir::tiny();
+    let head = "case_id,arm,repeats,sum_score,sum_score2,passes,pass_mark,min_score,max_score\n";
+    let rows = tiny_rows(|s| format!("{s},{s}"));
+    let agg = w.root.path().join("agg.csv");
+    let run = |text: &str| sweep_from_text(&w, &agg, text);
+    json(&mut run(&format!("{head}{rows}")));
+    for (bad, needle) in [
+        (
+            "c1,baseline,2,1,0.5,1,0.5,0.6,0.4\n",
+            "lowest score is above the highest",
+        ),
+        (
+            "c1,baseline,2,1.5,1.25,2,0.5,0.5,0.6\n",
+            "cannot sum to 1.5",
+        ),
+        (
+            "c1,baseline,1,0.5,0.25,1,0.5,0.4,0.6\n",
+            "one repeat has one score",
+        ),
+        (
+            "c1,baseline,2,1.2,0.72,1,0.5,0.6,0.6\n",
+            "yet the lowest score is not below it",
+        ),
+        (
+            "c1,baseline,2,0.8,0.32,1,0.5,0.4,0.4\n",
+            "yet the highest score is below it",
+        ),
+        ("c1,baseline,2,1,0.5,1,0.5,,0.6\n", "finite numbers"),
+    ] {
+        let err = fails(&mut run(&format!("{head}{rows}{bad}")));
+        assert_mentions(&err, &["agg.csv", needle]);
+    }
+    // One of the two alone: the other is named as missing.
+    let lone: String = format!("{head}{rows}")
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .collect();
+    let err = fails(&mut run(&lone));
+    assert_mentions(&err, &["agg.csv", "max_score"]);
+    // A declared range refuses a score beyond it, naming the column.
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05\n",
+        "threshold_drop = 0.05\nscore_min = 0\nscore_max = 1\n",
+    );
+    let err = fails(&mut run(&format!(
+        "{head}{rows}c1,baseline,2,1.7,1.49,2,0.5,0.7,1.0000001\n"
+    )));
+    assert_mentions(
+        &err,
+        &["agg.csv", "max_score", "outside [score_min, score_max]"],
+    );
 }

@@ -513,13 +513,10 @@ fn of_two_held_arms_alike_the_cheaper_to_settle_is_the_candidate() {
     assert_eq!(d["best_candidate"]["arm"], "without-fs/p", "{d}");
 }
 
-/// A single score of 1.5 (case c0: 1.5 and 0.42, mean 0.96) with no range declared: the range
-/// scores can take reaches 1.5, so an arm with no spread gets the exact bound over drops in
-/// ±1.5, not ±1 (the range had been widened by case means alone, which stayed in [0, 1]),
-/// `check` warns that the scores leave the default range, and `watch` refuses the folder (it
-/// had run its tests in [0, 1]).
-#[test]
-fn a_single_score_beyond_one_widens_the_range() {
+/// 20 cases, the baseline and `without-fs/a`, two repeats each: case c0 scores 1.5 and 0.42 in
+/// the baseline (mean 0.96), the arm scores every case its baseline mean, and every other cell
+/// is 1, so the arm has no spread and its interval is the exact bound over the range scores take.
+pub(crate) fn one_score_beyond_one() -> Workdir {
     let mut results = String::from("case_id,arm,repeat,score\n");
     let mut cases = String::from("case_id\n");
     for i in 0..20 {
@@ -533,7 +530,17 @@ fn a_single_score_beyond_one_widens_the_range() {
             "c{i},without-fs/a,0,{mean}\nc{i},without-fs/a,1,{mean}\n"
         ));
     }
-    let w = one_arm(&results, &cases, "a");
+    one_arm(&results, &cases, "a")
+}
+
+/// A single score of 1.5 (case c0: 1.5 and 0.42, mean 0.96) with no range declared: the range
+/// scores can take reaches 1.5, so an arm with no spread gets the exact bound over drops in
+/// ±1.5, not ±1 (the range had been widened by case means alone, which stayed in [0, 1]),
+/// `check` warns that the scores leave the default range, and `watch` refuses the folder (it
+/// had run its tests in [0, 1]).
+#[test]
+fn a_single_score_beyond_one_widens_the_range() {
+    let w = one_score_beyond_one();
     let sweep = sweep_json(&w);
     let arm = &sweep["arms"][0];
     assert_eq!(arm["ci_method"], "exact-bound", "{arm}");

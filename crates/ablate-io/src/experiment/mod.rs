@@ -124,6 +124,18 @@ impl ExperimentLoad for Experiment {
             baseline,
             (&arm_coverage, &in_any),
         ));
+        if aggregates.is_some()
+            && results.matrix.score_range.is_none()
+            && !manifest.score_range_declared
+        {
+            warnings.push(crate::warning::Warning::new(
+                "load.aggregates_without_extremes",
+                format!(
+                    "{} has no min_score and max_score columns (an older `ablate sql` query): the score range is read from the case means, which hide a single score beyond [0, 1] (a case scored 1.5 and 0.42), so the intervals may be too narrow; rerun the query `ablate sql` prints, or set score_min and score_max in experiment.toml",
+                    results.path.display()
+                ),
+            ));
+        }
         warnings.extend(pass_mark_warning(&results, manifest.pass_mark));
         warnings.extend(threshold_warnings(&manifest, &results));
         warnings.extend(decide_warnings(&manifest, &results, arms.as_ref()));

@@ -12,16 +12,22 @@ use crate::io::table::{self, Col, Kind, TableFile};
 
 /// Builds the matrix from an aggregates file, the output of `ablate sql` run in an engine:
 /// one row per (case_id, arm) with `repeats`, `sum_score`, `sum_score2`, `passes`,
-/// `pass_mark` and optionally `sum_tokens_in`, `n_tokens_in`. Rows of the same cell add (the
-/// query's result over several partitions or days, stacked). A cell's mean is Σx/n and its
-/// variance (Σx² − (Σx)²/n)/(n − 1), floored at 0 against rounding.
+/// `pass_mark` and optionally `sum_tokens_in`, `n_tokens_in` and `min_score`, `max_score` (the
+/// lowest and highest single score; files written before ablate's query emitted them still load,
+/// and the score range is then read from the case means). Rows of the same cell add (the query's
+/// result over several partitions or days, stacked), and the extremes take their minimum and
+/// maximum. A cell's mean is Σx/n and its variance (Σx² − (Σx)²/n)/(n − 1), floored at 0 against
+/// rounding.
 ///
 /// Every row is checked against what `k` scores could give, as the direct path checks each
 /// score: Σx² ≥ 0 and (Σx)² ≤ k·Σx² (Cauchy–Schwarz: no negative variance beyond rounding),
 /// |Σx| ≤ k·[`MAX_SCORE`]; with a score range declared in experiment.toml (`score_range`),
 /// Σx between what p passes (each ≥ pass_mark) and k − p fails (each below it) can reach;
-/// token sums not negative and counted over at most `repeats` calls. Counts add with checked
-/// arithmetic, and a cell holds at most 2^32 − 1 repeats.
+/// token sums not negative and counted over at most `repeats` calls; the extremes finite, with
+/// k·min ≤ Σx ≤ k·max, min = max for one repeat, min below the pass mark when a repeat fails and
+/// max at or above it when one passes, and inside a declared range (a score outside it is refused,
+/// as on the direct path). Counts add with checked arithmetic, and a cell holds at most 2^32 − 1
+/// repeats.
 ///
 /// # Errors
 /// Missing or mistyped columns; nulls; non-finite sums; counts below 1 or passes above
@@ -46,6 +52,8 @@ pub(super) fn from_aggregates(
             Col::req("pass_mark", Kind::Float),
             Col::opt("sum_tokens_in", Kind::Float),
             Col::opt("n_tokens_in", Kind::Int),
+            Col::opt("min_score", Kind::Float),
+            Col::opt("max_score", Kind::Float),
         ],
     )?;
     let rows = AggregateRows::read(&t)?;
@@ -57,16 +65,25 @@ pub(super) fn from_aggregates(
         .collect();
     let n_arms = arms.len();
     let mut totals = CellTotals::new(cases.len() * n_arms);
+    // The lowest and highest single score over every row, when the file has them.
+    let mut extremes: Option<(f64, f64)> = None;
     for row in 0..t.height() {
         let case = rows.case_id(row)?;
         let case = cases.lookup(case, &rows.path, row)? as usize;
         let arm = position[rows.arm[row].as_deref().unwrap_or_default()];
         let sums = rows.sums(row, pass_mark, score_range)?;
+        if let Some((lo, hi)) = rows.extremes(row, sums, pass_mark, score_range)? {
+            let (a, b) = extremes.unwrap_or((lo, hi));
+            extremes = Some((a.min(lo), b.max(hi)));
+        }
         totals.add(&rows, row, case * n_arms + arm, sums)?;
     }
+    let calls = totals.count.iter().sum::<u64>() as usize;
+    let mut matrix = totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some());
+    matrix.score_range = extremes;
     Ok(Results {
-        rows: totals.count.iter().sum::<u64>() as usize,
-        matrix: totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some()),
+        rows: calls,
+        matrix,
         path: rows.path,
         arms,
     })
@@ -84,7 +101,12 @@ struct AggregateRows {
     pass_mark: Vec<Option<f64>>,
     /// `sum_tokens_in` and `n_tokens_in`, when the file has both.
     tokens: Option<TokenColumns>,
+    /// `min_score` and `max_score`, when the file has them (one without the other is refused).
+    extremes: Option<ExtremeColumns>,
 }
+
+/// `min_score` and `max_score`, per row.
+type ExtremeColumns = (Vec<Option<f64>>, Vec<Option<f64>>);
 
 /// `sum_tokens_in` and `n_tokens_in`, per row.
 type TokenColumns = (Vec<Option<f64>>, Vec<Option<i64>>);
@@ -110,6 +132,12 @@ impl AggregateRows {
             pass_mark: t.opt_floats("pass_mark")?,
             tokens: if t.has("sum_tokens_in") && t.has("n_tokens_in") {
                 Some((t.opt_floats("sum_tokens_in")?, t.opt_ints("n_tokens_in")?))
+            } else {
+                None
+            },
+            // One of the two alone names the other as missing.
+            extremes: if t.has("min_score") || t.has("max_score") {
+                Some((t.opt_floats("min_score")?, t.opt_floats("max_score")?))
             } else {
                 None
             },
@@ -229,6 +257,96 @@ impl AggregateRows {
             passes,
         })
     }
+
+    /// The row's lowest and highest single score (`min_score`, `max_score`), checked against its
+    /// repeats, sum and passes and against a declared range; `None` when the file has no such
+    /// columns.
+    fn extremes(
+        &self,
+        row: usize,
+        s: RowSums,
+        pass_mark: f64,
+        score_range: Option<(f64, f64)>,
+    ) -> Result<Option<(f64, f64)>> {
+        let Some((mins, maxs)) = &self.extremes else {
+            return Ok(None);
+        };
+        let shown = |x: Option<f64>| x.map_or_else(|| "null".into(), crate::text::float_text);
+        let (lo, hi) = match (mins[row], maxs[row]) {
+            (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
+            (a, b) => {
+                return Err(self.bad(
+                    "min_score, max_score",
+                    row,
+                    format!("{}, {}", shown(a), shown(b)),
+                    "the lowest and highest scores must be finite numbers",
+                ));
+            }
+        };
+        if let Some((a, b)) = score_range
+            && (lo < a || hi > b)
+        {
+            let (column, value) = if lo < a {
+                ("min_score", lo)
+            } else {
+                ("max_score", hi)
+            };
+            return Err(Error::BadValue {
+                path: self.path.clone(),
+                column: column.into(),
+                row: Row::at(row),
+                value: crate::text::float_text(value),
+                problem: format!(
+                    "a score is outside [score_min, score_max] = [{a}, {b}], the range experiment.toml declares the scores take"
+                ),
+                fix: "set score_min and score_max in experiment.toml to the score's true range (every interval is drawn in it), or fix the score".into(),
+            });
+        }
+        let k = s.k as f64;
+        let slack = |x: f64| 1e-9 * x.abs().max(1.0);
+        let problem = if lo > hi {
+            Some("the lowest score is above the highest".to_string())
+        } else if s.sum < k * lo - slack(k * lo) || s.sum > k * hi + slack(k * hi) {
+            Some(format!(
+                "{} repeats between {} and {} cannot sum to {}",
+                s.k,
+                crate::text::float_text(lo),
+                crate::text::float_text(hi),
+                crate::text::float_text(s.sum)
+            ))
+        } else if s.k == 1 && hi - lo > slack(hi) {
+            Some("one repeat has one score: its lowest and highest are the same".into())
+        } else if s.passes < s.k && lo >= pass_mark {
+            Some(format!(
+                "{} of {} repeats fail (score below pass_mark {pass_mark}), yet the lowest score is not below it",
+                s.k - s.passes,
+                s.k
+            ))
+        } else if s.passes > 0 && hi < pass_mark {
+            Some(format!(
+                "{} repeats pass (score ≥ pass_mark {pass_mark}), yet the highest score is below it",
+                s.passes
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => Err(self.bad(
+                "min_score, max_score",
+                row,
+                format!(
+                    "{}, {} (repeats = {}, sum_score = {}, passes = {})",
+                    crate::text::float_text(lo),
+                    crate::text::float_text(hi),
+                    s.k,
+                    crate::text::float_text(s.sum),
+                    s.passes
+                ),
+                &problem,
+            )),
+            None => Ok(Some((lo, hi))),
+        }
+    }
 }
 
 /// Per (case, arm) cell: repeats, Σx, Σx², passes, and the token sum over its calls that logged
@@ -307,7 +425,7 @@ impl CellTotals {
             passes: vec![0; cells],
             pass_flags: false,
             tokens: tokens.then(|| vec![f64::NAN; cells]),
-            // Sums hold no single score: the case means bound the range.
+            // Set by the caller from `min_score` and `max_score`, when the file has them.
             score_range: None,
         };
         for c in 0..cells {

@@ -7,13 +7,16 @@
 //! (case_id, arm) with the sufficient statistics of its repeats:
 //!
 //! - `repeats` = n, `sum_score` = Σx, `sum_score2` = Σx², `passes` = #{x ≥ pass_mark};
+//! - `min_score`, `max_score`, the lowest and highest single score (the range every interval is
+//!   drawn in: a case's mean hides a single score beyond it);
 //! - `sum_tokens_in`, `n_tokens_in` for the mean input tokens (unless `--no-tokens`);
 //! - `pass_mark`, the constant the passes were counted against (checked on the way back in).
 //!
 //! From these, a cell's mean is Σx/n and its variance (Σx² − (Σx)²/n)/(n − 1), so every statistic
 //! of those verbs is reproduced (churn from passes, within-case variance, lost cases, the
 //! bootstrap over case means). Rows of the same (case_id, arm) add: partitions or days queried
-//! separately merge by summing each column, which the header comment of the query says.
+//! separately merge by summing each sum and count and taking the extremes' minimum and maximum,
+//! which the header comment of the query says.
 //!
 //! `shadow` and `context` reduce their production logs to long tables of sums and log-spaced
 //! histograms ([`shadow`], [`context`]); those too merge by addition.
@@ -222,9 +225,11 @@ pub fn query(reduction: Reduction, opts: &SqlOptions) -> Result<String> {
     };
     Ok(format!(
         "-- ablate {version} · sufficient statistics for `ablate {verb} --from-aggregates FILE` ({dialect})
--- One row per (case_id, arm): repeats, sum_score, sum_score2, passes (score >= pass_mark){tok}.
+-- One row per (case_id, arm): repeats, sum_score, sum_score2, passes (score >= pass_mark),
+-- the lowest and highest score{tok}.
 -- Results of this query over separate partitions or days merge by addition: stack them, or
--- GROUP BY case_id, arm and SUM every other column (pass_mark must be the same).
+-- GROUP BY case_id, arm, SUM the sums and counts, MIN min_score and MAX max_score
+-- (pass_mark must be the same).
 -- Save the result as Parquet or CSV and run: ablate {verb} DIR --from-aggregates FILE
 SELECT
   case_id,
@@ -232,7 +237,9 @@ SELECT
   COUNT(*) AS repeats,
   SUM(score) AS sum_score,
   SUM(score * score) AS sum_score2,
-  SUM(CASE WHEN score >= {pm} THEN 1 ELSE 0 END) AS passes,{tokens}
+  SUM(CASE WHEN score >= {pm} THEN 1 ELSE 0 END) AS passes,
+  MIN(score) AS min_score,
+  MAX(score) AS max_score,{tokens}
   {pm} AS pass_mark
 FROM {results}
 GROUP BY case_id, arm
@@ -325,5 +332,7 @@ mod tests {
         assert!(q.contains("merge by addition"));
         assert!(q.contains("GROUP BY case_id, arm"));
         assert!(q.contains("score >= 0.5"));
+        assert!(q.contains("MIN(score) AS min_score") && q.contains("MAX(score) AS max_score"));
+        assert!(q.contains("MIN min_score and MAX max_score"));
     }
 }
