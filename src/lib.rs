@@ -21,7 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod analysis;
-pub use ablate_core::{error, text, warning};
+pub use ablate_core::{error, escape, text, warning};
 pub mod export;
 /// Harness logs into experiments (the `ablate-import` crate).
 pub use ablate_import as import;

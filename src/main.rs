@@ -34,7 +34,8 @@ fn main() -> ExitCode {
         Err(e) => {
             // The user's paths, never the hidden temporary ones the outputs were built in.
             let e = ablate::io::output::in_user_terms(e).for_user();
-            eprintln!("ablate: error: {e}");
+            // A value from the data quoted in the message cannot drive the terminal.
+            eprintln!("ablate: error: {}", ablate::escape::plain(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -502,8 +502,9 @@ const SHADOW_OWN_NAMES: &[&str] = &[
 /// Issue 42, item 14: a stratum or cluster column named like one of the query's own columns
 /// (`--by bin_p` put every production token count in one bin; `--by w --cluster-by user`, `d`,
 /// `n`, `changed`, `paired`, `t_p` made DuckDB fail). Inside the query the user's columns are
-/// read once, in `per_request`, under names of the query's own (`"__ablate_by_0"`), and named
-/// back only in the last SELECT.
+/// read only in `per_request`, over the log itself (the largest value under a name of the query's
+/// own, `"__ablate_by_0"`, and the least beside it to find requests whose rows disagree), and
+/// named back only in the last SELECT.
 #[test]
 fn stratum_columns_never_meet_the_querys_own_names() {
     for dialect in ["duckdb", "spark", "trino", "bigquery"] {
@@ -522,10 +523,16 @@ fn stratum_columns_never_meet_the_querys_own_names() {
                 let (inner, outer) = sql
                     .split_once("\nSELECT stat, ")
                     .unwrap_or_else(|| panic!("{dialect} {flags:?}: no renaming SELECT:\n{q}"));
+                let per_request = &inner[inner.find("per_request AS (").unwrap()..];
+                let per_request = &per_request[..per_request.find("\n)").unwrap()];
                 assert_eq!(
                     inner.matches(&quoted).count(),
-                    1,
-                    "{dialect} {flags:?}: the query's body reads {quoted} once:\n{q}"
+                    per_request.matches(&quoted).count(),
+                    "{dialect} {flags:?}: the query's body reads {quoted} in per_request only:\n{q}"
+                );
+                assert!(
+                    per_request.contains(&format!("MIN({quoted}) <> MAX({quoted})")),
+                    "{dialect} {flags:?}"
                 );
                 assert!(
                     inner.contains(&format!("MAX({quoted})")),
@@ -685,6 +692,17 @@ fn a_score_range_wider_than_a_double_is_refused() {
     assert_mentions(&err, &["score_max", "finite"]);
 }
 
+/// A CSV file, read whole, as a lazy frame.
+fn read_csv(path: std::path::PathBuf) -> LazyFrame {
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .try_into_reader_with_file_path(Some(path))
+        .unwrap()
+        .finish()
+        .unwrap()
+        .lazy()
+}
+
 /// `VERB --json` of `dir`, from `aggregates` when given.
 fn run_on(verb: &str, dir: &Path, aggregates: Option<&Path>) -> Value {
     let mut cmd = ablate();
@@ -705,13 +723,7 @@ fn run_on(verb: &str, dir: &Path, aggregates: Option<&Path>) -> Value {
 fn a_single_score_beyond_one_reaches_the_aggregates() {
     let w = crate::round_sixteen::one_score_beyond_one();
     let query = printed_for(&["sweep", "--dialect", "polars", "--no-tokens"], &w.dir);
-    let results = CsvReadOptions::default()
-        .with_has_header(true)
-        .try_into_reader_with_file_path(Some(w.path("results.csv")))
-        .unwrap()
-        .finish()
-        .unwrap()
-        .lazy();
+    let results = read_csv(w.path("results.csv"));
     let agg = w.root.path().join("agg.parquet");
     let df = reduce(&query, results, &agg);
     for verb in ["sweep", "variance", "interactions"] {
@@ -810,5 +822,42 @@ fn extremes_no_scores_could_give_are_refused() {
     assert_mentions(
         &err,
         &["agg.csv", "max_score", "outside [score_min, score_max]"],
+    );
+}
+
+/// The shadow query counts requests whose rows give a stratum two values (it keeps the largest,
+/// as the direct path did before it refused them), and `--from-aggregates` refuses them too.
+#[test]
+fn a_request_in_two_strata_is_refused_from_aggregates() {
+    let w = common::Workdir::empty();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer,seg\nr0,production,a,a\nr0,replay,a,a\nr0,candidate,b,zzz\nr1,production,a,a\nr1,replay,a,a\nr1,candidate,a,a\n",
+    );
+    let query = printed_for(
+        &[
+            "shadow",
+            "--dialect",
+            "polars",
+            "--by",
+            "seg",
+            "--without",
+            "score",
+            "--without",
+            "tokens_in",
+        ],
+        &w.dir,
+    );
+    let log = read_csv(w.path("shadow.csv"));
+    let agg = w.root.path().join("shadow-agg.parquet");
+    reduce_table(&query, "shadow", log, &agg);
+    let err = fails(
+        ablate()
+            .args(["shadow", "--by", "seg", "--from-aggregates"])
+            .arg(&agg),
+    );
+    assert_mentions(
+        &err,
+        &["shadow-agg.parquet", "disagreeing = 1", "two values"],
     );
 }

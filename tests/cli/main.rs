@@ -31,6 +31,7 @@ mod round_nine;
 mod round_seven_import;
 mod round_seven_output;
 mod round_seven_stats;
+mod round_seventeen;
 mod round_six;
 mod round_six_import;
 mod round_six_output;

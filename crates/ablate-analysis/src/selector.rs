@@ -98,6 +98,13 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
     let cases: Vec<usize> = (0..exp.cases.len())
         .filter(|&c| !by_case[c].is_empty())
         .collect();
+    if cases.is_empty() {
+        return Err(Error::Unsupported {
+            what: format!("the selector replay of {}", passages.path.display()),
+            reason: "no main-set case has passages (the stress slice's are left out, as from every figure of the main set)".into(),
+            fix: "add the retrieved passages of the main-set cases".into(),
+        });
+    }
     let full: Vec<f64> = cases
         .iter()
         .map(|&c| moments::sum(by_case[c].iter().map(|p| p.1)))
@@ -125,10 +132,16 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
     });
 
     let measured = measured_arms(exp, sweep);
-    let mut thresholds: Vec<f64> = (0..=20).map(|i| i as f64 / 20.0).collect();
-    thresholds.extend(measured.iter().map(|m| m.0));
+    // The grid, with a measured arm's own threshold in place of a grid value it rounds to (an
+    // arm run at 0.1 + 0.2 is replayed at 0.30000000000000004, where it ran, not at 0.3).
+    let mut thresholds: Vec<f64> = measured.iter().map(|m| m.0).collect();
+    thresholds.extend(
+        (0..=20)
+            .map(|i| i as f64 / 20.0)
+            .filter(|g| !measured.iter().any(|m| (m.0 - g).abs() < 1e-12)),
+    );
     thresholds.sort_by(f64::total_cmp);
-    thresholds.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+    thresholds.dedup();
 
     let points = thresholds
         .into_iter()
@@ -151,7 +164,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
             let n = cases.len().max(1) as f64;
             let kept_mean = kept.total() / n;
             let saving = moments::mean(&full) - kept_mean;
-            let hit = measured.iter().find(|m| (m.0 - t).abs() < 1e-12);
+            let hit = measured.iter().find(|m| m.0 == t);
             SelectorPoint {
                 threshold: t,
                 kept_tokens_mean: kept_mean,
@@ -170,11 +183,40 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
         points,
         warnings: scale_warning(&by_case)
             .into_iter()
+            .chain(shared_threshold_warning(&measured))
             .chain((!labelled).then(|| crate::warning::Warning::new(
                 "selector.no_gold",
                 "no case has a gold passage labelled (a `gold` column in passages, or `gold_rank` in cases): the oracle saving, recovery and gold miss rate are undefined (null)",
             )))
             .collect(),
+    })
+}
+
+/// A warning when two measured arms ran at one threshold: the replay's row at it pairs with the
+/// first in the arms table's order, and the others' drops are not shown there.
+fn shared_threshold_warning(measured: &[(f64, String, f64)]) -> Option<crate::warning::Warning> {
+    let shared: Vec<String> = measured
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| measured[..*i].iter().any(|e| e.0 == m.0))
+        .map(|(_, m)| {
+            let first = measured.iter().find(|e| e.0 == m.0).map(|e| e.1.as_str());
+            format!(
+                "{} ran at threshold {}, as {} did",
+                m.1,
+                crate::text::float_text(m.0),
+                first.unwrap_or_default()
+            )
+        })
+        .collect();
+    (!shared.is_empty()).then(|| {
+        crate::warning::Warning::new(
+            "selector.shared_threshold",
+            format!(
+                "{}: the replay's row at such a threshold shows the first arm's drop (`sweep` has every arm's own)",
+                shared.join(", ")
+            ),
+        )
     })
 }
 

@@ -58,6 +58,76 @@ impl PassagesLoad for Passages {
                 gold: gold[i],
             });
         }
+        if t.has("gold") {
+            check_gold(&t.path, &rows, cases)?;
+        }
         Ok(Passages { path: t.path, rows })
     }
+}
+
+/// Each case's gold passage is one passage, and the `gold` flags agree with the cases'
+/// `gold_rank` where both are given: the selector's oracle saving reads the rank and its gold
+/// miss rate the flag, so two gold passages (which one the oracle kept would depend on row order)
+/// or two sources that disagree would make its numbers contradict each other.
+///
+/// # Errors
+/// A case with two passages flagged gold; a case whose flagged rank (or none) differs from its
+/// `gold_rank` (null = gold not retrieved).
+fn check_gold(path: &std::path::Path, rows: &[Passage], cases: &Cases) -> Result<()> {
+    /// A case's first passage's row, and the rank flagged gold with its row.
+    type Seen = (Option<usize>, Option<(i64, usize)>);
+    let mut flagged: Vec<Seen> = vec![(None, None); cases.len()];
+    for (row, p) in rows.iter().enumerate() {
+        let entry = &mut flagged[p.case as usize];
+        entry.0.get_or_insert(row);
+        if p.gold != Some(true) {
+            continue;
+        }
+        if let Some((first, _)) = entry.1 {
+            return Err(Error::BadValue {
+                path: path.to_path_buf(),
+                column: "gold".into(),
+                row: Row::at(row),
+                value: format!(
+                    "case \"{}\": ranks {first} and {} both flagged gold",
+                    cases.ids[p.case as usize], p.rank
+                ),
+                problem: "a case has one gold passage: the selector's oracle keeps every passage up to it, and its gold miss rate counts whether the threshold drops it".into(),
+                fix: "flag one passage gold per case (the one the answer needs)".into(),
+            });
+        }
+        entry.1 = Some((p.rank, row));
+    }
+    let Some(gold_rank) = &cases.gold_rank else {
+        return Ok(());
+    };
+    for (c, &(first_row, gold)) in flagged.iter().enumerate() {
+        let Some(first_row) = first_row else {
+            continue;
+        };
+        let rank = gold.map(|g| g.0);
+        if rank != gold_rank[c] {
+            return Err(Error::BadValue {
+                path: path.to_path_buf(),
+                column: "gold".into(),
+                row: Row::at(gold.map_or(first_row, |g| g.1)),
+                value: format!(
+                    "case \"{}\": {}, the cases table's gold_rank is {}",
+                    cases.ids[c],
+                    rank.map_or_else(
+                        || "no passage is flagged gold".to_string(),
+                        |r| format!("the passage flagged gold is rank {r}")
+                    ),
+                    gold_rank[c].map_or_else(|| "null (not retrieved)".to_string(), |r| r.to_string())
+                ),
+                problem: "the passages' gold flags and the cases' gold_rank name different gold passages (the selector's oracle saving reads gold_rank, its gold miss rate the flag)".into(),
+                fix: format!(
+                    "make them agree (gold_rank null when the gold passage was not retrieved), or drop one of the two: the `gold` column of {} or `gold_rank` of {}",
+                    path.display(),
+                    cases.path.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }

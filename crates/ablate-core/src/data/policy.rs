@@ -136,9 +136,22 @@ impl Policy {
 
 impl Policy {
     /// The input budget under a model limit and an expected output:
-    /// model − (expected + output_buffer) − safety_margin (may be ≤ 0).
+    /// model − (expected + output_buffer) − safety_margin (may be ≤ 0), in 128-bit arithmetic so
+    /// that no limits, however large, overflow (a result below `i64::MIN` saturates there).
     pub fn hard(&self, model: i64, expected: i64) -> i64 {
-        model - (expected + self.output_buffer) - self.safety_margin
+        let h = i128::from(model)
+            - (i128::from(expected) + i128::from(self.output_buffer))
+            - i128::from(self.safety_margin);
+        i64::try_from(h).unwrap_or(i64::MIN)
+    }
+
+    /// The soft limit of a call whose hard limit is `hard`: soft_limit_ratio × hard, rounded to 6
+    /// decimals, as the SQL `ablate sql context` emits computes it (`ROUND(ratio * hard, 6)`).
+    /// The ratio is a decimal the user wrote, and its binary value is not: 0.7 × 11000 is
+    /// 7699.999999999999 in floating point, so a call of 7,700 tokens would cross the soft limit
+    /// 7,700 it only meets. A call crosses when its size is above this.
+    pub fn soft_limit(&self, hard: i64) -> f64 {
+        (self.soft_limit_ratio * hard as f64 * 1e6).round() / 1e6
     }
 }
 
@@ -172,4 +185,34 @@ pub fn hard_limit(
         });
     }
     Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_soft_limit_is_the_ratio_as_written() {
+        let p = Policy {
+            soft_limit_ratio: 0.7,
+            ..Policy::default()
+        };
+        assert!(
+            p.soft_limit_ratio * 11000.0 < 7700.0,
+            "the binary product falls short"
+        );
+        assert_eq!(p.soft_limit(11000), 7700.0);
+        assert_eq!(p.soft_limit(10001), 7000.7);
+    }
+
+    #[test]
+    fn a_hard_limit_never_overflows() {
+        let p = Policy {
+            output_buffer: i64::MAX,
+            ..Policy::default()
+        };
+        assert_eq!(p.hard(100_000, i64::MAX), i64::MIN);
+        let q = Policy::default();
+        assert_eq!(q.hard(10_000, 500), 10_000 - 500 - 1000 - 1000);
+    }
 }

@@ -46,8 +46,9 @@ struct Rule {
     problem: &'static str,
 }
 
-/// Most tokens one log row may count: a trillion, beyond any context window, and small enough that
-/// the sizes of calls with millions of items add up without overflowing 64 bits.
+/// Most tokens one log row may count: a trillion, beyond any context window. Sums of rows are
+/// taken in floating point, exact up to 2⁵³ and refused beyond it, so no number of rows overflows
+/// them.
 pub const MAX_TOKENS: i64 = 1_000_000_000_000;
 
 fn negative_or_huge(e: Expr) -> Expr {

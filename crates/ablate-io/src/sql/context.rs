@@ -130,7 +130,7 @@ fn stat_rows(d: Dialect, q: &ContextQuery, log: &str) -> Vec<String> {
     );
     let utilisation = format!("COALESCE(SUM(CAST(size AS {dbl}) / hard), 0)");
     let soft = format!(
-        "COALESCE(SUM(CASE WHEN size > {} * hard THEN 1 ELSE 0 END), 0)",
+        "COALESCE(SUM(CASE WHEN size > ROUND({} * hard, 6) THEN 1 ELSE 0 END), 0)",
         literal(q.limits.soft_limit_ratio)
     );
     let overflow = "COALESCE(SUM(CASE WHEN size > hard THEN 1 ELSE 0 END), 0)";

@@ -108,6 +108,9 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
     };
     let mut parts = cell_rows(&rows, q);
     parts.extend(global_rows(&rows));
+    if !q.by.is_empty() || q.cluster.is_some() {
+        parts.push(disagreeing_row(&rows));
+    }
     let mut ctes = vec![
         format!(
             "per_request AS (\n  SELECT\n    {}\n  FROM {shadow}\n  GROUP BY request_id\n)",
@@ -169,6 +172,19 @@ fn per_request_columns(d: Dialect, q: &ShadowQuery, by: &[String], own: &[String
     }
     if let Some(c) = &q.cluster {
         columns.push(format!("CAST(MAX({}) AS {tx}) AS cluster_key", ident(d, c)));
+    }
+    // Rows of one request that disagree on a stratum or the cluster (counted, then refused).
+    let mut keys: Vec<String> = by.to_vec();
+    keys.extend(q.cluster.iter().map(|c| ident(d, c)));
+    let differ: Vec<String> = keys
+        .iter()
+        .map(|c| format!("MIN({c}) <> MAX({c})"))
+        .collect();
+    if !differ.is_empty() {
+        columns.push(format!(
+            "CASE WHEN {} THEN 1 ELSE 0 END AS disagreeing",
+            differ.join(" OR ")
+        ));
     }
     for (v, s) in [("production", "p"), ("replay", "r"), ("candidate", "c")] {
         columns.push(format!(
@@ -293,6 +309,12 @@ fn global_rows(rows: &StatRows) -> Vec<String> {
     ]
 }
 
+/// The whole-log count of requests whose rows disagree on a stratum or the cluster, when the
+/// query groups by any.
+fn disagreeing_row(rows: &StatRows) -> String {
+    rows.global("disagreeing", "COALESCE(SUM(disagreeing), 0)", "")
+}
+
 /// The cluster CTEs: per cluster its requests and Σ d (`clusters`), the replicate indexes, and
 /// each (cluster, replicate)'s Poisson(1) weight drawn through the CDF ladder (`weighted`).
 fn cluster_ctes(d: Dialect, q: &ShadowQuery, key_list: &str) -> Result<Vec<String>> {
@@ -359,7 +381,8 @@ fn header(d: Dialect, q: &ShadowQuery, keys: &[String]) -> String {
         "-- ablate {version} · sufficient statistics for `ablate shadow --from-aggregates FILE` ({d})
 -- Long format: one row per (stat, {keys_doc}, bin) with a value. `replay` = 1 for requests
 -- that had a replay row. Stats: requests, changed, noise, d2 = Σ(changed − noise)²{score_doc}{token_doc};
--- and incomplete, duplicates, replay_rows (whole log). Token histograms: bin k holds tokens in
+-- and incomplete, duplicates, replay_rows and, with strata or clusters, disagreeing (requests
+-- whose rows give a stratum or cluster two values: ablate refuses them) (whole log). Token histograms: bin k holds tokens in
 -- [2^(k/16), 2^((k+1)/16)) (bin −1 holds 0), so percentiles read from them are within
 -- 2^(1/16) − 1 = 4.4% of the exact value.{cluster_note}
 -- Results of this query over separate partitions or days merge by addition: stack them, or

@@ -7,7 +7,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::{ContextOptions, ContextSums, Policy, ReplaySums, StepSums, hard_limit};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::logs::{self, ContextLog};
 use crate::io::table;
 use crate::stats::histogram::Counts;
@@ -29,6 +29,44 @@ fn i64s(df: &DataFrame, name: &str, path: &Path) -> Result<Vec<Option<i64>>> {
         .map_err(|e| table::polars_unreadable(path, e))?
         .iter()
         .collect())
+}
+
+/// Most tokens a sum of log rows may reach: 2⁵³, below which a floating-point sum of whole
+/// numbers is exact. Token sums are taken in floating point (each row is at most
+/// [`logs::MAX_TOKENS`], but millions of them could pass 2⁶³ and overflow a 64-bit integer sum).
+const MAX_EXACT_SUM: f64 = 9_007_199_254_740_992.0;
+
+/// The sum of `tokens` over each group, as a floating-point sum: exact up to [`MAX_EXACT_SUM`],
+/// never an overflow.
+fn token_sum(alias: &str) -> Expr {
+    col("tokens").cast(DataType::Float64).sum().alias(alias)
+}
+
+/// Column `name` of token sums ([`token_sum`]) as whole numbers.
+///
+/// # Errors
+/// A sum beyond [`MAX_EXACT_SUM`] (`what` names the group), where it would no longer be exact.
+fn token_sums(df: &DataFrame, name: &str, path: &Path, what: &str) -> Result<Vec<Option<i64>>> {
+    let c = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::Float64))
+        .map_err(|e| table::polars_unreadable(path, e))?;
+    let sums = c.f64().map_err(|e| table::polars_unreadable(path, e))?;
+    sums.iter()
+        .map(|v| match v {
+            Some(x) if x > MAX_EXACT_SUM => Err(Error::BadValue {
+                path: path.to_path_buf(),
+                column: "tokens".into(),
+                row: crate::error::Row::none(),
+                value: format!("{x:.0}"),
+                problem: format!(
+                    "the tokens of {what} add up to more than 2^53, beyond any context window"
+                ),
+                fix: "check the tokens column: a row counts the tokens of one item".into(),
+            }),
+            _ => Ok(v.map(|x| x as i64)),
+        })
+        .collect()
 }
 
 /// Reduces the log to sums, in as many partitions as `opts.memory` needs.
@@ -72,16 +110,13 @@ pub fn sums(context: &ContextLog, opts: &ContextOptions) -> Result<ContextSums> 
         b.finish_and_clear();
     }
 
-    let by_source = table::collect_streaming(
-        lf.group_by([col("source")])
-            .agg([col("tokens").sum().alias("t")]),
-        &path,
-    )?;
+    let by_source =
+        table::collect_streaming(lf.group_by([col("source")]).agg([token_sum("t")]), &path)?;
     let sources = by_source
         .column("source")
         .and_then(|c| c.str().cloned())
         .map_err(|e| table::polars_unreadable(&path, e))?;
-    let totals = i64s(&by_source, "t", &path)?;
+    let totals = token_sums(&by_source, "t", &path, "a source")?;
     for (s, t) in sources.iter().zip(totals) {
         *total
             .sources
@@ -102,7 +137,7 @@ fn calls(
     if has("step") {
         keys.push(col("step"));
     }
-    let mut aggs = vec![col("tokens").sum().alias("size")];
+    let mut aggs = vec![token_sum("size")];
     for c in ["model_limit", "expected_output"] {
         if has(c) {
             aggs.push(col(c).max().alias(c));
@@ -127,7 +162,7 @@ fn calls(
         path,
     )?;
     let n = calls.height();
-    let sizes = i64s(&calls, "size", path)?;
+    let sizes = token_sums(&calls, "size", path, "a call")?;
     let column_or = |name: &str, fallback: Option<i64>| -> Result<Vec<Option<i64>>> {
         Ok(if has(name) {
             i64s(&calls, name, path)?
@@ -162,7 +197,7 @@ fn calls(
         if s > h {
             out.overflow += 1;
         }
-        if s as f64 > p.soft_limit_ratio * h as f64 {
+        if s as f64 > p.soft_limit(h) {
             out.soft_crossing += 1;
         }
         if let (Some(steps), Some(t)) = (&steps, out.steps.as_mut()) {

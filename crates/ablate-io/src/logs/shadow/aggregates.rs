@@ -28,7 +28,7 @@ pub fn read_aggregates(
     }
     let t = LongTable::read(file, &keys, &["replay"])?;
     let mut sums = ShadowSums::default();
-    let mut duplicates = 0u64;
+    let (mut duplicates, mut disagreeing) = (0u64, 0u64);
     for r in &t.rows {
         let (stratum, replay) = r.keys.split_at(by.len());
         let key = (stratum.to_vec(), replay[0].trim() == "1");
@@ -40,6 +40,7 @@ pub fn read_aggregates(
         match r.stat.as_str() {
             "incomplete" | "replay_rows" => global(&mut sums, t.count(r)?, &r.stat),
             "duplicates" => duplicates += t.count(r)?,
+            "disagreeing" => disagreeing += t.count(r)?,
             "score_delta" => sums.cells.entry(key).or_default().score_delta += r.value,
             "replicate_d" | "replicate_n" => {
                 let b = usize::try_from(r.bin)
@@ -91,6 +92,16 @@ pub fn read_aggregates(
             value: format!("duplicates = {duplicates}"),
             problem: "requests with a variant more than once".into(),
             fix: "keep one row per request and variant in the log, then rerun the query".into(),
+        });
+    }
+    if disagreeing > 0 {
+        return Err(Error::BadValue {
+            path: t.path.clone(),
+            column: "stat".into(),
+            row: crate::error::Row::none(),
+            value: format!("disagreeing = {disagreeing}"),
+            problem: "requests whose rows give a stratum or the cluster two values (the query took the largest): a request is in one stratum and one cluster".into(),
+            fix: "give every row of a request the same stratum and cluster in the log, then rerun the query (`ablate shadow` on the log names the first such request)".into(),
         });
     }
     check_cells(&sums, &t.path)?;

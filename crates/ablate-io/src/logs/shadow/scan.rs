@@ -153,6 +153,10 @@ pub fn sums(shadow: &ShadowLog, opts: &ShadowScan) -> Result<ShadowSums> {
             // Looked up in this partition only: the whole log may not fit.
             return Err(duplicate_error(&part, &path)?);
         }
+        if one.disagreeing {
+            let columns: Vec<&str> = by.iter().map(String::as_str).chain(cluster).collect();
+            return Err(disagreement_error(&part, &path, &columns)?);
+        }
         total.merge(one.sums);
         logs::release_freed_memory();
         if let Some(b) = &bar {
@@ -168,6 +172,8 @@ pub fn sums(shadow: &ShadowLog, opts: &ShadowScan) -> Result<ShadowSums> {
 struct PartitionSums {
     sums: ShadowSums,
     duplicates: u64,
+    /// Whether some request's rows disagree on a stratum or cluster.
+    disagreeing: bool,
 }
 
 /// The sums of one partition: group its rows by request, then reduce the requests (held in
@@ -179,12 +185,19 @@ fn partition_sums(
     replicates: usize,
     has: impl Fn(&str) -> bool,
 ) -> PolarsResult<PartitionSums> {
-    let per_request = per_request(part, by, cluster, &has)?;
+    let mut per_request = per_request(part, by, cluster, &has)?;
     let (duplicates, incomplete) = request_status(&per_request)?;
-    if duplicates > 0 {
+    let disagreeing = per_request
+        .column(DISAGREE)?
+        .bool()?
+        .iter()
+        .any(|d| d == Some(true));
+    per_request.drop_in_place(DISAGREE)?;
+    if duplicates > 0 || disagreeing {
         return Ok(PartitionSums {
             sums: ShadowSums::default(),
             duplicates,
+            disagreeing,
         });
     }
     let cells = complete_requests(per_request)?;
@@ -210,8 +223,16 @@ fn partition_sums(
             cluster: None,
         },
         duplicates: 0,
+        disagreeing: false,
     })
 }
+
+/// The prefix of a stratum column's least value per request (a control character: no column
+/// name of the user's has one).
+const LEAST: &str = "\u{1}least:";
+
+/// Whether a request's rows disagree on a stratum or cluster column.
+const DISAGREE: &str = "\u{1}disagree";
 
 /// One row per request: its rows per variant (`n_p`, `n_r`, `n_c`), each variant's hashed answer,
 /// score and tokens, its stratum and cluster, and the score delta `sd`.
@@ -248,16 +269,28 @@ fn per_request(
         per_variant("t_p", "production", col("tokens_in"));
         per_variant("t_c", "candidate", col("tokens_in"));
     }
-    // A request's stratum (and cluster) is the largest value on its rows, as the SQL takes it.
+    // A request's stratum (and cluster) is the value on its rows, which must agree: the largest
+    // and the smallest are kept, and `disagree` counts the requests where they differ.
+    let mut disagree = lit(false);
     for c in by.iter().map(String::as_str).chain(cluster) {
         rows.push(col(c));
         aggs.push(col(c).max());
+        aggs.push(col(c).min().alias(format!("{LEAST}{c}")));
+        disagree = disagree.or(col(c).neq(col(format!("{LEAST}{c}"))));
     }
+    let least: Vec<String> = by
+        .iter()
+        .map(String::as_str)
+        .chain(cluster)
+        .map(|c| format!("{LEAST}{c}"))
+        .collect();
     let per_request = part
         .select(rows)
         .group_by([col("request_id")])
         .agg(aggs)
         .drop(cols(["request_id"]))
+        .with_column(disagree.alias(DISAGREE))
+        .drop(cols(least))
         .collect_with_engine(Engine::Streaming)?
         .unwrap_single();
     if has("score") {
@@ -508,6 +541,58 @@ fn add_cluster_replicates(
 
 /// The error for a request with a variant twice: the row that repeats a (request, variant)
 /// pair first, with the row it repeats.
+/// The first request (by the row where its second value appears) whose rows give a stratum or
+/// cluster column two values, as an error: a request is in one stratum, and taking one of the
+/// values would file it silently under a stratum some of its rows deny.
+///
+/// # Errors
+/// The log cannot be read.
+fn disagreement_error(lf: &LazyFrame, path: &std::path::Path, columns: &[&str]) -> Result<Error> {
+    for &c in columns {
+        let found = table::collect_streaming(
+            lf.clone()
+                .with_row_index("__row", None)
+                .group_by([col("request_id")])
+                .agg([
+                    col(c).n_unique().alias("k"),
+                    col(c).min().alias("least"),
+                    col(c).max().alias("most"),
+                    col("__row").min().alias("first"),
+                ])
+                .filter(col("k").gt(lit(1)))
+                .sort(["first"], SortMultipleOptions::default())
+                .limit(1),
+            path,
+        )?;
+        if found.height() == 0 {
+            continue;
+        }
+        let text = |name: &str| {
+            found
+                .column(name)
+                .ok()
+                .and_then(|c| c.get(0).ok())
+                .map(|v| v.get_str().map_or_else(|| v.to_string(), str::to_string))
+                .unwrap_or_default()
+        };
+        return Ok(Error::BadValue {
+            path: path.to_path_buf(),
+            column: c.to_string(),
+            row: Row::none(),
+            value: format!("request {:?}", text("request_id")),
+            problem: format!(
+                "its rows give {c} \"{}\" and \"{}\": a request is in one stratum (and one cluster), so its production, replay and candidate rows must agree",
+                text("least"),
+                text("most")
+            ),
+            fix: format!("give every row of a request the same {c}"),
+        });
+    }
+    Err(Error::Invariant(
+        "a request's rows disagree on a stratum, yet no column shows it".into(),
+    ))
+}
+
 fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
     let dup = table::collect_streaming(
         lf.clone()
