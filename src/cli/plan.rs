@@ -142,6 +142,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
             .guarantee
             .or_else(|| pilot_exp.as_ref().map(|e| e.manifest.guarantee))
             .unwrap_or_default(),
+        per_arm: g.per_arm,
     };
     let r = analysis::all::plan(&units, &opts, pilot_exp.as_ref().filter(|_| sequential))?;
     if let Some(path) = &out {

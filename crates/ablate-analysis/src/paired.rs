@@ -154,9 +154,10 @@ impl<'a> Intervals<'a> {
     }
 
     /// The arm's own interval at `confidence` under `guarantee`: [`Intervals::estimate`], except
-    /// that under the normal approximation below [`BOOTSTRAP_MIN_UNITS`] units it is the t
-    /// interval ([`Intervals::normal_family`] of one arm), so that the shown interval and the
-    /// family interval that judges rest on the same guarantee and nest by level.
+    /// that under the normal approximation it is the t interval ([`Intervals::normal_family`] of
+    /// one arm) at every size, so that the shown interval and the family interval that judges
+    /// rest on the same guarantee and nest by level. (From 100,000 units it had been the
+    /// percentile bootstrap, which need not lie within the family's t interval.)
     pub fn estimate_under(
         &self,
         guarantee: Guarantee,
@@ -164,9 +165,7 @@ impl<'a> Intervals<'a> {
         confidence: f64,
     ) -> Estimate {
         match guarantee {
-            Guarantee::Normal if !self.flat && self.n_units < BOOTSTRAP_MIN_UNITS => {
-                self.normal_family(1, confidence)
-            }
+            Guarantee::Normal if !self.flat => self.normal_family(1, confidence),
             _ => self.estimate(bootstrap_ci, confidence),
         }
     }

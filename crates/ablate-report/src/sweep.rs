@@ -11,6 +11,7 @@ use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{Bar, Chart, ForestRow, GREY, verdict_color};
 use crate::report::section::{Align, Cell, Page, Section, Table};
 use crate::report::text::{num, percent_level, thousands};
+use ablate_core::data::manifest::Guarantee;
 
 /// The drops table: one row per arm.
 fn drops_table(r: &SweepOutput) -> Table {
@@ -238,20 +239,29 @@ pub fn human(r: &SweepOutput) -> String {
         .filter_map(|a| a.ci)
         .map(|i| i.method.as_str())
         .collect();
-    let ci = methods
+    // Under the normal approximation the t interval is the one interval; under any
+    // distribution, with clusters, the wider of it and the effective-sample score interval.
+    let normal = r.family.guarantee == Guarantee::Normal;
+    let clustered = r.clusters.is_some();
+    let mut ci: Vec<String> = methods
         .iter()
         .map(|m| match *m {
             "bootstrap-percentile" => {
                 format!("bootstrap, {} resamples", thousands(r.bootstrap as f64))
             }
+            "score" | "t" if clustered && !normal => {
+                "the wider of a clustered t and an effective-sample score interval".to_string()
+            }
             "score" => "score interval".to_string(),
-            "t" => "t or effective-sample score interval, clusters".to_string(),
+            "t" if clustered => "clustered t".to_string(),
+            "t" => "t".to_string(),
             "exact-bound" => "exact bound where nothing varies".to_string(),
             "normal" => "normal approximation".to_string(),
             other => other.to_string(),
         })
-        .collect::<Vec<_>>()
-        .join("; ");
+        .collect();
+    ci.dedup();
+    let ci = ci.join("; ");
     // No arm with an interval (one case, one cluster): said, not an empty "()".
     let ci = if ci.is_empty() {
         "none defined".to_string()
@@ -260,13 +270,14 @@ pub fn human(r: &SweepOutput) -> String {
     };
     let _ = writeln!(
         s,
-        "{} · {} cases{} · {} repeats · threshold_drop {} · {} CI ({ci})",
+        "{} · {} cases{} · {} repeat{} · threshold_drop {} · {} CI ({ci})",
         r.set,
         r.cases,
         r.clusters
             .map(|c| format!(" in {c} clusters"))
             .unwrap_or_default(),
         r.repeats,
+        if r.repeats == 1 { "" } else { "s" },
         crate::text::float_text(r.threshold_drop),
         percent_level(r.confidence_level)
     );

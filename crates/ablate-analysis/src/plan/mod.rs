@@ -71,6 +71,8 @@ pub struct PlanOptions {
     pub confidence: f64,
     /// The guarantee the run's verdicts will rest on (for `min_certifiable_threshold`).
     pub guarantee: Guarantee,
+    /// Whether the run will judge each arm on its own (`--per-arm`), not as one family.
+    pub per_arm: bool,
 }
 
 /// The sd of per-case paired differences a plan's power rests on.
@@ -250,13 +252,16 @@ pub struct PilotDrops {
 }
 
 impl Pilot {
-    /// The smallest threshold a run with `cases` cases per arm and `family` judged arms can
-    /// certify under `guarantee`: the median over the pilot's arms of the upper half-width of
-    /// the family interval planned at cases/pilot cases ([`crate::analysis::paired::Intervals::family_scaled`]), each
-    /// sample's spread kept. `None` when no arm has spread.
+    /// The smallest threshold a run with `cases` cases per arm, `repeats` repeats per case and
+    /// `family` judged arms can certify under `guarantee`: the median over the pilot's arms of
+    /// the upper half-width of the family interval planned at f = cases/pilot cases
+    /// ([`crate::analysis::paired::Intervals::family_scaled`]), each sample's spread kept; at
+    /// other repeats than the pilot's, at f/g², the cases at the pilot's repeats whose se is the
+    /// plan's, g the arm's spread factor (`Pilot::spread_factor`). `None` when no arm has spread.
     pub fn certifiable(
         &self,
         cases: usize,
+        repeats: u32,
         family: usize,
         guarantee: Guarantee,
         confidence: f64,
@@ -273,7 +278,10 @@ impl Pilot {
                     units: &d.units,
                     reach: d.reach,
                 };
-                let factor = cases as f64 / d.values.len().max(1) as f64;
+                // n cases at K repeats have the se of n/g² cases at the pilot's repeats, the
+                // drops keeping their shape (and their range: scaling them could leave it).
+                let g = self.spread_factor(&d.values, repeats);
+                let factor = cases as f64 / d.values.len().max(1) as f64 / (g * g);
                 Intervals::new(&sample)
                     .family_scaled_end(guarantee, factor, family, confidence, true)
                     .map(|h| h - sample.point)
@@ -282,6 +290,20 @@ impl Pilot {
             .collect();
         (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
     }
+    /// How much an arm's drops (`values`, at the pilot's repeats) spread at `repeats` repeats, as
+    /// a factor on their sd: g = √(((v − ν) + ν·K_pilot/K)/v), v their
+    /// variance and ν = min(2w/K_pilot, v) the repeat noise in it, the rule of
+    /// [`Pilot::sd_at`] for one arm. 1 at the pilot's own repeats, or without spread.
+    fn spread_factor(&self, values: &[f64], repeats: u32) -> f64 {
+        let k = f64::from(repeats.max(1));
+        let v = moments::sample_variance(values);
+        if k == self.repeats || v.is_nan() || v <= 0.0 {
+            return 1.0;
+        }
+        let noise = (2.0 * self.within_case_var / self.repeats).min(v);
+        (((v - noise) + noise * self.repeats / k).max(0.0) / v).sqrt()
+    }
+
     /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
     /// repeat noise 2w/K (Miller 2024), w the baseline's within-case variance, so with the
     /// pilot's noise part ν = min(2w/K_pilot, sd²) (at most the whole measured variance),
@@ -601,7 +623,12 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
         .unwrap_or(0.005);
     let multiplier = dist::power_multiplier(opts.confidence, crate::analysis::variance::POWER);
     let mde = sd.map(|sd| multiplier * sd / (opts.cases.max(1) as f64).sqrt());
-    let family = arms.len().saturating_sub(1).max(1);
+    // Judged each on its own, an arm's interval is at 1 − α: a family of one.
+    let family = if opts.per_arm {
+        1
+    } else {
+        arms.len().saturating_sub(1).max(1)
+    };
     let certifiable = Certifiable::of(opts, sd, family);
     if opts.cases < MIN_UNITS_TO_DECIDE {
         warnings.push(crate::warning::Warning::new(
@@ -708,7 +735,7 @@ impl<'a> Certifiable<'a> {
         }
         match &o.sd {
             Some(SdSource::Pilot { pilot, .. }) => {
-                pilot.certifiable(cases, self.family, o.guarantee, o.confidence)
+                pilot.certifiable(cases, o.repeats, self.family, o.guarantee, o.confidence)
             }
             _ => {
                 let sd = self.sd?;
@@ -759,8 +786,13 @@ impl<'a> Certifiable<'a> {
             ),
             None => "more than 100 times these cases would be needed: judge fewer arms, or agree a larger threshold".into(),
         };
+        let judged = if opts.per_arm {
+            "each arm judged on its own (--per-arm)".to_string()
+        } else {
+            format!("{family} arms judged together")
+        };
         format!(
-            "threshold_drop {} is below the smallest threshold {} cases per arm can certify with {family} arms judged together ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
+            "threshold_drop {} is below the smallest threshold {} cases per arm can certify with {judged} ({t:.4}, under {under}): no arm of this run can be confidently removable; {fix}",
             crate::text::float_text(threshold),
             crate::text::thousands(opts.cases as f64)
         )
@@ -807,6 +839,7 @@ mod tests {
             threshold_drop: None,
             confidence: 0.95,
             guarantee: Guarantee::Normal,
+            per_arm: false,
         };
         let c = Certifiable::of(&opts, Some(0.1), 4);
         assert!((c.threshold.unwrap() - 0.025_441_614).abs() < 1e-7);

@@ -501,11 +501,13 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
 /// each arm's own interval (which judges then). Each half-width counts at most `span`, the most
 /// a drop can be (scores in [lo, hi]: hi − lo): an arm that changes nothing has no interval above
 /// it, so a figure above the score range (an arm with a negative drop whose interval was
-/// clipped at the range's end) says nothing about what can be certified.
+/// clipped at the range's end) says nothing about what can be certified. Arms with fewer than
+/// [`MIN_UNITS_TO_DECIDE`] units count not: none of them is called confident at any threshold.
 fn min_certifiable(arms: &[SweepArm], span: f64) -> Option<f64> {
     let mut up: Vec<f64> = arms
         .iter()
         .filter(|a| a.in_family && a.se.is_some_and(|s| s > 0.0))
+        .filter(|a| a.units >= MIN_UNITS_TO_DECIDE)
         .filter_map(|a| {
             // `ci_family` is the interval that decides, under --per-arm too.
             a.ci_family.map(|i| (i.high - a.drop).min(span))
@@ -586,10 +588,19 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let mut family = Family::new(judged_arms, cfg.confidence, cfg.per_arm, guarantee);
     family.min_certifiable_threshold = min_certifiable(&arms, hi - lo);
     if family.min_certifiable_threshold.is_none() && arms.iter().any(|a| a.in_family) {
-        // Said, not a bare null: the figure is a median over arms with spread.
+        // Said, not a bare null: the figure is a median over arms with spread and enough units.
+        let spread = arms
+            .iter()
+            .any(|a| a.in_family && a.se.is_some_and(|s| s > 0.0));
         warnings.push(crate::warning::Warning::new(
             "sweep.not_certifiable",
-            "no arm of the family has drops with spread (an se), so min_certifiable_threshold, the median arm's interval above its drop, is undefined (null)",
+            if spread {
+                format!(
+                    "every arm of the family with spread has fewer than {MIN_UNITS_TO_DECIDE} units, and none is called confident below that at any threshold, so min_certifiable_threshold is undefined (null)"
+                )
+            } else {
+                "no arm of the family has drops with spread (an se), so min_certifiable_threshold, the median arm's interval above its drop, is undefined (null)".to_string()
+            },
         ));
     }
     warnings.extend(sweep_warnings(&arms, paired.clustered, mcnemar_withheld));
