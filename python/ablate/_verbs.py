@@ -194,10 +194,10 @@ def sweep(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -299,10 +299,10 @@ def variance(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -411,10 +411,10 @@ def reweight(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -516,10 +516,10 @@ def stress(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -621,10 +621,10 @@ def interactions(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -695,10 +695,10 @@ def plan(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -805,10 +805,10 @@ def need(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -914,10 +914,10 @@ def curve(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1019,10 +1019,10 @@ def selector(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1127,10 +1127,10 @@ def record(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1324,10 +1324,10 @@ def watch(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
@@ -1544,10 +1544,10 @@ def report(
         seed: Random seed for bootstrap resamples and simulations; the same seed gives
             byte-identical output. Default: 0.
         bootstrap: Bootstrap resamples, for the intervals that use them: a drop's from 100,000
-            cases (or clusters) up, and curve's retention. Below 100,000 a drop's interval is a
-            small-sample one (docs/statistics.md) and none are drawn. When they are drawn: at
-            least 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives
-            normal-approximation intervals instead. Default: 10000.
+            cases (or clusters) up under the any-distribution guarantee, and curve's retention.
+            Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
+            are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
+            1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
         per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at

@@ -71,7 +71,7 @@ pub(super) struct Statistics {
     #[command(flatten)]
     pub(super) seed: Seed,
     /// Bootstrap resamples, for the intervals that use them: a drop's from 100,000 cases (or
-    /// clusters) up, and curve's retention. Below 100,000 a drop's interval is a small-sample one
+    /// clusters) up under the any-distribution guarantee, and curve's retention. Below 100,000 a drop's interval is a small-sample one
     /// (docs/statistics.md) and none are drawn. When they are drawn: at least
     /// 10/(1 − confidence) (200 at 95%), at most 1,000,000; 0 gives normal-approximation
     /// intervals instead.

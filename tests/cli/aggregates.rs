@@ -803,6 +803,15 @@ fn extremes_no_scores_could_give_are_refused() {
         let err = fails(&mut run(&format!("{head}{rows}{bad}")));
         assert_mentions(&err, &["agg.csv", needle]);
     }
+    // A row of an older query's output (both empty), stacked with newer rows: read as an older
+    // file, the range from the case means, said.
+    let v = json(&mut run(&format!(
+        "{head}{rows}c1,baseline,2,2,2,2,0.5,,\n"
+    )));
+    assert!(
+        common::has_code(&v, "load.aggregates_without_extremes"),
+        "{v}"
+    );
     // One of the two alone: the other is named as missing.
     let lone: String = format!("{head}{rows}")
         .lines()

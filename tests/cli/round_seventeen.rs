@@ -27,20 +27,40 @@ const AGREEING: [&str; 9] = [
     "true", "false", "false", "false", "true", "false", "true", "false", "false",
 ];
 
-/// A case flagged with two gold passages had its oracle read the first in row order, so the
-/// same table sorted the other way gave another oracle saving; and flags that name another gold
+/// A case flagged with two gold passages had its oracle read the first in row order (the same
+/// table sorted the other way gave another oracle saving), and flags that name another gold
 /// passage than the cases' gold_rank made the oracle (gold_rank) and the miss rate (the flag)
-/// contradict each other. Both are refused, naming the case.
+/// contradict each other. Several gold passages are one gold set (the oracle keeps up to the
+/// deepest, a threshold misses when it drops any); flags that disagree with gold_rank on the
+/// main set are refused by `selector`, naming the case, while every other verb still runs (a
+/// review caught a first mend that refused them at load, for every verb, stress cases too).
 #[test]
-fn gold_passages_are_one_per_case_and_agree_with_gold_rank() {
+fn gold_passages_agree_with_gold_rank() {
     let w = with_passages(AGREEING);
-    json(ablate().args(["selector", "--json"]).arg(&w.dir));
+    let agreeing = json(ablate().args(["selector", "--json"]).arg(&w.dir));
 
+    // c1's gold set is ranks 1 and 2 (gold_rank 2): the oracle keeps both, and a threshold
+    // that keeps rank 1 (0.9) but drops rank 2 (0.5) misses c1.
     let mut two = AGREEING;
-    two[2] = "true";
+    two[1] = "true";
     let w = with_passages(two);
-    let err = fails(ablate().arg("selector").arg(&w.dir));
-    assert_mentions(&err, &["passages.csv", "`gold`", "c1", "ranks 1 and 3"]);
+    w.edit("cases.csv", "c1,billing,single,1,", "c1,billing,single,2,");
+    let v = json(ablate().args(["selector", "--json"]).arg(&w.dir));
+    let at = |v: &serde_json::Value, t: f64| {
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["threshold"].as_f64() == Some(t))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(at(&v, 0.6)["gold_miss_rate"].as_f64(), Some(1.0), "{v}");
+    assert_eq!(at(&agreeing, 0.6)["gold_miss_rate"].as_f64(), Some(0.5));
+    assert!(
+        v["oracle_saving_mean"].as_f64() < agreeing["oracle_saving_mean"].as_f64(),
+        "{v}"
+    );
 
     let mut moved = AGREEING;
     (moved[3], moved[4]) = ("true", "false");
@@ -49,12 +69,15 @@ fn gold_passages_are_one_per_case_and_agree_with_gold_rank() {
     assert_mentions(
         &err,
         &[
+            "passages.csv",
             "c2",
-            "flagged gold is rank 1",
+            "deepest passage flagged gold is rank 1",
             "gold_rank is 2",
             "cases.csv",
         ],
     );
+    // The other verbs do not read the flags: they run.
+    json(ablate().args(["sweep", "--json", "--quiet"]).arg(&w.dir));
 
     let mut none = AGREEING;
     none[0] = "false";
@@ -64,6 +87,12 @@ fn gold_passages_are_one_per_case_and_agree_with_gold_rank() {
         &err,
         &["c1", "no passage is flagged gold", "gold_rank is 1"],
     );
+
+    // The stress case's passages are not the selector's: a disagreement there is not refused.
+    let mut stress = AGREEING;
+    stress[6] = "false";
+    let w = with_passages(stress);
+    json(ablate().args(["selector", "--json"]).arg(&w.dir));
 }
 
 /// With passages on the stress case alone, the replay had no case, yet exited 0 with a kept
@@ -224,29 +253,39 @@ fn demo_plan(extra: &[&str]) -> serde_json::Value {
 }
 
 /// `plan --pilot` moved the sd to the planned repeats but not what the run can certify: with
-/// `--repeats` 1, 3 or 30 the demo's pilot (3 repeats) gave one `min_certifiable_threshold`
-/// and one `cases_to_certify`, and fresh runs at those cases with one repeat certified only
-/// 0.0174 of a promised 0.01 (a resampling check in the independent audit). Each arm's drops now
-/// spread as their mean would at the planned repeats; at the pilot's own repeats nothing moves.
+/// `--repeats` 1, 3 or 30 it gave one `min_certifiable_threshold` and one `cases_to_certify`,
+/// and under the normal approximation fresh runs at those cases with one repeat certified only
+/// 0.0174 of a promised 0.01 (the independent audit's resampling check). Under `normal` each
+/// arm is now planned at the cases whose se at the pilot's repeats is the plan's; under any
+/// distribution the figure stays (real runs of the demo's world at 1, 3 and 10 repeats certify
+/// 0.0182, 0.0188 and 0.0185: a review caught a first mend that made it 0.0534 and 0.0064).
 #[test]
 fn what_a_plan_can_certify_follows_its_repeats() {
     let plan_under = |repeats: &str, guarantee: &str| {
         demo_plan(&["--repeats", repeats, "--guarantee", guarantee])
     };
-    let plan = |repeats: &str| plan_under(repeats, "any-distribution");
     let certifiable = |v: &serde_json::Value| v["min_certifiable_threshold"].as_f64().unwrap();
-    let (one, three, ten) = (plan("1"), plan("3"), plan("10"));
+    let sd = |v: &serde_json::Value| v["sd"].as_f64().unwrap();
+    let (one, three, ten) = (
+        plan_under("1", "normal"),
+        plan_under("3", "normal"),
+        plan_under("10", "normal"),
+    );
     // The demo at its own 3 repeats: docs/statistics.md's figure.
-    assert!((certifiable(&three) - 0.0188).abs() < 5e-5, "{three}");
+    assert!((certifiable(&three) - 0.0075).abs() < 5e-5, "{three}");
     assert!(certifiable(&one) > certifiable(&three), "{one}");
     assert!(certifiable(&ten) < certifiable(&three), "{ten}");
     let to_certify = |v: &serde_json::Value| v["cases_to_certify"].as_u64().unwrap();
     assert!(to_certify(&one) > to_certify(&three), "{one}\n{three}");
-    // Under the normal approximation the half-width moves as the sd does.
-    let (one, three) = (plan_under("1", "normal"), plan_under("3", "normal"));
-    let sd = |v: &serde_json::Value| v["sd"].as_f64().unwrap();
-    let ratio = (certifiable(&one) / certifiable(&three)) / (sd(&one) / sd(&three));
-    assert!((ratio - 1.0).abs() < 0.05, "{ratio}");
+    // The half-width moves as the sd does.
+    for other in [&one, &ten] {
+        let ratio = (certifiable(other) / certifiable(&three)) / (sd(other) / sd(&three));
+        assert!((ratio - 1.0).abs() < 0.05, "{ratio}");
+    }
+    for repeats in ["1", "10"] {
+        let v = plan_under(repeats, "any-distribution");
+        assert!((certifiable(&v) - 0.0188).abs() < 5e-5, "{v}");
+    }
 }
 
 /// `plan --per-arm` was accepted and ignored: what the run can certify was still found at
@@ -334,4 +373,31 @@ fn nothing_is_certifiable_below_ten_units_and_the_header_names_the_interval() {
             .contains("the wider of a clustered t and an effective-sample score interval"),
         "{text}"
     );
+}
+
+/// A plan from a pilot of 30 cases in 9 clusters promised a certifiable threshold at 30 cases,
+/// where the sweep of such a run certifies nothing (9 units, below the 10 any verdict needs):
+/// the plan counts the units its cases will have, as the sweep does.
+#[test]
+fn a_plan_counts_the_units_its_cases_will_have() {
+    let w = nine_clusters(2);
+    w.write("units.csv", "unit,block,tokens\nfs/a,fs,10\nfs/b,fs,10\n");
+    let plan = |cases: &str| {
+        json(
+            ablate()
+                .args(["plan", "--json", "--quiet", "--design", "loo", "--units"])
+                .arg(w.path("units.csv"))
+                .arg("--pilot")
+                .arg(&w.dir)
+                .args(["--cases", cases, "--guarantee", "normal"]),
+        )
+    };
+    let at_pilot = plan("30");
+    assert!(
+        at_pilot["min_certifiable_threshold"].is_null(),
+        "{at_pilot}"
+    );
+    // Twice the cases, about twice the clusters: 18 units.
+    let doubled = plan("60");
+    assert!(doubled["min_certifiable_threshold"].is_f64(), "{doubled}");
 }

@@ -2,10 +2,10 @@
 //!
 //! At threshold t a main-set case keeps the passages whose reranker score is ≥ t. Per case:
 //! saving = full − kept passage tokens; oracle saving = full − tokens of the passages with
-//! rank ≤ gold_rank (none saved when gold was not retrieved). recovery = mean saving / mean oracle
-//! saving: the share of the oracle's saving the deployable selector gets. gold_miss_rate = the
-//! share of cases with a gold passage whose gold passage the threshold drops (the cases it puts at
-//! risk). Where an arm was run with that `selector_threshold`, its measured drop (sweep) is shown
+//! rank ≤ gold_rank, the deepest gold passage (none saved when gold was not retrieved). recovery
+//! = mean saving / mean oracle saving: the share of the oracle's saving the deployable selector
+//! gets. gold_miss_rate = the share of cases with a gold passage of which the threshold drops one
+//! (the cases it puts at risk). Where an arm was run with that `selector_threshold`, its measured drop (sweep) is shown
 //! beside the replay. Thresholds: 0.00, 0.05, …, 1.00 and every measured selector_threshold.
 //!
 //! The oracle saving is an upper bound: a selector that cannot read gold labels can only keep
@@ -72,6 +72,67 @@ fn passages_by_case(exp: &Experiment, passages: &Passages) -> Vec<Vec<(i64, f64,
     by_case
 }
 
+/// Where both are given, the main-set cases' `gold` flags agree with `cases.gold_rank`: the
+/// deepest passage flagged gold is at gold_rank (no flag when it is null, gold not retrieved).
+/// The oracle keeps every passage up to gold_rank and the miss rate reads the flags, so flags
+/// that name a deeper or a shallower passage would make the two contradict each other. A case
+/// may have several gold passages (multi-hop, chunked retrieval): the oracle keeps them all, and
+/// the threshold misses when it drops any.
+///
+/// # Errors
+/// The first case (in the passages' order) whose deepest flag differs from its gold_rank.
+fn check_gold(exp: &Experiment, passages: &Passages) -> Result<()> {
+    let Some(gold_rank) = exp.cases.gold_rank.as_ref() else {
+        return Ok(());
+    };
+    if passages.rows.iter().all(|p| p.gold.is_none()) {
+        return Ok(());
+    }
+    /// A case's first passage's row, and its deepest flagged rank with that rank's row.
+    type Seen = (Option<usize>, Option<(i64, usize)>);
+    let mut seen: Vec<Seen> = vec![(None, None); exp.cases.len()];
+    for (row, p) in passages.rows.iter().enumerate() {
+        let c = p.case as usize;
+        if exp.cases.stress[c] {
+            continue;
+        }
+        seen[c].0.get_or_insert(row);
+        if p.gold == Some(true) && seen[c].1.is_none_or(|(r, _)| p.rank > r) {
+            seen[c].1 = Some((p.rank, row));
+        }
+    }
+    let first_bad = passages.rows.iter().find_map(|p| {
+        let c = p.case as usize;
+        let (Some(first_row), deepest) = seen[c] else {
+            return None;
+        };
+        (deepest.map(|d| d.0) != gold_rank[c]).then_some((c, first_row, deepest))
+    });
+    let Some((c, first_row, deepest)) = first_bad else {
+        return Ok(());
+    };
+    Err(Error::BadValue {
+        path: passages.path.clone(),
+        column: "gold".into(),
+        row: crate::error::Row::at(deepest.map_or(first_row, |d| d.1)),
+        value: format!(
+            "case \"{}\": {}, the cases table's gold_rank is {}",
+            exp.cases.ids[c],
+            deepest.map_or_else(
+                || "no passage is flagged gold".to_string(),
+                |(r, _)| format!("the deepest passage flagged gold is rank {r}")
+            ),
+            gold_rank[c].map_or_else(|| "null (not retrieved)".to_string(), |r| r.to_string())
+        ),
+        problem: "the passages' gold flags and the cases' gold_rank name different gold passages (the selector's oracle saving keeps the passages up to gold_rank, its gold miss rate reads the flags)".into(),
+        fix: format!(
+            "make them agree (gold_rank is the deepest gold passage's rank, null when none was retrieved), or drop one of the two: the `gold` column of {} or `gold_rank` of {}",
+            passages.path.display(),
+            exp.cases.path.display()
+        ),
+    })
+}
+
 /// The measured selector arms: (threshold, arm, the sweep's drop).
 fn measured_arms(exp: &Experiment, sweep: &SweepOutput) -> Vec<(f64, String, f64)> {
     exp.arms
@@ -98,6 +159,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
     let cases: Vec<usize> = (0..exp.cases.len())
         .filter(|&c| !by_case[c].is_empty())
         .collect();
+    check_gold(exp, passages)?;
     if cases.is_empty() {
         return Err(Error::Unsupported {
             what: format!("the selector replay of {}", passages.path.display()),
@@ -118,7 +180,7 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
                 .gold_rank
                 .as_ref()
                 .and_then(|g| g[c])
-                .or_else(|| by_case[c].iter().find(|p| p.3).map(|p| p.0));
+                .or_else(|| by_case[c].iter().filter(|p| p.3).map(|p| p.0).max());
             match gold_rank {
                 Some(g) => f - moments::sum(by_case[c].iter().filter(|p| p.0 <= g).map(|p| p.1)),
                 None => 0.0,
@@ -154,9 +216,10 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput) -> Result<SelectorOutput> {
                         kept.add(p.1);
                     }
                 }
-                if let Some(g) = by_case[c].iter().find(|p| p.3) {
+                let mut gold = by_case[c].iter().filter(|p| p.3).peekable();
+                if gold.peek().is_some() {
                     with_gold += 1;
-                    if g.2 < t {
+                    if gold.any(|g| g.2 < t) {
                         missed += 1;
                     }
                 }

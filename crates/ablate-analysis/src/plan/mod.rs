@@ -188,8 +188,9 @@ pub struct PlanOutput {
     pub guarantee: Guarantee,
     /// The smallest threshold at which an arm whose mean drop is zero, with the spread the
     /// pilot's arms show (the median arm's), would be confidently removable with these cases
-    /// and this family (the plan's arms, baseline aside): the median upper half-width of the
-    /// family intervals planned at these cases. From `--sd` alone, the normal approximation's
+    /// and this family (the plan's arms, baseline aside; one arm with `--per-arm`): the median
+    /// upper half-width of the family intervals planned at these cases and repeats
+    /// ([`Pilot::certifiable`]). From `--sd` alone, the normal approximation's
     /// t(1 − α/2K; n − 1)·sd/√n, which under `any-distribution` is a lower bound
     /// (`min_certifiable_is_lower_bound`). Null without `--sd` or `--pilot`.
     pub min_certifiable_threshold: Option<f64>,
@@ -255,9 +256,15 @@ impl Pilot {
     /// The smallest threshold a run with `cases` cases per arm, `repeats` repeats per case and
     /// `family` judged arms can certify under `guarantee`: the median over the pilot's arms of
     /// the upper half-width of the family interval planned at f = cases/pilot cases
-    /// ([`crate::analysis::paired::Intervals::family_scaled`]), each sample's spread kept; at
-    /// other repeats than the pilot's, at f/g², the cases at the pilot's repeats whose se is the
-    /// plan's, g the arm's spread factor (`Pilot::spread_factor`). `None` when no arm has spread.
+    /// ([`crate::analysis::paired::Intervals::family_scaled`]), each sample's spread kept.
+    /// Under the normal approximation, at other repeats than the pilot's, at f/g², the cases at
+    /// the pilot's repeats whose se is the plan's (g the arm's sd factor, by the repeat-noise
+    /// rule of [`Pilot::sd_at`]); under any distribution the repeats are not counted, since the
+    /// score interval's width is set by what could hide among the units, not by their spread
+    /// (real runs of the demo's world at 1, 3 and 10 repeats certify 0.0182, 0.0188, 0.0185).
+    /// An arm whose units at these cases (its pilot units × f) number fewer than
+    /// [`MIN_UNITS_TO_DECIDE`] counts not: none is called confident there. `None` when no arm
+    /// counts.
     pub fn certifiable(
         &self,
         cases: usize,
@@ -266,7 +273,7 @@ impl Pilot {
         guarantee: Guarantee,
         confidence: f64,
     ) -> Option<f64> {
-        use crate::analysis::paired::{Intervals, Sample};
+        use crate::analysis::paired::{Intervals, Paired, Sample};
         let up: Vec<f64> = self
             .drops
             .iter()
@@ -278,10 +285,14 @@ impl Pilot {
                     units: &d.units,
                     reach: d.reach,
                 };
-                // n cases at K repeats have the se of n/g² cases at the pilot's repeats, the
-                // drops keeping their shape (and their range: scaling them could leave it).
-                let g = self.spread_factor(&d.values, repeats);
-                let factor = cases as f64 / d.values.len().max(1) as f64 / (g * g);
+                let f = cases as f64 / d.values.len().max(1) as f64;
+                if (Paired::distinct_units(&d.units) as f64 * f) < MIN_UNITS_TO_DECIDE as f64 {
+                    return None;
+                }
+                let factor = match guarantee {
+                    Guarantee::Normal => f / self.spread_factor(&d.values, repeats).powi(2),
+                    Guarantee::AnyDistribution => f,
+                };
                 Intervals::new(&sample)
                     .family_scaled_end(guarantee, factor, family, confidence, true)
                     .map(|h| h - sample.point)
@@ -290,18 +301,25 @@ impl Pilot {
             .collect();
         (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
     }
+
     /// How much an arm's drops (`values`, at the pilot's repeats) spread at `repeats` repeats, as
-    /// a factor on their sd: g = √(((v − ν) + ν·K_pilot/K)/v), v their
-    /// variance and ν = min(2w/K_pilot, v) the repeat noise in it, the rule of
-    /// [`Pilot::sd_at`] for one arm. 1 at the pilot's own repeats, or without spread.
+    /// a factor on their sd: g = √(v'/v), v their variance and v' = [`Pilot::variance_at`] of
+    /// it. 1 at the pilot's own repeats, or without spread.
     fn spread_factor(&self, values: &[f64], repeats: u32) -> f64 {
-        let k = f64::from(repeats.max(1));
         let v = moments::sample_variance(values);
-        if k == self.repeats || v.is_nan() || v <= 0.0 {
+        if f64::from(repeats.max(1)) == self.repeats || v.is_nan() || v <= 0.0 {
             return 1.0;
         }
-        let noise = (2.0 * self.within_case_var / self.repeats).min(v);
-        (((v - noise) + noise * self.repeats / k).max(0.0) / v).sqrt()
+        (self.variance_at(v, repeats) / v).sqrt()
+    }
+
+    /// A variance of paired differences measured at the pilot's repeats, moved to `repeats`: a
+    /// difference of two case means carries repeat noise 2w/K (Miller 2024), w the baseline's
+    /// within-case variance, so with the pilot's noise part ν = min(2w/K_pilot, v) (at most the
+    /// whole measured variance), v' = (v − ν) + ν·K_pilot/K, never below 0.
+    fn variance_at(&self, variance: f64, repeats: u32) -> f64 {
+        let noise = (2.0 * self.within_case_var / self.repeats).min(variance);
+        ((variance - noise) + noise * self.repeats / repeats.max(1) as f64).max(0.0)
     }
 
     /// The sd of paired differences at `repeats` repeats: a difference of two case means carries
@@ -312,11 +330,7 @@ impl Pilot {
     /// "without spread" at 3 repeats, where it gave 0.21 at 2; flooring only the between-case
     /// part had given more than the measured sd at the pilot's own repeats.)
     pub fn sd_at(&self, repeats: u32) -> f64 {
-        let variance = self.sd * self.sd;
-        let noise = (2.0 * self.within_case_var / self.repeats).min(variance);
-        ((variance - noise) + noise * self.repeats / repeats.max(1) as f64)
-            .max(0.0)
-            .sqrt()
+        self.variance_at(self.sd * self.sd, repeats).sqrt()
     }
 }
 

@@ -10,7 +10,7 @@
 //!   practice never); with `--bootstrap 0`, drop ± z·se there. Below that many units the score
 //!   interval (cases) or the wider of the t and effective-sample score intervals (clusters),
 //!   which hold at every size measured ([`Paired::estimate`]); under the normal guarantee the
-//!   clustered t interval there instead ([`paired::Intervals::estimate_under`]). When every paired
+//!   clustered t interval at every size instead ([`paired::Intervals::estimate_under`]). When every paired
 //!   case has the same drop (no spread), the se is null and the CI is the exact bound of
 //!   [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`), and the
 //!   p-value is an exact sign test over the units;

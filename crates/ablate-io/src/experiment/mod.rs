@@ -131,7 +131,7 @@ impl ExperimentLoad for Experiment {
             warnings.push(crate::warning::Warning::new(
                 "load.aggregates_without_extremes",
                 format!(
-                    "{} has no min_score and max_score columns (an older `ablate sql` query): the score range is read from the case means, which hide a single score beyond [0, 1] (a case scored 1.5 and 0.42), so the intervals may be too narrow; rerun the query `ablate sql` prints, or set score_min and score_max in experiment.toml",
+                    "{} lacks min_score and max_score (on some or all rows: an older `ablate sql` query's output): the score range is read from the case means, which hide a single score beyond [0, 1] (a case scored 1.5 and 0.42), so the intervals may be too narrow; rerun the query `ablate sql` prints, or set score_min and score_max in experiment.toml",
                     results.path.display()
                 ),
             ));

@@ -65,22 +65,27 @@ pub(super) fn from_aggregates(
         .collect();
     let n_arms = arms.len();
     let mut totals = CellTotals::new(cases.len() * n_arms);
-    // The lowest and highest single score over every row, when the file has them.
+    // The lowest and highest single score over every row, when every row has them (a stack of
+    // an older query's output and a newer one's is read as the older: from the case means).
     let mut extremes: Option<(f64, f64)> = None;
+    let mut every_row_has_them = rows.extremes.is_some();
     for row in 0..t.height() {
         let case = rows.case_id(row)?;
         let case = cases.lookup(case, &rows.path, row)? as usize;
         let arm = position[rows.arm[row].as_deref().unwrap_or_default()];
         let sums = rows.sums(row, pass_mark, score_range)?;
-        if let Some((lo, hi)) = rows.extremes(row, sums, pass_mark, score_range)? {
-            let (a, b) = extremes.unwrap_or((lo, hi));
-            extremes = Some((a.min(lo), b.max(hi)));
+        match rows.extremes(row, sums, pass_mark, score_range)? {
+            Some((lo, hi)) => {
+                let (a, b) = extremes.unwrap_or((lo, hi));
+                extremes = Some((a.min(lo), b.max(hi)));
+            }
+            None => every_row_has_them = false,
         }
         totals.add(&rows, row, case * n_arms + arm, sums)?;
     }
     let calls = totals.count.iter().sum::<u64>() as usize;
     let mut matrix = totals.into_matrix(cases.len(), n_arms, rows.tokens.is_some());
-    matrix.score_range = extremes;
+    matrix.score_range = extremes.filter(|_| every_row_has_them);
     Ok(Results {
         rows: calls,
         matrix,
@@ -260,7 +265,7 @@ impl AggregateRows {
 
     /// The row's lowest and highest single score (`min_score`, `max_score`), checked against its
     /// repeats, sum and passes and against a declared range; `None` when the file has no such
-    /// columns.
+    /// columns or the row leaves both empty (an older query's row, stacked with newer ones).
     fn extremes(
         &self,
         row: usize,
@@ -274,6 +279,8 @@ impl AggregateRows {
         let shown = |x: Option<f64>| x.map_or_else(|| "null".into(), crate::text::float_text);
         let (lo, hi) = match (mins[row], maxs[row]) {
             (Some(a), Some(b)) if a.is_finite() && b.is_finite() => (a, b),
+            // A row of an older query's output, stacked with newer ones.
+            (None, None) => return Ok(None),
             (a, b) => {
                 return Err(self.bad(
                     "min_score, max_score",

@@ -194,7 +194,7 @@ fn header(d: Dialect, q: &ContextQuery) -> String {
 -- Long format: one row per (stat, key, bin) with a value. Stats: calls, size_sum, size_hist
 -- (bin k holds sizes in [2^(k/16), 2^((k+1)/16)), bin −1 holds 0: percentiles read from it are
 -- within 2^(1/16) − 1 = 4.4%), hard_calls (bin = the hard limit), utilisation_sum = Σ size/hard,
--- overflow (size > hard), soft_crossing (size > {soft} · hard){steps_doc}, source_tokens (key =
+-- overflow (size > hard), soft_crossing (size > ROUND({soft} · hard, 6)){steps_doc}, source_tokens (key =
 -- source), missing_limit and nonpositive_limit (calls that cannot be analysed), limits (key =
 -- the limits this query used).
 -- Results of this query over separate partitions or days merge by addition: stack them, or

@@ -45,7 +45,7 @@ fn token_sum(alias: &str) -> Expr {
 /// Column `name` of token sums ([`token_sum`]) as whole numbers.
 ///
 /// # Errors
-/// A sum beyond [`MAX_EXACT_SUM`] (`what` names the group), where it would no longer be exact.
+/// A sum at or beyond [`MAX_EXACT_SUM`] (`what` names the group), where it may no longer be exact.
 fn token_sums(df: &DataFrame, name: &str, path: &Path, what: &str) -> Result<Vec<Option<i64>>> {
     let c = df
         .column(name)
@@ -54,13 +54,13 @@ fn token_sums(df: &DataFrame, name: &str, path: &Path, what: &str) -> Result<Vec
     let sums = c.f64().map_err(|e| table::polars_unreadable(path, e))?;
     sums.iter()
         .map(|v| match v {
-            Some(x) if x > MAX_EXACT_SUM => Err(Error::BadValue {
+            Some(x) if x >= MAX_EXACT_SUM => Err(Error::BadValue {
                 path: path.to_path_buf(),
                 column: "tokens".into(),
                 row: crate::error::Row::none(),
                 value: format!("{x:.0}"),
                 problem: format!(
-                    "the tokens of {what} add up to more than 2^53, beyond any context window"
+                    "the tokens of {what} add up to 2^53 or more, where a sum is no longer exact"
                 ),
                 fix: "check the tokens column: a row counts the tokens of one item".into(),
             }),

@@ -539,11 +539,9 @@ fn add_cluster_replicates(
     Ok(())
 }
 
-/// The error for a request with a variant twice: the row that repeats a (request, variant)
-/// pair first, with the row it repeats.
-/// The first request (by the row where its second value appears) whose rows give a stratum or
-/// cluster column two values, as an error: a request is in one stratum, and taking one of the
-/// values would file it silently under a stratum some of its rows deny.
+/// The first request (by its first row), in the first stratum or cluster column where some
+/// request's rows give two values, as an error naming that row: a request is in one stratum,
+/// and taking one of the values would file it silently under a stratum some of its rows deny.
 ///
 /// # Errors
 /// The log cannot be read.
@@ -575,10 +573,16 @@ fn disagreement_error(lf: &LazyFrame, path: &std::path::Path, columns: &[&str]) 
                 .map(|v| v.get_str().map_or_else(|| v.to_string(), str::to_string))
                 .unwrap_or_default()
         };
+        let first = found
+            .column("first")
+            .ok()
+            .and_then(|c| c.cast(&DataType::UInt64).ok())
+            .and_then(|c| c.u64().ok().and_then(|c| c.get(0)))
+            .map(|i| i as usize);
         return Ok(Error::BadValue {
             path: path.to_path_buf(),
             column: c.to_string(),
-            row: Row::none(),
+            row: first.map_or_else(Row::none, Row::at),
             value: format!("request {:?}", text("request_id")),
             problem: format!(
                 "its rows give {c} \"{}\" and \"{}\": a request is in one stratum (and one cluster), so its production, replay and candidate rows must agree",
@@ -593,6 +597,8 @@ fn disagreement_error(lf: &LazyFrame, path: &std::path::Path, columns: &[&str]) 
     ))
 }
 
+/// The error for a request with a variant twice: the row that repeats a (request, variant)
+/// pair first, with the row it repeats.
 fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
     let dup = table::collect_streaming(
         lf.clone()
