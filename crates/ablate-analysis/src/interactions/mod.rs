@@ -556,7 +556,10 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     reach: (-reach, reach),
                 };
                 let intervals = Intervals::new(&sample);
-                let est = intervals.estimate(
+                // The shown interval follows the guarantee, as the sweep's: under the normal
+                // approximation the t, which nests in the family interval that judges.
+                let est = intervals.estimate_under(
+                    guarantee,
                     draws.as_ref().map(|d| d.percentile_ci(k, cfg.confidence)),
                     cfg.confidence,
                 );

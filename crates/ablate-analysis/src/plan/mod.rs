@@ -302,6 +302,18 @@ impl Pilot {
         (!up.is_empty()).then(|| percentile::quantile(&up, 0.5))
     }
 
+    /// The units (cases, or clusters) a planned case brings, as the pilot's arms show them: the
+    /// most over arms of distinct units / paired cases (1 without clusters). A run of n cases
+    /// per arm has about n times this many units.
+    pub fn units_per_case(&self) -> f64 {
+        use crate::analysis::paired::Paired;
+        self.drops
+            .iter()
+            .filter(|d| !d.values.is_empty())
+            .map(|d| Paired::distinct_units(&d.units) as f64 / d.values.len() as f64)
+            .fold(0.0, f64::max)
+    }
+
     /// How much an arm's drops (`values`, at the pilot's repeats) spread at `repeats` repeats, as
     /// a factor on their sd: g = √(v'/v), v their variance and v' = [`Pilot::variance_at`] of
     /// it. 1 at the pilot's own repeats, or without spread.
@@ -644,12 +656,31 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
         arms.len().saturating_sub(1).max(1)
     };
     let certifiable = Certifiable::of(opts, sd, family);
-    if opts.cases < MIN_UNITS_TO_DECIDE {
+    // The units the planned cases bring: clusters at the pilot's cases per cluster.
+    let per_case = match &opts.sd {
+        Some(SdSource::Pilot { pilot, .. }) if pilot.units_per_case() > 0.0 => {
+            pilot.units_per_case()
+        }
+        _ => 1.0,
+    };
+    let planned_units = opts.cases as f64 * per_case;
+    if planned_units < MIN_UNITS_TO_DECIDE as f64 {
+        let clusters = if per_case < 1.0 {
+            format!(
+                " (about {} clusters, at the pilot's {:.1} cases per cluster)",
+                planned_units.floor(),
+                1.0 / per_case
+            )
+        } else {
+            String::new()
+        };
+        let least = (MIN_UNITS_TO_DECIDE as f64 / per_case).ceil();
         warnings.push(crate::warning::Warning::new(
             "plan.too_few_cases",
             format!(
-                "{} cases per arm cannot decide any arm: no verdict is called confident below {MIN_UNITS_TO_DECIDE} units (cases, or clusters), so nothing is certifiable (null); plan at least {MIN_UNITS_TO_DECIDE}",
-                opts.cases
+                "{} cases per arm{clusters} cannot decide any arm: no verdict is called confident below {MIN_UNITS_TO_DECIDE} units (cases, or clusters), so nothing is certifiable (null); plan at least {}",
+                opts.cases,
+                crate::text::thousands(least)
             ),
         ));
     }
@@ -657,7 +688,7 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
     // certifies nothing: said, not a bare null.
     if certifiable.threshold.is_none()
         && sd.is_some()
-        && opts.cases >= MIN_UNITS_TO_DECIDE
+        && planned_units >= MIN_UNITS_TO_DECIDE as f64
         && matches!(opts.sd, Some(SdSource::Pilot { .. }))
     {
         warnings.push(crate::warning::Warning::new(

@@ -147,15 +147,22 @@ pub fn sums(shadow: &ShadowLog, opts: &ShadowScan) -> Result<ShadowSums> {
         } else {
             lf.clone()
         };
-        let one = partition_sums(part.clone(), by, cluster, opts.replicates, has)
+        let one = partition_sums(part, by, cluster, opts.replicates, has)
             .map_err(|e| table::polars_unreadable(&path, e))?;
-        if one.duplicates > 0 {
-            // Looked up in this partition only: the whole log may not fit.
-            return Err(duplicate_error(&part, &path)?);
-        }
-        if one.disagreeing {
+        if one.duplicates > 0 || one.disagreeing {
+            // Looked up in this partition only (the whole log may not fit), its rows numbered
+            // as in the file.
+            let numbered = lf.clone().with_row_index("__row", None);
+            let numbered = if passes > 1 {
+                numbered.filter(logs::partition(split_by, pass, passes))
+            } else {
+                numbered
+            };
+            if one.duplicates > 0 {
+                return Err(duplicate_error(&numbered, &path)?);
+            }
             let columns: Vec<&str> = by.iter().map(String::as_str).chain(cluster).collect();
-            return Err(disagreement_error(&part, &path, &columns)?);
+            return Err(disagreement_error(&numbered, &path, &columns)?);
         }
         total.merge(one.sums);
         logs::release_freed_memory();
@@ -540,7 +547,8 @@ fn add_cluster_replicates(
 }
 
 /// The first request (by its first row), in the first stratum or cluster column where some
-/// request's rows give two values, as an error naming that row: a request is in one stratum,
+/// request's rows give two values, as an error naming that row (`lf` numbers its rows as the
+/// file does, in `__row`): a request is in one stratum,
 /// and taking one of the values would file it silently under a stratum some of its rows deny.
 ///
 /// # Errors
@@ -549,7 +557,6 @@ fn disagreement_error(lf: &LazyFrame, path: &std::path::Path, columns: &[&str]) 
     for &c in columns {
         let found = table::collect_streaming(
             lf.clone()
-                .with_row_index("__row", None)
                 .group_by([col("request_id")])
                 .agg([
                     col(c).n_unique().alias("k"),
@@ -598,11 +605,10 @@ fn disagreement_error(lf: &LazyFrame, path: &std::path::Path, columns: &[&str]) 
 }
 
 /// The error for a request with a variant twice: the row that repeats a (request, variant)
-/// pair first, with the row it repeats.
+/// pair first, with the row it repeats (`lf` numbers its rows as the file does, in `__row`).
 fn duplicate_error(lf: &LazyFrame, path: &std::path::Path) -> Result<Error> {
     let dup = table::collect_streaming(
         lf.clone()
-            .with_row_index("__row", None)
             .group_by([col("request_id"), col("variant")])
             .agg([
                 len().alias("n"),
