@@ -30,6 +30,7 @@ use crate::analysis::sweep::{self, SweepOutput};
 use crate::analysis::variance::{self, VarianceOutput};
 use crate::error::Result;
 use crate::io::logs::{ContextLog, ShadowLog};
+use crate::io::manifest::Guarantee;
 use crate::io::{Experiment, Units};
 use crate::verb::Verb;
 
@@ -353,11 +354,14 @@ fn reweight_of(
 /// Whether `verb` on `exp` draws bootstrap resamples, so that `--bootstrap`'s floor
 /// B ≥ 10/(1 − confidence) ([`crate::analysis::min_bootstrap`]) applies: a drop's interval uses
 /// them only from [`BOOTSTRAP_MIN_UNITS`](crate::analysis::paired::BOOTSTRAP_MIN_UNITS) cases or
-/// clusters of the main set, and `curve`'s retention (also in `report`) whenever there are
-/// budget arms. Below that no resample is drawn and `--bootstrap` is not used.
-pub fn draws_resamples(exp: &Experiment, verb: Verb) -> bool {
+/// clusters of the main set under the any-distribution guarantee (`guarantee`, else the
+/// experiment's), and `curve`'s retention (also in `report`) whenever there are budget arms.
+/// Otherwise no resample is drawn and `--bootstrap` is not used.
+pub fn draws_resamples(exp: &Experiment, verb: Verb, guarantee: Option<Guarantee>) -> bool {
     let paired = crate::analysis::paired::Paired::new(exp, crate::analysis::paired::CaseSet::Main);
-    (verb.reads_matrix() && paired.bootstraps_means())
+    let any_distribution =
+        guarantee.unwrap_or(exp.manifest.guarantee) == Guarantee::AnyDistribution;
+    (verb.reads_matrix() && paired.bootstraps_means() && any_distribution)
         || (matches!(verb, Verb::Curve | Verb::Report) && has_budget_arms(exp))
 }
 

@@ -328,7 +328,10 @@ fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
     }
     // The floor on resamples holds only where they are drawn (B is otherwise unused).
     let min = analysis::min_bootstrap(g.confidence);
-    if g.bootstrap > 0 && g.bootstrap < min && ablate::analysis::all::draws_resamples(&exp, verb) {
+    if g.bootstrap > 0
+        && g.bootstrap < min
+        && ablate::analysis::all::draws_resamples(&exp, verb, g.guarantee)
+    {
         if min > MAX_BOOTSTRAP {
             return Err(Error::Usage(format!(
                 "--confidence {} is too high for a percentile bootstrap: it needs at least 5 resamples beyond each end, so B ≥ 10/(1 − confidence) = {min}, more than the {MAX_BOOTSTRAP} ablate draws at most. Use --bootstrap 0 for normal-approximation intervals, or a confidence of 0.9999 or lower",

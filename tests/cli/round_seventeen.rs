@@ -468,3 +468,37 @@ fn a_refusal_names_the_files_row_whatever_the_passes() {
         assert_mentions(&err, &["row 3999", "r1999", "\"x\" and \"y\""]);
     }
 }
+
+/// From 100,000 units the sweep drew bootstrap resamples under the normal approximation too,
+/// and refused `--bootstrap 50` as too few, though its intervals are the t at every size and no
+/// resample was used. Under any distribution the floor still holds.
+#[test]
+fn the_normal_approximation_draws_no_resamples_at_any_size() {
+    let w = Workdir::empty();
+    let mut results = String::with_capacity(5_000_000);
+    results.push_str("case_id,arm,repeat,score\n");
+    let mut cases = String::from("case_id\n");
+    for i in 0..100_000 {
+        cases.push_str(&format!("c{i}\n"));
+        let arm = if i % 7 == 0 { 0 } else { 1 };
+        results.push_str(&format!("c{i},baseline,0,1\nc{i},without-fs/a,0,{arm}\n"));
+    }
+    w.write("results.csv", &results);
+    w.write("cases.csv", &cases);
+    w.write("arms.csv", "arm,removed\nbaseline,\nwithout-fs/a,fs/a\n");
+    w.write(
+        "experiment.toml",
+        "set = \"big\"\nmodel = \"m\"\nmeasured_at = \"2025-01-01\"\nbaseline_arm = \"baseline\"\nthreshold_drop = 0.05\n",
+    );
+    let sweep = |guarantee: &str| {
+        let mut cmd = ablate();
+        cmd.args(["sweep", "--json", "--quiet", "--bootstrap", "50"])
+            .args(["--guarantee", guarantee])
+            .arg(&w.dir);
+        cmd
+    };
+    let v = json(&mut sweep("normal"));
+    assert_eq!(v["arms"][0]["ci_method"], "t", "{v}");
+    let err = fails(&mut sweep("any-distribution"));
+    assert_mentions(&err, &["--bootstrap 50 is too few"]);
+}

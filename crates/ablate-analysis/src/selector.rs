@@ -5,8 +5,9 @@
 //! rank ≤ gold_rank, the deepest gold passage (none saved when gold was not retrieved). recovery
 //! = mean saving / mean oracle saving: the share of the oracle's saving the deployable selector
 //! gets. gold_miss_rate = the share of cases with a gold passage of which the threshold drops one
-//! (the cases it puts at risk). Where an arm was run with that `selector_threshold`, its measured drop (sweep) is shown
-//! beside the replay. Thresholds: 0.00, 0.05, …, 1.00 and every measured selector_threshold.
+//! (the cases it puts at risk). Where an arm was run with that `selector_threshold`, its
+//! measured drop (sweep) is shown beside the replay. Thresholds: 0.00, 0.05, …, 1.00 and every
+//! measured selector_threshold (in place of a grid value within 10⁻¹² of it).
 //!
 //! The oracle saving is an upper bound: a selector that cannot read gold labels can only keep
 //! more than the oracle (saving less) or drop the gold passage (costing score).

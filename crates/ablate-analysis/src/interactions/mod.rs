@@ -32,6 +32,7 @@ use crate::analysis::cover::{self, Candidate};
 use crate::analysis::paired::{CaseSet, Intervals, MIN_UNITS_TO_DECIDE, Paired, Sample};
 use crate::error::Result;
 use crate::io::Experiment;
+use crate::io::manifest::Guarantee;
 use crate::stats::bootstrap::{Draws, RatioSums};
 
 use crate::stats::moments::{self, Neumaier};
@@ -467,10 +468,17 @@ fn from_pairs(exp: &Experiment, paired: &Paired, whole: &mut [&mut Work]) {
     });
 }
 
-/// One joint bootstrap of every composed arm's mean e (none with `--bootstrap 0`, or below the
-/// units at which an interval uses it: [`Paired::bootstraps_means`]).
-fn interaction_draws(paired: &Paired, work: &[Work], cfg: &Config) -> Option<Draws> {
-    (cfg.bootstrap > 0 && !work.is_empty() && paired.bootstraps_means()).then(|| {
+/// One joint bootstrap of every composed arm's mean e (none with `--bootstrap 0`, below the
+/// units at which an interval uses it, [`Paired::bootstraps_means`], or under the normal
+/// approximation, whose intervals are the t at every size).
+fn interaction_draws(
+    paired: &Paired,
+    work: &[Work],
+    cfg: &Config,
+    guarantee: Guarantee,
+) -> Option<Draws> {
+    let used = paired.bootstraps_means() && guarantee == Guarantee::AnyDistribution;
+    (cfg.bootstrap > 0 && !work.is_empty() && used).then(|| {
         let mut sums = RatioSums::new(paired.n_units, work.len());
         for (k, w) in work.iter().enumerate() {
             paired.add_mean(&mut sums, k, &w.units, &w.e);
@@ -528,8 +536,8 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
 
     let work = interaction_samples(exp, &paired, composed_ids, &mut warnings);
 
-    let draws = interaction_draws(&paired, &work, cfg);
     let guarantee = cfg.guarantee.unwrap_or(exp.manifest.guarantee);
+    let draws = interaction_draws(&paired, &work, cfg, guarantee);
     let family = if cfg.per_arm { 1 } else { work.len().max(1) };
 
     // Each composed arm on its own (rayon; collected in order, the same at any thread count),

@@ -10,8 +10,8 @@
 //!   practice never); with `--bootstrap 0`, drop ± z·se there. Below that many units the score
 //!   interval (cases) or the wider of the t and effective-sample score intervals (clusters),
 //!   which hold at every size measured ([`Paired::estimate`]); under the normal guarantee the
-//!   clustered t interval at every size instead ([`paired::Intervals::estimate_under`]). When every paired
-//!   case has the same drop (no spread), the se is null and the CI is the exact bound of
+//!   clustered t interval at every size instead ([`paired::Intervals::estimate_under`]). When
+//!   every paired case has the same drop (no spread), the se is null and the CI is the exact bound of
 //!   [`crate::stats::estimate::Estimate::no_variation`] (`ci_method` `exact-bound`), and the
 //!   p-value is an exact sign test over the units;
 //! - family CI (`ci_family_low`, `ci_family_high`, …): the same arm's interval at level
@@ -540,8 +540,9 @@ pub fn run(exp: &Experiment, cfg: &Config) -> SweepOutput {
     let arm_ids = arms_with_pairs(exp, &paired, &mut warnings);
     let pairs = paired.arms(m, &arm_ids);
     let changes = Changes::all(exp, &paired, &pairs, &arm_ids, pass_mark);
-    let draws = paired
-        .bootstraps_means()
+    // The drops' resamples, where an interval uses them: not under the normal approximation,
+    // whose intervals are the t at every size.
+    let draws = (paired.bootstraps_means() && guarantee == Guarantee::AnyDistribution)
         .then(|| bootstrap_draws(&paired, &pairs, cfg))
         .flatten();
 

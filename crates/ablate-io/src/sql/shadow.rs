@@ -382,9 +382,9 @@ fn header(d: Dialect, q: &ShadowQuery, keys: &[String]) -> String {
 -- Long format: one row per (stat, {keys_doc}, bin) with a value. `replay` = 1 for requests
 -- that had a replay row. Stats: requests, changed, noise, d2 = Σ(changed − noise)²{score_doc}{token_doc};
 -- and incomplete, duplicates, replay_rows and, with strata or clusters, disagreeing (requests
--- whose rows give a stratum or cluster two values: ablate refuses them) (whole log). Token histograms: bin k holds tokens in
--- [2^(k/16), 2^((k+1)/16)) (bin −1 holds 0), so percentiles read from them are within
--- 2^(1/16) − 1 = 4.4% of the exact value.{cluster_note}
+-- whose rows give a stratum or cluster two values: ablate refuses them) (whole log).
+-- Token histograms: bin k holds tokens in [2^(k/16), 2^((k+1)/16)) (bin −1 holds 0), so
+-- percentiles read from them are within 2^(1/16) − 1 = 4.4% of the exact value.{cluster_note}
 -- Results of this query over separate partitions or days merge by addition: stack them, or
 -- GROUP BY stat, {keys_doc}, bin and SUM(value).
 -- Save the result as Parquet or CSV and run: ablate shadow DIR --from-aggregates FILE{by_doc}

@@ -548,8 +548,8 @@ fn add_cluster_replicates(
 
 /// The first request (by its first row), in the first stratum or cluster column where some
 /// request's rows give two values, as an error naming that row (`lf` numbers its rows as the
-/// file does, in `__row`): a request is in one stratum,
-/// and taking one of the values would file it silently under a stratum some of its rows deny.
+/// file does, in `__row`): a request is in one stratum, and taking one of the values would file
+/// it silently under a stratum some of its rows deny.
 ///
 /// # Errors
 /// The log cannot be read.
