@@ -658,11 +658,11 @@ pub fn run(units: &Units, opts: &PlanOptions) -> Result<PlanOutput> {
     let certifiable = Certifiable::of(opts, sd, family);
     // The units the planned cases bring: clusters at the pilot's cases per cluster.
     let per_case = match &opts.sd {
-        Some(SdSource::Pilot { pilot, .. }) if pilot.units_per_case() > 0.0 => {
-            pilot.units_per_case()
-        }
-        _ => 1.0,
-    };
+        Some(SdSource::Pilot { pilot, .. }) => Some(pilot.units_per_case()),
+        _ => None,
+    }
+    .filter(|&u| u > 0.0)
+    .unwrap_or(1.0);
     let planned_units = opts.cases as f64 * per_case;
     if planned_units < MIN_UNITS_TO_DECIDE as f64 {
         let clusters = if per_case < 1.0 {

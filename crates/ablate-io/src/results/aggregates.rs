@@ -303,10 +303,8 @@ impl AggregateRows {
                 column: column.into(),
                 row: Row::at(row),
                 value: crate::text::float_text(value),
-                problem: format!(
-                    "a score is outside [score_min, score_max] = [{a}, {b}], the range experiment.toml declares the scores take"
-                ),
-                fix: "set score_min and score_max in experiment.toml to the score's true range (every interval is drawn in it), or fix the score".into(),
+                problem: format!("a score is outside {}", table::declared_range(a, b)),
+                fix: table::OUTSIDE_RANGE_FIX.into(),
             });
         }
         let k = s.k as f64;

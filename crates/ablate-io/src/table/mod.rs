@@ -23,7 +23,10 @@ pub use column::{
     Table, check_id, check_non_negative, check_token_counts, check_unique, read, read_coded,
     refused_in_id, split_list,
 };
-pub use schema::{Col, Kind, check_columns, is_text, near_miss, refuse_scores_outside};
+pub use schema::{
+    Col, Kind, OUTSIDE_RANGE_FIX, check_columns, declared_range, is_text, near_miss,
+    refuse_scores_outside,
+};
 
 /// Finds `<stem>.parquet` or `<stem>.csv` in `dir`.
 ///

@@ -449,10 +449,21 @@ pub fn refuse_scores_outside(file: &TableFile, lo: f64, hi: f64) -> Result<()> {
             .cast(DataType::Float64)
             .lt(lit(lo))
             .or(col("score").cast(DataType::Float64).gt(lit(hi))),
-        format!("is outside [score_min, score_max] = [{lo}, {hi}], the range experiment.toml declares the scores take"),
-        "set score_min and score_max in experiment.toml to the score's true range (every interval is drawn in it), or fix the score".into(),
+        format!("is outside {}", declared_range(lo, hi)),
+        OUTSIDE_RANGE_FIX.into(),
     )
 }
+
+/// The declared score range in words, for a refusal of a score beyond it (per call here, per
+/// cell from an engine's aggregates).
+pub fn declared_range(lo: f64, hi: f64) -> String {
+    format!(
+        "[score_min, score_max] = [{lo}, {hi}], the range experiment.toml declares the scores take"
+    )
+}
+
+/// What to do about a score outside the declared range.
+pub const OUTSIDE_RANGE_FIX: &str = "set score_min and score_max in experiment.toml to the score's true range (every interval is drawn in it), or fix the score";
 
 fn refuse_first_where(
     file: &TableFile,
