@@ -701,7 +701,21 @@ fn production_settle_calibration(reps: usize) {
                 units: &units,
                 reach: (lo - hi + shift, hi - lo + shift),
             };
-            let f = Intervals::weighted(&sample, (lo - hi, hi - lo))
+            let design = ablate::analysis::paired::Design {
+                jackknife: ablate::stats::survey::post_stratified_jackknife(
+                    &values,
+                    &stratum,
+                    &strata.share,
+                    &units,
+                ),
+                df: ablate::stats::survey::post_stratified_df(
+                    &values,
+                    &stratum,
+                    &strata.share,
+                    Some(&units),
+                ),
+            };
+            let f = Intervals::weighted(&sample, (lo - hi, hi - lo), design)
                 .family_under(guarantee, k, CONFIDENCE);
             let weighted_units = Paired::distinct_units(
                 &units
@@ -927,6 +941,159 @@ fn normal_coverage(reps: usize) {
     );
 }
 
+/// Coverage of `reweight`'s production interval (post-stratified, `Intervals::weighted`) at
+/// every number of units, under both guarantees: C units (cases, or clusters of 1–4 cases with a
+/// shared effect), each unit in stratum 0 (two thirds) or 1, whose case drops average 0.00 and
+/// 0.06 (spread 0.1, or ±1 with 10% each way); production shares 0.3 and 0.7, so the truth is
+/// 0.042. A sample leaving a stratum with fewer than two cases has no production se and is
+/// counted apart. The interval as `reweight` judges it since 2026-12-07 (the design se floored
+/// at the weighted mean's own jackknife, the t at Satterthwaite's degrees of freedom) at K = 1
+/// and 10; the design se alone (units − 1 degrees of freedom); and the design se floored at the
+/// unweighted set's jackknife (before), with its mean width over today's.
+fn production_coverage(reps: usize) {
+    use ablate::analysis::paired::{Design, Intervals};
+    use ablate::io::manifest::Guarantee;
+    let shares = [0.3, 0.7];
+    println!(
+        "reweight's production interval, post-stratified ({reps} samples per cell): coverage at K = 1 and K = 10 (design se floored at its jackknife, Satterthwaite df), at K = 1 on the design se alone (bare) and floored at the set's jackknife (before); w set/w the median ratio of the before interval's width to today's"
+    );
+    println!(
+        "{:<11} {:>9} {:>5} {:<16} {:>8} {:>8} {:>9} {:>10} {:>11} {:>9}",
+        "drops",
+        "units",
+        "n",
+        "guarantee",
+        "K=1",
+        "K=10",
+        "K=1 bare",
+        "K=1 set",
+        "w set/w",
+        "undef"
+    );
+    let mut seed = 90_000u64;
+    // Strata apart: the strata's drops differ by 0.4, far more than the drops spread within.
+    for (continuous, means) in [
+        (true, [0.0, 0.06]),
+        (false, [0.0, 0.06]),
+        (true, [0.0, 0.4]),
+    ] {
+        let truth = shares[0] * means[0] + shares[1] * means[1];
+        for clustered in [false, true] {
+            for n in [5usize, 10, 20, 40, 100, 400] {
+                for guarantee in [Guarantee::AnyDistribution, Guarantee::Normal] {
+                    let mut r = ChaCha8Rng::seed_from_u64(seed);
+                    seed += 1;
+                    let (mut c1, mut c10, mut cb, mut cf) = (0, 0, 0, 0);
+                    let (mut undefined, mut defined) = (0, 0);
+                    let mut widths = Vec::new();
+                    for _ in 0..reps {
+                        let (mut values, mut units, mut strata) =
+                            (Vec::new(), Vec::new(), Vec::new());
+                        for u in 0..n {
+                            let h = usize::from(r.random::<f64>() >= 2.0 / 3.0);
+                            let size = if clustered { r.random_range(1..=4) } else { 1 };
+                            let effect = normal(&mut r);
+                            for _ in 0..size {
+                                let v = if continuous {
+                                    means[h] + 0.1 * (0.6 * effect + 0.8 * normal(&mut r))
+                                } else {
+                                    let x: f64 = r.random();
+                                    if x < 0.1 + means[h] {
+                                        1.0
+                                    } else if x < 0.2 + means[h] {
+                                        -1.0
+                                    } else {
+                                        0.0
+                                    }
+                                };
+                                values.push(v);
+                                units.push(u as u32);
+                                strata.push(h);
+                            }
+                        }
+                        let (Some(d), Some(se)) = ablate::stats::survey::post_stratified(
+                            &values,
+                            &strata,
+                            &shares,
+                            clustered.then_some(&units[..]),
+                        ) else {
+                            undefined += 1;
+                            continue;
+                        };
+                        defined += 1;
+                        let shift = d - moments::mean(&values);
+                        let recentred: Vec<f64> = values.iter().map(|v| v + shift).collect();
+                        let design = Design {
+                            jackknife: ablate::stats::survey::post_stratified_jackknife(
+                                &values, &strata, &shares, &units,
+                            ),
+                            df: ablate::stats::survey::post_stratified_df(
+                                &values,
+                                &strata,
+                                &shares,
+                                clustered.then_some(&units[..]),
+                            ),
+                        };
+                        let judged = |se: f64, design: Design, k: usize| {
+                            let sample = Sample {
+                                point: d,
+                                se: Some(se),
+                                values: &recentred,
+                                units: &units,
+                                reach: (-1.0 + shift, 1.0 + shift),
+                            };
+                            Intervals::weighted(&sample, (-1.0, 1.0), design)
+                                .family_under(guarantee, k, CONFIDENCE)
+                        };
+                        let covers = |e: &Estimate| {
+                            e.ci_low.unwrap_or(f64::NEG_INFINITY) <= truth
+                                && truth <= e.ci_high.unwrap_or(f64::INFINITY)
+                        };
+                        let before = Design {
+                            jackknife: moments::jackknife_se(&recentred, &units),
+                            df: None,
+                        };
+                        let (one, ten) = (judged(se, design, 1), judged(se, design, 10));
+                        let (bare, floor) =
+                            (judged(se, Design::default(), 1), judged(se, before, 1));
+                        c1 += usize::from(covers(&one));
+                        c10 += usize::from(covers(&ten));
+                        cb += usize::from(covers(&bare));
+                        cf += usize::from(covers(&floor));
+                        if let (Some(a), Some(b), Some(c), Some(e)) =
+                            (one.ci_low, one.ci_high, floor.ci_low, floor.ci_high)
+                            && b > a
+                        {
+                            widths.push((e - c) / (b - a));
+                        }
+                    }
+                    let rate = |c: usize| c as f64 / defined.max(1) as f64;
+                    widths.sort_by(f64::total_cmp);
+                    let median = widths.get(widths.len() / 2).copied().unwrap_or(f64::NAN);
+                    println!(
+                        "{:<11} {:>9} {:>5} {:<16} {:>8.3} {:>8.3} {:>9.3} {:>10.3} {:>11.2} {:>9}",
+                        match (continuous, means[1] > 0.1) {
+                            (true, true) => "apart",
+                            (true, false) => "continuous",
+                            _ => "binary",
+                        },
+                        if clustered { "clusters" } else { "cases" },
+                        n,
+                        guarantee.name(),
+                        rate(c1),
+                        rate(c10),
+                        rate(cb),
+                        rate(cf),
+                        median,
+                        undefined
+                    );
+                }
+            }
+        }
+    }
+    println!();
+}
+
 fn main() {
     let reps: usize = std::env::var("REPS")
         .ok()
@@ -952,6 +1119,9 @@ fn main() {
     }
     if tables.contains("guarantee") {
         guarantees((reps / 20).max(50));
+    }
+    if tables.contains("production") {
+        production_coverage(reps.min(2000));
     }
     println!("took {:.0} s", start.elapsed().as_secs_f64());
 }

@@ -202,7 +202,8 @@ def sweep(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -307,7 +308,8 @@ def variance(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -419,7 +421,8 @@ def reweight(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -524,7 +527,8 @@ def stress(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -629,7 +633,8 @@ def interactions(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -703,7 +708,8 @@ def plan(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         guarantee: The guarantee the verdicts rest on (default: experiment.toml's `guarantee`,
             else any-distribution). any-distribution: valid at every sample size for any score
             distribution (wide where drops are small and spread); normal: the clustered t
@@ -813,7 +819,8 @@ def need(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -922,7 +929,8 @@ def curve(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1027,7 +1035,8 @@ def selector(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1135,7 +1144,8 @@ def record(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1332,7 +1342,8 @@ def watch(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
 
     Raises:
         AblateError: bad input or a failed run, with the command line's message.
@@ -1552,7 +1563,8 @@ def report(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set.
+            likely. The report says so at the top when this is set. Not for watch, whose
+            recorded decisions are always family-wise.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or

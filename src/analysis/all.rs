@@ -449,6 +449,13 @@ pub fn plan(
     if let Some(pilot) = sequential_pilot {
         match plan::sequential::plan_sequential(&r, pilot, 1.0 - opts.confidence) {
             Ok(mut projection) => {
+                if opts.per_arm {
+                    // watch refuses --per-arm: the projection is of the run it will make.
+                    r.warnings.push(crate::warning::Warning::new(
+                        "plan.sequential_family_wise",
+                        "the sequential projection is family-wise (each arm at α/K) whatever --per-arm: watch always decides every arm as one family",
+                    ));
+                }
                 r.warnings.append(&mut projection.warnings);
                 r.sequential = Some(projection);
             }

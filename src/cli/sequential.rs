@@ -42,6 +42,18 @@ pub(super) struct WatchArgs {
     export: super::Export,
 }
 
+/// Refuses `--per-arm` for `watch` (`next` has no such flag): its sequences decide every arm as
+/// one family (each at α/K), the decisions are recorded and stop arms, and `--replay` compares
+/// them with the family's fixed-sample verdicts. The flag had been accepted and ignored.
+fn refuse_per_arm(g: &Global) -> Result<()> {
+    if g.per_arm {
+        return Err(ablate::error::Error::Usage(
+            "--per-arm does not apply to ablate watch: its anytime-valid tests decide every arm as one family (each at α/K, K arms), because their decisions are recorded and stop arms for good; leave --per-arm out".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `ablate watch`.
 pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
     let WatchArgs {
@@ -51,6 +63,7 @@ pub(super) fn watch(args: WatchArgs, g: &Global) -> Result<String> {
         repeats,
         ..
     } = args;
+    refuse_per_arm(g)?;
     // The tables and the state from one generation of the folder (an `import --into` waits, or
     // is waited for), released before the state is written: the lock is exclusive then.
     let reading = FolderLock::shared(&dir);

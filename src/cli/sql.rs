@@ -38,7 +38,8 @@ pub(super) struct SqlArgs {
     verb: String,
     /// Experiment folder (experiment.toml for the pass mark; its shadow or context log, if any,
     /// for the columns). Required for the verbs on an experiment; optional for shadow and
-    /// context, whose log may live in the warehouse alone.
+    /// context, whose log may live in the warehouse alone, and for them it may be the log file
+    /// itself (as `ablate shadow` and `ablate context` take it).
     dir: Option<PathBuf>,
     /// The engine.
     #[arg(long, value_enum)]
@@ -178,13 +179,26 @@ impl From<DialectArg> for Dialect {
     }
 }
 
-/// The log's columns, from the folder's log `stem` when there is one (`None` otherwise: then
-/// every optional column but `--without` is assumed).
+/// The log's columns: from the log file given, or from the folder's log `stem` when it has one
+/// (`None` without either: then every optional column but `--without` is assumed).
+///
+/// # Errors
+/// A path that does not exist (a mistyped path had silently left every column assumed).
 fn log_columns(args: &SqlArgs, stem: &str) -> Result<Option<Vec<String>>> {
-    let Some(dir) = args.dir.as_ref().filter(|d| d.is_dir()) else {
+    let Some(path) = args.dir.as_ref() else {
         return Ok(None);
     };
-    Ok(match ablate::io::table::find(dir, stem)? {
+    let file = if path.is_dir() {
+        ablate::io::table::find(path, stem)?
+    } else if path.is_file() {
+        Some(ablate::io::table::TableFile::at(path.clone()))
+    } else {
+        return Err(Error::Usage(format!(
+            "{}: no such file or folder; give the experiment folder or the {stem} log itself",
+            path.display()
+        )));
+    };
+    Ok(match file {
         Some(file) => Some(
             ablate::io::table::schema(&file, &[])?
                 .iter_names()

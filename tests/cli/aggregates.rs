@@ -870,3 +870,106 @@ fn a_request_in_two_strata_is_refused_from_aggregates() {
         &["shadow-agg.parquet", "disagreeing = 1", "two values"],
     );
 }
+
+/// A stratum none of whose requests is complete had no row in `by_stratum` and no word of its
+/// own (only the whole log's count of incomplete requests): it is named, directly and through
+/// the shadow query's output (`incomplete_stratum`), with a stratum left out for lacking the
+/// replay row the rest of the log has.
+#[test]
+fn a_stratum_with_no_complete_request_is_named() {
+    let w = common::Workdir::empty();
+    let mut log = String::from("request_id,variant,answer,seg\n");
+    for i in 0..6 {
+        log.push_str(&format!(
+            "a{i},production,x,kept\na{i},replay,x,kept\na{i},candidate,{},kept\n",
+            if i % 2 == 0 { "y" } else { "x" }
+        ));
+    }
+    for i in 0..3 {
+        log.push_str(&format!("b{i},production,x,lost\n"));
+    }
+    log.push_str("c0,production,x,no-replay\nc0,candidate,y,no-replay\n");
+    w.write("shadow.csv", &log);
+    let args = ["shadow", "--quiet", "--json", "--by", "seg"];
+    let direct = json(ablate().args(args).arg(w.path("shadow.csv")));
+    let query = printed_for(
+        &["shadow", "--dialect", "polars", "--by", "seg"],
+        &w.path("shadow.csv"),
+    );
+    let agg = w.root.path().join("shadow-agg.parquet");
+    reduce_table(&query, "shadow", read_csv(w.path("shadow.csv")), &agg);
+    let from = json(ablate().args(args).arg("--from-aggregates").arg(&agg));
+    for v in [&direct, &from] {
+        let strata: Vec<&str> = v["by_stratum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["stratum"].as_str().unwrap())
+            .collect();
+        assert_eq!(strata, ["seg=kept"], "{v}");
+        assert_eq!(v["incomplete_requests"], 4, "{v}");
+        let left_out = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["code"] == "shadow.strata_left_out")
+            .unwrap_or_else(|| panic!("no shadow.strata_left_out: {v}"));
+        let message = left_out["message"].as_str().unwrap();
+        assert_mentions(
+            message,
+            &[
+                "2 strata",
+                "seg=lost (3 requests)",
+                "seg=no-replay (1 request)",
+            ],
+        );
+    }
+    same(&direct, &from, "shadow");
+}
+
+/// `ablate sql shadow` reads the columns of a log file given in place of the folder (it had
+/// ignored the file and assumed a score column the log lacks), and refuses a path that does
+/// not exist (it had assumed every optional column silently).
+#[test]
+fn sql_reads_a_log_file_and_refuses_a_missing_path() {
+    let w = common::Workdir::empty();
+    w.write(
+        "shadow.csv",
+        "request_id,variant,answer\nr0,production,a\nr0,candidate,b\n",
+    );
+    let query = printed_for(&["shadow", "--dialect", "polars"], &w.path("shadow.csv"));
+    assert!(!query.contains("score"), "{query}");
+    let err = fails(
+        ablate()
+            .args(["sql", "shadow", "--dialect", "polars"])
+            .arg(w.path("shadow.parquet")),
+    );
+    assert_mentions(&err, &["shadow.parquet", "no such file or folder"]);
+}
+
+/// An engine may compare a 32-bit score column with the pass mark at 32 bits: a score of 0.7
+/// stored as FLOAT is 0.699999988 read back as a double, yet the engine counted it a pass. The
+/// reader refused such a row ("repeats pass, yet the highest score is below" the pass mark); a
+/// score within a 32-bit epsilon of the mark is accepted, one clearly below is not.
+#[test]
+fn a_32_bit_score_at_the_pass_mark_is_not_refused() {
+    let w = common::Workdir::tiny();
+    w.edit(
+        "experiment.toml",
+        "threshold_drop = 0.05\n",
+        "threshold_drop = 0.05\npass_mark = 0.7\n",
+    );
+    let head = "case_id,arm,repeats,sum_score,sum_score2,passes,pass_mark,min_score,max_score\n";
+    let rows = tiny_rows(|s| format!("{s},{s}")).replace(",0.5,", ",0.7,");
+    let agg = w.root.path().join("agg.csv");
+    let run = |row: String| sweep_from_text(&w, &agg, &format!("{head}{rows}{row}"));
+    let mark = f64::from(0.7_f32);
+    json(&mut run(format!(
+        "c1,baseline,1,{mark},{},1,0.7,{mark},{mark}\n",
+        mark * mark
+    )));
+    let err = fails(&mut run(
+        "c1,baseline,1,0.6999,0.48986001,1,0.7,0.6999,0.6999\n".into(),
+    ));
+    assert_mentions(&err, &["agg.csv", "yet the highest score is below it"]);
+}

@@ -25,6 +25,7 @@ mod regressions;
 mod report;
 mod reweight;
 mod round_eight;
+mod round_eighteen;
 mod round_eleven;
 mod round_five;
 mod round_nine;

@@ -404,9 +404,13 @@ impl Curve {
     /// whose retention reaches the quality threshold, and the smallest whose interval's lower
     /// bound does.
     fn of(selector: String, points: Vec<CurvePoint>, threshold: f64) -> Curve {
+        // A retention is a ratio of means: 0.5225 / 0.55 is 0.9499999999999998 in floating
+        // point, and had missed a quality threshold of 0.95 it meets. Within 1e-12 (relative)
+        // of the threshold counts as reaching it.
+        let reaches = |r: f64| r >= threshold - 1e-12 * threshold.abs().max(1.0);
         let min_budget = points
             .iter()
-            .find(|p| p.retention.is_some_and(|r| r >= threshold))
+            .find(|p| p.retention.is_some_and(reaches))
             .map(|p| p.budget_ratio);
         let min_budget_confident = points
             .iter()

@@ -60,10 +60,24 @@ pub struct Intervals<'a> {
     spread: SpreadCell<'a>,
     /// Whether `s.se` is a design se other than the values' own ([`Intervals::weighted`]).
     designed: bool,
+    /// For a design se: its jackknife floor and degrees of freedom ([`Intervals::weighted`]).
+    design: Design,
     /// The range the estimated mean can take: every t interval is clipped to it (which keeps
     /// its coverage: the true mean is always inside). `s.reach`, except for a weighted
     /// estimate, whose recentred values have a shifted reach ([`Intervals::weighted`]).
     bounds: (f64, f64),
+}
+
+/// What the intervals of a weighted estimate take beside its design se
+/// ([`Intervals::weighted`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Design {
+    /// The weighted estimate's delete-one-unit jackknife se, which floors the design se as the
+    /// jackknife floors a clustered se.
+    pub jackknife: Option<f64>,
+    /// The design se's effective degrees of freedom (Satterthwaite), for the t: below the
+    /// units − 1 of an unweighted mean when thin strata carry the variance.
+    pub df: Option<f64>,
 }
 
 /// Where an [`Intervals`] keeps its [`Spread`]: its own, or one kept with the experiment's
@@ -103,19 +117,25 @@ impl<'a> Intervals<'a> {
                 && estimate::no_variation_at(s.values, s.reach.0.abs().max(s.reach.1.abs())),
             spread: SpreadCell::Own(OnceLock::new()),
             designed: false,
+            design: Design::default(),
             bounds: s.reach,
         }
     }
 
     /// The intervals of a weighted estimate (post-stratified or raked): `s.point` and `s.se` are
     /// the weighted mean and its design se, `s.values` the unweighted values recentred on that
-    /// point. The design effect deff = max(1, se² / se_iid²) of the weighting (and clusters) then
-    /// scales the score part's critical value, as for clusters: the score interval of n/deff
-    /// independent cases (Korn and Graubard, 1998), beside the t interval on the design se,
-    /// clipped to `bounds`, the range the weighted mean can take.
-    pub fn weighted(s: &Sample<'a>, bounds: (f64, f64)) -> Intervals<'a> {
+    /// point. The se the intervals use is se_w = max(design se, `design.jackknife`), the weighted
+    /// estimate's delete-one-unit jackknife se when given (as a clustered se is floored by its
+    /// jackknife: the linearised se is biased down with few units or thin strata). Its design
+    /// effect deff = max(1, se_w² / se_iid²) then scales the score part's critical value, as for
+    /// clusters: the score interval of n/deff independent cases (Korn and Graubard, 1998),
+    /// beside the t interval on se_w at `design.df` degrees of freedom (rounded down, at most
+    /// units − 1; units − 1 when not given), clipped to `bounds`, the range the weighted mean
+    /// can take.
+    pub fn weighted(s: &Sample<'a>, bounds: (f64, f64), design: Design) -> Intervals<'a> {
         Intervals {
             designed: true,
+            design,
             bounds,
             ..Intervals::new(s)
         }
@@ -329,14 +349,17 @@ impl<'a> Intervals<'a> {
 
     /// Whether the normal approximation is doubtful for this sample: fewer units than
     /// Cochran's rule asks, n < 25·g₁², g₁ the skewness of the per-unit mean drops (Cochran
-    /// 1977, §2.15), or than its analogue for the tails, n < 25·b₂, b₂ their kurtosis (m₄/m₂²).
-    /// Rare changes make it fail: with a share p of units changed, g₁² ≈ 1/p when the changes go
-    /// one way and b₂ ≈ 1/p when they go both ways (losses and gains that cancel in g₁), so the
-    /// rule asks for about 25 changed units. The family level's t quantile sits far in the tail
-    /// (t(1 − 0.05/82) ≈ 3.4 for 41 arms), where heavy tails matter most: on the demo's own world
-    /// (rare losses and gains, 397 clusters) the skewness rule alone stayed silent while the normal
-    /// family's error was 0.18 (benches/README.md). Continuous drops pass from 75 units
-    /// (b₂ = 3).
+    /// 1977, §2.15), or than its analogue for the tails, n < 25·γ₂, γ₂ = b₂ − 3 their excess
+    /// kurtosis (b₂ = m₄/m₂²): the two terms of order 1/n in the t statistic's Edgeworth
+    /// expansion (Hall 1992, §2.6). Rare changes make it fail: with a share p of units changed,
+    /// g₁² ≈ 1/p when the changes go one way and b₂ ≈ 1/p when they go both ways (losses and
+    /// gains that cancel in g₁), so the rule asks for about 25 changed units. The family level's t
+    /// quantile sits far in the tail (t(1 − 0.05/82) ≈ 3.4 for 41 arms), where heavy tails matter
+    /// most: on the demo's own world (rare losses and gains, 397 clusters) the skewness rule alone
+    /// stayed silent while the normal family's error was 0.18 (benches/README.md). Drops from a
+    /// normal distribution (g₁ = γ₂ = 0, where the t interval is exact) are not doubted at any n;
+    /// with b₂ itself in the rule (until 2026-12-07) they were below 75 units, and every sample
+    /// below 25 (b₂ ≥ 1 always).
     pub fn normal_doubtful(&self) -> bool {
         if self.flat || self.n_units < 2 {
             return false;
@@ -349,7 +372,7 @@ impl<'a> Intervals<'a> {
         let means: Vec<f64> = by_unit.values().map(|(t, n)| t / n).collect();
         let n = means.len() as f64;
         moments::skewness(&means).is_some_and(|g| n < 25.0 * g * g)
-            || moments::kurtosis(&means).is_some_and(|b| n < 25.0 * b)
+            || moments::kurtosis(&means).is_some_and(|b| n < 25.0 * (b - 3.0))
     }
 
     /// [`Paired::family`] of the sample.
@@ -420,18 +443,20 @@ impl<'a> Intervals<'a> {
         }
     }
 
-    /// point ± t(1 − α/2; units − 1)·se/√factor, clipped to the range the mean can take
-    /// (`bounds`): a t interval with few units reaches past it (drops 1, 1, ½ of 0/1 scores at
-    /// K = 2 gave [−0.20, 1.87]).
+    /// point ± t(1 − α/2; df)·se/√factor, clipped to the range the mean can take (`bounds`): a
+    /// t interval with few units reaches past it (drops 1, 1, ½ of 0/1 scores at K = 2 gave
+    /// [−0.20, 1.87]). df = units − 1, or a weighted estimate's effective df (scaled by
+    /// `factor`, rounded down, between 1 and units − 1).
     fn t_part(&self, se: Option<f64>, factor: f64, units: usize, level: f64) -> Option<(f64, f64)> {
         let (lo, hi) = self.bounds;
-        interval::t(
-            self.s.point,
-            se.map(|v| v / factor.sqrt()),
-            units.saturating_sub(1),
-            level,
-        )
-        .map(|(a, b)| (a.max(lo), b.min(hi)))
+        let full = units.saturating_sub(1);
+        let df = self
+            .design
+            .df
+            .filter(|_| self.designed)
+            .map_or(full, |d| ((d * factor).floor() as usize).max(1).min(full));
+        interval::t(self.s.point, se.map(|v| v / factor.sqrt()), df, level)
+            .map(|(a, b)| (a.max(lo), b.min(hi)))
     }
 
     /// The level-free parts, found the first time they are asked for (kept here, or with the
@@ -447,9 +472,20 @@ impl<'a> Intervals<'a> {
     fn find_spread(&self) -> Spread {
         let s = self.s;
         let clustered = (self.designed || self.n_units != s.values.len()).then(|| {
-            let se = match (s.se, moments::jackknife_se(s.values, s.units)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
+            // A design se is floored by the weighted estimate's own jackknife. The jackknife of
+            // the values (unweighted, recentred) is the eval set's se, not the weighted
+            // estimate's, and had floored it until 2026-12-07, so that weighting could never
+            // narrow an interval.
+            let se = if self.designed {
+                match (s.se, self.design.jackknife) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, _) => a,
+                }
+            } else {
+                match (s.se, moments::jackknife_se(s.values, s.units)) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                }
             };
             let (_, se_iid) = moments::mean_se(s.values, None);
             let deff = match (se, se_iid) {
@@ -682,6 +718,7 @@ impl Paired {
             flat: parts.flat,
             spread: SpreadCell::Shared(&parts.spread),
             designed: false,
+            design: Design::default(),
             bounds: reach,
         }
     }
@@ -869,7 +906,7 @@ mod tests {
             reach: (-0.5, 1.5),
             ..s
         };
-        let w = Intervals::weighted(&shifted, (-1.0, 1.0));
+        let w = Intervals::weighted(&shifted, (-1.0, 1.0), Design::default());
         assert_eq!(w.normal_family(2, 0.95).interval().unwrap().high, 1.0);
     }
 
@@ -988,5 +1025,35 @@ mod tests {
         let cont: Vec<f64> = (0..400).map(|i| (i as f64 / 399.0 - 0.5) * 0.2).collect();
         let s = sample(&cont, &units, None);
         assert!(!Intervals::new(&s).normal_doubtful());
+    }
+
+    #[test]
+    fn normal_drops_are_not_doubted_at_sixty_units_nor_below_twenty_five() {
+        // Normal quantiles at (i + ½)/n: skewness 0, kurtosis just under 3. With b₂ itself in
+        // the rule (n < 25·b₂ = 75) both had been doubted; their excess kurtosis is about 0.
+        for n in [12_usize, 60] {
+            let values: Vec<f64> = (0..n)
+                .map(|i| 0.02 + 0.1 * crate::stats::dist::z_quantile((i as f64 + 0.5) / n as f64))
+                .collect();
+            let b2 = moments::kurtosis(&values).unwrap();
+            assert!((2.0..3.0).contains(&b2), "{b2}");
+            let units: Vec<u32> = (0..n as u32).collect();
+            let s = sample(&values, &units, None);
+            assert!(!Intervals::new(&s).normal_doubtful(), "n = {n}");
+        }
+        // Losses and gains of a full point on 10% of 60 units each way: g₁ = 0, b₂ = 5, so
+        // n < 25·(b₂ − 3) = 50 fails at 40 units and holds at 60.
+        for (n, doubted) in [(40_usize, true), (60, false)] {
+            let values: Vec<f64> = (0..n)
+                .map(|i| match i * 10 / n {
+                    0 => 1.0,
+                    1 => -1.0,
+                    _ => 0.0,
+                })
+                .collect();
+            let units: Vec<u32> = (0..n as u32).collect();
+            let s = sample(&values, &units, None);
+            assert_eq!(Intervals::new(&s).normal_doubtful(), doubted, "n = {n}");
+        }
     }
 }

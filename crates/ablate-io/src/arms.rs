@@ -164,10 +164,35 @@ fn check_lists(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Resu
     Ok(())
 }
 
-/// An arm declared as the union of components must remove exactly what they remove.
+/// An arm declared as the union of components must remove exactly what they remove, each unit
+/// in one component only: the predicted drop adds the components' drops, so a unit two of them
+/// remove would be counted twice (two components sharing B, each dropping 0.2, predicted 0.4
+/// where the cut dropped 0.2, and called sub-additive).
 fn check_union(path: &Path, i: usize, spec: &ArmSpec, specs: &[ArmSpec]) -> Result<()> {
     if spec.components.is_empty() {
         return Ok(());
+    }
+    let parts: Vec<&ArmSpec> = spec
+        .components
+        .iter()
+        .filter_map(|c| specs.iter().find(|s| &s.arm == c))
+        .collect();
+    for (a, first) in parts.iter().enumerate() {
+        for second in &parts[a + 1..] {
+            if let Some(shared) = first.removed.iter().find(|u| second.removed.contains(u)) {
+                return Err(Error::BadValue {
+                    path: path.to_path_buf(),
+                    column: "components".into(),
+                    row: Row::at(i),
+                    value: format!("{:?}", spec.components),
+                    problem: format!(
+                        "arm {:?}'s components {:?} and {:?} both remove {shared:?}: the predicted drop adds the components' drops, so its drop would count twice",
+                        spec.arm, first.arm, second.arm
+                    ),
+                    fix: "list components that remove disjoint units (each unit in one of them), or leave components empty and let ablate find the cover".into(),
+                });
+            }
+        }
     }
     let union: std::collections::BTreeSet<&str> = spec
         .components

@@ -83,6 +83,107 @@ pub fn post_stratified(
     (Some(est.total()), se)
 }
 
+/// The delete-one-unit jackknife se of the post-stratified mean of `x` (strata and shares as in
+/// [`post_stratified`]; `units` each case's resampling unit, a small integer id: its cluster, or
+/// the case itself): x̂₍g₎ = Σ_h W_h·(S_h − S_gh)/(n_h − n_gh) with unit g's cases left out, and
+/// se_J = √((G − 1)/G · Σ_g (x̂₍g₎ − x̄₍·₎)²) over the G units. Deleting a case of a stratum of
+/// n_h cases moves x̂ by W_h·(x̄_h − x)/(n_h − 1), so se_J² = (n − 1)/n · Σ_h W_h²·s_h²/(n_h − 1)
+/// without clusters: above the plain se² = Σ_h W_h²·s_h²/n_h where strata are thin. `None` with
+/// fewer than two units, or when leaving some unit out empties a weighted stratum.
+pub fn post_stratified_jackknife(
+    x: &[f64],
+    strata: &[usize],
+    share: &[f64],
+    units: &[u32],
+) -> Option<f64> {
+    let h_count = share.len();
+    let size = units.iter().copied().max().map_or(0, |m| m as usize + 1);
+    // Per stratum: Σx and cases; per (unit, stratum): the same, for the units that occur.
+    let mut total = vec![(Neumaier::default(), 0usize); h_count];
+    let mut by_unit: Vec<Option<Vec<(f64, usize)>>> = vec![None; size];
+    for ((&v, &h), &u) in x.iter().zip(strata).zip(units) {
+        total[h].0.add(v);
+        total[h].1 += 1;
+        let cell = &mut by_unit[u as usize].get_or_insert_with(|| vec![(0.0, 0); h_count])[h];
+        cell.0 += v;
+        cell.1 += 1;
+    }
+    let weighted: Vec<usize> = (0..h_count).filter(|&h| share[h] != 0.0).collect();
+    let mut replicates = Vec::new();
+    for cells in by_unit.iter().flatten() {
+        let mut est = Neumaier::default();
+        for &h in &weighted {
+            let (sum, n) = (total[h].0.total() - cells[h].0, total[h].1 - cells[h].1);
+            if n == 0 {
+                return None;
+            }
+            est.add(share[h] * sum / n as f64);
+        }
+        replicates.push(est.total());
+    }
+    let g = replicates.len();
+    if g < 2 {
+        return None;
+    }
+    let mean = moments::mean(&replicates);
+    let ss = moments::sum(replicates.iter().map(|r| (r - mean) * (r - mean)));
+    Some(((g - 1) as f64 / g as f64 * ss).max(0.0).sqrt())
+}
+
+/// Satterthwaite's effective degrees of freedom of the post-stratified se (strata and shares as
+/// in [`post_stratified`]): df = (Σ_h v_h)² / Σ_h v_h²/(m_h − 1), with v_h stratum h's part of
+/// the variance and m_h its units. Without clusters v_h = W_h²·s_h²/n_h and m_h = n_h; with
+/// `clusters`, v_h = Σ_c Z_ch² over the cluster totals of the linearised residuals of
+/// [`post_stratified`] within h, and m_h the clusters with a case in h. One stratum gives
+/// n − 1 (C − 1): the t's own degrees of freedom. A thin stratum that carries much of the
+/// variance brings df down towards its own m_h − 1, where a t on n − 1 would be too narrow.
+/// `None` when a weighted stratum has fewer than two units or no case varies.
+pub fn post_stratified_df(
+    x: &[f64],
+    strata: &[usize],
+    share: &[f64],
+    clusters: Option<&[u32]>,
+) -> Option<f64> {
+    let h_count = share.len();
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); h_count];
+    for (v, &h) in x.iter().zip(strata) {
+        groups[h].push(*v);
+    }
+    let mut parts: Vec<(f64, usize)> = Vec::new();
+    for h in (0..h_count).filter(|&h| share[h] != 0.0) {
+        let g = &groups[h];
+        let n = g.len();
+        if n < 2 {
+            return None;
+        }
+        let (mean, variance) = moments::mean_and_sample_variance(g);
+        match clusters {
+            None => parts.push((share[h] * share[h] * variance / n as f64, n)),
+            Some(ids) => {
+                let factor = share[h] / n as f64 * (n as f64 / (n as f64 - 1.0)).sqrt();
+                let z = x
+                    .iter()
+                    .zip(strata)
+                    .zip(ids)
+                    .filter(|((_, s), _)| **s == h)
+                    .map(|((v, _), &c)| (factor * (v - mean), c));
+                let mut totals: std::collections::BTreeMap<u32, Neumaier> = Default::default();
+                for (v, c) in z {
+                    totals.entry(c).or_default().add(v);
+                }
+                let m = totals.len();
+                if m < 2 {
+                    return None;
+                }
+                parts.push((moments::sum(totals.values().map(|t| t.total().powi(2))), m));
+            }
+        }
+    }
+    let total = moments::sum(parts.iter().map(|p| p.0));
+    let spread = moments::sum(parts.iter().map(|(v, m)| v * v / (*m as f64 - 1.0)));
+    (total > 0.0 && spread > 0.0).then(|| total * total / spread)
+}
+
 /// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
 fn cluster_totals(z: impl Iterator<Item = f64>, ids: &[u32]) -> Vec<f64> {
     let size = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
@@ -228,6 +329,60 @@ fn margin_residuals(u: &[f64], margins: &[Vec<usize>]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn post_stratified_jackknife_by_hand_and_by_brute_force() {
+        // Stratum 0: 1, 3; stratum 1: 10, 12, 14; W = 0.25, 0.75; each case its own unit.
+        // By the closed form: (n − 1)/n · Σ_h W_h² s_h²/(n_h − 1) = 4/5 · (0.0625·2/1 +
+        // 0.5625·4/2) = 4/5 · 1.25 = 1.0.
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let s = [0, 0, 1, 1, 1];
+        let units = [0, 1, 2, 3, 4];
+        let se = post_stratified_jackknife(&x, &s, &[0.25, 0.75], &units).unwrap();
+        assert!((se - 1.0).abs() < 1e-12, "{se}");
+        // Clusters {0, 2}, {1, 3}, {4}: by brute force, re-estimating without each.
+        let units = [0, 1, 0, 1, 2];
+        let leave_out = |g: u32| {
+            let keep: Vec<usize> = (0..5).filter(|&i| units[i] != g).collect();
+            let xs: Vec<f64> = keep.iter().map(|&i| x[i]).collect();
+            let ss: Vec<usize> = keep.iter().map(|&i| s[i]).collect();
+            post_stratified(&xs, &ss, &[0.25, 0.75], None).0.unwrap()
+        };
+        let reps: Vec<f64> = (0..3).map(leave_out).collect();
+        let mean = reps.iter().sum::<f64>() / 3.0;
+        let want = (2.0 / 3.0 * reps.iter().map(|r| (r - mean).powi(2)).sum::<f64>()).sqrt();
+        let got = post_stratified_jackknife(&x, &s, &[0.25, 0.75], &units).unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        // A unit holding a weighted stratum's every case: undefined.
+        assert_eq!(
+            post_stratified_jackknife(&x, &s, &[0.25, 0.75], &[0, 0, 1, 1, 2]),
+            None
+        );
+        // A stratum without production share may empty.
+        assert!(post_stratified_jackknife(&x, &s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).is_some());
+    }
+
+    #[test]
+    fn post_stratified_df_by_hand() {
+        // Stratum 0: 1, 3 (s² 2, n 2); stratum 1: 10, 12, 14 (s² 4, n 3); W = 0.25, 0.75.
+        // v = 0.0625·2/2 = 0.0625 and 0.5625·4/3 = 0.75; df = 0.8125² / (0.0625²/1 + 0.75²/2).
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let s = [0, 0, 1, 1, 1];
+        let want = 0.8125f64.powi(2) / (0.0625f64.powi(2) + 0.75f64.powi(2) / 2.0);
+        let df = post_stratified_df(&x, &s, &[0.25, 0.75], None).unwrap();
+        assert!((df - want).abs() < 1e-12, "{df} vs {want}");
+        // Every case its own cluster: the same.
+        let df = post_stratified_df(&x, &s, &[0.25, 0.75], Some(&[0, 1, 2, 3, 4])).unwrap();
+        assert!((df - want).abs() < 1e-12, "{df} vs {want}");
+        // One stratum: n − 1.
+        let df = post_stratified_df(&x, &[0; 5], &[1.0], None).unwrap();
+        assert!((df - 4.0).abs() < 1e-12, "{df}");
+        // A weighted stratum in one cluster: undefined.
+        assert_eq!(
+            post_stratified_df(&x, &s, &[0.25, 0.75], Some(&[0, 0, 1, 2, 3])),
+            None
+        );
+    }
 
     #[test]
     fn post_stratified_two_strata_by_hand() {

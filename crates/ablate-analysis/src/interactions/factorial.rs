@@ -13,34 +13,72 @@ use crate::error::{Error, Result};
 use crate::stats::moments;
 
 /// The largest unit set (2 ≤ k ≤ 12) whose every subset was measured as an arm's removed set
-/// (the empty subset being the baseline's).
+/// (the empty subset being the baseline's), with the arm of each subset (by bit mask).
 pub(super) fn factorial_units(
     sets: &[Option<BTreeSet<String>>],
 ) -> Option<(Vec<String>, Vec<usize>)> {
     let mut best: Option<(Vec<String>, Vec<usize>)> = None;
     for s in sets.iter().flatten() {
-        let k = s.len();
-        if !(2..=12).contains(&k) || best.as_ref().is_some_and(|b| b.0.len() >= k) {
+        if best.as_ref().is_some_and(|b| b.0.len() >= s.len()) {
             continue;
         }
-        let units: Vec<String> = s.iter().cloned().collect();
-        // arm_of[mask] = the arm removing exactly the units in `mask`.
-        let mut arm_of = Vec::with_capacity(1 << k);
-        for mask in 0..(1usize << k) {
+        if let Some(arm_of) = complete(s, sets) {
+            best = Some((s.iter().cloned().collect(), arm_of));
+        }
+    }
+    best
+}
+
+/// The arm of every subset of `s` (by bit mask over its units in order), when `s` has 2 to 12
+/// units and every subset was measured; `None` otherwise.
+fn complete(s: &BTreeSet<String>, sets: &[Option<BTreeSet<String>>]) -> Option<Vec<usize>> {
+    let k = s.len();
+    if !(2..=12).contains(&k) {
+        return None;
+    }
+    let units: Vec<&String> = s.iter().collect();
+    (0..(1usize << k))
+        .map(|mask| {
             let want: BTreeSet<String> = (0..k)
                 .filter(|i| mask & (1 << i) != 0)
                 .map(|i| units[i].clone())
                 .collect();
-            match sets.iter().position(|x| x.as_ref() == Some(&want)) {
-                Some(a) => arm_of.push(a),
-                None => break,
-            }
-        }
-        if arm_of.len() == 1 << k {
-            best = Some((units, arm_of));
-        }
-    }
-    best
+            sets.iter().position(|x| x.as_ref() == Some(&want))
+        })
+        .collect()
+}
+
+/// The warning naming the complete factorials that get no Shapley values: only the largest
+/// (`factorial_units`) is analysed, and one over other units (every subset of {C, D} beside
+/// {A, B}'s) had been left out without a word.
+pub(super) fn unanalysed_factorials(exp: &Experiment) -> Option<crate::warning::Warning> {
+    let sets = removed_sets(exp);
+    let (chosen, _) = factorial_units(&sets)?;
+    let chosen: BTreeSet<&String> = chosen.iter().collect();
+    let left_out: Vec<&BTreeSet<String>> = sets
+        .iter()
+        .flatten()
+        .filter(|s| !s.iter().all(|u| chosen.contains(u)))
+        .filter(|s| complete(s, &sets).is_some())
+        .collect();
+    // The largest of them only: every subset of a complete factorial is one too.
+    let mut others: Vec<String> = left_out
+        .iter()
+        .filter(|s| !left_out.iter().any(|t| t.len() > s.len() && s.is_subset(t)))
+        .map(|s| format!("{{{}}}", s.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect();
+    others.sort();
+    others.dedup();
+    (!others.is_empty()).then(|| {
+        crate::warning::Warning::new(
+            "interactions.other_factorials",
+            format!(
+                "Shapley values are given for one complete factorial only, the largest ({{{}}}); the arms also cover every subset of {}, which get none: run `ablate interactions` on a copy whose arms table keeps only those arms to see them",
+                chosen.iter().map(|u| u.as_str()).collect::<Vec<_>>().join(", "),
+                others.join(", ")
+            ),
+        )
+    })
 }
 
 pub(super) fn shapley_output(exp: &Experiment, paired: &Paired) -> Result<Option<ShapleyOutput>> {

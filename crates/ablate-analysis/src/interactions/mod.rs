@@ -5,7 +5,8 @@
 //! main-set cases present in the baseline, S and every component:
 //! - predicted_drop = Σ_k drop_k; predicted_score = baseline score − predicted_drop;
 //! - `e[i] = d[i,S] − Σ_k d[i,k]`; interaction = mean e = measured_drop − predicted_drop, with
-//!   se = sd(e)/√n (clustered when cases have clusters) and a CI from the joint bootstrap;
+//!   se = sd(e)/√n (clustered when cases have clusters) and the CI the sweep would give a drop
+//!   under the guarantee in force ([`crate::analysis::paired::Intervals::estimate_under`]);
 //! - interaction_verdict = `super-additive` when the family interval's low end is above 0 (the
 //!   joint cut costs more than its parts, as when two units carry the same fact), `sub-additive`
 //!   when its high end is below 0, else `additive`. The family interval is the sweep's: under
@@ -608,9 +609,11 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
                     predicted_score: base_score - predicted_drop,
                     measured_score,
                     interaction,
-                    // The interval's se: null when the values do not vary (the exact bound
-                    // judges then; the variance is unknown, not zero), as the sweep's.
-                    se: est.se,
+                    // The clustered se of the mean, as the sweep's and the pairwise table's
+                    // (under `normal` the interval's own se is the larger of it and the
+                    // jackknife, and had been shown here instead); null when the values do not
+                    // vary (the exact bound judges then; the variance is unknown, not zero).
+                    se: est.se.and(se),
                     ci: est.interval(),
                     ci_family: judging.interval(),
                     interaction_verdict,
@@ -638,6 +641,7 @@ pub fn run(exp: &Experiment, cfg: &Config) -> Result<InteractionsOutput> {
         },
     );
     warnings.extend(design_warnings);
+    warnings.extend(factorial::unanalysed_factorials(exp));
     let few = work
         .iter()
         .filter(|w| Paired::distinct_units(&w.units) < MIN_UNITS_TO_DECIDE)

@@ -86,7 +86,8 @@ pub struct ForcedUnit {
     pub cut: String,
     /// That cut's mean drop over the cases where need drops all its units (≥ threshold_drop).
     pub cut_drop: f64,
-    /// Mean tokens per request the unit brings back.
+    /// Mean tokens per request the unit brings back: its tokens in each case where need drops
+    /// it (after `when:` rules and `case_units`), over the cases; what its restoring costs.
     pub tokens: f64,
 }
 
@@ -303,7 +304,7 @@ fn fraction(
                 unit: units.specs[u].unit.clone(),
                 cut: cut.arm.clone(),
                 cut_drop: cut.drop,
-                tokens: units.specs[u].tokens,
+                tokens: counted[u],
             }
         })
         .collect();

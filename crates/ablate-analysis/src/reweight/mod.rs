@@ -41,7 +41,7 @@ use serde::Serialize;
 
 use crate::analysis::decision::settle;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Intervals, Paired, PairedArm, Sample};
+use crate::analysis::paired::{CaseSet, Design, Intervals, Paired, PairedArm, Sample};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, Mix};
@@ -391,6 +391,36 @@ impl Estimator<'_> {
     }
 }
 
+impl Estimator<'_> {
+    /// What the intervals take beside the design se ([`Intervals::weighted`]). Post-stratified:
+    /// the weighted mean's own delete-one-unit jackknife ([`survey::post_stratified_jackknife`])
+    /// and Satterthwaite's degrees of freedom ([`survey::post_stratified_df`]). Raked: the
+    /// delete-one-unit jackknife of the unweighted values (the eval set's), a conservative
+    /// stand-in until the raking is redone per left-out unit, and units − 1 degrees of freedom.
+    fn design(&self, pos: &[usize], x: &[f64]) -> Design {
+        let units: Vec<u32> = pos.iter().map(|&p| self.paired.unit[p]).collect();
+        match self.method {
+            Method::PostStratified => {
+                let w = &self.weighting[0];
+                let strata: Vec<usize> = pos.iter().map(|&p| w.stratum[p]).collect();
+                Design {
+                    jackknife: survey::post_stratified_jackknife(x, &strata, &w.share, &units),
+                    df: survey::post_stratified_df(
+                        x,
+                        &strata,
+                        &w.share,
+                        self.paired.clustered.then_some(&units[..]),
+                    ),
+                }
+            }
+            Method::Raked => Design {
+                jackknife: moments::jackknife_se(x, &units),
+                df: None,
+            },
+        }
+    }
+}
+
 /// Runs the reweighting.
 ///
 /// # Errors
@@ -490,8 +520,11 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 &exp.results.arms[a],
                 p,
                 Paired::distinct_units(&weighted_units),
-                drop_production,
-                se_production,
+                Production {
+                    drop: drop_production,
+                    se: se_production,
+                    design: est.design(&p.pos, &p.drop),
+                },
             );
             Some((warning, row))
         })
@@ -537,6 +570,13 @@ fn kish_effective_n(weights: &[f64]) -> f64 {
     }
 }
 
+/// An arm's production drop, its design se and what its intervals take beside it.
+struct Production {
+    drop: Option<f64>,
+    se: Option<f64>,
+    design: Design,
+}
+
 /// One arm's drop on the eval set and in production (with `estimate`'s production drop and se),
 /// their verdicts, and the production confidence judged family-wise (unless `--per-arm`).
 ///
@@ -556,9 +596,13 @@ fn arm_row(
     arm: &str,
     p: &PairedArm,
     weighted_units: usize,
-    drop_production: Option<f64>,
-    se_production: Option<f64>,
+    production: Production,
 ) -> ReweightArm {
+    let Production {
+        drop: drop_production,
+        se: se_production,
+        design,
+    } = production;
     let in_family = exp
         .results
         .arm_index(arm)
@@ -598,6 +642,7 @@ fn arm_row(
                     reach: (lo - hi + shift, hi - lo + shift),
                 },
                 (lo - hi, hi - lo),
+                design,
             )
         });
     // `family`: None for the shown interval (as the sweep's `ci`), Some(K) for the judging one.

@@ -223,15 +223,23 @@ pub fn finish(
     let mut all = CellSums::default();
     let mut strata: BTreeMap<&Vec<String>, CellSums> = BTreeMap::new();
     let mut incomplete = sums.incomplete;
+    let mut left_out: BTreeMap<&Vec<String>, u64> = sums
+        .incomplete_by_stratum
+        .iter()
+        .map(|(k, n)| (k, *n))
+        .collect();
     for ((key, replay), c) in &sums.cells {
         if *replay != has_replay {
             // With replay rows in the log, a request without one is incomplete.
             incomplete += c.requests;
+            *left_out.entry(key).or_default() += c.requests;
             continue;
         }
         all.merge(c);
         strata.entry(key).or_default().merge(c);
     }
+    // The strata whose requests were all left out have no row of their own.
+    left_out.retain(|k, n| *n > 0 && !strata.contains_key(k));
     let n = all.requests;
     if n == 0 {
         return Err(Error::BadValue {
@@ -255,6 +263,9 @@ pub fn finish(
     };
     let tokens = token_summary(&all);
     let mut warnings = warnings(has_replay, incomplete, tokens.percentile_error);
+    if !by.is_empty() && !left_out.is_empty() {
+        warnings.push(strata_left_out(&left_out, by, has_replay));
+    }
     let flat_strata: Vec<&str> = by_stratum
         .iter()
         .filter(|s| s.excess_rate.is_some() && s.se.is_none())
@@ -308,12 +319,7 @@ fn stratum_rows(
         let r = rates(c, has_replay, clustered);
         p.push(stratum_p(&r, c, clustered));
         rows.push(ShadowStratum {
-            stratum: by
-                .iter()
-                .zip(key.iter())
-                .map(|(col, v)| format!("{col}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            stratum: stratum_name(by, key),
             requests: c.requests,
             changed_rate: r.changed,
             noise_rate: r.noise,
@@ -331,6 +337,15 @@ fn stratum_rows(
         rows[i].flagged = q < 1.0 - confidence;
     }
     rows
+}
+
+/// A stratum as the report names it: `column=value` per `by` column, joined by ", ".
+fn stratum_name(by: &[String], key: &[String]) -> String {
+    by.iter()
+        .zip(key)
+        .map(|(col, v)| format!("{col}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A stratum's one-sided p-value that its excess is above 0. With spread, the normal
@@ -406,6 +421,42 @@ fn no_spread(overall: bool, strata: &[&str], clustered: bool) -> Option<crate::w
             parts.join(" and in ")
         ),
     ))
+}
+
+/// The warning naming the strata none of whose requests is complete (`left_out`: each with its
+/// incomplete requests): they have no row in `by_stratum`, so the breakdown says nothing of them.
+fn strata_left_out(
+    left_out: &BTreeMap<&Vec<String>, u64>,
+    by: &[String],
+    has_replay: bool,
+) -> crate::warning::Warning {
+    let named: Vec<String> = left_out
+        .iter()
+        .take(10)
+        .map(|(key, n)| {
+            let noun = if *n == 1 { "request" } else { "requests" };
+            format!("{} ({n} {noun})", stratum_name(by, key))
+        })
+        .collect();
+    let variants = if has_replay {
+        "production, replay and candidate"
+    } else {
+        "production and candidate"
+    };
+    crate::warning::Warning::new(
+        "shadow.strata_left_out",
+        format!(
+            "{} {} no request with {variants} and no row in by_stratum: {}{}; log the missing variants for them",
+            left_out.len(),
+            if left_out.len() == 1 {
+                "stratum has"
+            } else {
+                "strata have"
+            },
+            named.join("; "),
+            if left_out.len() > 10 { "; …" } else { "" }
+        ),
+    )
 }
 
 /// The warnings: no replay rows, incomplete requests, binned percentiles.

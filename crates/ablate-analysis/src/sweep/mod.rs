@@ -487,7 +487,7 @@ fn normal_doubtful(arms: &[String], of: usize) -> Option<crate::warning::Warning
         crate::warning::Warning::new(
             "sweep.normal_doubtful",
             format!(
-                "the normal approximation is doubtful for {} of {of} arm(s) ({}{}): their drops are skewed or heavy-tailed (few units changed) for their number of units (Cochran's rule, n < 25·skewness², and n < 25·kurtosis), where the t interval's family-wise error can far exceed α; judge them with --guarantee any-distribution, or run more cases",
+                "the normal approximation is doubtful for {} of {of} arm(s) ({}{}): their drops are skewed or heavy-tailed (few units changed) for their number of units (Cochran's rule, n < 25·skewness², and n < 25·excess kurtosis), where the t interval's family-wise error can far exceed α; judge them with --guarantee any-distribution, or run more cases",
                 arms.len(),
                 arms.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", "),
                 if arms.len() > SHOWN { ", …" } else { "" }

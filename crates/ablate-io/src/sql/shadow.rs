@@ -108,6 +108,9 @@ pub(super) fn query(opts: &super::SqlOptions, q: &ShadowQuery) -> Result<String>
     };
     let mut parts = cell_rows(&rows, q);
     parts.extend(global_rows(&rows));
+    if !q.by.is_empty() {
+        parts.push(rows.incomplete_per_stratum(&own));
+    }
     if !q.by.is_empty() || q.cluster.is_some() {
         parts.push(disagreeing_row(&rows));
     }
@@ -252,6 +255,15 @@ impl StatRows {
         self.grouped(stat, "0", value, "complete", &self.key_list)
     }
 
+    /// The incomplete requests per stratum (`own`: the stratum columns by the query's own
+    /// names), so that a stratum none of whose requests is complete can be named.
+    fn incomplete_per_stratum(&self, own: &[String]) -> String {
+        let (own_list, int, double) = (own.join(", "), self.int, self.double);
+        format!(
+            "SELECT 'incomplete_stratum' AS stat, {own_list}, CAST(0 AS {int}) AS replay, CAST(0 AS {int}) AS bin, CAST(COUNT(*) AS {double}) AS value FROM per_request WHERE {INCOMPLETE} GROUP BY {own_list}"
+        )
+    }
+
     /// One stat for the whole log, from the per-request rows that pass `filter`.
     fn global(&self, stat: &str, value: &str, filter: &str) -> String {
         let (empty_keys, int, double) = (&self.empty_keys, self.int, self.double);
@@ -292,14 +304,14 @@ fn cell_rows(rows: &StatRows, q: &ShadowQuery) -> Vec<String> {
     parts
 }
 
+/// A request missing production or candidate (not one with a variant twice).
+const INCOMPLETE: &str =
+    "NOT (n_p = 1 AND n_c = 1 AND n_r <= 1) AND n_p <= 1 AND n_r <= 1 AND n_c <= 1";
+
 /// The whole-log stats: incomplete and duplicated requests, and the replay rows.
 fn global_rows(rows: &StatRows) -> Vec<String> {
     vec![
-        rows.global(
-            "incomplete",
-            "COUNT(*)",
-            " WHERE NOT (n_p = 1 AND n_c = 1 AND n_r <= 1) AND n_p <= 1 AND n_r <= 1 AND n_c <= 1",
-        ),
+        rows.global("incomplete", "COUNT(*)", &format!(" WHERE {INCOMPLETE}")),
         rows.global(
             "duplicates",
             "COUNT(*)",
@@ -382,7 +394,8 @@ fn header(d: Dialect, q: &ShadowQuery, keys: &[String]) -> String {
 -- Long format: one row per (stat, {keys_doc}, bin) with a value. `replay` = 1 for requests
 -- that had a replay row. Stats: requests, changed, noise, d2 = Σ(changed − noise)²{score_doc}{token_doc};
 -- and incomplete, duplicates, replay_rows and, with strata or clusters, disagreeing (requests
--- whose rows give a stratum or cluster two values: ablate refuses them) (whole log).
+-- whose rows give a stratum or cluster two values: ablate refuses them) (whole log); with
+-- strata, incomplete_stratum (the incomplete requests per stratum).
 -- Token histograms: bin k holds tokens in [2^(k/16), 2^((k+1)/16)) (bin −1 holds 0), so
 -- percentiles read from them are within 2^(1/16) − 1 = 4.4% of the exact value.{cluster_note}
 -- Results of this query over separate partitions or days merge by addition: stack them, or

@@ -104,6 +104,9 @@ pub struct ShadowSums {
     pub cells: BTreeMap<CellKey, CellSums>,
     /// Requests missing production or candidate.
     pub incomplete: u64,
+    /// The same requests per stratum (with strata; empty from an older query's aggregates), so
+    /// that a stratum none of whose requests is complete can be named.
+    pub incomplete_by_stratum: BTreeMap<Vec<String>, u64>,
     /// Rows with variant = replay, over the whole log.
     pub replay_rows: u64,
     /// Poisson-bootstrap replicates (0 without clusters).
@@ -119,6 +122,9 @@ impl ShadowSums {
             self.cells.entry(k).or_default().merge(&c);
         }
         self.incomplete += o.incomplete;
+        for (k, n) in o.incomplete_by_stratum {
+            *self.incomplete_by_stratum.entry(k).or_default() += n;
+        }
         self.replay_rows += o.replay_rows;
         self.replicates = self.replicates.max(o.replicates);
         if self.cluster.is_none() {

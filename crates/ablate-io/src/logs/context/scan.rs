@@ -45,28 +45,64 @@ fn token_sum(alias: &str) -> Expr {
 /// Column `name` of token sums ([`token_sum`]) as whole numbers.
 ///
 /// # Errors
-/// A sum at or beyond [`MAX_EXACT_SUM`] (`what` names the group), where it may no longer be exact.
-fn token_sums(df: &DataFrame, name: &str, path: &Path, what: &str) -> Result<Vec<Option<i64>>> {
+/// A sum at or beyond [`MAX_EXACT_SUM`], where it may no longer be exact: `what` names the
+/// group, given its row in `df` and the frame the sums came from.
+fn token_sums(
+    df: &DataFrame,
+    name: &str,
+    path: &Path,
+    what: impl FnOnce(usize) -> Result<String>,
+) -> Result<Vec<Option<i64>>> {
     let c = df
         .column(name)
         .and_then(|c| c.cast(&DataType::Float64))
         .map_err(|e| table::polars_unreadable(path, e))?;
     let sums = c.f64().map_err(|e| table::polars_unreadable(path, e))?;
-    sums.iter()
-        .map(|v| match v {
-            Some(x) if x >= MAX_EXACT_SUM => Err(Error::BadValue {
-                path: path.to_path_buf(),
-                column: "tokens".into(),
-                row: crate::error::Row::none(),
-                value: format!("{x:.0}"),
-                problem: format!(
-                    "the tokens of {what} add up to 2^53 or more, where a sum is no longer exact"
-                ),
-                fix: "check the tokens column: a row counts the tokens of one item".into(),
-            }),
-            _ => Ok(v.map(|x| x as i64)),
-        })
-        .collect()
+    if let Some((i, x)) = sums
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| v.filter(|x| *x >= MAX_EXACT_SUM).map(|x| (i, x)))
+    {
+        return Err(Error::BadValue {
+            path: path.to_path_buf(),
+            column: "tokens".into(),
+            row: crate::error::Row::none(),
+            value: format!("{x:.0}"),
+            problem: format!(
+                "the tokens of {} add up to 2^53 or more, where a sum is no longer exact",
+                what(i)?
+            ),
+            fix: "check the tokens column: a row counts the tokens of one item".into(),
+        });
+    }
+    Ok(sums.iter().map(|v| v.map(|x| x as i64)).collect())
+}
+
+/// The call (request, and step when logged) whose tokens add up past [`MAX_EXACT_SUM`], found
+/// again in `part` (the calls' frame keeps no keys, to save memory): the first by request.
+fn overflowing_call(part: LazyFrame, keys: Vec<Expr>, step: bool, path: &Path) -> Result<String> {
+    let found = table::collect_streaming(
+        part.group_by(keys)
+            .agg([token_sum("size")])
+            .filter(col("size").gt_eq(lit(MAX_EXACT_SUM)))
+            .sort(["request_id"], SortMultipleOptions::default())
+            .limit(1),
+        path,
+    )?;
+    let text = |name: &str| {
+        found
+            .column(name)
+            .and_then(|c| c.cast(&DataType::String))
+            .ok()
+            .and_then(|c| c.str().ok().and_then(|s| s.get(0).map(str::to_string)))
+            .unwrap_or_default()
+    };
+    let request = text("request_id");
+    Ok(if step {
+        format!("the call of request {request:?} at step {}", text("step"))
+    } else {
+        format!("the call of request {request:?}")
+    })
 }
 
 /// Reduces the log to sums, in as many partitions as `opts.memory` needs.
@@ -116,7 +152,12 @@ pub fn sums(context: &ContextLog, opts: &ContextOptions) -> Result<ContextSums> 
         .column("source")
         .and_then(|c| c.str().cloned())
         .map_err(|e| table::polars_unreadable(&path, e))?;
-    let totals = token_sums(&by_source, "t", &path, "a source")?;
+    let totals = token_sums(&by_source, "t", &path, |i| {
+        Ok(format!(
+            "source {:?}",
+            sources.get(i).unwrap_or("(none)").to_string()
+        ))
+    })?;
     for (s, t) in sources.iter().zip(totals) {
         *total
             .sources
@@ -155,6 +196,7 @@ fn calls(
     if has("step") {
         names.push("step_value");
     }
+    let (part_for_errors, keys_for_errors) = (part.clone(), keys.clone());
     let calls = table::collect_streaming(
         part.group_by(keys)
             .agg(aggs)
@@ -162,7 +204,9 @@ fn calls(
         path,
     )?;
     let n = calls.height();
-    let sizes = token_sums(&calls, "size", path, "a call")?;
+    let sizes = token_sums(&calls, "size", path, |_| {
+        overflowing_call(part_for_errors, keys_for_errors, has("step"), path)
+    })?;
     let column_or = |name: &str, fallback: Option<i64>| -> Result<Vec<Option<i64>>> {
         Ok(if has(name) {
             i64s(&calls, name, path)?

@@ -39,6 +39,12 @@ pub fn read_aggregates(
         };
         match r.stat.as_str() {
             "incomplete" | "replay_rows" => global(&mut sums, t.count(r)?, &r.stat),
+            "incomplete_stratum" => {
+                *sums
+                    .incomplete_by_stratum
+                    .entry(stratum.to_vec())
+                    .or_default() += t.count(r)?;
+            }
             "duplicates" => duplicates += t.count(r)?,
             "disagreeing" => disagreeing += t.count(r)?,
             "score_delta" => sums.cells.entry(key).or_default().score_delta += r.value,

@@ -207,6 +207,7 @@ fn partition_sums(
             disagreeing,
         });
     }
+    let incomplete_by_stratum = incomplete_by_stratum(&per_request, by)?;
     let cells = complete_requests(per_request)?;
     let paired_tokens = has("tokens_in");
     let mut out = cell_sums(&cells, by, has("score"), paired_tokens)?;
@@ -225,6 +226,7 @@ fn partition_sums(
         sums: ShadowSums {
             cells: out,
             incomplete,
+            incomplete_by_stratum,
             replay_rows: 0,
             replicates: 0,
             cluster: None,
@@ -350,6 +352,36 @@ fn request_status(per_request: &DataFrame) -> PolarsResult<(u64, u64)> {
         get_i64(&status, "dup", 0) as u64,
         get_i64(&status, "incomplete", 0) as u64,
     ))
+}
+
+/// The incomplete requests per stratum (none without strata).
+fn incomplete_by_stratum(
+    per_request: &DataFrame,
+    by: &[String],
+) -> PolarsResult<BTreeMap<Vec<String>, u64>> {
+    if by.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let grouped = per_request
+        .clone()
+        .lazy()
+        .filter(complete().not().and(duplicate().not()))
+        .group_by(by.iter().map(|c| col(c.as_str())).collect::<Vec<_>>())
+        .agg([len().cast(DataType::Int64).alias("n")])
+        .collect()?;
+    let columns = by
+        .iter()
+        .map(|c| texts(&grouped, c))
+        .collect::<PolarsResult<Vec<_>>>()?;
+    let n = ints(&grouped, "n")?;
+    Ok((0..grouped.height())
+        .map(|i| {
+            (
+                columns.iter().map(|c| c[i].clone()).collect(),
+                n[i].unwrap_or(0) as u64,
+            )
+        })
+        .collect())
 }
 
 /// The complete requests, each with its replay flag, whether the candidate's answer changed
