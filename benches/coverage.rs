@@ -943,13 +943,14 @@ fn normal_coverage(reps: usize) {
 
 /// Coverage of `reweight`'s production interval (post-stratified, `Intervals::weighted`) at
 /// every number of units, under both guarantees: C units (cases, or clusters of 1–4 cases with a
-/// shared effect), each unit in stratum 0 (two thirds) or 1, whose case drops average 0.00 and
-/// 0.06 (spread 0.1, or ±1 with 10% each way); production shares 0.3 and 0.7, so the truth is
-/// 0.042. A sample leaving a stratum with fewer than two cases has no production se and is
-/// counted apart. The interval as `reweight` judges it since 2026-12-07 (the design se floored
-/// at the weighted mean's own jackknife, the t at Satterthwaite's degrees of freedom) at K = 1
-/// and 10; the design se alone (units − 1 degrees of freedom); and the design se floored at the
-/// unweighted set's jackknife (before), with its mean width over today's.
+/// shared effect), each unit in stratum 0 (two thirds) or 1, production shares 0.3 and 0.7; the
+/// worlds' drops are named where they are drawn. A sample leaving a stratum with fewer than two
+/// cases has no production se and is counted apart (`undef`). The interval as `reweight` judges
+/// it since 2026-12-07 (the design se floored at the weighted mean's own jackknife, the t at
+/// Satterthwaite's degrees of freedom; where either is undefined, the set's jackknife and
+/// units − 1 degrees of freedom, counted in `fallback`) at K = 1 and 10; the design se alone
+/// (units − 1 degrees of freedom); and the design se floored at the unweighted set's jackknife
+/// (before), with the median ratio of its width to today's.
 fn production_coverage(reps: usize) {
     use ablate::analysis::paired::{Design, Intervals};
     use ablate::io::manifest::Guarantee;
@@ -958,7 +959,7 @@ fn production_coverage(reps: usize) {
         "reweight's production interval, post-stratified ({reps} samples per cell): coverage at K = 1 and K = 10 (design se floored at its jackknife, Satterthwaite df), at K = 1 on the design se alone (bare) and floored at the set's jackknife (before); w set/w the median ratio of the before interval's width to today's"
     );
     println!(
-        "{:<11} {:>9} {:>5} {:<16} {:>8} {:>8} {:>9} {:>10} {:>11} {:>9}",
+        "{:<11} {:>9} {:>5} {:<16} {:>8} {:>8} {:>9} {:>10} {:>11} {:>9} {:>9}",
         "drops",
         "units",
         "n",
@@ -968,15 +969,20 @@ fn production_coverage(reps: usize) {
         "K=1 bare",
         "K=1 set",
         "w set/w",
-        "undef"
+        "undef",
+        "fallback"
     );
     let mut seed = 90_000u64;
-    // Strata apart: the strata's drops differ by 0.4, far more than the drops spread within.
-    for (continuous, means) in [
-        (true, [0.0, 0.06]),
-        (false, [0.0, 0.06]),
-        (true, [0.0, 0.4]),
+    // `apart`: the strata's drops differ by 0.4, far more than the drops spread within.
+    // `thin-rare`: one-way losses of a full point, 20% in stratum 0 and 3% in stratum 1 (a third
+    // of the units, 70% of production), whose few cases often all drop 0.
+    for (world, means) in [
+        ("continuous", [0.0, 0.06]),
+        ("binary", [0.0, 0.06]),
+        ("apart", [0.0, 0.4]),
+        ("thin-rare", [0.2, 0.03]),
     ] {
+        let continuous = world == "continuous" || world == "apart";
         let truth = shares[0] * means[0] + shares[1] * means[1];
         for clustered in [false, true] {
             for n in [5usize, 10, 20, 40, 100, 400] {
@@ -984,7 +990,7 @@ fn production_coverage(reps: usize) {
                     let mut r = ChaCha8Rng::seed_from_u64(seed);
                     seed += 1;
                     let (mut c1, mut c10, mut cb, mut cf) = (0, 0, 0, 0);
-                    let (mut undefined, mut defined) = (0, 0);
+                    let (mut undefined, mut defined, mut fell_back) = (0, 0, 0);
                     let mut widths = Vec::new();
                     for _ in 0..reps {
                         let (mut values, mut units, mut strata) =
@@ -996,6 +1002,8 @@ fn production_coverage(reps: usize) {
                             for _ in 0..size {
                                 let v = if continuous {
                                     means[h] + 0.1 * (0.6 * effect + 0.8 * normal(&mut r))
+                                } else if world == "thin-rare" {
+                                    f64::from(u8::from(r.random::<f64>() < means[h]))
                                 } else {
                                     let x: f64 = r.random();
                                     if x < 0.1 + means[h] {
@@ -1023,16 +1031,32 @@ fn production_coverage(reps: usize) {
                         defined += 1;
                         let shift = d - moments::mean(&values);
                         let recentred: Vec<f64> = values.iter().map(|v| v + shift).collect();
-                        let design = Design {
-                            jackknife: ablate::stats::survey::post_stratified_jackknife(
+                        let before = Design {
+                            jackknife: moments::jackknife_se(&recentred, &units),
+                            df: None,
+                        };
+                        // As `reweight`: the weighted jackknife and Satterthwaite's df, or where
+                        // either is undefined (a stratum without spread or in one cluster) the
+                        // set's jackknife.
+                        let design = match (
+                            ablate::stats::survey::post_stratified_jackknife(
                                 &values, &strata, &shares, &units,
                             ),
-                            df: ablate::stats::survey::post_stratified_df(
+                            ablate::stats::survey::post_stratified_df(
                                 &values,
                                 &strata,
                                 &shares,
                                 clustered.then_some(&units[..]),
                             ),
+                        ) {
+                            (Some(j), Some(df)) => Design {
+                                jackknife: Some(j),
+                                df: Some(df),
+                            },
+                            _ => {
+                                fell_back += 1;
+                                before
+                            }
                         };
                         let judged = |se: f64, design: Design, k: usize| {
                             let sample = Sample {
@@ -1048,10 +1072,6 @@ fn production_coverage(reps: usize) {
                         let covers = |e: &Estimate| {
                             e.ci_low.unwrap_or(f64::NEG_INFINITY) <= truth
                                 && truth <= e.ci_high.unwrap_or(f64::INFINITY)
-                        };
-                        let before = Design {
-                            jackknife: moments::jackknife_se(&recentred, &units),
-                            df: None,
                         };
                         let (one, ten) = (judged(se, design, 1), judged(se, design, 10));
                         let (bare, floor) =
@@ -1071,12 +1091,8 @@ fn production_coverage(reps: usize) {
                     widths.sort_by(f64::total_cmp);
                     let median = widths.get(widths.len() / 2).copied().unwrap_or(f64::NAN);
                     println!(
-                        "{:<11} {:>9} {:>5} {:<16} {:>8.3} {:>8.3} {:>9.3} {:>10.3} {:>11.2} {:>9}",
-                        match (continuous, means[1] > 0.1) {
-                            (true, true) => "apart",
-                            (true, false) => "continuous",
-                            _ => "binary",
-                        },
+                        "{:<11} {:>9} {:>5} {:<16} {:>8.3} {:>8.3} {:>9.3} {:>10.3} {:>11.2} {:>9} {:>9}",
+                        world,
                         if clustered { "clusters" } else { "cases" },
                         n,
                         guarantee.name(),
@@ -1085,7 +1101,8 @@ fn production_coverage(reps: usize) {
                         rate(cb),
                         rate(cf),
                         median,
-                        undefined
+                        undefined,
+                        fell_back
                     );
                 }
             }

@@ -202,8 +202,7 @@ def sweep(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -308,8 +307,7 @@ def variance(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -421,8 +419,7 @@ def reweight(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -527,8 +524,7 @@ def stress(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -633,8 +629,7 @@ def interactions(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -708,8 +703,7 @@ def plan(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         guarantee: The guarantee the verdicts rest on (default: experiment.toml's `guarantee`,
             else any-distribution). any-distribution: valid at every sample size for any score
             distribution (wide where drops are small and spread); normal: the clustered t
@@ -819,8 +813,7 @@ def need(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -929,8 +922,7 @@ def curve(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1035,8 +1027,7 @@ def selector(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1144,8 +1135,7 @@ def record(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or
@@ -1276,7 +1266,6 @@ def watch(
     confidence: Optional[float] = None,
     seed: Optional[int] = None,
     bootstrap: Optional[int] = None,
-    per_arm: Optional[bool] = None,
 ) -> Result:
     """Decide every arm of a running ablation with anytime-valid tests at the threshold, and stop the ones already decided.
 
@@ -1338,12 +1327,6 @@ def watch(
             Below 100,000 a drop's interval is a small-sample one (docs/statistics.md) and none
             are drawn. When they are drawn: at least 10/(1 − confidence) (200 at 95%), at most
             1,000,000; 0 gives normal-approximation intervals instead. Default: 10000.
-        per_arm: Judge each arm at its own confidence level instead of family-wise. By default a
-            verdict is "confident" only when its interval at 1 − α/K (K arms compared,
-            Bonferroni) clears the threshold, so that all confident verdicts hold together at
-            --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
 
     Raises:
         AblateError: bad input or a failed run, with the command line's message.
@@ -1563,8 +1546,7 @@ def report(
             verdict is "confident" only when its interval at 1 − α/K (K arms compared,
             Bonferroni) clears the threshold, so that all confident verdicts hold together at
             --confidence; with 41 arms judged each at 95%, some wrong confident verdict is
-            likely. The report says so at the top when this is set. Not for watch, whose
-            recorded decisions are always family-wise.
+            likely. The report says so at the top when this is set.
         from_aggregates: Read the data from this file (Parquet or CSV: the result of the query
             `ablate sql VERB` prints, run where the data lives) instead of the raw table: the
             case × arm matrix for the verbs that read an experiment folder, the shadow or

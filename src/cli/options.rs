@@ -81,7 +81,7 @@ pub(super) struct Statistics {
     /// is "confident" only when its interval at 1 − α/K (K arms compared, Bonferroni) clears
     /// the threshold, so that all confident verdicts hold together at --confidence; with 41
     /// arms judged each at 95%, some wrong confident verdict is likely. The report says so at
-    /// the top when this is set. Not for watch, whose recorded decisions are always family-wise.
+    /// the top when this is set.
     #[arg(long)]
     pub(super) per_arm: bool,
     /// The guarantee the verdicts rest on (default: experiment.toml's `guarantee`, else

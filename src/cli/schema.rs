@@ -166,7 +166,8 @@ pub(super) fn schema(_args: SchemaArgs, _g: &Global) -> Result<String> {
                 in_report: v.in_report(),
                 options: sub
                     .get_arguments()
-                    .filter(|a| !builtin(a) && !a.is_global_set())
+                    // A hidden option (watch's --per-arm, refused) is no keyword.
+                    .filter(|a| !builtin(a) && !a.is_global_set() && !a.is_hide_set())
                     .map(option)
                     .collect(),
                 tables: v.tables().iter().map(table).collect(),

@@ -23,6 +23,7 @@ use super::{Apply as _, Global, config, emit_warned, emit_warned_as, load};
 /// --replay runs a complete experiment as if it had been run sequentially. The tests, the
 /// guarantee and the state file: docs/watch.md.
 #[derive(Debug, Args)]
+#[command(mut_arg("per_arm", |a| a.hide(true)))]
 pub(super) struct WatchArgs {
     /// Experiment folder.
     dir: PathBuf,

@@ -194,7 +194,7 @@ fn log_columns(args: &SqlArgs, stem: &str) -> Result<Option<Vec<String>>> {
         Some(ablate::io::table::TableFile::at(path.clone()))
     } else {
         return Err(Error::Usage(format!(
-            "{}: no such file or folder; give the experiment folder or the {stem} log itself",
+            "{}: no such file or folder; give the experiment folder or the log file itself",
             path.display()
         )));
     };

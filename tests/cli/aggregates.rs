@@ -874,7 +874,8 @@ fn a_request_in_two_strata_is_refused_from_aggregates() {
 /// A stratum none of whose requests is complete had no row in `by_stratum` and no word of its
 /// own (only the whole log's count of incomplete requests): it is named, directly and through
 /// the shadow query's output (`incomplete_stratum`), with a stratum left out for lacking the
-/// replay row the rest of the log has.
+/// replay row the rest of the log has; an incomplete request with a null stratum names none in
+/// the query's output.
 #[test]
 fn a_stratum_with_no_complete_request_is_named() {
     let w = common::Workdir::empty();
@@ -925,6 +926,15 @@ fn a_stratum_with_no_complete_request_is_named() {
         );
     }
     same(&direct, &from, "shadow");
+
+    // An incomplete request without a stratum (which the direct path refuses, naming the row)
+    // names none in the query's output: a null key had made the whole output unreadable.
+    log.push_str("d0,production,x,\n");
+    w.write("shadow.csv", &log);
+    reduce_table(&query, "shadow", read_csv(w.path("shadow.csv")), &agg);
+    let from = json(ablate().args(args).arg("--from-aggregates").arg(&agg));
+    assert_eq!(from["incomplete_requests"], 5, "{from}");
+    assert!(common::has_code(&from, "shadow.strata_left_out"), "{from}");
 }
 
 /// `ablate sql shadow` reads the columns of a log file given in place of the folder (it had

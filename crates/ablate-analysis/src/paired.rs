@@ -356,10 +356,10 @@ impl<'a> Intervals<'a> {
     /// gains that cancel in g₁), so the rule asks for about 25 changed units. The family level's t
     /// quantile sits far in the tail (t(1 − 0.05/82) ≈ 3.4 for 41 arms), where heavy tails matter
     /// most: on the demo's own world (rare losses and gains, 397 clusters) the skewness rule alone
-    /// stayed silent while the normal family's error was 0.18 (benches/README.md). Drops from a
-    /// normal distribution (g₁ = γ₂ = 0, where the t interval is exact) are not doubted at any n;
-    /// with b₂ itself in the rule (until 2026-12-07) they were below 75 units, and every sample
-    /// below 25 (b₂ ≥ 1 always).
+    /// stayed silent while the normal family's error was 0.18 (benches/README.md). A normal
+    /// distribution of drops (g₁ = γ₂ = 0, where the t interval is exact) does not meet the rule
+    /// (samples of it now and then do, through their sample moments); with b₂ itself in the rule
+    /// (until 2026-12-07) most samples below 75 units did, and every one below 25 (b₂ ≥ 1).
     pub fn normal_doubtful(&self) -> bool {
         if self.flat || self.n_units < 2 {
             return false;

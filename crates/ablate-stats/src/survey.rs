@@ -28,7 +28,9 @@ pub const RAKE_MAX_ROUNDS: usize = 1000;
 /// Post-stratified estimate of per-case values `x` with stratum `strata[i]` and production shares
 /// `share[h]`: (Σ_h W_h·mean_h, se). The estimate is `None` when a weighted stratum has no case;
 /// the se is `None` when one has fewer than 2 cases. With `clusters` (a small integer id per case)
-/// the se is the clustered linearisation of the module doc.
+/// the se is the clustered linearisation of the module doc, `None` when a weighted stratum's cases
+/// are all in one cluster (its residuals sum to 0 there, so it would add nothing to the se while
+/// its variance between clusters is unknown, as one case's is).
 pub fn post_stratified(
     x: &[f64],
     strata: &[usize],
@@ -63,6 +65,7 @@ pub fn post_stratified(
     let se = match clusters {
         _ if !se_defined => None,
         None => Some(var.total().max(0.0).sqrt()),
+        Some(ids) if one_cluster_stratum(strata, share, ids) => None,
         Some(ids) => {
             // (W_h/n_h)·√(n_h/(n_h−1)) once per stratum; `None` for strata without production
             // share, whose residuals are 0.
@@ -86,7 +89,8 @@ pub fn post_stratified(
 /// The delete-one-unit jackknife se of the post-stratified mean of `x` (strata and shares as in
 /// [`post_stratified`]; `units` each case's resampling unit, a small integer id: its cluster, or
 /// the case itself): x̂₍g₎ = Σ_h W_h·(S_h − S_gh)/(n_h − n_gh) with unit g's cases left out, and
-/// se_J = √((G − 1)/G · Σ_g (x̂₍g₎ − x̄₍·₎)²) over the G units. Deleting a case of a stratum of
+/// se_J = √((G − 1)/G · Σ_g (x̂₍g₎ − x̄₍·₎)²) over the G units with a case in a weighted stratum
+/// (one without moves nothing). Deleting a case of a stratum of
 /// n_h cases moves x̂ by W_h·(x̄_h − x)/(n_h − 1), so se_J² = (n − 1)/n · Σ_h W_h²·s_h²/(n_h − 1)
 /// without clusters: above the plain se² = Σ_h W_h²·s_h²/n_h where strata are thin. `None` with
 /// fewer than two units, or when leaving some unit out empties a weighted stratum.
@@ -96,24 +100,39 @@ pub fn post_stratified_jackknife(
     share: &[f64],
     units: &[u32],
 ) -> Option<f64> {
-    let h_count = share.len();
-    let size = units.iter().copied().max().map_or(0, |m| m as usize + 1);
-    // Per stratum: Σx and cases; per (unit, stratum): the same, for the units that occur.
-    let mut total = vec![(Neumaier::default(), 0usize); h_count];
-    let mut by_unit: Vec<Option<Vec<(f64, usize)>>> = vec![None; size];
+    // Per stratum: Σx and cases. Per unit: the (stratum, Σx, cases) cells it has in weighted
+    // strata, kept sparse (a unit spans few strata; a dense units × strata table had cost
+    // 1.1 GB at 60,000 cases and 1,000 strata). A unit with no weighted case moves nothing
+    // and is no replicate.
+    let mut total = vec![(Neumaier::default(), 0usize); share.len()];
+    let mut by_unit: std::collections::BTreeMap<u32, Vec<(usize, f64, usize)>> = Default::default();
     for ((&v, &h), &u) in x.iter().zip(strata).zip(units) {
+        if share[h] == 0.0 {
+            continue;
+        }
         total[h].0.add(v);
         total[h].1 += 1;
-        let cell = &mut by_unit[u as usize].get_or_insert_with(|| vec![(0.0, 0); h_count])[h];
-        cell.0 += v;
-        cell.1 += 1;
+        let cells = by_unit.entry(u).or_default();
+        match cells.iter_mut().find(|c| c.0 == h) {
+            Some(c) => {
+                c.1 += v;
+                c.2 += 1;
+            }
+            None => cells.push((h, v, 1)),
+        }
     }
-    let weighted: Vec<usize> = (0..h_count).filter(|&h| share[h] != 0.0).collect();
-    let mut replicates = Vec::new();
-    for cells in by_unit.iter().flatten() {
+    let weighted: Vec<usize> = (0..share.len()).filter(|&h| share[h] != 0.0).collect();
+    if weighted.iter().any(|&h| total[h].1 == 0) {
+        return None;
+    }
+    let mut replicates = Vec::with_capacity(by_unit.len());
+    for cells in by_unit.values() {
         let mut est = Neumaier::default();
         for &h in &weighted {
-            let (sum, n) = (total[h].0.total() - cells[h].0, total[h].1 - cells[h].1);
+            let (sum, n) = match cells.iter().find(|c| c.0 == h) {
+                Some(&(_, s, n)) => (total[h].0.total() - s, total[h].1 - n),
+                None => (total[h].0.total(), total[h].1),
+            };
             if n == 0 {
                 return None;
             }
@@ -137,7 +156,9 @@ pub fn post_stratified_jackknife(
 /// [`post_stratified`] within h, and m_h the clusters with a case in h. One stratum gives
 /// n − 1 (C − 1): the t's own degrees of freedom. A thin stratum that carries much of the
 /// variance brings df down towards its own m_h − 1, where a t on n − 1 would be too narrow.
-/// `None` when a weighted stratum has fewer than two units or no case varies.
+/// `None` when a weighted stratum has fewer than two units or its values do not vary: its
+/// variance is then unknown, not zero (three cases that all drop 0 say little of a stratum that
+/// carries most of the production share), and nothing here stands for it.
 pub fn post_stratified_df(
     x: &[f64],
     strata: &[usize],
@@ -157,6 +178,11 @@ pub fn post_stratified_df(
             return None;
         }
         let (mean, variance) = moments::mean_and_sample_variance(g);
+        if g.iter()
+            .all(|v| (v - g[0]).abs() <= 1e-12 * g[0].abs().max(1.0))
+        {
+            return None;
+        }
         match clusters {
             None => parts.push((share[h] * share[h] * variance / n as f64, n)),
             Some(ids) => {
@@ -182,6 +208,20 @@ pub fn post_stratified_df(
     let total = moments::sum(parts.iter().map(|p| p.0));
     let spread = moments::sum(parts.iter().map(|(v, m)| v * v / (*m as f64 - 1.0)));
     (total > 0.0 && spread > 0.0).then(|| total * total / spread)
+}
+
+/// Whether some weighted stratum (share ≠ 0) has all its cases in one cluster.
+pub fn one_cluster_stratum(strata: &[usize], share: &[f64], clusters: &[u32]) -> bool {
+    let mut first: Vec<Option<u32>> = vec![None; share.len()];
+    let mut several = vec![false; share.len()];
+    for (&h, &c) in strata.iter().zip(clusters) {
+        match first[h] {
+            None => first[h] = Some(c),
+            Some(f) if f != c => several[h] = true,
+            Some(_) => {}
+        }
+    }
+    (0..share.len()).any(|h| share[h] != 0.0 && first[h].is_some() && !several[h])
 }
 
 /// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
@@ -358,8 +398,22 @@ mod tests {
             post_stratified_jackknife(&x, &s, &[0.25, 0.75], &[0, 0, 1, 1, 2]),
             None
         );
-        // A stratum without production share may empty.
-        assert!(post_stratified_jackknife(&x, &s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).is_some());
+        // A stratum without production share may empty, and its units are no replicates: the
+        // jackknife of stratum 1 alone, (n − 1)/n · s²/(n − 1) = s²/n = 4/3 with n = 3.
+        let only = post_stratified_jackknife(&x, &s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).unwrap();
+        assert!((only - (4.0f64 / 3.0).sqrt()).abs() < 1e-12, "{only}");
+    }
+
+    #[test]
+    fn a_weighted_stratum_in_one_cluster_has_no_se() {
+        let x = [1.0, 3.0, 10.0, 12.0, 14.0];
+        let s = [0, 0, 1, 1, 1];
+        let (est, se) = post_stratified(&x, &s, &[0.25, 0.75], Some(&[0, 0, 1, 2, 3]));
+        assert!((est.unwrap() - 9.5).abs() < 1e-12);
+        assert_eq!(se, None);
+        // Without production share it may.
+        let (_, se) = post_stratified(&x, &s, &[0.0, 1.0], Some(&[0, 0, 1, 2, 3]));
+        assert!(se.is_some());
     }
 
     #[test]
@@ -382,6 +436,11 @@ mod tests {
             post_stratified_df(&x, &s, &[0.25, 0.75], Some(&[0, 0, 1, 2, 3])),
             None
         );
+        // A weighted stratum whose values do not vary: its variance is unknown, so undefined.
+        let flat = [2.0, 2.0, 10.0, 12.0, 14.0];
+        assert_eq!(post_stratified_df(&flat, &s, &[0.25, 0.75], None), None);
+        // Unless it carries no production share.
+        assert!(post_stratified_df(&flat, &s, &[0.0, 1.0], None).is_some());
     }
 
     #[test]

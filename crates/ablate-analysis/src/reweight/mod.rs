@@ -31,7 +31,8 @@
 //! production verdict settles with 80% probability, by the routine of the decision's
 //! `cases_to_settle` (`settle::cases_to_clear`) on the production family interval scaled to f
 //! times the cases (the weighted se shrinks by √f, the design effect and the score part's
-//! distribution stay); null when settled, beyond 100 times the set (`production_settleable`
+//! distribution stay, the t's degrees of freedom grow f-fold, which is cautious where they are
+//! Satterthwaite's); null when settled, beyond 100 times the set (`production_settleable`
 //! false) or undefined (no production se).
 
 use rayon::prelude::*;
@@ -330,15 +331,35 @@ fn case_weights(
 fn thin_strata_warnings(
     method: Method,
     weighting: &[Weighting],
+    paired: &Paired,
     warnings: &mut Vec<crate::warning::Warning>,
 ) {
     if method == Method::PostStratified {
-        for c in &weighting[0].coverage {
+        let w = &weighting[0];
+        for c in &w.coverage {
             if c.eval_cases == 1 && c.production_share > 0.0 {
                 warnings.push(crate::warning::Warning::new("reweight.single_case_stratum", format!(
                     "stratum {} has one eval case: its within-stratum variance is unknown, so production se is null",
                     c.label()
                 )));
+            }
+        }
+        if paired.clustered {
+            // A stratum of several cases in one cluster: as one case, its variance between
+            // clusters is unknown ([`survey::post_stratified`]).
+            let mut clusters: BTreeMap<usize, std::collections::BTreeSet<u32>> = BTreeMap::new();
+            for (&h, &u) in w.stratum.iter().zip(&paired.unit) {
+                clusters.entry(h).or_default().insert(u);
+            }
+            for (h, units) in clusters {
+                let c = &w.coverage[h];
+                if units.len() == 1 && c.eval_cases > 1 && w.share[h] > 0.0 {
+                    warnings.push(crate::warning::Warning::new("reweight.single_cluster_stratum", format!(
+                        "stratum {}'s {} eval cases are all in one cluster: its variance between clusters is unknown, so production se is null",
+                        c.label(),
+                        c.eval_cases
+                    )));
+                }
             }
         }
     }
@@ -392,31 +413,39 @@ impl Estimator<'_> {
 }
 
 impl Estimator<'_> {
-    /// What the intervals take beside the design se ([`Intervals::weighted`]). Post-stratified:
-    /// the weighted mean's own delete-one-unit jackknife ([`survey::post_stratified_jackknife`])
-    /// and Satterthwaite's degrees of freedom ([`survey::post_stratified_df`]). Raked: the
-    /// delete-one-unit jackknife of the unweighted values (the eval set's), a conservative
-    /// stand-in until the raking is redone per left-out unit, and units − 1 degrees of freedom.
-    fn design(&self, pos: &[usize], x: &[f64]) -> Design {
+    /// What the intervals take beside the design se ([`Intervals::weighted`]), and whether it is
+    /// the fallback. Post-stratified: the weighted mean's own delete-one-unit jackknife
+    /// ([`survey::post_stratified_jackknife`]) and Satterthwaite's degrees of freedom
+    /// ([`survey::post_stratified_df`]). Where either is undefined (a weighted stratum whose
+    /// drops do not vary contributes no variance to the design se although its variance is
+    /// unknown, not zero; one in a single cluster has no design se at all), and when raked: the
+    /// delete-one-unit
+    /// jackknife of the unweighted values (the eval set's se, which counts every case's
+    /// spread) and units − 1 degrees of freedom, conservative (the raking is not redone per
+    /// left-out unit).
+    fn design(&self, pos: &[usize], x: &[f64]) -> (Design, bool) {
         let units: Vec<u32> = pos.iter().map(|&p| self.paired.unit[p]).collect();
+        let set = Design {
+            jackknife: moments::jackknife_se(x, &units),
+            df: None,
+        };
         match self.method {
             Method::PostStratified => {
                 let w = &self.weighting[0];
                 let strata: Vec<usize> = pos.iter().map(|&p| w.stratum[p]).collect();
-                Design {
-                    jackknife: survey::post_stratified_jackknife(x, &strata, &w.share, &units),
-                    df: survey::post_stratified_df(
-                        x,
-                        &strata,
-                        &w.share,
-                        self.paired.clustered.then_some(&units[..]),
-                    ),
+                let jackknife = survey::post_stratified_jackknife(x, &strata, &w.share, &units);
+                let df = survey::post_stratified_df(
+                    x,
+                    &strata,
+                    &w.share,
+                    self.paired.clustered.then_some(&units[..]),
+                );
+                match (jackknife, df) {
+                    (Some(_), Some(_)) => (Design { jackknife, df }, false),
+                    _ => (set, true),
                 }
             }
-            Method::Raked => Design {
-                jackknife: moments::jackknife_se(x, &units),
-                df: None,
-            },
+            Method::Raked => (set, false),
         }
     }
 }
@@ -437,7 +466,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     let weights = case_weights(method, &weighting, &paired, &mixes, &columns)?;
     let effective_cases = kish_effective_n(&weights);
 
-    thin_strata_warnings(method, &weighting, &mut warnings);
+    thin_strata_warnings(method, &weighting, &paired, &mut warnings);
     if paired.clustered && paired.n_units < 2 {
         warnings.push(crate::warning::Warning::new(
             "reweight.one_cluster",
@@ -483,7 +512,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     // Their pairs first, in passes over the matrix (built already when `report` runs this).
     let others: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
     let pairs = paired.arms(m, &others);
-    let rows: Vec<(Option<crate::warning::Warning>, ReweightArm)> = others
+    let rows: Vec<(Option<crate::warning::Warning>, ReweightArm, bool)> = others
         .par_iter()
         .zip(pairs.par_iter())
         .filter_map(|(&a, &p)| {
@@ -501,7 +530,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 ))),
                 // Its own single-case stratum (the baseline's, or one cluster, is said once above).
                 (Some(_), None) if baseline_has_se => Some(crate::warning::Warning::new("reweight.arm_single_case_stratum", format!(
-                    "arm {arm:?} has one paired case in a weighted stratum (its other cases lack results): its within-stratum variance is unknown, so its production se and intervals are undefined (null)"
+                    "arm {arm:?} has one paired case, or cases in one cluster, in a weighted stratum (its other cases lack results): that stratum's variance is unknown, so its production se and intervals are undefined (null)"
                 ))),
                 _ => None,
             };
@@ -514,6 +543,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 .filter(|&(_, &pos)| weights[pos] > 0.0)
                 .map(|(&u, _)| u)
                 .collect();
+            let (design, fallback) = est.design(&p.pos, &p.drop);
             let row = arm_row(
                 exp,
                 opts,
@@ -523,16 +553,31 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 Production {
                     drop: drop_production,
                     se: se_production,
-                    design: est.design(&p.pos, &p.drop),
+                    design,
                 },
             );
-            Some((warning, row))
+            Some((warning, row, fallback && se_production.is_some()))
         })
         .collect();
     let mut arms = Vec::with_capacity(rows.len());
-    for (warning, row) in rows {
+    let mut fell_back = Vec::new();
+    for (warning, row, fallback) in rows {
         warnings.extend(warning);
+        if fallback {
+            fell_back.push(row.arm.clone());
+        }
         arms.push(row);
+    }
+    if !fell_back.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "reweight.thin_stratum",
+            format!(
+                "{} arm(s) ({}{}) have a weighted stratum whose drops do not vary: its variance is unknown, not zero, so their production intervals use the eval set's se (wider) and units − 1 degrees of freedom; more cases in that stratum would narrow them",
+                fell_back.len(),
+                fell_back[..fell_back.len().min(10)].join(", "),
+                if fell_back.len() > 10 { ", …" } else { "" }
+            ),
+        ));
     }
 
     let coverage: Vec<Coverage> = weighting.iter().flat_map(|w| w.coverage.clone()).collect();
@@ -583,9 +628,10 @@ struct Production {
 /// The production intervals are the sweep's ([`Intervals::estimate`] shown,
 /// [`Intervals::family_under`] judging) of the weighted estimate ([`Intervals::weighted`]): the
 /// arm's drops recentred on the production drop, with the production se (post-stratified or
-/// raked, clustered when the cases are), whose design effect widens the score part. Under
-/// `any-distribution` that is the small-sample interval on the effective sample size, under
-/// `normal` the t interval at C − 1 degrees of freedom; with no spread the exact bound on the
+/// raked, clustered when the cases are) floored by its jackknife and with its degrees of freedom
+/// (`production.design`, [`Estimator::design`]), whose design effect widens the score part.
+/// Under `any-distribution` that is the small-sample interval on the effective sample size,
+/// under `normal` the t interval; with no spread the exact bound on the
 /// units that carry weight (`weighted_units`: a case of a stratum with no production share is no
 /// evidence of the production drop), never a zero-width interval; undefined (inconclusive) with
 /// fewer than two such units, or without a production se (a weighted stratum with one case).

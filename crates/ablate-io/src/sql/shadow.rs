@@ -256,11 +256,16 @@ impl StatRows {
     }
 
     /// The incomplete requests per stratum (`own`: the stratum columns by the query's own
-    /// names), so that a stratum none of whose requests is complete can be named.
+    /// names), so that a stratum none of whose requests is complete can be named. Requests with
+    /// a null stratum value are left out (they name no stratum, and a null key is refused).
     fn incomplete_per_stratum(&self, own: &[String]) -> String {
         let (own_list, int, double) = (own.join(", "), self.int, self.double);
+        let named: String = own
+            .iter()
+            .map(|c| format!(" AND {c} IS NOT NULL"))
+            .collect();
         format!(
-            "SELECT 'incomplete_stratum' AS stat, {own_list}, CAST(0 AS {int}) AS replay, CAST(0 AS {int}) AS bin, CAST(COUNT(*) AS {double}) AS value FROM per_request WHERE {INCOMPLETE} GROUP BY {own_list}"
+            "SELECT 'incomplete_stratum' AS stat, {own_list}, CAST(0 AS {int}) AS replay, CAST(0 AS {int}) AS bin, CAST(COUNT(*) AS {double}) AS value FROM per_request WHERE {INCOMPLETE}{named} GROUP BY {own_list}"
         )
     }
 

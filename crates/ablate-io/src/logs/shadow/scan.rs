@@ -354,7 +354,8 @@ fn request_status(per_request: &DataFrame) -> PolarsResult<(u64, u64)> {
     ))
 }
 
-/// The incomplete requests per stratum (none without strata).
+/// The incomplete requests per stratum (none without strata; a request with a null stratum value
+/// names no stratum, as in the SQL path).
 fn incomplete_by_stratum(
     per_request: &DataFrame,
     by: &[String],
@@ -362,10 +363,13 @@ fn incomplete_by_stratum(
     if by.is_empty() {
         return Ok(BTreeMap::new());
     }
+    let named = by
+        .iter()
+        .fold(lit(true), |acc, c| acc.and(col(c.as_str()).is_not_null()));
     let grouped = per_request
         .clone()
         .lazy()
-        .filter(complete().not().and(duplicate().not()))
+        .filter(complete().not().and(duplicate().not()).and(named))
         .group_by(by.iter().map(|c| col(c.as_str())).collect::<Vec<_>>())
         .agg([len().cast(DataType::Int64).alias("n")])
         .collect()?;
