@@ -701,6 +701,8 @@ fn production_settle_calibration(reps: usize) {
                 units: &units,
                 reach: (lo - hi + shift, hi - lo + shift),
             };
+            let weights = ablate::stats::survey::post_stratified_weights(&stratum, &strata.share);
+            let effective_units = ablate::stats::survey::kish_effective_units(&weights, &units);
             let design = ablate::analysis::paired::Design {
                 jackknife: ablate::stats::survey::post_stratified_jackknife(
                     &values,
@@ -714,6 +716,8 @@ fn production_settle_calibration(reps: usize) {
                     &strata.share,
                     Some(&units),
                 ),
+                effective_units: Some(effective_units),
+                weighting_deff: ablate::stats::survey::kish_deff(&weights),
             };
             let f = Intervals::weighted(&sample, (lo - hi, hi - lo), design)
                 .family_under(guarantee, k, CONFIDENCE);
@@ -725,7 +729,8 @@ fn production_settle_calibration(reps: usize) {
                     .map(|(&u, _)| u)
                     .collect::<Vec<_>>(),
             );
-            settled += usize::from(judge(d, thr, &f, weighted_units).1 == Confidence::Confident);
+            let units_judged = weighted_units.min(effective_units.floor() as usize);
+            settled += usize::from(judge(d, thr, &f, units_judged).1 == Confidence::Confident);
         }
         let rate = settled as f64 / reps as f64;
         rates.push(rate);
@@ -1031,9 +1036,17 @@ fn production_coverage(reps: usize) {
                         defined += 1;
                         let shift = d - moments::mean(&values);
                         let recentred: Vec<f64> = values.iter().map(|v| v + shift).collect();
+                        let weights =
+                            ablate::stats::survey::post_stratified_weights(&strata, &shares);
+                        let (effective_units, weighting_deff) = (
+                            Some(ablate::stats::survey::kish_effective_units(
+                                &weights, &units,
+                            )),
+                            ablate::stats::survey::kish_deff(&weights),
+                        );
                         let before = Design {
                             jackknife: moments::jackknife_se(&recentred, &units),
-                            df: None,
+                            ..Design::default()
                         };
                         // As `reweight`: the weighted jackknife and Satterthwaite's df, or where
                         // either is undefined (a stratum without spread or in one cluster) the
@@ -1052,10 +1065,16 @@ fn production_coverage(reps: usize) {
                             (Some(j), Some(df)) => Design {
                                 jackknife: Some(j),
                                 df: Some(df),
+                                effective_units,
+                                weighting_deff,
                             },
                             _ => {
                                 fell_back += 1;
-                                before
+                                Design {
+                                    effective_units,
+                                    weighting_deff,
+                                    ..before
+                                }
                             }
                         };
                         let judged = |se: f64, design: Design, k: usize| {

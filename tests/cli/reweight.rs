@@ -461,9 +461,10 @@ fn no_spread_in_production_is_the_exact_bound_not_certainty() {
         arm["ci_production_low"].as_f64().unwrap(),
         arm["ci_production_high"].as_f64().unwrap(),
     );
-    // The sweep's exact bound on 20 identical units: ±(1 − 0.025^(1/20)) = ±0.168433.
+    // The sweep's exact bound on the units the weights leave: Kish's 1/(10·0.07² + 10·0.03²)
+    // = 17.2 of the 20 identical units, so ±(1 − 0.025^(1/17)) = ±0.195064.
     assert!(
-        (hi - 0.168433).abs() < 1e-6 && (lo + 0.168433).abs() < 1e-6,
+        (hi - 0.195064).abs() < 1e-6 && (lo + 0.195064).abs() < 1e-6,
         "{lo} {hi}"
     );
 }

@@ -393,3 +393,41 @@ fn a_thin_stratum_without_spread_does_not_make_production_confident() {
         }
     }
 }
+
+/// Three cases carrying 90% of production make about three units, however many others there
+/// are and however quiet their drops: a second review had a near-constant heavy stratum (noise of
+/// 0.003 around 0, rare 0.5 losses unseen) confident and wrong in 35% of draws. No production
+/// verdict rests on fewer than ten effective units (Kish), and the arm is named.
+#[test]
+fn a_production_verdict_needs_ten_effective_units() {
+    let w = stratified(0.05, 0.9);
+    let mut cases = String::from("case_id,turns\n");
+    let mut results = String::from("case_id,arm,repeat,score\n");
+    for i in 0..43 {
+        let (turns, drop) = if i < 3 {
+            ("multi", [0.003, -0.002, 0.001][i])
+        } else {
+            ("single", if i % 5 == 0 { 0.4 } else { 0.0 })
+        };
+        cases.push_str(&format!("c{i:03},{turns}\n"));
+        results.push_str(&format!(
+            "c{i:03},baseline,0,0.9\nc{i:03},arm1,0,{}\n",
+            0.9 - drop
+        ));
+    }
+    w.write("cases.csv", &cases);
+    w.write("results.csv", &results);
+    for guarantee in ["normal", "any-distribution"] {
+        let v = json(
+            ablate()
+                .args(["reweight", "--json", "--quiet", "--guarantee", guarantee])
+                .arg(&w.dir),
+        );
+        let a = &v["arms"][0];
+        assert_eq!(
+            a["confidence_production"], "inconclusive",
+            "{guarantee}: {a}"
+        );
+        assert!(has_code(&v, "reweight.few_effective_units"), "{v}");
+    }
+}

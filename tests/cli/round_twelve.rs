@@ -509,10 +509,15 @@ fn an_arm_held_back_by_production_alone_names_its_cases() {
     report_into(&out, &w.dir);
     let a = analysis_json(&out);
     let d = &a["decision"];
+    // without-01, and since 2026-12-07 the arms that change nothing: their exact bound counts
+    // the units the weights leave (Kish, 76 of 400), and 0 losses in 20 multi-turn cases
+    // carrying half of production do not bound a production loss below the threshold.
     let held = d["inconclusive"].as_array().unwrap();
-    assert_eq!(held.len(), 1, "{d}");
-    let o = &held[0];
-    assert_eq!(o["arm"], "without-01", "{o}");
+    assert_eq!(held.len(), 2, "{d}");
+    let o = held
+        .iter()
+        .find(|o| o["arm"] == "without-01")
+        .unwrap_or_else(|| panic!("without-01 not held back: {d}"));
     let n = o["production_cases_to_settle"]
         .as_u64()
         .unwrap_or_else(|| panic!("no production figure: {o}"));

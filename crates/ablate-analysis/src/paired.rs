@@ -78,6 +78,14 @@ pub struct Design {
     /// The design se's effective degrees of freedom (Satterthwaite), for the t: below the
     /// units − 1 of an unweighted mean when thin strata carry the variance.
     pub df: Option<f64>,
+    /// Kish's effective number of units of the weights, (Σ_g W_g)²/Σ_g W_g² over the units'
+    /// weight totals W_g: what the weighting leaves of the sample whatever the drops' spread
+    /// (three cases carrying 90% of production are about three units, however quiet). No
+    /// verdict on fewer than ten is confident.
+    pub effective_units: Option<f64>,
+    /// Kish's design effect of the case weights, n·Σw²/(Σw)²: the least the score part's design
+    /// effect may be, however small the design se from quiet thin strata.
+    pub weighting_deff: Option<f64>,
 }
 
 /// Where an [`Intervals`] keeps its [`Spread`]: its own, or one kept with the experiment's
@@ -131,7 +139,7 @@ impl<'a> Intervals<'a> {
     /// clusters: the score interval of n/deff independent cases (Korn and Graubard, 1998),
     /// beside the t interval on se_w at `design.df` degrees of freedom (rounded down, at most
     /// units − 1; units − 1 when not given), clipped to `bounds`, the range the weighted mean
-    /// can take.
+    /// can take. The design effect is at least `design.weighting_deff` (Kish's).
     pub fn weighted(s: &Sample<'a>, bounds: (f64, f64), design: Design) -> Intervals<'a> {
         Intervals {
             designed: true,
@@ -491,6 +499,12 @@ impl<'a> Intervals<'a> {
             let deff = match (se, se_iid) {
                 (Some(c), Some(i)) if i > 0.0 => (c / i).powi(2).max(1.0),
                 _ => 1.0,
+            };
+            // A weighted sample is worth no more cases than its weights leave (Kish): a design
+            // se from quiet thin strata can be tiny while a few cases carry the weight.
+            let deff = match self.design.weighting_deff.filter(|_| self.designed) {
+                Some(k) if k.is_finite() => deff.max(k),
+                _ => deff,
             };
             (se, deff)
         });

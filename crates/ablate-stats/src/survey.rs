@@ -210,6 +210,41 @@ pub fn post_stratified_df(
     (total > 0.0 && spread > 0.0).then(|| total * total / spread)
 }
 
+/// Each case's post-stratification weight W_h/n_h (n_h: the cases of its stratum here; 0 in a
+/// stratum without production share).
+pub fn post_stratified_weights(strata: &[usize], share: &[f64]) -> Vec<f64> {
+    let mut counts = vec![0usize; share.len()];
+    for &h in strata {
+        counts[h] += 1;
+    }
+    strata
+        .iter()
+        .map(|&h| share[h] / counts[h] as f64)
+        .collect()
+}
+
+/// Kish's effective number of units of case weights `w` whose units are `units`: the weights
+/// summed per unit, W_g, then (Σ W_g)² / Σ W_g² (0 when every weight is 0). Three cases carrying
+/// 90% of the weight make about three units, however many others there are.
+pub fn kish_effective_units(w: &[f64], units: &[u32]) -> f64 {
+    let mut per_unit: std::collections::BTreeMap<u32, Neumaier> = Default::default();
+    for (&u, &x) in units.iter().zip(w) {
+        per_unit.entry(u).or_default().add(x);
+    }
+    let totals: Vec<f64> = per_unit.values().map(Neumaier::total).collect();
+    let sum = moments::sum(totals.iter().copied());
+    let sum2 = moments::sum(totals.iter().map(|t| t * t));
+    if sum2 > 0.0 { sum * sum / sum2 } else { 0.0 }
+}
+
+/// Kish's design effect of case weights `w`: n·Σw²/(Σw)², at least 1 (equal weights); `None`
+/// when every weight is 0.
+pub fn kish_deff(w: &[f64]) -> Option<f64> {
+    let sum = moments::sum(w.iter().copied());
+    let sum2 = moments::sum(w.iter().map(|x| x * x));
+    (sum > 0.0).then(|| (w.len() as f64 * sum2 / (sum * sum)).max(1.0))
+}
+
 /// Whether some weighted stratum (share ≠ 0) has all its cases in one cluster.
 pub fn one_cluster_stratum(strata: &[usize], share: &[f64], clusters: &[u32]) -> bool {
     let mut first: Vec<Option<u32>> = vec![None; share.len()];
@@ -402,6 +437,27 @@ mod tests {
         // jackknife of stratum 1 alone, (n − 1)/n · s²/(n − 1) = s²/n = 4/3 with n = 3.
         let only = post_stratified_jackknife(&x, &s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).unwrap();
         assert!((only - (4.0f64 / 3.0).sqrt()).abs() < 1e-12, "{only}");
+    }
+
+    #[test]
+    fn kish_effective_units_by_hand() {
+        // Three cases of 0.3 and thirty of 0.1/30: Σ = 1, Σ² = 3·0.09 + 30·(1/300)² = 0.270333.
+        let mut strata = vec![0; 3];
+        strata.extend([1; 30]);
+        let w = post_stratified_weights(&strata, &[0.9, 0.1]);
+        assert!((w[0] - 0.3).abs() < 1e-15 && (w[3] - 0.1 / 30.0).abs() < 1e-15);
+        let units: Vec<u32> = (0..33).collect();
+        let e = kish_effective_units(&w, &units);
+        assert!((e - 1.0 / (0.27 + 30.0 / 90_000.0)).abs() < 1e-9, "{e}");
+        // The three heavy cases in one cluster: W = 0.9 there, 0.9² + 30·(1/300)² = 0.810333.
+        let mut clustered = vec![0; 3];
+        clustered.extend(1..=30);
+        let e = kish_effective_units(&w, &clustered);
+        assert!((e - 1.0 / (0.81 + 30.0 / 90_000.0)).abs() < 1e-9, "{e}");
+        // The design effect of the case weights: 33 · 0.270333 / 1.
+        let d = kish_deff(&w).unwrap();
+        assert!((d - 33.0 * (0.27 + 30.0 / 90_000.0)).abs() < 1e-9, "{d}");
+        assert_eq!(kish_deff(&[0.5, 0.5]), Some(1.0));
     }
 
     #[test]

@@ -42,7 +42,9 @@ use serde::Serialize;
 
 use crate::analysis::decision::settle;
 use crate::analysis::interval::{self, Interval};
-use crate::analysis::paired::{CaseSet, Design, Intervals, Paired, PairedArm, Sample};
+use crate::analysis::paired::{
+    CaseSet, Design, Intervals, MIN_UNITS_TO_DECIDE, Paired, PairedArm, Sample,
+};
 use crate::analysis::vocab::{Confidence, Verdict, judge};
 use crate::error::{Error, Result};
 use crate::io::{Experiment, Mix};
@@ -425,9 +427,14 @@ impl Estimator<'_> {
     /// left-out unit).
     fn design(&self, pos: &[usize], x: &[f64]) -> (Design, bool) {
         let units: Vec<u32> = pos.iter().map(|&p| self.paired.unit[p]).collect();
+        let weights = self.case_weights(pos);
+        let effective_units = Some(survey::kish_effective_units(&weights, &units));
+        let weighting_deff = survey::kish_deff(&weights);
         let set = Design {
             jackknife: moments::jackknife_se(x, &units),
             df: None,
+            effective_units,
+            weighting_deff,
         };
         match self.method {
             Method::PostStratified => {
@@ -441,11 +448,32 @@ impl Estimator<'_> {
                     self.paired.clustered.then_some(&units[..]),
                 );
                 match (jackknife, df) {
-                    (Some(_), Some(_)) => (Design { jackknife, df }, false),
+                    (Some(_), Some(_)) => (
+                        Design {
+                            jackknife,
+                            df,
+                            effective_units,
+                            weighting_deff,
+                        },
+                        false,
+                    ),
                     _ => (set, true),
                 }
             }
             Method::Raked => (set, false),
+        }
+    }
+
+    /// The weights of the cases at `pos`: post-stratified, W_h over the stratum's cases among
+    /// them; raked, the raked weights.
+    fn case_weights(&self, pos: &[usize]) -> Vec<f64> {
+        match self.method {
+            Method::PostStratified => {
+                let w = &self.weighting[0];
+                let strata: Vec<usize> = pos.iter().map(|&p| w.stratum[p]).collect();
+                survey::post_stratified_weights(&strata, &w.share)
+            }
+            Method::Raked => pos.iter().map(|&p| self.weights[p]).collect(),
         }
     }
 }
@@ -512,7 +540,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     // Their pairs first, in passes over the matrix (built already when `report` runs this).
     let others: Vec<usize> = (0..m.n_arms).filter(|&a| a != base).collect();
     let pairs = paired.arms(m, &others);
-    let rows: Vec<(Option<crate::warning::Warning>, ReweightArm, bool)> = others
+    let rows: Vec<(Option<crate::warning::Warning>, ReweightArm, bool, bool)> = others
         .par_iter()
         .zip(pairs.par_iter())
         .filter_map(|(&a, &p)| {
@@ -544,29 +572,50 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
                 .map(|(&u, _)| u)
                 .collect();
             let (design, fallback) = est.design(&p.pos, &p.drop);
+            let weighted = Paired::distinct_units(&weighted_units);
+            // Enough units, but the weights leave fewer than a verdict needs.
+            let few = weighted >= MIN_UNITS_TO_DECIDE
+                && drop_production.is_some()
+                && design
+                    .effective_units
+                    .is_some_and(|e| e < MIN_UNITS_TO_DECIDE as f64);
             let row = arm_row(
                 exp,
                 opts,
                 &exp.results.arms[a],
                 p,
-                Paired::distinct_units(&weighted_units),
+                weighted,
                 Production {
                     drop: drop_production,
                     se: se_production,
                     design,
                 },
             );
-            Some((warning, row, fallback && se_production.is_some()))
+            Some((warning, row, fallback && se_production.is_some(), few))
         })
         .collect();
     let mut arms = Vec::with_capacity(rows.len());
-    let mut fell_back = Vec::new();
-    for (warning, row, fallback) in rows {
+    let (mut fell_back, mut few) = (Vec::new(), Vec::new());
+    for (warning, row, fallback, few_units) in rows {
         warnings.extend(warning);
         if fallback {
             fell_back.push(row.arm.clone());
         }
+        if few_units {
+            few.push(row.arm.clone());
+        }
         arms.push(row);
+    }
+    if !few.is_empty() {
+        warnings.push(crate::warning::Warning::new(
+            "reweight.few_effective_units",
+            format!(
+                "{} arm(s) ({}{}) rest in production on fewer than {MIN_UNITS_TO_DECIDE} effective units (Kish: a few cases carry most of the production share), so their production verdicts stay inconclusive and their intervals are rough; more cases in the strata production weighs most would settle them",
+                few.len(),
+                few[..few.len().min(10)].join(", "),
+                if few.len() > 10 { ", …" } else { "" }
+            ),
+        ));
     }
     if !fell_back.is_empty() {
         warnings.push(crate::warning::Warning::new(
@@ -657,7 +706,11 @@ fn arm_row(
     let drop_eval = moments::mean(&p.drop);
     let guarantee = opts.guarantee.unwrap_or(exp.manifest.guarantee);
     let weighted = drop_production.is_some();
-    let units = weighted_units;
+    // No more units than the weights leave (Kish): a verdict on fewer than ten is never
+    // confident, as the sweep's.
+    let units = design
+        .effective_units
+        .map_or(weighted_units, |e| weighted_units.min(e.floor() as usize));
     let scale = crate::analysis::paired::rounding_scale(exp);
     // Drops the same up to rounding, overall or within every weighted stratum (a weighted se
     // of rounding alone: 1e-18).
