@@ -282,23 +282,12 @@ fn stratified(threshold: f64, multi: f64) -> Workdir {
     w
 }
 
-/// Post-stratification narrows the `normal` interval where the strata explain the drops: 20 multi-turn
-/// cases drop about 0.4 and 20 single-turn cases about 0, so the production drop's design se is
-/// 0.002 where the set's is 0.03. The production intervals had been floored at the set's
-/// jackknife se: exactly the unweighted interval, [0.136, 0.264] under `normal`, beside a
-/// `se_production` of 0.0018 that nothing used.
-#[test]
-fn post_stratification_narrows_where_strata_explain_the_drops() {
-    let w = stratified(0.02, 0.5);
+/// Writes the cases (their `turns`) and results of `stratified`'s experiment: case i scores 0.9
+/// in the baseline and 0.9 minus its drop in `arm1`.
+fn write_drops<'a>(w: &Workdir, drops: impl Iterator<Item = (&'a str, f64)>) {
     let mut cases = String::from("case_id,turns\n");
     let mut results = String::from("case_id,arm,repeat,score\n");
-    for i in 0..40 {
-        let (turns, mean) = if i < 20 {
-            ("multi", 0.4)
-        } else {
-            ("single", 0.0)
-        };
-        let drop = mean + f64::from((i * 7 % 11) as u8) / 500.0 - 0.01;
+    for (i, (turns, drop)) in drops.enumerate() {
         cases.push_str(&format!("c{i:03},{turns}\n"));
         results.push_str(&format!(
             "c{i:03},baseline,0,0.9\nc{i:03},arm1,0,{}\n",
@@ -307,6 +296,27 @@ fn post_stratification_narrows_where_strata_explain_the_drops() {
     }
     w.write("cases.csv", &cases);
     w.write("results.csv", &results);
+}
+
+/// Post-stratification narrows the `normal` interval where the strata explain the drops: 20 multi-turn
+/// cases drop about 0.4 and 20 single-turn cases about 0, so the production drop's design se is
+/// 0.002 where the set's is 0.03. The production intervals had been floored at the set's
+/// jackknife se: exactly the unweighted interval, [0.136, 0.264] under `normal`, beside a
+/// `se_production` of 0.0018 that nothing used.
+#[test]
+fn post_stratification_narrows_where_strata_explain_the_drops() {
+    let w = stratified(0.02, 0.5);
+    write_drops(
+        &w,
+        (0..40).map(|i| {
+            let (turns, mean) = if i < 20 {
+                ("multi", 0.4)
+            } else {
+                ("single", 0.0)
+            };
+            (turns, mean + f64::from((i * 7 % 11) as u8) / 500.0 - 0.01)
+        }),
+    );
     for guarantee in ["normal", "any-distribution"] {
         let args = ["--json", "--quiet", "--guarantee", guarantee];
         let set = json(ablate().arg("sweep").args(args).arg(&w.dir));
@@ -401,22 +411,16 @@ fn a_thin_stratum_without_spread_does_not_make_production_confident() {
 #[test]
 fn a_production_verdict_needs_ten_effective_units() {
     let w = stratified(0.05, 0.9);
-    let mut cases = String::from("case_id,turns\n");
-    let mut results = String::from("case_id,arm,repeat,score\n");
-    for i in 0..43 {
-        let (turns, drop) = if i < 3 {
-            ("multi", [0.003, -0.002, 0.001][i])
-        } else {
-            ("single", if i % 5 == 0 { 0.4 } else { 0.0 })
-        };
-        cases.push_str(&format!("c{i:03},{turns}\n"));
-        results.push_str(&format!(
-            "c{i:03},baseline,0,0.9\nc{i:03},arm1,0,{}\n",
-            0.9 - drop
-        ));
-    }
-    w.write("cases.csv", &cases);
-    w.write("results.csv", &results);
+    write_drops(
+        &w,
+        (0..43).map(|i| {
+            if i < 3 {
+                ("multi", [0.003, -0.002, 0.001][i])
+            } else {
+                ("single", if i % 5 == 0 { 0.4 } else { 0.0 })
+            }
+        }),
+    );
     for guarantee in ["normal", "any-distribution"] {
         let v = json(
             ablate()

@@ -606,28 +606,18 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
         }
         arms.push(row);
     }
-    if !few.is_empty() {
-        warnings.push(crate::warning::Warning::new(
+    warnings.extend(arms_named(&few).map(|arms| {
+        crate::warning::Warning::new(
             "reweight.few_effective_units",
-            format!(
-                "{} arm(s) ({}{}) rest in production on fewer than {MIN_UNITS_TO_DECIDE} effective units (Kish: a few cases carry most of the production share), so their production verdicts stay inconclusive and their intervals are rough; more cases in the strata production weighs most would settle them",
-                few.len(),
-                few[..few.len().min(10)].join(", "),
-                if few.len() > 10 { ", …" } else { "" }
-            ),
-        ));
-    }
-    if !fell_back.is_empty() {
-        warnings.push(crate::warning::Warning::new(
+            format!("{arms} rest in production on fewer than {MIN_UNITS_TO_DECIDE} effective units (Kish: a few cases carry most of the production share), so their production verdicts stay inconclusive and their intervals are rough; more cases in the strata production weighs most would settle them"),
+        )
+    }));
+    warnings.extend(arms_named(&fell_back).map(|arms| {
+        crate::warning::Warning::new(
             "reweight.thin_stratum",
-            format!(
-                "{} arm(s) ({}{}) have a weighted stratum whose drops do not vary: its variance is unknown, not zero, so their production intervals use the eval set's se (wider) and units − 1 degrees of freedom; more cases in that stratum would narrow them",
-                fell_back.len(),
-                fell_back[..fell_back.len().min(10)].join(", "),
-                if fell_back.len() > 10 { ", …" } else { "" }
-            ),
-        ));
-    }
+            format!("{arms} have a weighted stratum whose drops do not vary: its variance is unknown, not zero, so their production intervals use the eval set's se (wider) and units − 1 degrees of freedom; more cases in that stratum would narrow them"),
+        )
+    }));
 
     let coverage: Vec<Coverage> = weighting.iter().flat_map(|w| w.coverage.clone()).collect();
     let unmeasured_share = weighting
@@ -650,6 +640,18 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             .flat_map(|w| w.unweighted.clone())
             .collect(),
         warnings,
+    })
+}
+
+/// "N arm(s) (a, b, …)", naming the first ten of `arms`; none without arms.
+fn arms_named(arms: &[String]) -> Option<String> {
+    (!arms.is_empty()).then(|| {
+        format!(
+            "{} arm(s) ({}{})",
+            arms.len(),
+            arms[..arms.len().min(10)].join(", "),
+            if arms.len() > 10 { ", …" } else { "" }
+        )
     })
 }
 
