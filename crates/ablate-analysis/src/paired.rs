@@ -60,7 +60,8 @@ pub struct Intervals<'a> {
     spread: SpreadCell<'a>,
     /// Whether `s.se` is a design se other than the values' own ([`Intervals::weighted`]).
     designed: bool,
-    /// For a design se: its jackknife floor and degrees of freedom ([`Intervals::weighted`]).
+    /// For a design se: its jackknife floor, degrees of freedom and Kish's effective units and
+    /// design effect ([`Intervals::weighted`]).
     design: Design,
     /// The range the estimated mean can take: every t interval is clipped to it (which keeps
     /// its coverage: the true mean is always inside). `s.reach`, except for a weighted

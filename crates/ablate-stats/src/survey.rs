@@ -223,26 +223,30 @@ pub fn post_stratified_weights(strata: &[usize], share: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Kish's effective sample size of weights `w`: (Σw)² / Σw², 0 when every weight is 0.
+pub fn kish_effective_n(w: &[f64]) -> f64 {
+    let sum = moments::sum(w.iter().copied());
+    let sum2 = moments::sum(w.iter().map(|x| x * x));
+    if sum2 > 0.0 { sum * sum / sum2 } else { 0.0 }
+}
+
 /// Kish's effective number of units of case weights `w` whose units are `units`: the weights
-/// summed per unit, W_g, then (Σ W_g)² / Σ W_g² (0 when every weight is 0). Three cases carrying
-/// 90% of the weight make about three units, however many others there are.
+/// summed per unit, W_g, then [`kish_effective_n`] of them. Three cases carrying 90% of the
+/// weight make about three units, however many others there are.
 pub fn kish_effective_units(w: &[f64], units: &[u32]) -> f64 {
     let mut per_unit: std::collections::BTreeMap<u32, Neumaier> = Default::default();
     for (&u, &x) in units.iter().zip(w) {
         per_unit.entry(u).or_default().add(x);
     }
     let totals: Vec<f64> = per_unit.values().map(Neumaier::total).collect();
-    let sum = moments::sum(totals.iter().copied());
-    let sum2 = moments::sum(totals.iter().map(|t| t * t));
-    if sum2 > 0.0 { sum * sum / sum2 } else { 0.0 }
+    kish_effective_n(&totals)
 }
 
-/// Kish's design effect of case weights `w`: n·Σw²/(Σw)², at least 1 (equal weights); `None`
-/// when every weight is 0.
+/// Kish's design effect of case weights `w`: n / [`kish_effective_n`] = n·Σw²/(Σw)², at least 1
+/// (equal weights); `None` when every weight is 0.
 pub fn kish_deff(w: &[f64]) -> Option<f64> {
-    let sum = moments::sum(w.iter().copied());
-    let sum2 = moments::sum(w.iter().map(|x| x * x));
-    (sum > 0.0).then(|| (w.len() as f64 * sum2 / (sum * sum)).max(1.0))
+    let n_eff = kish_effective_n(w);
+    (n_eff > 0.0).then(|| (w.len() as f64 / n_eff).max(1.0))
 }
 
 /// Whether some weighted stratum (share ≠ 0) has all its cases in one cluster.
@@ -437,6 +441,15 @@ mod tests {
         // jackknife of stratum 1 alone, (n − 1)/n · s²/(n − 1) = s²/n = 4/3 with n = 3.
         let only = post_stratified_jackknife(&x, &s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).unwrap();
         assert!((only - (4.0f64 / 3.0).sqrt()).abs() < 1e-12, "{only}");
+    }
+
+    #[test]
+    fn kish_effective_n_by_hand() {
+        // Equal weights: n. Weights 1, 1, 2: 4² / 6 = 2.667.
+        assert!((kish_effective_n(&[0.2; 5]) - 5.0).abs() < 1e-12);
+        assert!((kish_effective_n(&[1.0, 1.0, 2.0]) - 16.0 / 6.0).abs() < 1e-12);
+        assert_eq!(kish_effective_n(&[0.0, 0.0]), 0.0);
+        assert_eq!(kish_effective_n(&[]), 0.0);
     }
 
     #[test]

@@ -492,7 +492,7 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
     let mut warnings = Vec::new();
     let (method, columns, weighting) = weighting(exp, &paired, &mixes, opts)?;
     let weights = case_weights(method, &weighting, &paired, &mixes, &columns)?;
-    let effective_cases = kish_effective_n(&weights);
+    let effective_cases = survey::kish_effective_n(&weights);
 
     thin_strata_warnings(method, &weighting, &paired, &mut warnings);
     if paired.clustered && paired.n_units < 2 {
@@ -646,24 +646,13 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
 /// "N arm(s) (a, b, …)", naming the first ten of `arms`; none without arms.
 fn arms_named(arms: &[String]) -> Option<String> {
     (!arms.is_empty()).then(|| {
+        let names: Vec<&str> = arms.iter().map(String::as_str).collect();
         format!(
-            "{} arm(s) ({}{})",
+            "{} arm(s) ({})",
             arms.len(),
-            arms[..arms.len().min(10)].join(", "),
-            if arms.len() > 10 { ", …" } else { "" }
+            crate::text::some_names(&names, 10)
         )
     })
-}
-
-/// Kish's effective sample size of weights w: (Σw)² / Σw², 0 when every weight is 0.
-fn kish_effective_n(weights: &[f64]) -> f64 {
-    let sum_w = moments::sum(weights.iter().copied());
-    let sum_w2 = moments::sum(weights.iter().map(|w| w * w));
-    if sum_w2 > 0.0 {
-        sum_w * sum_w / sum_w2
-    } else {
-        0.0
-    }
 }
 
 /// An arm's production drop, its design se and what its intervals take beside it.
@@ -807,19 +796,5 @@ fn arm_row(
         flip_confident: flipped && confidence_production == Some(Confidence::Confident),
         production_cases_to_settle,
         production_settleable,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::kish_effective_n;
-
-    #[test]
-    fn kish_effective_n_by_hand() {
-        // Equal weights: n. Weights 1, 1, 2: 4² / 6 = 2.667.
-        assert!((kish_effective_n(&[0.2; 5]) - 5.0).abs() < 1e-12);
-        assert!((kish_effective_n(&[1.0, 1.0, 2.0]) - 16.0 / 6.0).abs() < 1e-12);
-        assert_eq!(kish_effective_n(&[0.0, 0.0]), 0.0);
-        assert_eq!(kish_effective_n(&[]), 0.0);
     }
 }
