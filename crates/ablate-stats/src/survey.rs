@@ -101,32 +101,35 @@ pub fn post_stratified_jackknife(
     units: &[u32],
 ) -> Option<f64> {
     // Per stratum: Σx and cases. Per unit: the (stratum, Σx, cases) cells it has in weighted
-    // strata, kept sparse (a unit spans few strata; a dense units × strata table had cost
-    // 1.1 GB at 60,000 cases and 1,000 strata). A unit with no weighted case moves nothing
-    // and is no replicate.
+    // strata, found from its cases in their order (a unit spans few strata; a dense units ×
+    // strata table had cost 1.1 GB at 60,000 cases and 1,000 strata). A unit with no weighted
+    // case moves nothing and is no replicate.
     let mut total = vec![(Neumaier::default(), 0usize); share.len()];
-    let mut by_unit: std::collections::BTreeMap<u32, Vec<(usize, f64, usize)>> = Default::default();
-    for ((&v, &h), &u) in x.iter().zip(strata).zip(units) {
-        if share[h] == 0.0 {
-            continue;
-        }
-        total[h].0.add(v);
-        total[h].1 += 1;
-        let cells = by_unit.entry(u).or_default();
-        match cells.iter_mut().find(|c| c.0 == h) {
-            Some(c) => {
-                c.1 += v;
-                c.2 += 1;
-            }
-            None => cells.push((h, v, 1)),
+    for (&v, &h) in x.iter().zip(strata) {
+        if share[h] != 0.0 {
+            total[h].0.add(v);
+            total[h].1 += 1;
         }
     }
     let weighted: Vec<usize> = (0..share.len()).filter(|&h| share[h] != 0.0).collect();
     if weighted.iter().any(|&h| total[h].1 == 0) {
         return None;
     }
+    let by_unit = ByUnit::of(units, |i| share[strata[i]] != 0.0);
     let mut replicates = Vec::with_capacity(by_unit.len());
-    for cells in by_unit.values() {
+    let mut cells: Vec<(usize, f64, usize)> = Vec::new();
+    for cases in by_unit.groups() {
+        cells.clear();
+        for &i in cases {
+            let (v, h) = (x[i], strata[i]);
+            match cells.iter_mut().find(|c| c.0 == h) {
+                Some(c) => {
+                    c.1 += v;
+                    c.2 += 1;
+                }
+                None => cells.push((h, v, 1)),
+            }
+        }
         let mut est = Neumaier::default();
         for &h in &weighted {
             let (sum, n) = match cells.iter().find(|c| c.0 == h) {
@@ -190,18 +193,20 @@ pub fn post_stratified_df(
                 let z = x
                     .iter()
                     .zip(strata)
+                    .filter(|(_, s)| **s == h)
+                    .map(|(v, _)| factor * (v - mean));
+                let in_h: Vec<u32> = strata
+                    .iter()
                     .zip(ids)
-                    .filter(|((_, s), _)| **s == h)
-                    .map(|((v, _), &c)| (factor * (v - mean), c));
-                let mut totals: std::collections::BTreeMap<u32, Neumaier> = Default::default();
-                for (v, c) in z {
-                    totals.entry(c).or_default().add(v);
-                }
+                    .filter(|(s, _)| **s == h)
+                    .map(|(_, &c)| c)
+                    .collect();
+                let totals = cluster_totals(z, &in_h);
                 let m = totals.len();
                 if m < 2 {
                     return None;
                 }
-                parts.push((moments::sum(totals.values().map(|t| t.total().powi(2))), m));
+                parts.push((moments::sum(totals.iter().map(|t| t.powi(2))), m));
             }
         }
     }
@@ -234,12 +239,7 @@ pub fn kish_effective_n(w: &[f64]) -> f64 {
 /// summed per unit, W_g, then [`kish_effective_n`] of them. Three cases carrying 90% of the
 /// weight make about three units, however many others there are.
 pub fn kish_effective_units(w: &[f64], units: &[u32]) -> f64 {
-    let mut per_unit: std::collections::BTreeMap<u32, Neumaier> = Default::default();
-    for (&u, &x) in units.iter().zip(w) {
-        per_unit.entry(u).or_default().add(x);
-    }
-    let totals: Vec<f64> = per_unit.values().map(Neumaier::total).collect();
-    kish_effective_n(&totals)
+    kish_effective_n(&cluster_totals(w.iter().copied(), units))
 }
 
 /// Kish's design effect of case weights `w`: n / [`kish_effective_n`] = n·Σw²/(Σw)², at least 1
@@ -261,6 +261,56 @@ pub fn one_cluster_stratum(strata: &[usize], share: &[f64], clusters: &[u32]) ->
         }
     }
     (0..share.len()).any(|h| share[h] != 0.0 && first[h].is_some() && !several[h])
+}
+
+/// The positions of the cases that `keep`, grouped by their unit (ids are small integers): one
+/// group per unit with such a case, in id order, each in the cases' order. A counting sort,
+/// O(cases + units), where a map from unit to its cases had cost an allocation per unit.
+struct ByUnit {
+    /// The kept positions, unit by unit.
+    order: Vec<usize>,
+    /// Where each nonempty unit's group ends in `order`.
+    ends: Vec<usize>,
+}
+
+impl ByUnit {
+    fn of(units: &[u32], keep: impl Fn(usize) -> bool) -> ByUnit {
+        let size = units.iter().copied().max().map_or(0, |m| m as usize + 1);
+        // start[u]: where unit u's group begins, once the counts are summed.
+        let mut start = vec![0usize; size + 1];
+        for (i, &u) in units.iter().enumerate() {
+            if keep(i) {
+                start[u as usize + 1] += 1;
+            }
+        }
+        for k in 1..=size {
+            start[k] += start[k - 1];
+        }
+        let mut order = vec![0usize; start[size]];
+        let mut next = start.clone();
+        for (i, &u) in units.iter().enumerate() {
+            if keep(i) {
+                order[next[u as usize]] = i;
+                next[u as usize] += 1;
+            }
+        }
+        let ends = (0..size)
+            .filter(|&u| start[u + 1] > start[u])
+            .map(|u| start[u + 1])
+            .collect();
+        ByUnit { order, ends }
+    }
+
+    /// The number of units with a kept case.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Each unit's kept positions, in id order.
+    fn groups(&self) -> impl Iterator<Item = &[usize]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(a, &b)| &self.order[a..b])
+    }
 }
 
 /// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
@@ -444,6 +494,17 @@ mod tests {
     }
 
     #[test]
+    fn cases_group_by_unit_in_id_order_keeping_their_order() {
+        // Units 7, 2, 7, 5, 2, 7 with the fourth case left out: 2 → [1, 4], 7 → [0, 2, 5].
+        let by = ByUnit::of(&[7, 2, 7, 5, 2, 7], |i| i != 3);
+        assert_eq!(by.len(), 2);
+        let groups: Vec<&[usize]> = by.groups().collect();
+        assert_eq!(groups, vec![&[1, 4][..], &[0, 2, 5][..]]);
+        let none = ByUnit::of(&[], |_| true);
+        assert_eq!(none.groups().count(), 0);
+    }
+
+    #[test]
     fn kish_effective_n_by_hand() {
         // Equal weights: n. Weights 1, 1, 2: 4² / 6 = 2.667.
         assert!((kish_effective_n(&[0.2; 5]) - 5.0).abs() < 1e-12);
@@ -496,6 +557,10 @@ mod tests {
         assert!((df - want).abs() < 1e-12, "{df} vs {want}");
         // Every case its own cluster: the same.
         let df = post_stratified_df(&x, &s, &[0.25, 0.75], Some(&[0, 1, 2, 3, 4])).unwrap();
+        assert!((df - want).abs() < 1e-12, "{df} vs {want}");
+        // Clusters whose ids are neither dense nor in order, each case alone in its stratum's
+        // part of its cluster ({0, 2}, {1, 3}, {4}): the stratum totals are the cases', the same.
+        let df = post_stratified_df(&x, &s, &[0.25, 0.75], Some(&[5, 2, 5, 2, 9])).unwrap();
         assert!((df - want).abs() < 1e-12, "{df} vs {want}");
         // One stratum: n − 1.
         let df = post_stratified_df(&x, &[0; 5], &[1.0], None).unwrap();

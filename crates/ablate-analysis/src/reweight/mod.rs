@@ -430,7 +430,8 @@ impl Estimator<'_> {
         let weights = self.case_weights(pos);
         let effective_units = Some(survey::kish_effective_units(&weights, &units));
         let weighting_deff = survey::kish_deff(&weights);
-        let set = Design {
+        // Found only where it is used: the fallback and raking.
+        let set = || Design {
             jackknife: moments::jackknife_se(x, &units),
             df: None,
             effective_units,
@@ -457,10 +458,10 @@ impl Estimator<'_> {
                         },
                         false,
                     ),
-                    _ => (set, true),
+                    _ => (set(), true),
                 }
             }
-            Method::Raked => (set, false),
+            Method::Raked => (set(), false),
         }
     }
 
