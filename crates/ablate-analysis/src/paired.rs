@@ -373,12 +373,25 @@ impl<'a> Intervals<'a> {
         if self.flat || self.n_units < 2 {
             return false;
         }
-        let mut by_unit: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+        // Units are dense codes: each one's (Σ value, cases) in a vector indexed by it, its
+        // mean in id order.
+        let size = self
+            .s
+            .units
+            .iter()
+            .copied()
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let mut by_unit = vec![(0.0f64, 0.0f64); size];
         for (&v, &u) in self.s.values.iter().zip(self.s.units) {
-            let e = by_unit.entry(u).or_default();
+            let e = &mut by_unit[u as usize];
             *e = (e.0 + v, e.1 + 1.0);
         }
-        let means: Vec<f64> = by_unit.values().map(|(t, n)| t / n).collect();
+        let means: Vec<f64> = by_unit
+            .iter()
+            .filter(|(_, n)| *n > 0.0)
+            .map(|(t, n)| t / n)
+            .collect();
         let n = means.len() as f64;
         moments::skewness(&means).is_some_and(|g| n < 25.0 * g * g)
             || moments::kurtosis(&means).is_some_and(|b| n < 25.0 * (b - 3.0))
