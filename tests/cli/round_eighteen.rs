@@ -285,24 +285,39 @@ fn stratified(threshold: f64, multi: f64) -> Workdir {
 /// Writes the cases (their `turns`) and results of `stratified`'s experiment: case i scores 0.9
 /// in the baseline and 0.9 minus its drop in `arm1`.
 fn write_drops<'a>(w: &Workdir, drops: impl Iterator<Item = (&'a str, f64)>) {
-    let mut cases = String::from("case_id,turns\n");
+    write_cases(w, 0.9, drops.map(|(turns, drop)| (turns, drop, None)));
+}
+
+/// Writes the cases (their `turns`, and their `cluster` when given) and results of
+/// `stratified`'s experiment: case i scores `baseline` in the baseline and `baseline` minus its
+/// drop in `arm1`.
+fn write_cases<'a>(
+    w: &Workdir,
+    baseline: f64,
+    rows: impl Iterator<Item = (&'a str, f64, Option<String>)>,
+) {
+    let rows: Vec<_> = rows.collect();
+    let clustered = rows.iter().any(|r| r.2.is_some());
+    let mut cases = String::from(if clustered {
+        "case_id,turns,cluster\n"
+    } else {
+        "case_id,turns\n"
+    });
     let mut results = String::from("case_id,arm,repeat,score\n");
-    for (i, (turns, drop)) in drops.enumerate() {
-        cases.push_str(&format!("c{i:03},{turns}\n"));
+    for (i, (turns, drop, cluster)) in rows.into_iter().enumerate() {
+        match cluster {
+            Some(c) => cases.push_str(&format!("c{i:03},{turns},{c}\n")),
+            None => cases.push_str(&format!("c{i:03},{turns}\n")),
+        }
         results.push_str(&format!(
-            "c{i:03},baseline,0,0.9\nc{i:03},arm1,0,{}\n",
-            0.9 - drop
+            "c{i:03},baseline,0,{baseline}\nc{i:03},arm1,0,{}\n",
+            baseline - drop
         ));
     }
     w.write("cases.csv", &cases);
     w.write("results.csv", &results);
 }
 
-/// Post-stratification narrows the `normal` interval where the strata explain the drops: 20 multi-turn
-/// cases drop about 0.4 and 20 single-turn cases about 0, so the production drop's design se is
-/// 0.002 where the set's is 0.03. The production intervals had been floored at the set's
-/// jackknife se: exactly the unweighted interval, [0.136, 0.264] under `normal`, beside a
-/// `se_production` of 0.0018 that nothing used.
 #[test]
 fn post_stratification_narrows_where_strata_explain_the_drops() {
     let w = stratified(0.02, 0.5);
@@ -355,35 +370,25 @@ fn post_stratification_narrows_where_strata_explain_the_drops() {
 fn a_thin_stratum_without_spread_does_not_make_production_confident() {
     let w = stratified(0.05, 0.9);
     let write = |multi_cluster: bool| {
-        let mut cases = String::from("case_id,turns,cluster\n");
-        let mut results = String::from("case_id,arm,repeat,score\n");
-        for i in 0..63 {
-            let (turns, drop, cluster) = if i < 3 {
+        let rows = (0..63).map(|i| {
+            if i < 3 {
                 let d = if multi_cluster {
                     [0.0, 0.6, 0.0][i]
                 } else {
                     0.0
                 };
-                (
-                    "multi",
-                    d,
-                    if multi_cluster {
-                        "m".to_string()
-                    } else {
-                        format!("c{i}")
-                    },
-                )
+                let cluster = if multi_cluster {
+                    "m".to_string()
+                } else {
+                    format!("c{i}")
+                };
+                ("multi", d, Some(cluster))
             } else {
-                ("single", f64::from(u8::from(i % 5 == 0)), format!("c{i}"))
-            };
-            cases.push_str(&format!("c{i:03},{turns},{cluster}\n"));
-            results.push_str(&format!(
-                "c{i:03},baseline,0,1\nc{i:03},arm1,0,{}\n",
-                1.0 - drop
-            ));
-        }
-        w.write("cases.csv", &cases);
-        w.write("results.csv", &results);
+                let drop = f64::from(u8::from(i % 5 == 0));
+                ("single", drop, Some(format!("c{i}")))
+            }
+        });
+        write_cases(&w, 1.0, rows);
     };
     for (multi_cluster, code) in [
         (false, "reweight.thin_stratum"),

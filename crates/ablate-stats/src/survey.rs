@@ -169,9 +169,14 @@ pub fn post_stratified_df(
     clusters: Option<&[u32]>,
 ) -> Option<f64> {
     let h_count = share.len();
+    // Each stratum's values and, with clusters, their cluster ids: one pass over the cases.
     let mut groups: Vec<Vec<f64>> = vec![Vec::new(); h_count];
-    for (v, &h) in x.iter().zip(strata) {
+    let mut group_ids: Vec<Vec<u32>> = vec![Vec::new(); h_count];
+    for (i, (v, &h)) in x.iter().zip(strata).enumerate() {
         groups[h].push(*v);
+        if let Some(ids) = clusters {
+            group_ids[h].push(ids[i]);
+        }
     }
     let mut parts: Vec<(f64, usize)> = Vec::new();
     for h in (0..h_count).filter(|&h| share[h] != 0.0) {
@@ -188,20 +193,10 @@ pub fn post_stratified_df(
         }
         match clusters {
             None => parts.push((share[h] * share[h] * variance / n as f64, n)),
-            Some(ids) => {
+            Some(_) => {
                 let factor = share[h] / n as f64 * (n as f64 / (n as f64 - 1.0)).sqrt();
-                let z = x
-                    .iter()
-                    .zip(strata)
-                    .filter(|(_, s)| **s == h)
-                    .map(|(v, _)| factor * (v - mean));
-                let in_h: Vec<u32> = strata
-                    .iter()
-                    .zip(ids)
-                    .filter(|(s, _)| **s == h)
-                    .map(|(_, &c)| c)
-                    .collect();
-                let totals = cluster_totals(z, &in_h);
+                let z: Vec<f64> = g.iter().map(|v| factor * (v - mean)).collect();
+                let totals = sparse_cluster_totals(&z, &group_ids[h]);
                 let m = totals.len();
                 if m < 2 {
                     return None;
@@ -251,6 +246,11 @@ pub fn kish_deff(w: &[f64]) -> Option<f64> {
 
 /// Whether some weighted stratum (share ≠ 0) has all its cases in one cluster.
 pub fn one_cluster_stratum(strata: &[usize], share: &[f64], clusters: &[u32]) -> bool {
+    !one_cluster_strata(strata, share, clusters).is_empty()
+}
+
+/// The weighted strata (share ≠ 0) with cases, all of them in one cluster, in stratum order.
+pub fn one_cluster_strata(strata: &[usize], share: &[f64], clusters: &[u32]) -> Vec<usize> {
     let mut first: Vec<Option<u32>> = vec![None; share.len()];
     let mut several = vec![false; share.len()];
     for (&h, &c) in strata.iter().zip(clusters) {
@@ -260,7 +260,9 @@ pub fn one_cluster_stratum(strata: &[usize], share: &[f64], clusters: &[u32]) ->
             Some(_) => {}
         }
     }
-    (0..share.len()).any(|h| share[h] != 0.0 && first[h].is_some() && !several[h])
+    (0..share.len())
+        .filter(|&h| share[h] != 0.0 && first[h].is_some() && !several[h])
+        .collect()
 }
 
 /// The positions of the cases that `keep`, grouped by their unit (ids are small integers): one
@@ -311,6 +313,23 @@ impl ByUnit {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts.zip(&self.ends).map(|(a, &b)| &self.order[a..b])
     }
+}
+
+/// [`cluster_totals`] of a few cases among many ids (a stratum's): a stable sort of the cases on
+/// their id, O(m log m) whatever the ids' range, each id's values summed in the cases' order.
+fn sparse_cluster_totals(z: &[f64], ids: &[u32]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by_key(|&i| ids[i]);
+    order
+        .chunk_by(|&a, &b| ids[a] == ids[b])
+        .map(|run| {
+            let mut total = Neumaier::default();
+            for &i in run {
+                total.add(z[i]);
+            }
+            total.total()
+        })
+        .collect()
 }
 
 /// Sums of `z` per cluster id (ids are small integers), in id order, over the ids that occur.
@@ -541,9 +560,14 @@ mod tests {
         let (est, se) = post_stratified(&x, &s, &[0.25, 0.75], Some(&[0, 0, 1, 2, 3]));
         assert!((est.unwrap() - 9.5).abs() < 1e-12);
         assert_eq!(se, None);
+        assert_eq!(
+            one_cluster_strata(&s, &[0.25, 0.75], &[0, 0, 1, 2, 3]),
+            vec![0]
+        );
         // Without production share it may.
         let (_, se) = post_stratified(&x, &s, &[0.0, 1.0], Some(&[0, 0, 1, 2, 3]));
         assert!(se.is_some());
+        assert!(one_cluster_strata(&s, &[0.0, 1.0], &[0, 0, 1, 2, 3]).is_empty());
     }
 
     #[test]

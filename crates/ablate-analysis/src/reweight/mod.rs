@@ -349,13 +349,9 @@ fn thin_strata_warnings(
         if paired.clustered {
             // A stratum of several cases in one cluster: as one case, its variance between
             // clusters is unknown ([`survey::post_stratified`]).
-            let mut clusters: BTreeMap<usize, std::collections::BTreeSet<u32>> = BTreeMap::new();
-            for (&h, &u) in w.stratum.iter().zip(&paired.unit) {
-                clusters.entry(h).or_default().insert(u);
-            }
-            for (h, units) in clusters {
+            for h in survey::one_cluster_strata(&w.stratum, &w.share, &paired.unit) {
                 let c = &w.coverage[h];
-                if units.len() == 1 && c.eval_cases > 1 && w.share[h] > 0.0 {
+                if c.eval_cases > 1 {
                     warnings.push(crate::warning::Warning::new("reweight.single_cluster_stratum", format!(
                         "stratum {}'s {} eval cases are all in one cluster: its variance between clusters is unknown, so production se is null",
                         c.label(),
