@@ -1050,8 +1050,9 @@ fn production_coverage(reps: usize) {
                         };
                         // As `reweight`: the weighted jackknife and Satterthwaite's df, or where
                         // either is undefined (a stratum without spread or in one cluster) the
-                        // set's jackknife.
-                        let design = match (
+                        // set's jackknife, judged for any score distribution whatever the
+                        // guarantee (the set's se can be narrower than that stratum's truth).
+                        let (design, judged_under) = match (
                             ablate::stats::survey::post_stratified_jackknife(
                                 &values, &strata, &shares, &units,
                             ),
@@ -1062,39 +1063,51 @@ fn production_coverage(reps: usize) {
                                 clustered.then_some(&units[..]),
                             ),
                         ) {
-                            (Some(j), Some(df)) => Design {
-                                jackknife: Some(j),
-                                df: Some(df),
-                                effective_units,
-                                weighting_deff,
-                            },
-                            _ => {
-                                fell_back += 1;
+                            (Some(j), Some(df)) => (
                                 Design {
+                                    jackknife: Some(j),
+                                    df: Some(df),
                                     effective_units,
                                     weighting_deff,
-                                    ..before
-                                }
+                                },
+                                guarantee,
+                            ),
+                            _ => {
+                                fell_back += 1;
+                                (
+                                    Design {
+                                        effective_units,
+                                        weighting_deff,
+                                        ..before
+                                    },
+                                    Guarantee::AnyDistribution,
+                                )
                             }
                         };
-                        let judged = |se: f64, design: Design, k: usize| {
-                            let sample = Sample {
-                                point: d,
-                                se: Some(se),
-                                values: &recentred,
-                                units: &units,
-                                reach: (-1.0 + shift, 1.0 + shift),
+                        let judged_as =
+                            |guarantee: Guarantee, se: f64, design: Design, k: usize| {
+                                let sample = Sample {
+                                    point: d,
+                                    se: Some(se),
+                                    values: &recentred,
+                                    units: &units,
+                                    reach: (-1.0 + shift, 1.0 + shift),
+                                };
+                                Intervals::weighted(&sample, (-1.0, 1.0), design)
+                                    .family_under(guarantee, k, CONFIDENCE)
                             };
-                            Intervals::weighted(&sample, (-1.0, 1.0), design)
-                                .family_under(guarantee, k, CONFIDENCE)
-                        };
                         let covers = |e: &Estimate| {
                             e.ci_low.unwrap_or(f64::NEG_INFINITY) <= truth
                                 && truth <= e.ci_high.unwrap_or(f64::INFINITY)
                         };
-                        let (one, ten) = (judged(se, design, 1), judged(se, design, 10));
-                        let (bare, floor) =
-                            (judged(se, Design::default(), 1), judged(se, before, 1));
+                        let (one, ten) = (
+                            judged_as(judged_under, se, design, 1),
+                            judged_as(judged_under, se, design, 10),
+                        );
+                        let (bare, floor) = (
+                            judged_as(guarantee, se, Design::default(), 1),
+                            judged_as(guarantee, se, before, 1),
+                        );
                         c1 += usize::from(covers(&one));
                         c10 += usize::from(covers(&ten));
                         cb += usize::from(covers(&bare));

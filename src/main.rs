@@ -11,11 +11,40 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Prints clap's error and exits (2, or 0 for `--help` and `--version`), with ablate's own tip
+/// where clap's would mislead: a threshold flag given to a verb that reads it from
+/// experiment.toml was told to pass it as a value after `--`.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    if e.kind() == ErrorKind::UnknownArgument
+        && (arg.starts_with("--thr") || arg.starts_with("--tre"))
+    {
+        let text = e.render().to_string();
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("tip: to pass"))
+            .collect();
+        let mut out = kept.join("\n");
+        out = out.replacen(
+            "\n\n",
+            "\n\n  tip: the threshold is agreed before the results are read and kept in the experiment: write it in experiment.toml (threshold_drop = 0.02); only `import` (writing a new folder) and `plan` take --threshold-drop\n",
+            1,
+        );
+        eprintln!("{out}");
+        std::process::exit(2);
+    }
+    e.exit()
+}
+
 fn main() -> ExitCode {
     ablate::io::logs::allocator_for_speed();
     // Ctrl-C, SIGTERM and SIGHUP remove the hidden temporary outputs before the process ends.
     ablate::io::output::install_interrupt_handler();
-    let args = cli::Cli::parse();
+    let args = cli::Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     match cli::run(args) {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();

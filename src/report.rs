@@ -44,12 +44,21 @@ pub mod document {
     }
 
     /// Writes the report for `a` into `out`, atomically: the folder replaces an earlier report
-    /// only when ablate can vouch for every file in it.
+    /// only when ablate can vouch for every file in it, and when `replaceable` (given) passes on
+    /// it as it is replaced ([`AtomicDir::replacing_only`]).
     ///
     /// # Errors
     /// The folder may not be replaced, a file cannot be written, or a chart cannot be drawn.
-    pub fn write(a: &Analyses, out: &Path, progress: Option<&ProgressBar>) -> Result<Written> {
-        let dir = AtomicDir::create(out, FolderKind::Report)?;
+    pub fn write(
+        a: &Analyses,
+        out: &Path,
+        progress: Option<&ProgressBar>,
+        replaceable: Option<impl Fn(&Path) -> Result<()> + Send + Sync + 'static>,
+    ) -> Result<Written> {
+        let mut dir = AtomicDir::create(out, FolderKind::Report)?;
+        if let Some(check) = replaceable {
+            dir = dir.replacing_only(check);
+        }
         for sub in ["charts", "tables"] {
             let p = dir.path(sub);
             std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;

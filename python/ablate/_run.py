@@ -82,15 +82,24 @@ class Table:
         return pl.DataFrame(self.arrow)
 
     def to_pandas(self) -> Any:
-        """The table as a `pandas.DataFrame`: pandas' own Arrow reader where it has one (pandas
-        3), else through pyarrow. List columns stay lists."""
+        """The table as a `pandas.DataFrame` (needs pandas and pyarrow: `pip install
+        ablate[pandas]`): pandas' own Arrow reader where it has one (pandas 3, which reads
+        through pyarrow), else pyarrow's. List columns stay lists."""
         import pandas as pd
 
-        if hasattr(pd.DataFrame, "from_arrow"):
-            return pd.DataFrame.from_arrow(self.arrow)
-        import pyarrow as pa
+        try:
+            if hasattr(pd.DataFrame, "from_arrow"):
+                return pd.DataFrame.from_arrow(self.arrow)
+            import pyarrow as pa
 
-        return pa.table(self.arrow).to_pandas()
+            return pa.table(self.arrow).to_pandas()
+        except ImportError as e:
+            if "pyarrow" not in str(e):
+                raise
+            raise ImportError(
+                "Table.to_pandas() needs pyarrow (pandas reads Arrow tables through it): "
+                "pip install pyarrow (or ablate[pandas]); to_polars() needs only Polars"
+            ) from e
 
     @property
     def num_rows(self) -> int:

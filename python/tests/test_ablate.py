@@ -234,6 +234,17 @@ def test_pandas_takes_list_columns_too(tmp_path):
     assert list(from_file["removed"].iloc[0]) == out.json["arms"][0]["removed"]
 
 
+def test_to_pandas_without_pyarrow_says_what_to_install(monkeypatch):
+    # pandas reads Arrow through pyarrow (pandas 3's from_arrow too): without it, the error
+    # names the package to install rather than pandas' internals.
+    out = ablate.sweep(DEMO, bootstrap=int(B))
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match="pip install pyarrow"):
+        out.arms.to_pandas()
+    # Polars needs no pyarrow.
+    assert out.arms.to_polars().height == out.arms.num_rows
+
+
 def test_provenance_names_the_set_hash_model_and_settings():
     out = ablate.sweep(DEMO, bootstrap=int(B), seed=3, confidence=0.9)
     record = cli_json("record", DEMO)

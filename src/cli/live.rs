@@ -65,7 +65,7 @@ pub(super) fn shadow(args: ShadowArgs, g: &Global) -> Result<String> {
     let r = match &g.from_aggregates {
         Some(agg) => {
             let sums = ablate::io::logs::shadow::read_aggregates(
-                &TableFile::at(agg),
+                &TableFile::given(agg, "--from-aggregates")?,
                 &by,
                 cluster_by.as_deref(),
             )?;
@@ -186,7 +186,7 @@ pub(super) fn context(args: ContextArgs, g: &Global) -> Result<String> {
                 });
             }
             let sums = ablate::io::logs::context::read_aggregates(
-                &TableFile::at(agg),
+                &TableFile::given(agg, "--from-aggregates")?,
                 &opts.effective_limits(),
             )?;
             analysis::context::finish(&sums, None)

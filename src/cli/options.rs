@@ -241,10 +241,13 @@ impl ProductionArgs {
         use ablate::io::table::TableFile;
         let mut mixes = Vec::new();
         for path in &self.mixes {
-            mixes.push(Mix::load(&TableFile::at(path))?);
+            mixes.push(Mix::load(&TableFile::given(path, "--mix")?)?);
         }
         if let Some(log) = &self.mix_from {
-            mixes.push(Mix::from_log(&TableFile::at(log), &self.by)?);
+            mixes.push(Mix::from_log(
+                &TableFile::given(log, "--mix-from")?,
+                &self.by,
+            )?);
         }
         Ok(ablate::analysis::all::Production {
             mixes,

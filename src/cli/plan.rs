@@ -113,7 +113,7 @@ pub(super) fn plan(args: PlanArgs, g: &Global) -> Result<String> {
         ));
     };
     check_numbers(threshold_drop, sd, price_per_mtok, tokens_per_call)?;
-    let units = Units::load(&TableFile::at(&units))?;
+    let units = Units::load(&TableFile::given(&units, "--units")?)?;
     let mut pilot_exp = None;
     let sd = match pilot {
         Some(dir) => {

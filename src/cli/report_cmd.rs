@@ -51,14 +51,37 @@ pub(super) struct ReportArgs {
     export: super::Export,
 }
 
+/// What names the experiment a report is of: its set (name and the hash of its case ids), its
+/// model, and its folder (for the message).
+#[derive(Debug, Clone)]
+struct ReportOf {
+    set: String,
+    hash: String,
+    model: Option<String>,
+    dir: String,
+}
+
+impl ReportOf {
+    fn of(exp: &ablate::io::Experiment) -> ReportOf {
+        ReportOf {
+            set: exp.manifest.set.clone(),
+            hash: analysis::record::experiment_set_hash(exp),
+            model: exp.manifest.model.clone(),
+            dir: exp.dir.display().to_string(),
+        }
+    }
+}
+
 /// Refuses to replace the report of another experiment: `out`'s analysis.json names a different
 /// set (by `check.set_sha256`, the hash of its case ids, or by its name), or the same
 /// set run on another model (the same frozen set on two models is two experiments, and both
-/// reports default to `reports/<set>`).
+/// reports default to `reports/<set>`). Checked before the analyses (to fail early), and again
+/// on the earlier folder as the new one replaces it ([`ablate::io::output::AtomicDir::replacing_only`]):
+/// another `report` may have written there meanwhile.
 ///
 /// # Errors
 /// [`Error::Usage`] naming the folder, both sets and what to do.
-fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experiment) -> Result<()> {
+fn another_experiments_report(out: &std::path::Path, this: &ReportOf) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(out.join("analysis.json")) else {
         return Ok(());
     };
@@ -67,20 +90,18 @@ fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experimen
     };
     let check = &old["check"];
     let (old_set, old_hash) = (check["set"].as_str(), check["set_sha256"].as_str());
-    let hash = analysis::record::experiment_set_hash(exp);
     // Another set by its cases or by its name: two sets of the same case ids (simulated with
     // different seeds, or one set renamed) are two experiments too.
-    let other =
-        old_hash.is_some_and(|h| h != hash) || old_set.is_some_and(|s| s != exp.manifest.set);
+    let other = old_hash.is_some_and(|h| h != this.hash) || old_set.is_some_and(|s| s != this.set);
     let old_model = check["model"].as_str();
     if !other
-        && let (Some(old_model), Some(model)) = (old_model, exp.manifest.model.as_deref())
+        && let (Some(old_model), Some(model)) = (old_model, this.model.as_deref())
         && old_model != model
     {
         return Err(ablate::error::Error::Usage(format!(
             "{} holds the report of the same set run on another model ({old_model}), not of {} (model {model}): choose another --out (e.g. --out reports/<set>-<model>), or pass --force to replace it",
             out.display(),
-            exp.dir.display(),
+            this.dir,
         )));
     }
     // The first 12 characters (not bytes: the file may hold anything).
@@ -93,9 +114,9 @@ fn another_experiments_report(out: &std::path::Path, exp: &ablate::io::Experimen
             old_hash
                 .map(|h| format!(", set_sha256 {}", short(h)))
                 .unwrap_or_default(),
-            exp.dir.display(),
-            exp.manifest.set,
-            short(&hash)
+            this.dir,
+            this.set,
+            short(&this.hash)
         )));
     }
     Ok(())
@@ -164,8 +185,9 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
             out
         }
     };
+    let this = ReportOf::of(&exp);
     if !force {
-        another_experiments_report(&out, &exp)?;
+        another_experiments_report(&out, &this)?;
     }
     let cfg = config(g);
     let bar = cfg.progress_bar(24, "analysing");
@@ -180,7 +202,10 @@ pub(super) fn report(args: ReportArgs, g: &Global) -> Result<String> {
         let tables = ablate::export::report_frames(&super::to_value(&analyses)?)?;
         super::write_export(g, dir, Verb::Report.name(), tables, Some(&exp))?;
     }
-    let written = report::document::write(&analyses, &out, bar.as_ref())?;
+    // Checked again as the folder is replaced: another report may have landed there meanwhile.
+    let replaceable = (!force)
+        .then_some(move |earlier: &std::path::Path| another_experiments_report(earlier, &this));
+    let written = report::document::write(&analyses, &out, bar.as_ref(), replaceable)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

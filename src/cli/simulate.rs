@@ -75,7 +75,7 @@ pub(super) fn simulate(args: SimulateArgs, g: &Global) -> Result<String> {
         )));
     }
     let custom_arms = match design {
-        Some(path) => Some(Arms::load(&TableFile::at(&path))?.specs),
+        Some(path) => Some(Arms::load(&TableFile::given(&path, "--design")?)?.specs),
         None => None,
     };
     let cfg = SimConfig {

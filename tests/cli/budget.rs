@@ -355,6 +355,12 @@ fn curve_by_hand() {
     assert_eq!(cost.arm, "random@0.8");
     assert_eq!(cost.drop, 0.0);
     assert!(cost.within_threshold_drop);
+    // Within the threshold: the curve and the sweep agree, and nothing is said.
+    assert!(
+        !r.warnings
+            .iter()
+            .any(|w| w.code == "curve.confirmed_budget_needed")
+    );
     assert!((cost.daily_full - 2.0).abs() < 1e-12);
     assert!((cost.daily_at_min_budget - 1.6).abs() < 1e-12);
     assert!((cost.savings_monthly - 12.0).abs() < 1e-9);
@@ -480,6 +486,22 @@ fn demo_budget_story() {
     ] {
         assert!(retrieval["points"][0].get(key).is_some(), "points.{key}");
     }
+    // retrieval's confirmed budget (0.50) keeps 95% retention, but its arm drops 0.0102 on the
+    // set, beyond the threshold of 0.005: said without a price too, where no cost says it.
+    let unpriced = run(&["curve", "--json", "--bootstrap", "500"]);
+    assert!(unpriced["cost"].is_null());
+    let said: Vec<&str> = unpriced["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "curve.confirmed_budget_needed")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_mentions(
+        said[0],
+        &["\"retrieval\"", "0.50", "retrieval@0.5", "+0.0102", "0.005"],
+    );
     let selector = run(&["selector", "--json"]);
     let p42 = selector["points"]
         .as_array()

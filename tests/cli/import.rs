@@ -594,3 +594,96 @@ fn inspect_cancelled_and_errored_logs_are_skipped_with_their_reason() {
     );
     assert_eq!(s["rows"], 12, "only the finished log is imported");
 }
+
+/// A set name experiment.toml would refuse (a line break, an escape code, a direction mark),
+/// from `--set` or from the logs, is refused before anything is written: the import had written
+/// it, said "next: ablate check", and every verb then refused the folder.
+#[test]
+fn a_set_name_every_verb_would_refuse_is_refused_at_import() {
+    let root = tempfile::tempdir().unwrap();
+    for name in ["support\nset", "a\u{1b}[31mb", "support\u{202e}set"] {
+        let out = root.path().join("exp");
+        let err = fails(
+            ablate()
+                .args(["import", "promptfoo"])
+                .arg(fixture("promptfoo/v0.121.20/results.json"))
+                .arg("--out")
+                .arg(&out)
+                .args(["--threshold-drop", "0.02", "--set", name]),
+        );
+        assert_mentions(&err, &["the set name", "--set", "one line of plain text"]);
+        assert!(!out.exists(), "nothing written for {name:?}");
+    }
+}
+
+/// A minimal promptfoo results.json (v2): 12 cases, each prompt label an arm, two repeats.
+fn promptfoo_log(path: &Path, labels: &[&str], description: &str) {
+    let mut results = Vec::new();
+    for rep in 0..2 {
+        for i in 0..12 {
+            for (j, l) in labels.iter().enumerate() {
+                let score = f64::from(u8::from((i + j + rep) % 3 != 0));
+                results.push(serde_json::json!({
+                    "promptIdx": j, "testIdx": i,
+                    "testCase": {"description": format!("case{i}"), "vars": {"a": i}},
+                    "provider": {"id": "echo", "label": "echo-a"},
+                    "prompt": {"raw": format!("Q{i}"), "label": l}, "vars": {"a": i},
+                    "response": {"output": format!("ans{i}")}, "success": score > 0.5,
+                    "score": score, "namedScores": {}, "latencyMs": 0
+                }));
+            }
+        }
+    }
+    let log = serde_json::json!({
+        "evalId": "e",
+        "results": {"version": 2, "timestamp": "2026-11-30T03:37:09.915Z", "results": results},
+        "config": {"description": description}
+    });
+    std::fs::write(path, log.to_string()).unwrap();
+}
+
+/// A case's result rows dropped by the user (as ablate's messages suggest for a bad row) leave
+/// its samples rows behind; new repeats imported `--into` the folder are numbered after those
+/// too. They had taken the samples' numbers: samples.parquet held the key twice and every verb
+/// refused the folder, after an import that exited 0.
+#[test]
+fn repeats_imported_into_a_folder_skip_the_numbers_its_samples_hold() {
+    use polars::prelude::*;
+    let root = tempfile::tempdir().unwrap();
+    let (r1, r2, exp) = (
+        root.path().join("r1.json"),
+        root.path().join("r2.json"),
+        root.path().join("exp"),
+    );
+    promptfoo_log(&r1, &["full", "noex"], "my set");
+    promptfoo_log(&r2, &["full", "fourth"], "my set");
+    let run = |args: &[&str], log: &Path| {
+        common::succeeds(
+            ablate()
+                .args(["import", "promptfoo"])
+                .arg(log)
+                .args(args)
+                .arg(&exp),
+        );
+    };
+    run(&["--threshold-drop", "0.02", "--out"], &r1);
+    let results = exp.join("results.parquet");
+    let mut kept = LazyFrame::scan_parquet(
+        PlRefPath::new(results.to_string_lossy().to_string()),
+        ScanArgsParquet::default(),
+    )
+    .unwrap()
+    .filter(
+        (col("case_id")
+            .eq(lit("case0"))
+            .and(col("arm").eq(lit("full"))))
+        .not(),
+    )
+    .collect()
+    .unwrap();
+    ParquetWriter::new(std::fs::File::create(&results).unwrap())
+        .finish(&mut kept)
+        .unwrap();
+    run(&["--into"], &r2);
+    common::succeeds(ablate().arg("check").arg(&exp));
+}

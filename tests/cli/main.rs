@@ -29,6 +29,7 @@ mod round_eighteen;
 mod round_eleven;
 mod round_five;
 mod round_nine;
+mod round_nineteen;
 mod round_seven_import;
 mod round_seven_output;
 mod round_seven_stats;

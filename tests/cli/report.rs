@@ -93,6 +93,24 @@ fn demo_report_has_every_part() {
             "charts/drops.png",
         ],
     );
+    // The budget chart's legend names the budget its interval confirms (not the point
+    // estimate's 0.30, whose arm the sweep calls needed), and the section says that the
+    // confirmed budget's arm still drops more than the threshold.
+    let budget = std::fs::read_to_string(out.join("charts/budget.svg")).unwrap();
+    assert_mentions(
+        &budget,
+        &[
+            "retrieval (confirmed at 0.50)",
+            "random (none confirmed below full)",
+        ],
+    );
+    assert_mentions(
+        &md,
+        &[
+            "a budget is confirmed when its family interval clears it",
+            "not under the decision",
+        ],
+    );
     // A number in the report comes from the data, at full precision: the drops table holds the
     // sweep's drop exactly (analysis.json), not its display form.
     let analysis: Value = common::analysis_json(&out);

@@ -409,6 +409,56 @@ fn a_thin_stratum_without_spread_does_not_make_production_confident() {
     }
 }
 
+/// The fallback's se (the eval set's) can be far narrower than the truth where the thin stratum
+/// production weighs carries the losses: a review's world (5 cases of a 36% share all dropping 0,
+/// true drop 0.25) had the fallback under `normal` call a truly needed arm confidently removable
+/// in 20-28% of experiments. An arm that falls back is judged for any score distribution whatever
+/// the guarantee: its production intervals are the same under both.
+#[test]
+fn an_arm_that_falls_back_is_judged_for_any_distribution() {
+    let w = stratified(0.06, 0.36);
+    let rows = (0..208).map(|i| {
+        if i < 8 {
+            ("multi", 0.0, None)
+        } else {
+            ("single", f64::from(u8::from(i % 20 == 0)), None)
+        }
+    });
+    write_cases(&w, 1.0, rows);
+    let run = |guarantee: &str| {
+        json(
+            ablate()
+                .args(["reweight", "--json", "--quiet", "--guarantee", guarantee])
+                .arg(&w.dir),
+        )
+    };
+    let (normal, any) = (run("normal"), run("any-distribution"));
+    assert!(has_code(&normal, "reweight.thin_stratum"), "{normal}");
+    let (n, a) = (&normal["arms"][0], &any["arms"][0]);
+    for key in [
+        "ci_production_low",
+        "ci_production_high",
+        "ci_production_family_low",
+        "ci_production_family_high",
+        "confidence_production",
+    ] {
+        assert!(!n[key].is_null(), "{key}: {n}");
+        assert_eq!(n[key], a[key], "{key}");
+    }
+    // The eval set's own verdict under `normal` is the normal one: only the fallback changes.
+    let sweep = |guarantee: &str| {
+        json(
+            ablate()
+                .args(["sweep", "--json", "--quiet", "--guarantee", guarantee])
+                .arg(&w.dir),
+        )
+    };
+    assert_ne!(
+        sweep("normal")["arms"][0]["ci_family_low"],
+        sweep("any-distribution")["arms"][0]["ci_family_low"]
+    );
+}
+
 /// Three cases carrying 90% of production make about three units, however many others there
 /// are and however quiet their drops: a second review had a near-constant heavy stratum (noise of
 /// 0.003 around 0, rare 0.5 losses unseen) confident and wrong in 35% of draws. No production

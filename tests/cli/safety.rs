@@ -764,3 +764,70 @@ fn private_folders_stay_private() {
     );
     assert_eq!(mode(&exp), 0o700);
 }
+
+/// A file given by a flag (a mix, a policy, sums, a planned design) that is a folder, a FIFO or
+/// a device is refused by name, exit 2, without being opened: a FIFO had hung `reweight --mix`
+/// and `sweep --from-aggregates` until killed, /dev/zero as `--policy` grew past 6 GB, and a
+/// folder gave the OS's "Is a directory" with exit 1.
+#[test]
+fn a_flags_file_that_is_a_folder_fifo_or_device_is_refused_unopened() {
+    let w = Workdir::empty();
+    let fifo = w.dir.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let folder = w.dir.join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let demo = demo();
+    let zero = PathBuf::from("/dev/zero");
+    for (verb, flag) in [
+        ("reweight", "--mix"),
+        ("reweight", "--mix-from"),
+        ("context", "--policy"),
+        ("sweep", "--from-aggregates"),
+    ] {
+        for (path, said) in [
+            (&fifo, "is not a plain file"),
+            (&folder, "is a folder"),
+            (&zero, "is not a plain file"),
+        ] {
+            let err = fails(
+                ablate()
+                    .arg(verb)
+                    .arg(&demo)
+                    .arg(flag)
+                    .arg(path)
+                    .timeout(std::time::Duration::from_secs(60)),
+            );
+            assert_mentions(&err, &[said, flag]);
+        }
+    }
+    let err = fails(
+        ablate()
+            .args(["simulate", "--quiet", "--out"])
+            .arg(w.dir.join("sim"))
+            .arg("--design")
+            .arg(&folder),
+    );
+    assert_mentions(&err, &["is a folder", "--design"]);
+}
+
+/// A policy file is a few lines of TOML: one of megabytes is refused before it is read whole.
+#[test]
+fn a_policy_file_of_megabytes_is_refused_unread() {
+    let w = Workdir::empty();
+    let big = w.dir.join("policy.toml");
+    std::fs::write(&big, vec![b'#'; 2 << 20]).unwrap();
+    let err = fails(
+        ablate()
+            .arg("context")
+            .arg(demo())
+            .arg("--policy")
+            .arg(&big),
+    );
+    assert_mentions(&err, &["policy.toml", "bytes", "a few lines of TOML"]);
+}

@@ -20,7 +20,9 @@
 //! (`min_budget_confident`, over the selectors; none confirmed: no cost); savings per day, per
 //! 30-day month and in percent, and whether that budget's arm also keeps its drop under the
 //! decision's `threshold_drop` (`within_threshold_drop`: the sweep judges the same arm by that
-//! threshold, and a budget that keeps 95% retention can still drop far more than it).
+//! threshold, and a budget that keeps 95% retention can still drop far more than it). Priced or
+//! not, a selector whose confirmed budget's arm drops at least `threshold_drop` gets the warning
+//! `curve.confirmed_budget_needed`, so the curve and the decision never disagree silently.
 
 use serde::Serialize;
 
@@ -372,6 +374,12 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         let p = &pairs[k];
         Some(moments::mean(&p.base) - moments::mean(&p.arm))
     };
+    warnings.extend(confirmed_but_needed(
+        &curves,
+        threshold,
+        exp.manifest.threshold_drop,
+        &drop_of,
+    ));
     let cost = pricing.and_then(|price| {
         cost(
             &curves,
@@ -397,6 +405,35 @@ pub fn run(exp: &Experiment, opts: &CurveOptions) -> CurveOutput {
         cost,
         warnings,
     }
+}
+
+/// The selectors whose smallest confirmed budget below full (`min_budget_confident`) has an arm
+/// that drops at least the decision's `threshold_drop` on the set: the curve says that budget
+/// keeps quality, and the sweep judges the same arm needed. Said whether or not the cost is
+/// priced, so that the two never disagree silently.
+fn confirmed_but_needed(
+    curves: &[Curve],
+    quality_threshold: f64,
+    threshold_drop: f64,
+    drop_of: &dyn Fn(&str) -> Option<f64>,
+) -> Vec<crate::warning::Warning> {
+    curves
+        .iter()
+        .filter_map(|c| {
+            let b = c.min_budget_confident.filter(|&b| b < 1.0)?;
+            let point = c.points.iter().find(|p| p.budget_ratio == b)?;
+            let drop = drop_of(&point.arm).filter(|&d| d >= threshold_drop)?;
+            Some(crate::warning::Warning::new(
+                "curve.confirmed_budget_needed",
+                format!(
+                    "selector {:?}: budget {b:.2} keeps {:.0}% retention confidently, but its arm {:?} drops {drop:+.4} on the set, not under the decision's threshold_drop ({threshold_drop}): the sweep judges that arm by the threshold, so the decision keeps the full context; read the sweep's verdict for the arm before cutting to this budget",
+                    c.selector,
+                    100.0 * quality_threshold,
+                    point.arm,
+                ),
+            ))
+        })
+        .collect()
 }
 
 impl Curve {

@@ -175,6 +175,32 @@ impl Existing {
     }
 }
 
+impl Existing {
+    /// The (arm, case_id, repeat) keys of the samples table (none without one).
+    ///
+    /// # Errors
+    /// A key column that is missing or of another type.
+    fn sample_keys(&self, into: &Path) -> Result<Vec<(String, String, i64)>> {
+        let Some(samples) = &self.samples else {
+            return Ok(Vec::new());
+        };
+        let path = into.join("samples.parquet");
+        let case = text_column(samples, "case_id", &path)?;
+        let arm = text_column(samples, "arm", &path)?;
+        let repeat: Vec<Option<i64>> = samples
+            .column("repeat")
+            .and_then(|c| c.cast(&DataType::Int64))
+            .and_then(|c| c.i64().map(|c| c.iter().collect()))
+            .map_err(|e| super::building("samples.repeat", e))?;
+        Ok(arm
+            .into_iter()
+            .zip(case)
+            .zip(repeat)
+            .filter_map(|((a, c), r)| Some((a?, c?, r?)))
+            .collect())
+    }
+}
+
 /// Inspect logs of a configuration (task, model, task arguments) the experiment already holds go
 /// to that configuration's arm, unless `--arm` rules name the arms; a new configuration may not
 /// take an existing arm's name, whether its own or one given with `--arm` (an arm is one
@@ -783,9 +809,11 @@ pub fn append(
     place_by_config(&existing, &sources_path, opts, &mut imp)?;
     refuse_other_pairing(&existing, into, &imp)?;
     split_changed_documents(&existing, into, &mut imp)?;
+    let sample_keys = existing.sample_keys(into)?;
     let prior = Prior {
         observations: &existing.observations,
         baseline: &existing.baseline,
+        sample_keys: &sample_keys,
     };
     let plan = Plan::new(harness, imp, opts, Some(&prior))?;
 

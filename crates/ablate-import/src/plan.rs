@@ -65,6 +65,10 @@ pub(crate) struct Prior<'a> {
     pub(crate) observations: &'a [Observation],
     /// Its baseline arm.
     pub(crate) baseline: &'a str,
+    /// The (arm, case_id, repeat) keys of its samples table: a sample whose result row was
+    /// dropped still holds its number, which a new repeat must not take (the samples table
+    /// would hold the key twice, and every verb refuse the folder).
+    pub(crate) sample_keys: &'a [(String, String, i64)],
 }
 
 impl Plan {
@@ -393,7 +397,7 @@ impl Plan {
 }
 
 /// Each (sorted) observation's repeat number: 1, 2, … within its (arm, case), after the repeats
-/// the experiment already holds when importing `--into` it.
+/// the experiment already holds when importing `--into` it (in its results or its samples).
 fn repeat_numbers(observations: &[Observation], prior: Option<&Prior<'_>>) -> Vec<i64> {
     let mut last: BTreeMap<(&str, &str), i64> = BTreeMap::new();
     for o in prior.map(|p| p.observations).unwrap_or_default() {
@@ -401,6 +405,10 @@ fn repeat_numbers(observations: &[Observation], prior: Option<&Prior<'_>>) -> Ve
             .entry((o.arm.as_str(), o.case_id.as_str()))
             .or_insert(0);
         *r = (*r).max(o.order.1);
+    }
+    for (arm, case, repeat) in prior.map(|p| p.sample_keys).unwrap_or_default() {
+        let r = last.entry((arm.as_str(), case.as_str())).or_insert(0);
+        *r = (*r).max(*repeat);
     }
     let mut repeats = Vec::with_capacity(observations.len());
     for (i, o) in observations.iter().enumerate() {

@@ -66,6 +66,24 @@ pub fn write(
         .clone()
         .or(plan.imp.set.clone())
         .unwrap_or_else(|| format!("{harness}-import"));
+    // Names every verb would refuse in experiment.toml are refused here, before anything is
+    // written: the import had succeeded and said "next: ablate check", which then failed.
+    plain_name(
+        "the set name",
+        &set,
+        if opts.set.is_some() {
+            "give --set a name of one line of plain text"
+        } else {
+            "give the set a name of one line of plain text with --set NAME"
+        },
+    )?;
+    if let Some(model) = &plan.imp.model {
+        plain_name(
+            "the logs' model name",
+            model,
+            "the logs name the model the experiment records: fix that name in the logs (one line of plain text)",
+        )?;
+    }
     let manifest = manifest_text(
         harness,
         &set,
@@ -99,6 +117,22 @@ pub(crate) fn put_parquet(
     crate::io::write::parquet(df, &dir.path(name))?;
     written.push(name.to_string());
     Ok(())
+}
+
+/// Refuses `name` (`what`: "the set name", …) when it holds a control character (a line break,
+/// an escape code) or a direction mark, which experiment.toml refuses in a name; `fix` says what
+/// to do.
+fn plain_name(what: &str, name: &str, fix: &str) -> Result<()> {
+    match name
+        .chars()
+        .find(|&c| c.is_control() || ablate_core::escape::is_bidi_control(c))
+    {
+        Some(c) => Err(Error::Usage(format!(
+            "{what} {name:?} holds U+{:04X}, a control character or direction mark, which experiment.toml refuses in a name (it would act in the terminal and the report instead of showing): {fix}",
+            c as u32
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A TOML string literal.

@@ -180,7 +180,11 @@ impl SampleKeys {
         table::check_unique(
             path,
             "case_id, arm, repeat",
-            self.ids.iter().zip(&self.arms).zip(&self.repeats),
+            self.ids
+                .iter()
+                .zip(&self.arms)
+                .zip(&self.repeats)
+                .map(|((id, arm), repeat)| (id, arm, repeat)),
         )?;
         Ok(Samples {
             rows: self.ids.len(),

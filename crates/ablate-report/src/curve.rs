@@ -8,7 +8,7 @@ use crate::export::spec::Shape::{One, Rows};
 use crate::export::spec::{Export, TableSpec, WARNINGS, t};
 use crate::report::charts::{BLUE, Chart, GREEN, GREY, Line, ORANGE};
 use crate::report::section::{Cell, Page, Section, Table};
-use crate::report::text::{num, thousands};
+use crate::report::text::thousands;
 
 /// Every measured point of these curves, one row each.
 fn points_table(curves: &[Curve]) -> Table {
@@ -47,7 +47,7 @@ pub fn sections(c: &CurveOutput) -> Vec<Section> {
         .iter()
         .enumerate()
         .map(|(k, sel)| Line {
-            name: format!("{} (min budget {})", sel.selector, num(sel.min_budget, 2)),
+            name: format!("{} ({})", sel.selector, confirmed(sel)),
             points: sel
                 .points
                 .iter()
@@ -62,12 +62,21 @@ pub fn sections(c: &CurveOutput) -> Vec<Section> {
         })
         .collect();
     let target = format!("{:.0}% target", 100.0 * c.quality_threshold);
+    let mut note = format!(
+        "Retention = arm score / baseline score over paired cases, with bootstrap bands; the red line is the {target}; a budget is confirmed when its family interval clears it."
+    );
+    // The curve and the decision judge the same arm by different rules: said where they part.
+    for w in c
+        .warnings
+        .iter()
+        .filter(|w| w.code == "curve.confirmed_budget_needed")
+    {
+        let _ = write!(note, " {}.", w.message);
+    }
     vec![Section {
         name: Page::Budget,
         title: "Quality against context budget".into(),
-        note: format!(
-            "Retention = arm score / baseline score over paired cases, with bootstrap bands; the red line is the {target}."
-        ),
+        note,
         chart: Chart::Lines {
             title: "Retention by budget and selector".into(),
             x_desc: "budget (share of the full context)".into(),
@@ -77,6 +86,15 @@ pub fn sections(c: &CurveOutput) -> Vec<Section> {
         },
         table: points_table(&c.selectors),
     }]
+}
+
+/// A selector's smallest budget below full that its interval confirms keeps quality, as the
+/// chart's legend says it: "confirmed at 0.50", or "none confirmed below full".
+fn confirmed(c: &Curve) -> String {
+    match c.min_budget_confident.filter(|&b| b < 1.0) {
+        Some(b) => format!("confirmed at {b:.2}"),
+        None => "none confirmed below full".into(),
+    }
 }
 
 /// Renders the budget curves for a terminal.
@@ -131,14 +149,8 @@ pub fn human(r: &CurveOutput) -> String {
             thousands(c.savings_monthly),
             c.savings_percent
         );
-        if !c.within_threshold_drop {
-            let _ = writeln!(
-                s,
-                "but its arm {} drops {} on the set, beyond the decision's threshold_drop: the decision keeps the full context (the sweep's verdict for that arm is needed)",
-                c.arm,
-                crate::report::text::signed(Some(c.drop))
-            );
-        }
+        // Beyond the threshold, the warning `curve.confirmed_budget_needed` below says so for
+        // this budget's arm (the same arm and test), priced or not.
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");

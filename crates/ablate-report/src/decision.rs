@@ -173,6 +173,9 @@ pub struct Page {
     pub answer: Prose,
     /// At most three short lines.
     pub next: Vec<Prose>,
+    /// What the verdicts hold under, in one line beside the answer: the family and the
+    /// guarantee, or `--per-arm`'s caveat ([`basis`]).
+    pub basis: Prose,
     /// Every detail: the family rule, each arm's cases to settle, flips, interactions.
     pub details: Prose,
 }
@@ -474,7 +477,7 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
                 }
             ),
         };
-        next.push(Prose::new().text(line));
+        next.push(Prose::new().text(format!("{line}{}", best_candidate_to_settle(d))));
     }
     if let Some(n) = d.stress_too_few_units {
         next.push(Prose::new().text(stress_too_small(n)));
@@ -495,8 +498,46 @@ pub fn page(d: &Decision, threshold: f64, dir: &str, cases: usize, repeats: u32)
     Page {
         answer: Prose::new().bold(short(answer(d, threshold))),
         next,
+        basis: basis(d),
         details: prose(d, threshold),
     }
+}
+
+/// When the answer names a best candidate other than the cheapest arm to settle, the cases it
+/// would settle at itself (the answer is about it; the figures beside it had been another
+/// arm's): " The best candidate, X, settles at about N cases." Nothing otherwise.
+fn best_candidate_to_settle(d: &Decision) -> String {
+    let (Some(best), Some(cheapest)) = (&d.best_candidate, &d.cheapest_to_settle) else {
+        return String::new();
+    };
+    if best.arm == cheapest.arm || d.comparison {
+        return String::new();
+    }
+    let name = unit_phrase(&best.removed);
+    match (best.cases_to_settle, best.settleable) {
+        (Some(n), _) => format!(
+            " The best candidate, {name}, would settle at about {} cases.",
+            thousands(n as f64)
+        ),
+        (None, Some(false)) => {
+            format!(" The best candidate, {name}, would not settle within 100 times these cases.")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The line beside the answer that names what its verdicts hold under: the family and the
+/// guarantee (the decision's `family` up to its parenthesis of formulas), or, with `--per-arm`,
+/// the whole note, whose caveat (no family-wise control) must not hide in the details.
+pub fn basis(d: &Decision) -> Prose {
+    let family = if d.per_arm {
+        d.family.as_str()
+    } else {
+        d.family.split(" (").next().unwrap_or(&d.family)
+    };
+    let mut chars = family.chars();
+    let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+    Prose::new().text(format!("{}{}.", first.unwrap_or_default(), chars.as_str()))
 }
 
 /// " (2.4 times the agreed 0.005)": how far a certifiable threshold `m` is above the agreed

@@ -20,7 +20,6 @@ use crate::report;
 use crate::report::charts::Chart;
 use crate::report::escape::{self, Prose};
 use crate::report::section::{Page, Section};
-use crate::report::text::num;
 
 /// The page's style sheet (inline; allowed by its hash in the Content-Security-Policy).
 const CSS: &str = include_str!("assets/report.css");
@@ -139,6 +138,65 @@ fn kept_by_a_slice(a: &Analyses) -> String {
     )
 }
 
+/// Every analysis's warnings, in page order, each with the verb that raised it; one said by two
+/// analyses (the decision record repeats `need`'s) is listed once.
+fn warnings(a: &Analyses) -> Vec<(&'static str, &crate::warning::Warning)> {
+    let lists: [(&'static str, Option<&Vec<crate::warning::Warning>>); 12] = [
+        ("check", Some(&a.check.warnings)),
+        ("sweep", Some(&a.sweep.warnings)),
+        ("variance", Some(&a.variance.warnings)),
+        ("reweight", a.reweight.as_ref().map(|r| &r.warnings)),
+        ("stress", a.stress.as_ref().map(|r| &r.warnings)),
+        ("interactions", Some(&a.interactions.warnings)),
+        ("need", a.need.as_ref().map(|r| &r.warnings)),
+        ("curve", a.curve.as_ref().map(|r| &r.warnings)),
+        ("selector", a.selector.as_ref().map(|r| &r.warnings)),
+        ("shadow", a.shadow.as_ref().map(|r| &r.warnings)),
+        ("context", a.context.as_ref().map(|r| &r.warnings)),
+        ("record", a.record.as_ref().map(|r| &r.warnings)),
+    ];
+    let mut seen = std::collections::HashSet::new();
+    lists
+        .into_iter()
+        .flat_map(|(verb, list)| list.into_iter().flatten().map(move |w| (verb, w)))
+        .filter(|(_, w)| seen.insert((w.code, w.message.as_str())))
+        .collect()
+}
+
+/// The line that says how many warnings the analyses raised (they say where a figure is
+/// undefined, rough, or rests on an assumption), beside the decision; `None` without any.
+fn warnings_line(count: usize) -> Option<String> {
+    (count > 0).then(|| {
+        format!(
+            "{count} warning{} from the analyses: where a figure is undefined, rough, or rests on an assumption.",
+            if count == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// The warnings as the HTML page shows them beside the decision: the count, and the list when
+/// opened (each with its analysis and code); nothing without any.
+fn warnings_html(said: &[(&str, &crate::warning::Warning)]) -> String {
+    let Some(line) = warnings_line(said.len()) else {
+        return String::new();
+    };
+    let items: String = said
+        .iter()
+        .map(|(verb, w)| {
+            format!(
+                "<li>{} <code>{}</code>: {}</li>",
+                verb,
+                escape::html(w.code),
+                escape::html(&w.message)
+            )
+        })
+        .collect();
+    format!(
+        "<details class=\"warnings\" id=\"warnings\"><summary>{}</summary><ul>{items}</ul></details>",
+        escape::html(&line)
+    )
+}
+
 /// The report's opening lines: the set, and the needed context fraction with its caveats.
 fn headline(a: &Analyses) -> Prose {
     let c = &a.check;
@@ -166,8 +224,8 @@ fn headline(a: &Analyses) -> Prose {
             .bold(crate::percent(r.value))
             .text(format!(
                 " ({} of {} tokens per request){}{}{}{}. Composition {}checked. {}\n",
-                num(Some(r.needed_tokens_mean), 0),
-                num(Some(r.total_tokens_mean), 0),
+                report::text::thousands(r.needed_tokens_mean),
+                report::text::thousands(r.total_tokens_mean),
                 r.value_production
                     .map(|v| format!(", {:.0}% weighted to production", 100.0 * v))
                     .unwrap_or_default(),
@@ -285,6 +343,15 @@ fn markdown_page(
     for line in &decision.next {
         let _ = write!(md, "{}\n\n", line.markdown());
     }
+    let _ = write!(md, "{}\n\n", decision.basis.markdown());
+    let said = warnings(a);
+    if let Some(line) = warnings_line(said.len()) {
+        let _ = write!(
+            md,
+            "{} [Listed at the end](#warnings).\n\n",
+            escape::markdown(&line)
+        );
+    }
     let _ = write!(
         md,
         "How this was decided: {}\n\n{}\n",
@@ -308,6 +375,18 @@ fn markdown_page(
             md.push_str(&report::drill::markdown(&a.drill, order));
         }
     }
+    if !said.is_empty() {
+        md.push_str("\n## Warnings\n\n");
+        for (verb, w) in &said {
+            let _ = writeln!(
+                md,
+                "- {} `{}`: {}",
+                verb,
+                w.code,
+                escape::markdown(&w.message)
+            );
+        }
+    }
     md
 }
 
@@ -329,7 +408,7 @@ fn html_page(
     progress: Option<&ProgressBar>,
 ) -> String {
     let mut html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\"><p class=\"answer\">{answer}</p>{next}<details class=\"why\"><summary>How this was decided, and every arm</summary><p class=\"legend\">{legend}</p><p>{details}</p></details></div><p>{head}</p></section>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{csp}<title>ablate report — {set}</title><style>{CSS}</style></head><body>{toc}<h1>ablate report — {set}</h1><section id=\"decision\"><div class=\"decision\"><p class=\"answer\">{answer}</p>{next}<p class=\"basis\">{basis}</p>{warnings}<details class=\"why\"><summary>How this was decided, and every arm</summary><p class=\"legend\">{legend}</p><p>{details}</p></details></div><p>{head}</p></section>",
         csp = content_security_policy(),
         set = escape::html(&a.check.set),
         toc = contents(sections),
@@ -339,6 +418,8 @@ fn html_page(
             .iter()
             .map(|l| format!("<p class=\"next\">{}</p>", l.html()))
             .collect::<String>(),
+        basis = decision.basis.html(),
+        warnings = warnings_html(&warnings(a)),
         legend = escape::html(report::decision::legend(&a.decision)),
         details = decision.details.html(),
         head = head.html()

@@ -68,11 +68,38 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
             "* decided in an earlier run (.ablate-watch.json); --reopen decides again."
         );
     }
-    if open > 0 {
+    // An open arm that has read every unit of the order has nothing left for `next` to run:
+    // only more cases can settle it (as `next.set_exhausted` says).
+    let read_all = w
+        .arms
+        .iter()
+        .filter(|a| a.state == State::Continue && a.units >= w.order.units.len())
+        .count();
+    let dir = ablate_core::text::shell_word(dir);
+    let arms = |n: usize| if n == 1 { "arm" } else { "arms" };
+    if open > read_all {
         let _ = writeln!(
             s,
-            "Next: `ablate next {} --calls N --out batch.csv` spends N calls on the {open} arms still open.",
-            ablate_core::text::shell_word(dir)
+            "Next: `ablate next {dir} --calls N --out batch.csv` spends N calls on the {} {} still open{}.",
+            open - read_all,
+            arms(open - read_all),
+            if read_all > 0 {
+                format!(
+                    " with units left ({read_all} more have read every {} of the set)",
+                    w.unit
+                )
+            } else {
+                String::new()
+            }
+        );
+    } else if open > 0 {
+        let more = w.repeats + 1;
+        let _ = writeln!(
+            s,
+            "Next: the {open} open {} have read every {} of the set, so `ablate next` at {} repeats has nothing to run: add cases to the set to settle them, or run more repeats of each (`ablate next {dir} --calls N --repeats {more} --out batch.csv`, then `ablate watch {dir} --repeats {more}`; repeats narrow only the repeat noise).",
+            arms(open),
+            w.unit,
+            w.repeats
         );
     }
     for warning in &w.warnings {

@@ -23,10 +23,14 @@ fn table(r: &StressOutput) -> Table {
         "arm",
         "drop_main",
         "se_main",
+        "ci_main_low",
+        "ci_main_high",
         "verdict_main",
         "confidence_main",
         "drop_stress",
         "se_stress",
+        "ci_stress_low",
+        "ci_stress_high",
         "verdict_stress",
         "confidence_stress",
         "lost_stress",
@@ -46,23 +50,31 @@ fn table(r: &StressOutput) -> Table {
         "lost_stress",
         "se_main",
         "se_stress",
+        "ci_main_low",
+        "ci_main_high",
+        "ci_stress_low",
+        "ci_stress_high",
         "stress_cases_to_settle",
         "stress_settleable",
     ])
-    .align(3, Align::Left)
-    .align(4, Align::Left)
-    .align(7, Align::Left)
-    .align(8, Align::Left)
-    .align(10, Align::Left);
+    .align(5, Align::Left)
+    .align(6, Align::Left)
+    .align(11, Align::Left)
+    .align(12, Align::Left)
+    .align(14, Align::Left);
     for a in &r.arms {
         t.row(vec![
             a.arm.as_str().into(),
             Cell::num(a.drop_main, 4),
             Cell::num(a.se_main, 4),
+            Cell::num(a.ci_main.map(|i| i.low), 4),
+            Cell::num(a.ci_main.map(|i| i.high), 4),
             verdict(a.verdict_main).into(),
             confidence(a.confidence_main).into(),
             Cell::num(a.drop_stress, 4),
             Cell::num(a.se_stress, 4),
+            Cell::num(a.ci_stress.map(|i| i.low), 4),
+            Cell::num(a.ci_stress.map(|i| i.high), 4),
             verdict(a.verdict_stress).into(),
             confidence(a.confidence_stress).into(),
             Cell::count(a.lost_stress),
@@ -124,7 +136,7 @@ pub fn sections(st: &StressOutput, order: &[String]) -> Vec<Section> {
         name: Page::Stress,
         title: "Main set next to the stress slice".into(),
         note: format!(
-            "{} main-set and {} stress cases; a cut must be confidently removable on both. One row per arm, in the drops chart's order: the main set (ring) above the stress slice (dot), each with its interval. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way, family-wise. Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one); ↯ marks an arm whose verdict differs between the two.",
+            "{} main-set and {} stress cases; a cut must be confidently removable on both. One row per arm, in the drops chart's order: the main set (ring) above the stress slice (dot), each with its interval. The main-set verdicts are the sweep's (its interval for each arm); the stress slice is judged the same way (family-wise, unless the decision is per arm). Colours as in the drops chart, each side against its own threshold ({} main, {} stress; the axis is centred on the main one); ↯ marks an arm whose verdict differs between the two.",
             st.main_cases,
             st.stress_cases,
             crate::text::float_text(st.threshold_drop),

@@ -27,14 +27,21 @@ pub(super) fn label(columns: &[String], key: &[String]) -> String {
 pub(super) fn case_keys(exp: &Experiment, paired: &Paired, columns: &[String]) -> Result<Vec<Key>> {
     let mut values = Vec::new();
     for c in columns {
-        let v = exp.cases.attributes.get(c).ok_or_else(|| Error::BadValue {
-            path: exp.cases.path.clone(),
-            column: c.clone(),
-            row: Row::none(),
-            value: format!("`{c}`"),
-            problem: "the stratum column is not a text column of the cases table".into(),
-            fix: "add the column to cases, or choose other strata (--by, or `strata` in experiment.toml)"
-                .into(),
+        let v = exp.cases.attributes.get(c).ok_or_else(|| {
+            let names: Vec<&str> = exp.cases.attributes.keys().map(String::as_str).collect();
+            Error::Unreadable {
+                path: exp.cases.path.clone(),
+                problem: format!(
+                    "has no text column `{c}` to stratify by (its text columns: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        crate::text::some_names(&names, 20)
+                    }
+                ),
+                fix: "choose one of those (--by, or `strata` in experiment.toml), or add the column to cases"
+                    .into(),
+            }
         })?;
         values.push(v);
     }

@@ -52,6 +52,9 @@ impl Default for Policy {
     }
 }
 
+/// The largest policy file read: a policy is a few lines of TOML.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
+
 impl Policy {
     /// Checks the ranges: a soft-limit ratio in (0, 1], a positive model limit, no negative expected
     /// output, buffer, margin or budget.
@@ -102,11 +105,26 @@ impl Policy {
         Ok(())
     }
 
-    /// Reads a policy from TOML.
+    /// Reads a policy from TOML (a plain file of at most [`MAX_POLICY_BYTES`]).
     ///
     /// # Errors
     /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
     pub fn load(path: &Path) -> Result<Policy> {
+        crate::data::table_file::given_file(path, "--policy")?;
+        // A policy is a few lines of TOML: a file far larger is not one (and is not read whole).
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len();
+        if len > MAX_POLICY_BYTES {
+            return Err(Error::Unreadable {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "holds {len} bytes; a policy file is a few lines of TOML (at most {MAX_POLICY_BYTES} bytes)"
+                ),
+                fix: "give --policy the budget policy's TOML file (see `ablate context --help`)"
+                    .into(),
+            });
+        }
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         Policy::from_bytes(&bytes, path)
     }

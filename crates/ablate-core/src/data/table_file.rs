@@ -1,6 +1,8 @@
 //! Where a table is, and in which format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
 
 /// The on-disk format of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,5 +32,48 @@ impl TableFile {
             _ => Format::Parquet,
         };
         TableFile { path, format }
+    }
+}
+
+/// Checks that `path`, given on the command line as `flag`'s file, is a plain file (links
+/// followed) before it is opened: a folder is named as one (the OS's "Is a directory" said
+/// nothing of the flag), and a FIFO, socket or device is never opened (reading a FIFO waits for
+/// a writer for ever, a device such as /dev/zero never ends).
+///
+/// # Errors
+/// [`Error::NotFound`] when nothing is there, [`Error::Unreadable`] for a folder or a special
+/// file.
+pub fn given_file(path: &Path, flag: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) if meta.is_dir() => Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!("is a folder, and {flag} takes a file"),
+            fix: format!("give {flag} the file itself"),
+        }),
+        Ok(_) => Err(Error::Unreadable {
+            path: path.to_path_buf(),
+            problem: format!(
+                "is not a plain file (a FIFO, socket or device), so it is not read as {flag}"
+            ),
+            fix: format!("give a regular file as {flag}"),
+        }),
+        Err(_) => Err(Error::NotFound {
+            path: path.to_path_buf(),
+            fix: format!("check the path given to {flag}"),
+        }),
+    }
+}
+
+impl TableFile {
+    /// The table given on the command line as `flag`'s file ([`given_file`]: a plain file,
+    /// never a folder, FIFO or device), in the format its extension says.
+    ///
+    /// # Errors
+    /// As [`given_file`].
+    pub fn given(path: impl Into<PathBuf>, flag: &str) -> Result<TableFile> {
+        let path = path.into();
+        given_file(&path, flag)?;
+        Ok(TableFile::at(path))
     }
 }

@@ -31,6 +31,23 @@ pub struct AtomicDir {
     /// Each file written by [`AtomicDir::write`], by name, for the marker: those are not read
     /// back to be hashed at commit.
     written: std::sync::Mutex<std::collections::BTreeMap<String, Noted>>,
+    /// What else an earlier output must pass to be replaced ([`AtomicDir::replacing_only`]),
+    /// checked again at commit on the folder moved aside: a concurrent writer may have put its
+    /// own output there since the caller looked.
+    replaceable: Option<Replaceable>,
+}
+
+/// A check an earlier output must pass before [`AtomicDir::commit`] replaces it (say, that a
+/// report folder holds the report of the same experiment); its error refuses the replacement.
+struct Replaceable(Box<ReplaceableCheck>);
+
+/// The check of [`Replaceable`]: given the earlier output's path, its error refuses it.
+type ReplaceableCheck = dyn Fn(&Path) -> Result<()> + Send + Sync;
+
+impl std::fmt::Debug for Replaceable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Replaceable(..)")
+    }
 }
 
 /// A file [`AtomicDir::write`] wrote: its SHA-256, and its length and modification time then
@@ -65,6 +82,20 @@ impl AtomicDir {
         AtomicDir::beside(target, kind)
     }
 
+    /// Replaces an earlier output only when `check` passes on it, besides being ablate's own of
+    /// this kind: checked at commit on the folder moved aside, where no other writer can change
+    /// it, so that two processes committing at once cannot slip past a check each made before it
+    /// wrote (the caller checks too before its work, to fail early). `check` is given the
+    /// earlier folder's path; its error is reported as of the target.
+    #[must_use]
+    pub fn replacing_only(
+        mut self,
+        check: impl Fn(&Path) -> Result<()> + Send + Sync + 'static,
+    ) -> AtomicDir {
+        self.replaceable = Some(Replaceable(Box::new(check)));
+        self
+    }
+
     /// A new, empty temporary folder beside `target` (whose parent exists), made with the
     /// process's umask like any new folder.
     fn beside(target: &Path, kind: FolderKind) -> Result<AtomicDir> {
@@ -89,6 +120,7 @@ impl AtomicDir {
                         temp,
                         committed: false,
                         written: std::sync::Mutex::default(),
+                        replaceable: None,
                     });
                 }
                 // A stale folder of a dead process with the same pid: never touch it, take the next.
@@ -199,13 +231,18 @@ impl AtomicDir {
                 }
                 // Checked where no other process looks (the name is ours alone); put back
                 // anything ablate may not delete.
-                let refused = check_folder_target(&old, self.kind).and_then(|()| {
-                    if self.kind == FolderKind::Import {
-                        super::same_imported_set(&old, &self.temp, &self.target)
-                    } else {
-                        Ok(())
-                    }
-                });
+                let refused = check_folder_target(&old, self.kind)
+                    .and_then(|()| {
+                        if self.kind == FolderKind::Import {
+                            super::same_imported_set(&old, &self.temp, &self.target)
+                        } else {
+                            Ok(())
+                        }
+                    })
+                    .and_then(|()| match &self.replaceable {
+                        Some(Replaceable(check)) => check(&old),
+                        None => Ok(()),
+                    });
                 if let Err(refused) = refused {
                     let _ = std::fs::rename(&old, &self.target);
                     // Named where it is again: `R/tables/mine.txt`, not `./.ablate-old-1-2`.

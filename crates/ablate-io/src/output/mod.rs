@@ -941,6 +941,52 @@ mod tests {
         assert_eq!(marker.files, vec!["a.txt".to_string()]);
     }
 
+    /// A check given with `replacing_only` is made at commit on the earlier output, which then
+    /// stays: the output another writer committed after this one was started (two reports of
+    /// different experiments to one folder at once) is not replaced without a word.
+    #[test]
+    fn commit_keeps_an_earlier_output_its_check_refuses() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let mine = AtomicDir::create(&target, FolderKind::Report)
+            .unwrap()
+            .replacing_only(|earlier: &Path| {
+                match std::fs::read_to_string(earlier.join("set.txt")).as_deref() {
+                    Ok("other") => Err(Error::Usage(format!(
+                        "{} holds another set's report",
+                        earlier.display()
+                    ))),
+                    _ => Ok(()),
+                }
+            });
+        std::fs::write(mine.path("set.txt"), "mine").unwrap();
+        // Another writer commits first.
+        let theirs = AtomicDir::create(&target, FolderKind::Report).unwrap();
+        std::fs::write(theirs.path("set.txt"), "other").unwrap();
+        theirs.commit().unwrap();
+        let err = mine.commit().unwrap_err();
+        // Named as the target, not the folder moved aside to be checked.
+        assert_eq!(
+            err.to_string(),
+            format!("{} holds another set's report", target.display())
+        );
+        assert_eq!(
+            std::fs::read_to_string(target.join("set.txt")).unwrap(),
+            "other"
+        );
+        assert_eq!(entries(root.path()), vec!["out".to_string()]);
+        // The same report passes, and is replaced.
+        let again = AtomicDir::create(&target, FolderKind::Report)
+            .unwrap()
+            .replacing_only(|_: &Path| Ok(()));
+        std::fs::write(again.path("set.txt"), "mine").unwrap();
+        again.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(target.join("set.txt")).unwrap(),
+            "mine"
+        );
+    }
+
     /// A file written through `write` is hashed as it is written; one rewritten through its
     /// path since, or written only through its path, is hashed at commit: the marker holds
     /// every file's SHA-256 as it is on disk.

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 mod column;
 mod schema;
 
-pub use ablate_core::data::table_file::{Format, TableFile};
+pub use ablate_core::data::table_file::{Format, TableFile, given_file};
 pub use column::{
     Table, check_id, check_non_negative, check_token_counts, check_unique, read, read_coded,
     refused_in_id, split_list,

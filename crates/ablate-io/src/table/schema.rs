@@ -82,9 +82,10 @@ impl Kind {
             Kind::Int => format!(
                 "in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"]).astype(\"Int64\")"
             ),
-            Kind::Float => {
-                format!("in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"])")
-            }
+            // `.astype(float)` as well: pd.to_numeric leaves a bool column bool.
+            Kind::Float => format!(
+                "in pandas: df[\"{column}\"] = pd.to_numeric(df[\"{column}\"]).astype(float)"
+            ),
             Kind::Bool => {
                 format!("in pandas: df[\"{column}\"] = df[\"{column}\"].astype(\"boolean\")")
             }
@@ -158,7 +159,9 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
             Kind::Int => {
                 t.parse::<i64>().is_ok() || t.parse::<f64>().is_ok_and(|x| x.fract() == 0.0)
             }
-            Kind::Float => t.parse::<f64>().is_ok(),
+            // `nan`, `inf`, `Infinity` parse in Rust but not in the CSV reader (which read the
+            // column as text for them): the cell is named by row, not the column as text.
+            Kind::Float => t.parse::<f64>().is_ok_and(f64::is_finite),
             Kind::Bool => matches!(
                 t.to_ascii_lowercase().as_str(),
                 "true" | "false" | "0" | "1"
@@ -178,6 +181,10 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
             value: format!("{value:?}"),
             problem: match kind {
                 Kind::Bool => "expected a boolean: true or false, or 1 or 0".into(),
+                Kind::Float if value.trim().parse::<f64>().is_ok() => format!(
+                    "expected {}, found {value:?}, which is not a finite number",
+                    kind.describe()
+                ),
                 _ => format!("expected {}, found text", kind.describe()),
             },
             fix: format!(
