@@ -20,9 +20,19 @@ fn usage_error(e: clap::Error) -> ! {
         Some(ContextValue::String(s)) => s.clone(),
         _ => String::new(),
     };
+    let lower = arg.to_ascii_lowercase();
     if e.kind() == ErrorKind::UnknownArgument
-        && (arg.starts_with("--thr") || arg.starts_with("--tre"))
+        && lower.starts_with("--")
+        && (lower.contains("thr") || lower.contains("tresh"))
     {
+        // The experiment.toml key the flag meant.
+        let key = if lower.contains("stress") {
+            "stress_threshold_drop = 0.02"
+        } else if lower.contains("quality") {
+            "quality_threshold = 0.95"
+        } else {
+            "threshold_drop = 0.02"
+        };
         let text = e.render().to_string();
         let kept: Vec<&str> = text
             .lines()
@@ -31,7 +41,7 @@ fn usage_error(e: clap::Error) -> ! {
         let mut out = kept.join("\n");
         out = out.replacen(
             "\n\n",
-            "\n\n  tip: the threshold is agreed before the results are read and kept in the experiment: write it in experiment.toml (threshold_drop = 0.02); only `import` (writing a new folder) and `plan` take --threshold-drop\n",
+            &format!("\n\n  tip: thresholds are agreed before the results are read and kept in the experiment: write it in experiment.toml ({key}); only `import` (writing a new folder) and `plan` take --threshold-drop\n"),
             1,
         );
         eprintln!("{out}");

@@ -299,7 +299,7 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
             ),
         })
     } else if path.exists() {
-        TableFile::given(path, &format!("the {stem} log"))
+        TableFile::given(path, &format!("the {} log", stem.trim_end_matches("_log")))
     } else {
         Err(Error::NotFound {
             path: path.to_path_buf(),

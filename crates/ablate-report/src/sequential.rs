@@ -85,7 +85,8 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
             arms(open - read_all),
             if read_all > 0 {
                 format!(
-                    " with units left ({read_all} more have read every {} of the set)",
+                    " with units left ({read_all} more {} read every {} of the set)",
+                    if read_all == 1 { "has" } else { "have" },
                     w.unit
                 )
             } else {
@@ -96,10 +97,11 @@ pub fn watch_human(w: &WatchOutput, dir: &str) -> String {
         let more = w.repeats + 1;
         let _ = writeln!(
             s,
-            "Next: the {open} open {} have read every {} of the set, so `ablate next` at {} repeats has nothing to run: add cases to the set to settle them, or run more repeats of each (`ablate next {dir} --calls N --repeats {more} --out batch.csv`, then `ablate watch {dir} --repeats {more}`; repeats narrow only the repeat noise).",
-            arms(open),
+            "Next: the {open} open {} read every {} of the set, so `ablate next` at {} repeats has nothing to run: add cases to the set to settle {}, or run more repeats of each (`ablate next {dir} --calls N --repeats {more} --out batch.csv`, then `ablate watch {dir} --repeats {more}`; repeats narrow only the repeat noise).",
+            if open == 1 { "arm has" } else { "arms have" },
             w.unit,
-            w.repeats
+            w.repeats,
+            if open == 1 { "it" } else { "them" }
         );
     }
     for warning in &w.warnings {

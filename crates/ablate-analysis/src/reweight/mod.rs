@@ -462,20 +462,39 @@ impl Estimator<'_> {
             Method::Raked => {
                 // The raked mean is a post-stratified mean over the margins' crossed cells, with
                 // the cells' raked weight totals as their shares: Satterthwaite's df over those
-                // cells, as when post-stratified (a thin cell that carries the variance brings
-                // the df down), and the same fallback where a weighted cell's drops do not vary
-                // or it has one unit.
-                let (cells, share) = crossed_cells(self.weighting, pos, &weights);
-                let df = survey::post_stratified_df(
-                    x,
-                    &cells,
-                    &share,
-                    self.paired.clustered.then_some(&units[..]),
-                );
-                match df {
-                    Some(_) => (Design { df, ..set() }, false),
-                    None => (set(), true),
+                // cells (a heuristic for the raked se, which the set's jackknife floors: a thin
+                // cell that carries the variance brings the df down; the coverage simulations
+                // are its evidence). A cell whose variance is unknown (one unit, one cluster, or
+                // drops that do not vary) is left out of the df; where production weighs it
+                // beyond [`UPWEIGHTED`] times its share of the cases the set's se may be far
+                // below its truth, and the arm falls back (judged for any score distribution).
+                let (cells, mut share) = crossed_cells(self.weighting, pos, &weights);
+                let clusters = self.paired.clustered.then_some(&units[..]);
+                let mut cases = vec![0usize; share.len()];
+                for &c in &cells {
+                    cases[c] += 1;
                 }
+                let unknown: Vec<usize> = (0..share.len())
+                    .filter(|&h| {
+                        share[h] != 0.0 && {
+                            let only: Vec<f64> = (0..share.len())
+                                .map(|k| if k == h { share[h] } else { 0.0 })
+                                .collect();
+                            survey::post_stratified_df(x, &cells, &only, clusters).is_none()
+                        }
+                    })
+                    .collect();
+                let n = pos.len() as f64;
+                let fallback = unknown
+                    .iter()
+                    .any(|&h| share[h] > UPWEIGHTED * cases[h] as f64 / n);
+                for h in unknown {
+                    share[h] = 0.0;
+                }
+                // The se is the set's jackknife either way; the fallback judges the arm for any
+                // score distribution ([`arm_row`]). Without any cell of known variance, units − 1.
+                let df = survey::post_stratified_df(x, &cells, &share, clusters);
+                (Design { df, ..set() }, fallback)
             }
         }
     }
@@ -493,6 +512,12 @@ impl Estimator<'_> {
         }
     }
 }
+
+/// How many times its share of the cases production may weigh a raking cell whose variance is
+/// unknown (one unit, one cluster, or drops that do not vary) before the arm falls back: a cell
+/// of 4% of the set weighed 36% in production, its five cases all dropping 0 while its true drop
+/// was 0.25, had made a truly needed arm confidently removable in 20% of experiments.
+const UPWEIGHTED: f64 = 2.0;
 
 /// The raking margins' crossed cells of the cases at `pos` (a dense code per case, in order of
 /// first appearance) and each cell's share of the case weights `weights` (Σw in the cell / Σw).
@@ -653,11 +678,15 @@ pub fn run(exp: &Experiment, opts: &ReweightOptions) -> Result<ReweightOutput> {
             format!("{arms} rest in production on fewer than {MIN_UNITS_TO_DECIDE} effective units (Kish: a few cases carry most of the production share), so their production verdicts stay inconclusive and their intervals are rough; more cases in the strata production weighs most would settle them"),
         )
     }));
-    warnings.extend(arms_named(&fell_back).map(|arms| {
-        crate::warning::Warning::new(
+    warnings.extend(arms_named(&fell_back).map(|arms| match method {
+        Method::PostStratified => crate::warning::Warning::new(
             "reweight.thin_stratum",
-            format!("{arms} have a weighted stratum (or raking cell) whose drops do not vary: its variance is unknown, not zero, so their production intervals use the eval set's se and units − 1 degrees of freedom, and are judged for any score distribution whatever the guarantee (the set's se can be narrower than that stratum's truth); more cases in that stratum would narrow them"),
-        )
+            format!("{arms} have a weighted stratum whose drops do not vary: its variance is unknown, not zero, so their production intervals use the eval set's se and units − 1 degrees of freedom, and are judged for any score distribution whatever the guarantee (the set's se can be narrower than that stratum's truth); more cases in that stratum would narrow them"),
+        ),
+        Method::Raked => crate::warning::Warning::new(
+            "reweight.thin_cell",
+            format!("{arms} have a raking cell (a combination of the margins' strata) that production weighs more than {UPWEIGHTED} times its share of the set and whose variance is unknown (one case, one cluster, or drops that do not vary), so their production intervals are judged for any score distribution whatever the guarantee (the set's se can be narrower than that cell's truth); more cases in the combinations production weighs most would narrow them"),
+        ),
     }));
 
     let coverage: Vec<Coverage> = weighting.iter().flat_map(|w| w.coverage.clone()).collect();

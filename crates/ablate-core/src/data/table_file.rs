@@ -58,10 +58,11 @@ pub fn given_file(path: &Path, flag: &str) -> Result<()> {
             ),
             fix: format!("give a regular file as {flag}"),
         }),
-        Err(_) => Err(Error::NotFound {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
             path: path.to_path_buf(),
             fix: format!("check the path given to {flag}"),
         }),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
 

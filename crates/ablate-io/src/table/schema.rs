@@ -187,10 +187,15 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
                 ),
                 _ => format!("expected {}, found text", kind.describe()),
             },
-            fix: format!(
-                "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
-                kind.pandas_fix(column)
-            ),
+            fix: if kind == Kind::Float && value.trim().parse::<f64>().is_ok() {
+                "write a finite number (score a failed call, e.g. 0, instead of NaN), or drop the row"
+                    .into()
+            } else {
+                format!(
+                    "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
+                    kind.pandas_fix(column)
+                )
+            },
         },
         // Every cell reads as a boolean, in two forms: true/false beside 1/0.
         _ if kind == Kind::Bool => Error::WrongType {

@@ -131,10 +131,18 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A bar's label cut to `chars` columns for the axis, keeping what follows its last " · " (the
-/// need chart's "conversation · sent" and "conversation · needed" had both become
-/// "conversation …" on a phone).
-fn axis_label(label: &str, chars: usize) -> String {
+/// A label cut to `chars` columns for an axis, keeping what follows its last " · " (the need
+/// chart's "conversation · sent" and "conversation · needed" had both become "conversation …"
+/// on a phone) when at least four columns of the head are left (else the head, which names the
+/// row, is kept and the kind cut: the interactions chart's colours tell predicted from
+/// measured); and, when the label does not fit, dropping a leading "[block] " group tag (the
+/// drops chart's "[few_shot] fe…" had kept the tag and lost the arm).
+pub(super) fn axis_label(label: &str, chars: usize) -> String {
+    let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+    let label = match label.split_once("] ") {
+        Some((tag, rest)) if tag.starts_with('[') && width(label) > chars => rest,
+        _ => label,
+    };
     match label.rsplit_once(" · ") {
         Some((head, tail)) => {
             let tail = format!(" · {tail}");
@@ -159,5 +167,12 @@ mod tests {
         assert_eq!(axis_label("conversation · sent", 14), "conver… · sent");
         assert_eq!(axis_label("system · sent", 14), "system · sent");
         assert_eq!(axis_label("a-very-long-arm-name", 10), "a-very-lo…");
+        // A group tag goes first when the label does not fit, and stays when it does.
+        assert_eq!(axis_label("[few_shot] few_shot/06", 14), "few_shot/06");
+        assert_eq!(axis_label("[sys] system", 14), "[sys] system");
+        assert_eq!(
+            axis_label("few_shot/03+passages/rank3 · predicted", 14),
+            "few_shot/03+p…"
+        );
     }
 }

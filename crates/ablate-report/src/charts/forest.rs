@@ -355,7 +355,7 @@ fn forest_label(r: &ForestRow, x0: f64, x1: f64, chars: usize) -> String {
             l.to_string()
         }
     };
-    let mut l = crate::report::text::truncate(&short(&r.label, chars), chars);
+    let mut l = super::bars::axis_label(&short(&r.label, chars), chars);
     if let Some(f) = &r.flag {
         l = format!("{l} {f}");
     }
