@@ -21,9 +21,15 @@ fn usage_error(e: clap::Error) -> ! {
         _ => String::new(),
     };
     let lower = arg.to_ascii_lowercase();
+    // `import` and `plan` take --threshold-drop: clap's own "a similar argument exists" is right
+    // there.
+    let takes_threshold = std::env::args().any(|a| a == "import" || a == "plan");
     if e.kind() == ErrorKind::UnknownArgument
+        && !takes_threshold
         && lower.starts_with("--")
-        && (lower.contains("thr") || lower.contains("tresh"))
+        && ["thresh", "tresh", "thresold"]
+            .iter()
+            .any(|t| lower.contains(t))
     {
         // The experiment.toml key the flag meant.
         let key = if lower.contains("stress") {

@@ -24,9 +24,16 @@ fn a_threshold_flag_on_a_verb_says_where_the_threshold_lives() {
         assert_mentions(&err, &[flag, "experiment.toml", key]);
         assert!(!err.contains("-- --"), "{err}");
     }
-    // Another unknown flag keeps clap's own message.
-    let err = fails(ablate().arg("sweep").arg(demo()).args(["--bogus", "1"]));
-    assert_mentions(&err, &["--bogus"]);
+    // Another unknown flag keeps clap's own message, `--threads` too; and `import`, which takes
+    // --threshold-drop, keeps clap's "a similar argument exists".
+    for flag in ["--bogus", "--threads"] {
+        let err = fails(ablate().arg("sweep").arg(demo()).args([flag, "1"]));
+        assert_mentions(&err, &[flag]);
+        assert!(!err.contains("experiment.toml"), "{err}");
+    }
+    let err = fails(ablate().args(["import", "promptfoo", "x", "--treshold-drop", "0.1"]));
+    assert_mentions(&err, &["a similar argument exists", "--threshold-drop"]);
+    assert!(!err.contains("experiment.toml"), "{err}");
 }
 
 /// `--by` naming a column the cases lack lists the columns it could name.

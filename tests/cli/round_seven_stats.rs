@@ -245,7 +245,7 @@ fn no_spread_on_the_stress_slice_is_a_null_se() {
     let b = arm(&v, "B");
     assert!(b["se_main"].is_null(), "{b}");
     assert!(b["se_stress"].is_null(), "{b}");
-    assert_eq!(b["ci_stress_method"], "exact-bound", "{b}");
+    assert_eq!(b["ci_stress_family_method"], "exact-bound", "{b}");
 }
 
 /// Under `--guarantee normal` the arm's own 95% interval had stayed the any-distribution score

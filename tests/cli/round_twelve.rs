@@ -350,15 +350,15 @@ fn a_pilot_dominated_by_repeat_noise_still_has_spread() {
 }
 
 /// The stress slice's settling figure is given only to arms of the decision family, and says
-/// when it is beyond reach (`stress_settleable` false) or undefined (null); `ci_main` is the
+/// when it is beyond reach (`stress_settleable` false) or undefined (null); `ci_main_family` is the
 /// interval that judged the main-set verdict, under `--per-arm` the arm's own at the run's level.
 #[test]
 fn stress_settling_and_intervals_follow_the_judging() {
     let demo = crate::common::demo();
     let per_arm = json(ablate().args(["--json", "stress", "--per-arm"]).arg(&demo));
     for a in per_arm["arms"].as_array().unwrap() {
-        if !a["ci_main_level"].is_null() {
-            assert_eq!(a["ci_main_level"], 0.95, "{a}");
+        if !a["ci_main_family_level"].is_null() {
+            assert_eq!(a["ci_main_family_level"], 0.95, "{a}");
         }
         if a["stress_cases_to_settle"].is_u64() {
             assert_eq!(a["stress_settleable"], true, "{a}");

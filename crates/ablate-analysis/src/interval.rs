@@ -41,8 +41,8 @@ prefixes!(
     ci_family,
     ci_production,
     ci_production_family,
-    ci_main,
-    ci_stress,
+    ci_main_family,
+    ci_stress_family,
     cs,
 );
 

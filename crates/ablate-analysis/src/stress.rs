@@ -36,19 +36,19 @@ pub struct StressArm {
     /// Its standard error.
     pub se_main: Option<f64>,
     /// The sweep's interval that judges the main-set drop (its `ci_family`: family-wise, or the
-    /// arm's own with `--per-arm`): `ci_main_low`, `ci_main_high`, …, at the level of
-    /// `ci_stress_*`, so that the two sides compare like with like (it had been the sweep's
+    /// arm's own with `--per-arm`): `ci_main_family_low`, `ci_main_family_high`, …, at the level of
+    /// `ci_stress_family_*`, so that the two sides compare like with like (it had been the sweep's
     /// per-arm 95% interval beside the stress slice's family interval).
-    #[serde(flatten, serialize_with = "interval::ci_main")]
-    pub ci_main: Option<Interval>,
+    #[serde(flatten, serialize_with = "interval::ci_main_family")]
+    pub ci_main_family: Option<Interval>,
     /// Mean paired drop on the stress slice.
     pub drop_stress: Option<f64>,
     /// Its standard error.
     pub se_stress: Option<f64>,
-    /// The interval that judges the stress drop, family-wise like the sweep's (`ci_stress_low`,
-    /// `ci_stress_high`, …).
-    #[serde(flatten, serialize_with = "interval::ci_stress")]
-    pub ci_stress: Option<Interval>,
+    /// The interval that judges the stress drop, family-wise like the sweep's (`ci_stress_family_low`,
+    /// `ci_stress_family_high`, …).
+    #[serde(flatten, serialize_with = "interval::ci_stress_family")]
+    pub ci_stress_family: Option<Interval>,
     /// Verdict on the main set (threshold_drop): the sweep's.
     pub verdict_main: Option<Verdict>,
     /// Confidence of the main-set verdict: the sweep's.
@@ -193,10 +193,10 @@ pub fn run(exp: &Experiment, sweep: &SweepOutput, cfg: &Config) -> StressOutput 
                 se_main: swept.and_then(|s| s.se),
                 // The interval that judged the main-set verdict: the family's, or under
                 // --per-arm the arm's own (the sweep's `ci_family` either way).
-                ci_main: swept.and_then(|s| s.ci_family),
+                ci_main_family: swept.and_then(|s| s.ci_family),
                 drop_stress,
                 se_stress,
-                ci_stress,
+                ci_stress_family: ci_stress,
                 verdict_main,
                 confidence_main,
                 verdict_stress,

@@ -50,7 +50,10 @@ use crate::error::{Error, Result};
 /// - 3: `plan`'s `cases_needed` is `cases_to_detect`; the decision's `settleable` may be null
 ///   (nothing to settle, or the cases cannot be estimated); `stress`'s `ci_main_*` is the
 ///   family interval that judges the main-set verdict.
-pub const SCHEMA_VERSION: u32 = 3;
+/// - 4: `stress`'s family intervals say so in their names, as everywhere else: `ci_main_*` is
+///   `ci_main_family_*`, `ci_stress_*` is `ci_stress_family_*` (a `ci_*` is an estimate's own
+///   interval in every other table).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A share as a whole percentage (`0.42` → `42%`); `undefined` when it is not a number (a
 /// fraction of nothing), never `NaN%`.

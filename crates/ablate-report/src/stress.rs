@@ -23,14 +23,14 @@ fn table(r: &StressOutput) -> Table {
         "arm",
         "drop_main",
         "se_main",
-        "ci_main_low",
-        "ci_main_high",
+        "ci_main_family_low",
+        "ci_main_family_high",
         "verdict_main",
         "confidence_main",
         "drop_stress",
         "se_stress",
-        "ci_stress_low",
-        "ci_stress_high",
+        "ci_stress_family_low",
+        "ci_stress_family_high",
         "verdict_stress",
         "confidence_stress",
         "lost_stress",
@@ -50,10 +50,10 @@ fn table(r: &StressOutput) -> Table {
         "lost_stress",
         "se_main",
         "se_stress",
-        "ci_main_low",
-        "ci_main_high",
-        "ci_stress_low",
-        "ci_stress_high",
+        "ci_main_family_low",
+        "ci_main_family_high",
+        "ci_stress_family_low",
+        "ci_stress_family_high",
         "stress_cases_to_settle",
         "stress_settleable",
     ])
@@ -67,14 +67,14 @@ fn table(r: &StressOutput) -> Table {
             a.arm.as_str().into(),
             Cell::num(a.drop_main, 4),
             Cell::num(a.se_main, 4),
-            Cell::num(a.ci_main.map(|i| i.low), 4),
-            Cell::num(a.ci_main.map(|i| i.high), 4),
+            Cell::num(a.ci_main_family.map(|i| i.low), 4),
+            Cell::num(a.ci_main_family.map(|i| i.high), 4),
             verdict(a.verdict_main).into(),
             confidence(a.confidence_main).into(),
             Cell::num(a.drop_stress, 4),
             Cell::num(a.se_stress, 4),
-            Cell::num(a.ci_stress.map(|i| i.low), 4),
-            Cell::num(a.ci_stress.map(|i| i.high), 4),
+            Cell::num(a.ci_stress_family.map(|i| i.low), 4),
+            Cell::num(a.ci_stress_family.map(|i| i.high), 4),
             verdict(a.verdict_stress).into(),
             confidence(a.confidence_stress).into(),
             Cell::count(a.lost_stress),
@@ -104,13 +104,13 @@ pub fn sections(st: &StressOutput, order: &[String]) -> Vec<Section> {
         .filter_map(|arm| {
             let main = point(
                 arm.drop_main,
-                arm.ci_main,
+                arm.ci_main_family,
                 arm.verdict_main,
                 arm.confidence_main,
             );
             let stress = point(
                 arm.drop_stress,
-                arm.ci_stress,
+                arm.ci_stress_family,
                 arm.verdict_stress,
                 arm.confidence_stress,
             );
@@ -242,9 +242,9 @@ impl Export for StressOutput {
             "arms",
             "arms",
             Rows,
-            "arm:str drop_main:f64 se_main:f64 ci_main_low:f64 ci_main_high:f64 ci_main_level:f64 \
-             ci_main_method:str drop_stress:f64 se_stress:f64 ci_stress_low:f64 ci_stress_high:f64 \
-             ci_stress_level:f64 ci_stress_method:str verdict_main:str confidence_main:str verdict_stress:str \
+            "arm:str drop_main:f64 se_main:f64 ci_main_family_low:f64 ci_main_family_high:f64 ci_main_family_level:f64 \
+             ci_main_family_method:str drop_stress:f64 se_stress:f64 ci_stress_family_low:f64 ci_stress_family_high:f64 \
+             ci_stress_family_level:f64 ci_stress_family_method:str verdict_main:str confidence_main:str verdict_stress:str \
              confidence_stress:str clears_both:bool lost_stress:i64 stress_cases_to_settle:i64 \
              stress_settleable:bool",
             "one row per arm: main set against the stress slice",

@@ -210,6 +210,41 @@ pub fn post_stratified_df(
     (total > 0.0 && spread > 0.0).then(|| total * total / spread)
 }
 
+/// The weighted strata (share ≠ 0) whose variance [`post_stratified_df`] cannot know: fewer than
+/// two cases, values that do not vary (within 1e-12 of the first, relative), or with `clusters`
+/// fewer than two clusters; one grouping pass over the cases, then each stratum alone (what
+/// raking asks of its crossed cells, which may be many). A stratum whose clusters' totals are
+/// all 0 has a known variance (0), and is not listed.
+pub fn unknown_variance_strata(
+    x: &[f64],
+    strata: &[usize],
+    share: &[f64],
+    clusters: Option<&[u32]>,
+) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); share.len()];
+    for (i, &h) in strata.iter().enumerate() {
+        if share[h] != 0.0 {
+            groups[h].push(i);
+        }
+    }
+    (0..share.len())
+        .filter(|&h| share[h] != 0.0)
+        .filter(|&h| {
+            let g = &groups[h];
+            if g.len() < 2 {
+                return true;
+            }
+            let first = x[g[0]];
+            if g.iter()
+                .all(|&i| (x[i] - first).abs() <= 1e-12 * first.abs().max(1.0))
+            {
+                return true;
+            }
+            clusters.is_some_and(|ids| g.iter().all(|&i| ids[i] == ids[g[0]]))
+        })
+        .collect()
+}
+
 /// Each case's post-stratification weight W_h/n_h (n_h: the cases of its stratum here; 0 in a
 /// stratum without production share).
 pub fn post_stratified_weights(strata: &[usize], share: &[f64]) -> Vec<f64> {
@@ -745,5 +780,39 @@ mod tests {
             (se_c.unwrap() - want_c).abs() < 1e-10,
             "{se_c:?} vs {want_c}"
         );
+    }
+
+    /// The strata whose variance is unknown, by hand: one case (1), values that do not vary (2),
+    /// one cluster (3, with clusters); a stratum without share is never listed (4); one whose
+    /// clusters' totals are 0 has a known variance (0: stratum 5, clusters 7 and 8 each {0, 1}).
+    /// Each listed stratum alone is one `post_stratified_df` refuses.
+    #[test]
+    fn unknown_variance_strata_by_hand() {
+        let strata = [0, 0, 1, 2, 2, 3, 3, 4, 5, 5, 5, 5];
+        let x = [0.1, 0.3, 0.2, 0.5, 0.5, 0.1, 0.9, 0.0, 0.0, 1.0, 0.0, 1.0];
+        let ids = [1, 2, 3, 4, 5, 6, 6, 7, 7, 7, 8, 8];
+        let share = [0.2, 0.2, 0.2, 0.2, 0.0, 0.2];
+        assert_eq!(
+            unknown_variance_strata(&x, &strata, &share, None),
+            vec![1, 2]
+        );
+        assert_eq!(
+            unknown_variance_strata(&x, &strata, &share, Some(&ids)),
+            vec![1, 2, 3]
+        );
+        for h in [1, 2, 3] {
+            let only: Vec<f64> = (0..share.len())
+                .map(|k| if k == h { share[h] } else { 0.0 })
+                .collect();
+            assert_eq!(
+                post_stratified_df(&x, &strata, &only, Some(&ids)),
+                None,
+                "{h}"
+            );
+        }
+        let only0: Vec<f64> = (0..share.len())
+            .map(|k| if k == 0 { 0.2 } else { 0.0 })
+            .collect();
+        assert!(post_stratified_df(&x, &strata, &only0, None).is_some());
     }
 }

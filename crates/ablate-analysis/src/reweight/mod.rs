@@ -421,8 +421,9 @@ impl Estimator<'_> {
     /// jackknife of the unweighted values (the eval set's se, which counts every case's spread)
     /// and units − 1 degrees of freedom, the arm then judged for any score distribution. Raked:
     /// the eval set's jackknife (the raking is not redone per left-out unit) with
-    /// Satterthwaite's df over the margins' crossed cells ([`crossed_cells`]), and the same
-    /// fallback where a weighted cell's drops do not vary.
+    /// Satterthwaite's df over the margins' crossed cells ([`crossed_cells`]) of known variance,
+    /// falling back (the arm judged for any score distribution) only where a cell of unknown
+    /// variance is weighed beyond [`UPWEIGHTED`] times its share of the arm's cases.
     fn design(&self, pos: &[usize], x: &[f64]) -> (Design, bool) {
         let units: Vec<u32> = pos.iter().map(|&p| self.paired.unit[p]).collect();
         let weights = self.case_weights(pos);
@@ -474,16 +475,7 @@ impl Estimator<'_> {
                 for &c in &cells {
                     cases[c] += 1;
                 }
-                let unknown: Vec<usize> = (0..share.len())
-                    .filter(|&h| {
-                        share[h] != 0.0 && {
-                            let only: Vec<f64> = (0..share.len())
-                                .map(|k| if k == h { share[h] } else { 0.0 })
-                                .collect();
-                            survey::post_stratified_df(x, &cells, &only, clusters).is_none()
-                        }
-                    })
-                    .collect();
+                let unknown = survey::unknown_variance_strata(x, &cells, &share, clusters);
                 let n = pos.len() as f64;
                 let fallback = unknown
                     .iter()
@@ -730,9 +722,10 @@ struct Production {
     drop: Option<f64>,
     se: Option<f64>,
     design: Design,
-    /// Whether the design fell back to the eval set's se ([`Estimator::design`]: a weighted
-    /// stratum whose drops do not vary): the normal approximation then has nothing to rest on
-    /// in that stratum, and the arm is judged for any score distribution whatever the guarantee.
+    /// Whether the design fell back ([`Estimator::design`]: post-stratified, a weighted stratum
+    /// of unknown variance, the se then the eval set's; raked, a crossed cell of unknown variance
+    /// weighed up beyond [`UPWEIGHTED`]): the normal approximation has nothing to rest on in that
+    /// stratum or cell, and the arm is judged for any score distribution whatever the guarantee.
     fallback: bool,
 }
 
