@@ -109,6 +109,8 @@ fn demo_report_has_every_part() {
         &[
             "a budget is confirmed when its family interval clears it",
             "not under the decision",
+            // The interactions chart's colours, in words (a phone's labels lose their kind).
+            "Grey bars are the sum of the parts' drops (predicted), orange the cut measured as one arm.",
         ],
     );
     // A number in the report comes from the data, at full precision: the drops table holds the

@@ -121,11 +121,16 @@ pub fn sections(i: &InteractionsOutput) -> Vec<Section> {
     vec![Section {
         name: Page::Interactions,
         title: "Composed cuts: the sum of the parts against the measured cut".into(),
-        note: if notes.is_empty() {
-            "Every composed cut is additive.".into()
-        } else {
-            notes.join("; ") + "."
-        },
+        // The bars' colours, in words: on a phone the labels lose their " · predicted" and
+        // " · measured" before the arms' names.
+        note: format!(
+            "Grey bars are the sum of the parts' drops (predicted), orange the cut measured as one arm. {}",
+            if notes.is_empty() {
+                "Every composed cut is additive.".to_string()
+            } else {
+                notes.join("; ") + "."
+            }
+        ),
         chart: Chart::Bars {
             title: "Predicted (sum of parts) vs measured drop".into(),
             x_desc: "drop".into(),
