@@ -34,9 +34,6 @@ pub(super) struct CheckArgs {
 /// Runs `ablate check`.
 pub(super) fn check(args: CheckArgs, g: &Global) -> Result<String> {
     let CheckArgs { dir, .. } = args;
-    if let Some(file) = &g.from_aggregates {
-        ablate::io::table::given_file(file, "--from-aggregates")?;
-    }
     let exp = Experiment::load_from(&dir, g.from_aggregates.as_deref())?;
     super::refuse_baseline_only(&exp)?;
     refuse_what_reweighting_refuses(&exp)?;

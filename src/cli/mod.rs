@@ -311,9 +311,6 @@ fn log_table(path: &std::path::Path, stem: &str) -> Result<TableFile> {
 /// Loads the experiment in `dir` with the tables `verb` reads, and prints its warnings on stderr
 /// (unless --quiet).
 fn load(dir: &std::path::Path, g: &Global, verb: Verb) -> Result<Experiment> {
-    if let Some(file) = &g.from_aggregates {
-        ablate::io::table::given_file(file, "--from-aggregates")?;
-    }
     let exp = Experiment::load_tables(dir, g.from_aggregates.as_deref(), verb.reads())?;
     // The verbs that judge arms against the baseline refuse what `check` refuses (need and the
     // selector read the baseline's context alone; watch and next run the arms to come).

@@ -186,9 +186,7 @@ pub fn post_stratified_df(
             return None;
         }
         let (mean, variance) = moments::mean_and_sample_variance(g);
-        if g.iter()
-            .all(|v| (v - g[0]).abs() <= 1e-12 * g[0].abs().max(1.0))
-        {
+        if all_alike(g.iter().copied()) {
             return None;
         }
         match clusters {
@@ -208,6 +206,15 @@ pub fn post_stratified_df(
     let total = moments::sum(parts.iter().map(|p| p.0));
     let spread = moments::sum(parts.iter().map(|(v, m)| v * v / (*m as f64 - 1.0)));
     (total > 0.0 && spread > 0.0).then(|| total * total / spread)
+}
+
+/// Whether `values` do not vary: each within 1e-12 of the first, relative to it (at least 1);
+/// true of no value. A stratum of such values has an unknown variance, not a zero one.
+fn all_alike(mut values: impl Iterator<Item = f64>) -> bool {
+    let Some(first) = values.next() else {
+        return true;
+    };
+    values.all(|v| (v - first).abs() <= 1e-12 * first.abs().max(1.0))
 }
 
 /// The weighted strata (share ≠ 0) whose variance [`post_stratified_df`] cannot know: fewer than
@@ -234,13 +241,8 @@ pub fn unknown_variance_strata(
             if g.len() < 2 {
                 return true;
             }
-            let first = x[g[0]];
-            if g.iter()
-                .all(|&i| (x[i] - first).abs() <= 1e-12 * first.abs().max(1.0))
-            {
-                return true;
-            }
-            clusters.is_some_and(|ids| g.iter().all(|&i| ids[i] == ids[g[0]]))
+            all_alike(g.iter().map(|&i| x[i]))
+                || clusters.is_some_and(|ids| g.iter().all(|&i| ids[i] == ids[g[0]]))
         })
         .collect()
 }

@@ -110,11 +110,8 @@ impl Policy {
     /// # Errors
     /// Unreadable file, bad TOML, unknown keys or wrong types (the message names the key).
     pub fn load(path: &Path) -> Result<Policy> {
-        crate::data::table_file::given_file(path, "--policy")?;
         // A policy is a few lines of TOML: a file far larger is not one (and is not read whole).
-        let len = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, e))?
-            .len();
+        let len = crate::data::table_file::given_file(path, "--policy")?.len();
         if len > MAX_POLICY_BYTES {
             return Err(Error::Unreadable {
                 path: path.to_path_buf(),

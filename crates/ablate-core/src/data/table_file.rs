@@ -40,12 +40,14 @@ impl TableFile {
 /// nothing of the flag), and a FIFO, socket or device is never opened (reading a FIFO waits for
 /// a writer for ever, a device such as /dev/zero never ends).
 ///
+/// Returns the file's metadata.
+///
 /// # Errors
 /// [`Error::NotFound`] when nothing is there, [`Error::Unreadable`] for a folder or a special
 /// file.
-pub fn given_file(path: &Path, flag: &str) -> Result<()> {
+pub fn given_file(path: &Path, flag: &str) -> Result<std::fs::Metadata> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) if meta.is_file() => Ok(meta),
         Ok(meta) if meta.is_dir() => Err(Error::Unreadable {
             path: path.to_path_buf(),
             problem: format!("is a folder, and {flag} takes a file"),

@@ -249,7 +249,7 @@ fn load_results(
 ) -> Result<Results> {
     match aggregates {
         Some(file) => Results::from_aggregates(
-            &table::TableFile::at(file),
+            &table::TableFile::given(file, "--from-aggregates")?,
             cases,
             manifest.pass_mark,
             manifest

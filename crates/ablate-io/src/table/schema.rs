@@ -174,29 +174,33 @@ pub(super) fn first_unparsable_cell(file: &TableFile, column: &str, kind: Kind) 
         .enumerate()
         .find(|(_, v)| v.is_some_and(|t| !parses(t)))
     {
-        Some((row, Some(value))) => Error::BadValue {
-            path: file.path.clone(),
-            column: column.into(),
-            row: Row::at(row),
-            value: format!("{value:?}"),
-            problem: match kind {
-                Kind::Bool => "expected a boolean: true or false, or 1 or 0".into(),
-                Kind::Float if value.trim().parse::<f64>().is_ok() => format!(
-                    "expected {}, found {value:?}, which is not a finite number",
-                    kind.describe()
-                ),
-                _ => format!("expected {}, found text", kind.describe()),
-            },
-            fix: if kind == Kind::Float && value.trim().parse::<f64>().is_ok() {
-                "write a finite number (score a failed call, e.g. 0, instead of NaN), or drop the row"
+        Some((row, Some(value))) => {
+            // `nan` or `inf` as text: a number, but not a finite one.
+            let non_finite = kind == Kind::Float && value.trim().parse::<f64>().is_ok();
+            Error::BadValue {
+                path: file.path.clone(),
+                column: column.into(),
+                row: Row::at(row),
+                value: format!("{value:?}"),
+                problem: match kind {
+                    Kind::Bool => "expected a boolean: true or false, or 1 or 0".into(),
+                    Kind::Float if non_finite => format!(
+                        "expected {}, found {value:?}, which is not a finite number",
+                        kind.describe()
+                    ),
+                    _ => format!("expected {}, found text", kind.describe()),
+                },
+                fix: if non_finite {
+                    "write a finite number (score a failed call, e.g. 0, instead of NaN), or drop the row"
                     .into()
-            } else {
-                format!(
-                    "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
-                    kind.pandas_fix(column)
-                )
-            },
-        },
+                } else {
+                    format!(
+                        "write a value, or leave the cell empty (no quotes) where one may be missing; {}",
+                        kind.pandas_fix(column)
+                    )
+                },
+            }
+        }
         // Every cell reads as a boolean, in two forms: true/false beside 1/0.
         _ if kind == Kind::Bool => Error::WrongType {
             path: file.path.clone(),
